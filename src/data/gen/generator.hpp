@@ -1,0 +1,43 @@
+#pragma once
+// `mmprof gen`: a deterministic synthetic multimodal dataset that looks like pretraining data to
+// the decoders (photo-like JPEG/PNG images, H.264 MP4 clips with motion, captions), written as a
+// folder of files and/or WebDataset-style tar shards, plus dataset.json describing the mix.
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace mmprof {
+
+struct GenOptions {
+  std::filesystem::path out;
+  uint64_t seed = 0;
+  int images = 400;
+  int videos = 40;
+  double png_fraction = 0.08;  // of images; the rest are JPEG 4:2:0
+  // Image sizes: long-tailed between these bounds (most near the small end, as web photos).
+  int image_min_w = 320, image_min_h = 240, image_max_w = 1920, image_max_h = 1080;
+  // Video: duration uniform in [min,max] seconds, heights from {360,480,720,1080} capped by max.
+  double video_min_s = 1.0, video_max_s = 20.0;
+  int video_max_height = 1080;
+  bool write_files = true;   // <out>/files/<key>.{jpg,png,mp4,txt}
+  bool write_shards = false;  // <out>/shards/shard-NNNNNN.tar
+  uint64_t shard_bytes = 64ull << 20;  // a new shard starts once this many bytes are written
+  int threads = 0;                     // 0 = hardware concurrency
+  std::function<void(int done, int total)> progress;  // optional, called from the caller's thread
+};
+
+// Generates the dataset and writes <out>/dataset.json; returns the dataset.json content.
+// Output is identical for identical options (bit-for-bit for images and captions; videos depend
+// on the libx264 build). Throws InputError when <out> cannot be written.
+nlohmann::json generate_dataset(const GenOptions& options);
+
+// The embedded default: ~400 images and 40 short clips (1-4 s, up to 720p), both layouts,
+// generated on first use into $XDG_CACHE_HOME/mmprof/default-v1 (or ~/.cache/mmprof/...) and
+// reused afterwards. Safe against concurrent first uses (generate to a temp dir, then rename).
+std::filesystem::path default_dataset_dir();
+std::filesystem::path ensure_default_dataset();
+
+}  // namespace mmprof

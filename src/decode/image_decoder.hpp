@@ -1,0 +1,49 @@
+#pragma once
+// Image decoding: JPEG through libjpeg-turbo (with DCT-domain downscaling), every other format
+// FFmpeg reads (PNG, WebP, BMP, ...) through libavcodec. One decoder per worker: it keeps its
+// library handles and buffers, and is not thread-safe.
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "transform/crop.hpp"
+
+namespace mmprof {
+
+struct ImageInfo {
+  int width = 0, height = 0;
+  std::string format;  // "jpeg", "png", "webp", ...
+};
+
+// An RGB24 image whose buffer is reused between decodes.
+struct RgbImage {
+  int width = 0, height = 0;
+  int scale_num = 1, scale_den = 1;  // the decode's scale relative to the source (DCT scaling)
+  std::vector<uint8_t> pixels;       // width*height*3, grows only
+};
+
+class ImageDecoder {
+ public:
+  ImageDecoder();
+  ~ImageDecoder();
+  ImageDecoder(const ImageDecoder&) = delete;
+  ImageDecoder& operator=(const ImageDecoder&) = delete;
+
+  // Reads the header only (dimensions, format). Throws DecodeError on data no decoder accepts.
+  ImageInfo probe(std::span<const uint8_t> bytes);
+
+  // Decodes to RGB24. With dct_scaling and a JPEG source, picks the smallest libjpeg-turbo scaling
+  // factor whose scaled `crop` is still at least min_side pixels on both sides, so no detail the
+  // target resolution needs is thrown away; out.scale_num/den record the factor. min_side <= 0 or
+  // dct_scaling=false decodes at full size.
+  void decode(std::span<const uint8_t> bytes, const CropRect& crop, int min_side, bool dct_scaling,
+              RgbImage& out);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace mmprof

@@ -1,0 +1,4 @@
+list(APPEND MMPROF_SOURCES
+  util/digest.cpp
+  util/error.cpp
+)

@@ -1,0 +1,3 @@
+# Test sources of tests/cli (paths relative to tests/).
+list(APPEND MMPROF_TEST_SOURCES
+)

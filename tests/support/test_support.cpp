@@ -1,0 +1,87 @@
+#include "support/test_support.hpp"
+
+#include <sys/wait.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
+#include <random>
+#include <stdexcept>
+
+namespace mmprof::test {
+
+TempDir::TempDir() {
+  std::random_device rd;
+  auto base = std::filesystem::temp_directory_path();
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    auto candidate = base / ("mmprof-test-" + std::to_string(rd()));
+    if (std::filesystem::create_directory(candidate)) {
+      path_ = candidate;
+      return;
+    }
+  }
+  throw std::runtime_error("cannot create a temporary directory under " + base.string());
+}
+
+TempDir::~TempDir() {
+  std::error_code ec;
+  std::filesystem::remove_all(path_, ec);
+}
+
+CommandResult run_command(const std::string& command) {
+  CommandResult result;
+  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
+  if (pipe == nullptr) return result;
+  char buffer[4096];
+  size_t n;
+  while ((n = fread(buffer, 1, sizeof buffer, pipe)) > 0) result.output.append(buffer, n);
+  int status = pclose(pipe);
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return result;
+}
+
+std::vector<uint8_t> read_bytes(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error("cannot read " + path.string());
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+void write_bytes(const std::filesystem::path& path, const std::vector<uint8_t>& bytes) {
+  std::ofstream out(path, std::ios::binary);
+  out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  if (!out) throw std::runtime_error("cannot write " + path.string());
+}
+
+double psnr(const uint8_t* a, const uint8_t* b, size_t n) {
+  double sse = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const double d = double(a[i]) - double(b[i]);
+    sse += d * d;
+  }
+  if (sse == 0) return INFINITY;
+  const double mse = sse / double(n);
+  return 10.0 * std::log10(255.0 * 255.0 / mse);
+}
+
+std::vector<uint8_t> ffmpeg_decode_rgb(const std::filesystem::path& file, int frame_index) {
+  auto tmp = std::filesystem::temp_directory_path() /
+             ("mmprof-ffmpeg-" + std::to_string(std::random_device{}()) + ".rgb");
+  std::string cmd = "ffmpeg -v error -nostdin -y -i '" + file.string() + "' -vf 'select=eq(n\\," +
+                    std::to_string(frame_index) + ")' -frames:v 1 -f rawvideo -pix_fmt rgb24 '" +
+                    tmp.string() + "'";
+  auto r = run_command(cmd);
+  if (r.exit_code != 0) throw std::runtime_error("ffmpeg failed: " + r.output);
+  auto bytes = read_bytes(tmp);
+  std::filesystem::remove(tmp);
+  return bytes;
+}
+
+std::string mmprof_bin() {
+  const char* bin = std::getenv("MMPROF_BIN");
+  if (bin == nullptr) throw std::runtime_error("MMPROF_BIN is not set (run the tests through ctest)");
+  return bin;
+}
+
+}  // namespace mmprof::test

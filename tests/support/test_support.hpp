@@ -1,0 +1,43 @@
+#pragma once
+// Shared helpers for tests: temporary directories, running commands, reading files.
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace mmprof::test {
+
+// A fresh directory under $TMPDIR, removed (recursively) when the object dies.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+struct CommandResult {
+  int exit_code = -1;
+  std::string output;  // stdout and stderr together
+};
+
+// Runs `command` through /bin/sh and captures its output.
+CommandResult run_command(const std::string& command);
+
+std::vector<uint8_t> read_bytes(const std::filesystem::path& path);
+void write_bytes(const std::filesystem::path& path, const std::vector<uint8_t>& bytes);
+
+// Peak signal-to-noise ratio in dB between two equally sized 8-bit buffers (inf if identical).
+double psnr(const uint8_t* a, const uint8_t* b, size_t n);
+
+// Decodes a media file with the ffmpeg CLI to raw RGB24 (optionally one video frame by index).
+std::vector<uint8_t> ffmpeg_decode_rgb(const std::filesystem::path& file, int frame_index = 0);
+
+// Path of the built mmprof binary (from the environment ctest sets).
+std::string mmprof_bin();
+
+}  // namespace mmprof::test
