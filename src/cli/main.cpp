@@ -1,1 +1,42 @@
-int main() { return 0; }
+// mmprof: main only wires the subcommands (CLI11's subcom_in_files pattern) and maps errors to
+// exit codes with one clear sentence.
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "cli/baseline.hpp"
+#include "cli/gen.hpp"
+#include "mmprof/error.hpp"
+#include "util/interrupt.hpp"
+#include "util/version.hpp"
+
+int main(int argc, char** argv) {
+  using namespace mmprof;
+  CLI::App app{"mmprof: profile and tune the image/video data pipelines of multimodal training"};
+  app.set_version_flag("--version", std::string(version()) + " (" + git_commit() + ")");
+  app.require_subcommand(1);
+
+  cli::GenCliOptions gen;
+  cli::setup_gen(*app.add_subcommand("gen", "Generate a deterministic synthetic dataset"), gen);
+  cli::BaselineCliOptions baseline;
+  auto* baseline_app = app.add_subcommand(
+      "baseline", "Measure a configuration: compute ceiling, pipeline only, end to end");
+  cli::setup_baseline(*baseline_app, baseline);
+
+  CLI11_PARSE(app, argc, argv);
+  install_interrupt_handler();
+  const std::vector<std::string> args(argv, argv + argc);
+  try {
+    if (app.got_subcommand("gen")) return cli::run_gen_command(gen);
+    if (app.got_subcommand("baseline")) return cli::run_baseline_command(baseline, args);
+  } catch (const Error& e) {
+    std::fprintf(stderr, "mmprof: error: %s\n", e.what());
+    return static_cast<int>(e.code());
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "mmprof: internal error: %s\n", e.what());
+    return static_cast<int>(ExitCode::failure);
+  }
+  return 0;
+}

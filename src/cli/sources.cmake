@@ -1,3 +1,5 @@
-# Sources of src/cli (paths relative to src/).
 list(APPEND MMPROF_SOURCES
+  cli/baseline.cpp
+  cli/common.cpp
+  cli/gen.cpp
 )

@@ -1,3 +1,3 @@
-# Sources of src/config (paths relative to src/).
 list(APPEND MMPROF_SOURCES
+  config/config.cpp
 )

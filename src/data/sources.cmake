@@ -1,3 +1,5 @@
-# Sources of src/data (paths relative to src/).
 list(APPEND MMPROF_SOURCES
+  data/dataset.cpp
+  data/sampler.cpp
+  data/tokenizer.cpp
 )

@@ -1,3 +1,6 @@
-# Sources of src/experiment (paths relative to src/).
 list(APPEND MMPROF_SOURCES
+  experiment/baseline.cpp
+  experiment/manifest.cpp
+  experiment/phase_metrics.cpp
+  experiment/progress.cpp
 )

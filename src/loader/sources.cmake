@@ -1,3 +1,7 @@
-# Sources of src/loader (paths relative to src/).
 list(APPEND MMPROF_SOURCES
+  loader/batch_filler.cpp
+  loader/batch_slot.cpp
+  loader/loader.cpp
+  loader/pinned_memory.cpp
+  loader/worker_pool.cpp
 )

@@ -1,3 +1,3 @@
-# Sources of src/probe (paths relative to src/).
 list(APPEND MMPROF_SOURCES
+  probe/stats.cpp
 )

@@ -1,3 +1,3 @@
-# Sources of src/rundir (paths relative to src/).
 list(APPEND MMPROF_SOURCES
+  rundir/run_files.cpp
 )

@@ -1,3 +1,3 @@
-# Sources of src/step (paths relative to src/).
 list(APPEND MMPROF_SOURCES
+  step/step.cpp
 )

@@ -22,10 +22,15 @@ class Resizer {
     std::vector<int32_t> count;    // number of taps per output pixel
     std::vector<int16_t> weights;  // fixed-point weights, `max_taps` per output pixel
     int max_taps = 0;
+    int in_size = 0, out_size = 0;  // the sizes the table was computed for (a cache key)
   };
   static void compute_taps(int in_size, int out_size, Taps& taps);
+  static void horizontal_pass(const uint8_t* src, int src_stride, int rows, const Taps& taps,
+                              uint8_t* dst, int dst_stride);
+  static void vertical_pass(const uint8_t* src, int src_stride, const Taps& taps, int row_bytes,
+                            uint8_t* dst, int dst_stride);
   Taps horizontal_, vertical_;
-  std::vector<uint8_t> temp_;
+  std::vector<uint8_t> temp_;  // the horizontal pass's output, grows only
 };
 
 }  // namespace mmprof

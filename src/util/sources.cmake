@@ -1,4 +1,5 @@
 list(APPEND MMPROF_SOURCES
   util/digest.cpp
   util/error.cpp
+  util/interrupt.cpp
 )

@@ -1,0 +1,31 @@
+#pragma once
+// One measured run of a configuration, in three phases (DS-Analyzer's method): `compute` (the
+// step on a synthetic in-memory batch: the ceiling), `pipeline` (the loader with no step) and
+// `end_to_end` (loader + step); warm-up is excluded from each. Writes the run directory.
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "mmprof/config.hpp"
+#include "mmprof/dataset.hpp"
+
+namespace mmprof {
+
+struct BaselineOptions {
+  std::filesystem::path out;          // the run directory
+  std::vector<std::string> argv;      // the command line, for the manifest
+  nlohmann::json config_tree;         // the resolved configuration, for the manifest
+  bool progress = false;              // a progress line with ETA on stderr
+};
+
+// Runs the phases and writes manifest.json, summary.json, steps.csv, stages.csv, errors.jsonl.
+// Returns summary.json's content. On a fatal error (a sample under on_error=fail, a dead worker,
+// an interrupt) the files keep everything measured so far, summary.json says why, and the error
+// is rethrown.
+nlohmann::json run_baseline(const Config& config, const Dataset& dataset,
+                            const BaselineOptions& options);
+
+}  // namespace mmprof

@@ -1,0 +1,67 @@
+#pragma once
+// A dataset as the loader sees it: an index of samples (key, modality, where its bytes are).
+// Two layouts: a folder of files (any image or video FFmpeg reads, optional <key>.txt captions)
+// and WebDataset-style tar shards (members <key>.<ext> grouped by key). Opening a dataset reads
+// directory entries or tar headers only, never the media.
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "mmprof/config.hpp"
+
+namespace mmprof {
+
+enum class Modality : uint8_t { image = 0, video = 1 };
+
+const char* modality_name(Modality m) noexcept;
+
+// Where some bytes live: a whole file (offset 0, size = file size) or a member of a tar shard.
+struct ByteRange {
+  uint32_t file = 0;  // index into Dataset::files()
+  uint64_t offset = 0;
+  uint64_t size = 0;
+};
+
+struct SampleEntry {
+  std::string key;
+  std::string ext;  // lower-case media extension without the dot ("jpg", "mp4", ...)
+  Modality modality = Modality::image;
+  ByteRange media;
+  bool has_caption = false;
+  ByteRange caption;
+};
+
+class Dataset {
+ public:
+  // Opens `path` with `layout` (auto: tar shards if the folder holds *.tar files, else files).
+  // Throws InputError naming the path when it is missing, empty or unreadable.
+  static Dataset open(const std::filesystem::path& path, Layout layout);
+
+  const std::filesystem::path& root() const noexcept { return root_; }
+  Layout layout() const noexcept { return layout_; }
+  const std::vector<std::string>& files() const noexcept { return files_; }
+  const std::vector<SampleEntry>& samples() const noexcept { return samples_; }
+  size_t size() const noexcept { return samples_.size(); }
+  uint64_t total_bytes() const noexcept;
+  // Counts per modality and extension, total bytes, layout: for the manifest.
+  nlohmann::json summary() const;
+
+ private:
+  void index_folder();
+  void index_shards(const std::vector<std::filesystem::path>& shards);
+  void add_member(const std::string& name, uint32_t file, uint64_t offset, uint64_t size);
+
+  std::filesystem::path root_;
+  Layout layout_ = Layout::files;
+  std::vector<std::string> files_;
+  std::vector<SampleEntry> samples_;
+};
+
+// Media extensions recognised as images / videos (lower case).
+bool is_image_extension(const std::string& ext) noexcept;
+bool is_video_extension(const std::string& ext) noexcept;
+
+}  // namespace mmprof

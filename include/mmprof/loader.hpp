@@ -1,0 +1,102 @@
+#pragma once
+// The mmprof loader: a C++ reimplementation of a PyTorch DataLoader-style multimodal pipeline.
+// Worker processes (or threads) decode and augment whole batches into a shared-memory ring;
+// the consumer receives views of those batches in order (or as they complete), with per-sample
+// timings, without any per-sample copy through pipes.
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "mmprof/config.hpp"
+#include "mmprof/dataset.hpp"
+#include "mmprof/error.hpp"
+
+namespace mmprof {
+
+struct SampleInfo {
+  uint32_t index;  // into Dataset::samples()
+  Modality modality;
+  int32_t row;  // row in images or videos
+  int32_t worker;
+  int64_t t_start_ns;
+  double read_ms, decode_ms, augment_ms;
+  uint64_t bytes;
+  int64_t minflt, majflt;
+  uint64_t digest;
+};
+
+struct SampleFailure {
+  uint32_t index;
+  std::string key;
+  std::string stage;
+  std::string message;
+};
+
+// Thrown by Loader::next() for a failed sample under loader.on_error=fail; carries the sample so
+// the caller can log it before stopping.
+class SampleError : public RunError {
+ public:
+  SampleError(const std::string& what, SampleFailure failure, uint64_t batch_id, int64_t epoch)
+            : RunError(what), failure_(std::move(failure)), batch_id_(batch_id), epoch_(epoch) {}
+  const SampleFailure& failure() const noexcept { return failure_; }
+  uint64_t batch_id() const noexcept { return batch_id_; }
+  int64_t epoch() const noexcept { return epoch_; }
+
+ private:
+  SampleFailure failure_;
+  uint64_t batch_id_;
+  int64_t epoch_;
+};
+
+// A delivered batch: views into the ring, valid until the next call of Loader::next().
+struct Batch {
+  uint64_t batch_id = 0;  // position in the loader's sequence of batches
+  int64_t epoch = 0;
+  int worker = -1;
+  uint32_t size = 0;  // samples delivered (planned minus failed)
+  uint32_t n_images = 0, n_videos = 0;
+  const void* images = nullptr;    // n_images x 3 x S x S, dtype of image.dtype
+  const void* videos = nullptr;    // n_videos x T x 3 x S x S
+  const int32_t* tokens = nullptr;  // size x seq_len, in delivery order of samples
+  std::vector<SampleInfo> samples;
+  std::vector<SampleFailure> failures;
+  uint64_t digest = 0;
+  uint64_t bytes_read = 0;     // media + caption bytes
+  uint64_t payload_bytes = 0;  // tensor bytes delivered
+  double collate_ms = 0;
+  double pin_ms = 0;     // copy into pinned memory (0 when pageable)
+  double wait_ms = 0;    // how long next() blocked for this batch
+  int64_t ready_ns = 0;  // when next() returned it
+};
+
+struct LoaderStats {
+  double time_to_first_batch_ms = -1;  // from construction to the first batch's return
+  int64_t batches = 0, samples = 0, failures = 0;
+  int worker_restarts = 0;
+  std::vector<int> worker_pids;  // current workers (processes), empty for threads / 0 workers
+  std::string pin_mode;          // "pinned" or "pageable: <reason>"
+  size_t ring_bytes = 0;         // virtual size of the shared batch ring
+};
+
+class Loader {
+ public:
+  // Starts the workers (forks them in process mode) and begins prefetching epoch 0.
+  Loader(const Config& config, const Dataset& dataset);
+  ~Loader();
+  Loader(const Loader&) = delete;
+  Loader& operator=(const Loader&) = delete;
+
+  // Blocks until the next batch is ready and returns it; epochs follow each other without end.
+  // Throws SampleError when a sample fails under on_error=fail, RunError when a worker dies.
+  const Batch& next();
+  const LoaderStats& stats() const noexcept;
+  size_t batches_per_epoch() const noexcept;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace mmprof

@@ -1,0 +1,43 @@
+#include "cli/common.hpp"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <fmt/chrono.h>
+#include <fmt/format.h>
+
+#include "data/gen/generator.hpp"
+
+namespace mmprof::cli {
+
+void add_run_options(CLI::App& app, RunOptions& o) {
+  app.add_option("--config,-c", o.config_file, "YAML configuration file (see configs/)");
+  app.add_option("--data", o.data, "Dataset folder (files or tar shards); = --set data.path=PATH");
+  app.add_option("--set", o.sets, "Override a config key, e.g. --set loader.num_workers=4")
+      ->allow_extra_args(false);
+  app.add_option("--out,-o", o.out, "Output directory (default runs/<command>-<time>)");
+}
+
+ResolvedRun resolve_run(const RunOptions& o) {
+  ResolvedRun r;
+  r.tree = o.config_file.empty() ? default_config_tree() : load_config_tree(o.config_file);
+  if (!o.data.empty()) r.tree["data"]["path"] = o.data;
+  for (const auto& s : o.sets) apply_override(r.tree, s);
+  r.config = resolve_config(r.tree);
+  return r;
+}
+
+Dataset open_dataset(const Config& config) {
+  if (config.data.path) return Dataset::open(*config.data.path, config.data.layout);
+  const auto root = ensure_default_dataset();
+  const bool tar = config.data.layout == Layout::tar;
+  return Dataset::open(root / (tar ? "shards" : "files"), config.data.layout);
+}
+
+std::string default_out_dir(const std::string& command) {
+  const auto now = std::chrono::system_clock::now();
+  return fmt::format("runs/{}-{:%Y%m%d-%H%M%S}-{}", command,
+                     fmt::gmtime(std::chrono::system_clock::to_time_t(now)), getpid());
+}
+
+}  // namespace mmprof::cli

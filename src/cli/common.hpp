@@ -1,0 +1,38 @@
+#pragma once
+// Options every run-producing subcommand shares (--config, --data, --set, --out) and
+// their resolution into a Config and a Dataset.
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "mmprof/config.hpp"
+#include "mmprof/dataset.hpp"
+
+namespace mmprof::cli {
+
+struct RunOptions {
+  std::string config_file;
+  std::string data;
+  std::vector<std::string> sets;
+  std::string out;
+};
+
+void add_run_options(CLI::App& app, RunOptions& options);
+
+struct ResolvedRun {
+  nlohmann::json tree;
+  Config config;
+};
+
+// Config file (or configs/default.yaml semantics: the built-in defaults), then --data, then --set.
+ResolvedRun resolve_run(const RunOptions& options);
+
+// Opens the configured dataset; data.path null means the embedded default (generated on first use).
+Dataset open_dataset(const Config& config);
+
+// runs/<command>-<UTC timestamp> unless --out was given.
+std::string default_out_dir(const std::string& command);
+
+}  // namespace mmprof::cli

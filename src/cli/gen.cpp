@@ -1,0 +1,46 @@
+#include "cli/gen.hpp"
+
+#include <unistd.h>
+
+#include <cstdio>
+
+#include "mmprof/error.hpp"
+
+namespace mmprof::cli {
+
+void setup_gen(CLI::App& app, GenCliOptions& o) {
+  app.add_option("--out,-o", o.gen.out, "Dataset folder to create")->required();
+  app.add_option("--seed", o.gen.seed, "Seed: the same seed gives the same dataset");
+  app.add_option("--images", o.gen.images, "Number of images")->check(CLI::NonNegativeNumber);
+  app.add_option("--videos", o.gen.videos, "Number of video clips")->check(CLI::NonNegativeNumber);
+  app.add_option("--png-fraction", o.gen.png_fraction, "Fraction of images stored as PNG")
+      ->check(CLI::Range(0.0, 1.0));
+  app.add_option("--video-min-s", o.gen.video_min_s, "Shortest clip in seconds");
+  app.add_option("--video-max-s", o.gen.video_max_s, "Longest clip in seconds");
+  app.add_option("--video-max-height", o.gen.video_max_height, "Tallest clip (360..1080)");
+  app.add_option("--layout", o.layout, "files | tar | both")
+      ->check(CLI::IsMember({"files", "tar", "both"}));
+  app.add_option("--shard-mb", o.shard_mb, "Tar shard size in MB")->check(CLI::PositiveNumber);
+  app.add_option("--threads", o.gen.threads, "Encoder threads (0 = all cores)");
+}
+
+int run_gen_command(GenCliOptions o) {
+  if (o.gen.video_min_s <= 0 || o.gen.video_max_s < o.gen.video_min_s) {
+    throw UsageError("--video-min-s must be > 0 and no larger than --video-max-s");
+  }
+  o.gen.write_files = o.layout != "tar";
+  o.gen.write_shards = o.layout != "files";
+  o.gen.shard_bytes = static_cast<uint64_t>(o.shard_mb * 1e6);
+  if (isatty(STDERR_FILENO) != 0) {
+    o.gen.progress = [](int done, int total) {
+      std::fprintf(stderr, "\r  generating %d/%d samples", done, total);
+      if (done == total) std::fputs("\r\033[K", stderr);
+    };
+  }
+  const auto summary = generate_dataset(o.gen);
+  std::printf("%s\n", summary.dump(2).c_str());
+  std::printf("dataset: %s\n", o.gen.out.c_str());
+  return 0;
+}
+
+}  // namespace mmprof::cli

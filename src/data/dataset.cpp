@@ -1,0 +1,192 @@
+#include "mmprof/dataset.hpp"
+
+#include <archive.h>
+#include <archive_entry.h>
+
+#include <algorithm>
+#include <fmt/format.h>
+#include <map>
+#include <memory>
+
+#include "util/error.hpp"
+
+namespace mmprof {
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
+  return s;
+}
+
+// Splits "dir/000001.jpg" into key "dir/000001" and extension "jpg" (WebDataset convention: the
+// extension starts at the first dot of the file name, so "a.seg.jpg" has key "a").
+std::pair<std::string, std::string> split_key(const std::string& name) {
+  const auto slash = name.rfind('/');
+  const auto dot = name.find('.', slash == std::string::npos ? 0 : slash + 1);
+  if (dot == std::string::npos) return {name, ""};
+  return {name.substr(0, dot), lower(name.substr(dot + 1))};
+}
+
+struct ArchiveReaderDeleter {
+  void operator()(archive* a) const noexcept { archive_read_free(a); }
+};
+
+}  // namespace
+
+const char* modality_name(Modality m) noexcept { return m == Modality::video ? "video" : "image"; }
+
+bool is_image_extension(const std::string& ext) noexcept {
+  static const char* const kExt[] = {"jpg", "jpeg", "png", "webp", "bmp", "gif", "tif", "tiff"};
+  return std::any_of(std::begin(kExt), std::end(kExt), [&](const char* e) { return ext == e; });
+}
+
+bool is_video_extension(const std::string& ext) noexcept {
+  static const char* const kExt[] = {"mp4", "mkv", "webm", "mov", "avi", "m4v"};
+  return std::any_of(std::begin(kExt), std::end(kExt), [&](const char* e) { return ext == e; });
+}
+
+Dataset Dataset::open(const fs::path& path, Layout layout) {
+  std::error_code ec;
+  if (!fs::is_directory(path, ec)) {
+    throw InputError(fmt::format("dataset {} is not a readable directory", path.string()));
+  }
+  Dataset ds;
+  ds.root_ = path;
+  std::vector<fs::path> shards;
+  for (const auto& e : fs::directory_iterator(path, ec)) {
+    if (e.is_regular_file() && lower(e.path().extension().string()) == ".tar") {
+      shards.push_back(e.path());
+    }
+  }
+  if (ec) throw InputError(fmt::format("cannot list dataset {}: {}", path.string(), ec.message()));
+  std::sort(shards.begin(), shards.end());
+  if (layout == Layout::auto_detect) layout = shards.empty() ? Layout::files : Layout::tar;
+  ds.layout_ = layout;
+  if (layout == Layout::tar) {
+    if (shards.empty()) {
+      throw InputError(fmt::format("dataset {} has no .tar shards (data.layout=tar)", path.string()));
+    }
+    ds.index_shards(shards);
+  } else {
+    ds.index_folder();
+  }
+  if (ds.samples_.empty()) {
+    throw InputError(fmt::format("dataset {} holds no image or video samples (extensions: jpg, png, "
+                                 "webp, bmp, gif, tiff, mp4, mkv, webm, mov, avi)",
+                                 path.string()));
+  }
+  std::sort(ds.samples_.begin(), ds.samples_.end(),
+            [](const SampleEntry& a, const SampleEntry& b) { return a.key < b.key; });
+  return ds;
+}
+
+void Dataset::add_member(const std::string& name, uint32_t file, uint64_t offset, uint64_t size) {
+  // Members of one key arrive together in both layouts (sorted folder walk, grouped shards), so
+  // only the last sample needs looking at.
+  auto [key, ext] = split_key(name);
+  const bool media = is_image_extension(ext) || is_video_extension(ext);
+  if (!media && ext != "txt") return;
+  if (samples_.empty() || samples_.back().key != key) {
+    samples_.push_back(SampleEntry{key, "", Modality::image, {}, false, {}});
+  }
+  SampleEntry& s = samples_.back();
+  if (ext == "txt") {
+    s.has_caption = true;
+    s.caption = ByteRange{file, offset, size};
+  } else {
+    s.ext = ext;
+    s.modality = is_video_extension(ext) ? Modality::video : Modality::image;
+    s.media = ByteRange{file, offset, size};
+  }
+}
+
+void Dataset::index_folder() {
+  std::vector<std::pair<std::string, uint64_t>> entries;  // relative path, size
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(root_, ec); !ec && it != fs::end(it);
+       it.increment(ec)) {
+    if (!it->is_regular_file()) continue;
+    entries.emplace_back(fs::relative(it->path(), root_).string(), it->file_size());
+  }
+  if (ec) throw InputError(fmt::format("cannot list dataset {}: {}", root_.string(), ec.message()));
+  // Group members of a key: sort by key, then caption last.
+  std::sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) {
+    return split_key(a.first) < split_key(b.first);
+  });
+  for (const auto& [rel, size] : entries) {
+    const auto [key, ext] = split_key(rel);
+    if (!(is_image_extension(ext) || is_video_extension(ext) || ext == "txt")) continue;
+    files_.push_back(rel);
+    add_member(rel, static_cast<uint32_t>(files_.size() - 1), 0, size);
+  }
+  // A caption without media is not a sample.
+  std::erase_if(samples_, [](const SampleEntry& s) { return s.ext.empty(); });
+}
+
+void Dataset::index_shards(const std::vector<fs::path>& shards) {
+  for (const auto& shard : shards) {
+    files_.push_back(fs::relative(shard, root_).string());
+    const auto file = static_cast<uint32_t>(files_.size() - 1);
+    const uint64_t shard_size = fs::file_size(shard);
+    std::unique_ptr<archive, ArchiveReaderDeleter> a(archive_read_new());
+    archive_read_support_format_tar(a.get());
+    if (archive_read_open_filename(a.get(), shard.c_str(), 1 << 16) != ARCHIVE_OK) {
+      throw InputError(fmt::format("cannot open tar shard {}: {}", shard.string(),
+                                   archive_error_string(a.get())));
+    }
+    archive_entry* entry = nullptr;
+    int rc;
+    while ((rc = archive_read_next_header(a.get(), &entry)) == ARCHIVE_OK) {
+      if (archive_entry_filetype(entry) != AE_IFREG) continue;
+      // Right after the header, the bytes consumed by the format reader are the member's data
+      // offset (pax and GNU long-name headers included); workers then pread() the member.
+      const auto offset = static_cast<uint64_t>(archive_filter_bytes(a.get(), 0));
+      const auto size = static_cast<uint64_t>(archive_entry_size(entry));
+      if (offset + size > shard_size) {
+        throw InputError(fmt::format("tar shard {} is truncated (member {} ends past the file)",
+                                     shard.string(), archive_entry_pathname(entry)));
+      }
+      std::string name = archive_entry_pathname(entry);
+      if (name.rfind("./", 0) == 0) name.erase(0, 2);
+      add_member(name, file, offset, size);
+    }
+    if (rc != ARCHIVE_EOF) {
+      throw InputError(fmt::format("tar shard {} is corrupt: {}", shard.string(),
+                                   archive_error_string(a.get())));
+    }
+  }
+  std::erase_if(samples_, [](const SampleEntry& s) { return s.ext.empty(); });
+}
+
+uint64_t Dataset::total_bytes() const noexcept {
+  uint64_t total = 0;
+  for (const auto& s : samples_) total += s.media.size + (s.has_caption ? s.caption.size : 0);
+  return total;
+}
+
+nlohmann::json Dataset::summary() const {
+  std::map<std::string, int64_t> per_ext;
+  int64_t images = 0, videos = 0, captions = 0;
+  uint64_t image_bytes = 0, video_bytes = 0;
+  for (const auto& s : samples_) {
+    ++per_ext[s.ext];
+    (s.modality == Modality::video ? videos : images)++;
+    (s.modality == Modality::video ? video_bytes : image_bytes) += s.media.size;
+    captions += s.has_caption;
+  }
+  return {{"path", root_.string()},
+          {"layout", layout_ == Layout::tar ? "tar" : "files"},
+          {"files", files_.size()},
+          {"samples", samples_.size()},
+          {"images", images},
+          {"videos", videos},
+          {"captions", captions},
+          {"image_bytes", image_bytes},
+          {"video_bytes", video_bytes},
+          {"total_bytes", total_bytes()},
+          {"per_extension", per_ext}};
+}
+
+}  // namespace mmprof

@@ -1,0 +1,166 @@
+#include "decode/av_image_decoder.hpp"
+
+#include <climits>
+#include <cstring>
+#include <new>
+#include <vector>
+
+#include "decode/av_handles.hpp"
+#include "decode/av_log.hpp"
+#include "decode/decode_error.hpp"
+#include "decode/memory_io.hpp"
+
+namespace mmprof::detail {
+namespace {
+
+AVCodecID codec_for(std::string_view format) {
+  if (format == "png") return AV_CODEC_ID_PNG;
+  if (format == "webp") return AV_CODEC_ID_WEBP;
+  if (format == "bmp") return AV_CODEC_ID_BMP;
+  if (format == "gif") return AV_CODEC_ID_GIF;
+  if (format == "tiff") return AV_CODEC_ID_TIFF;
+  if (format == "jpeg") return AV_CODEC_ID_MJPEG;
+  return AV_CODEC_ID_NONE;
+}
+
+[[noreturn]] void fail(std::string_view format, const char* what, int err) {
+  std::string message = "corrupt ";
+  message.append(format).append(" data: ").append(what);
+  if (err < 0) message.append(": ").append(av_error_string(err));
+  throw DecodeError(message + ffmpeg_error_suffix());
+}
+
+// The packet references our padded copy instead of owning one, so avcodec_send_packet does not
+// copy the whole file again (a fresh multi-page allocation per image).
+void no_free(void*, uint8_t*) {}
+
+}  // namespace
+
+struct AvImageDecoder::Impl {
+  AVCodecID codec_id = AV_CODEC_ID_NONE;
+  AvCodecContextPtr codec;
+  AvFramePtr frame{av_frame_alloc()};
+  AvPacketPtr packet{av_packet_alloc()};
+  SwsPtr sws;
+  std::vector<uint8_t> padded;  // the input plus FFmpeg's zeroed padding; grows only
+  MemoryInput input;
+
+  Impl() {
+    if (!frame || !packet) throw std::bad_alloc();
+    quiet_ffmpeg_log();
+  }
+
+  void copy_padded(std::span<const uint8_t> bytes) {
+    const size_t need = bytes.size() + AV_INPUT_BUFFER_PADDING_SIZE;
+    if (padded.size() < need) padded.resize(need);
+    std::memcpy(padded.data(), bytes.data(), bytes.size());
+    std::memset(padded.data() + bytes.size(), 0, AV_INPUT_BUFFER_PADDING_SIZE);
+  }
+
+  // A context per codec, kept while consecutive images share it (params: from a demuxer).
+  void open_codec(AVCodecID id, std::string_view format, const AVCodecParameters* params) {
+    if (codec && codec_id == id && params == nullptr) return;
+    codec.reset();
+    codec_id = AV_CODEC_ID_NONE;
+    const AVCodec* decoder = avcodec_find_decoder(id);
+    if (decoder == nullptr) fail(format, "no FFmpeg decoder for it", 0);
+    codec.reset(avcodec_alloc_context3(decoder));
+    if (!codec) throw std::bad_alloc();
+    if (params != nullptr) avcodec_parameters_to_context(codec.get(), params);
+    codec->thread_count = 1;
+    if (const int err = avcodec_open2(codec.get(), decoder, nullptr); err < 0) {
+      codec.reset();
+      fail(format, "cannot open the decoder", err);
+    }
+    codec_id = id;
+  }
+
+  // Sends the one packet then drains, so decoders with a delay give their frame at once; the
+  // flush afterwards (also on errors) readies the context for the next image.
+  void decode_packet(AVPacket* pkt, std::string_view format, RgbImage& out) {
+    struct Reset {
+      Impl* self;
+      AVPacket* pkt;
+      ~Reset() {
+        av_frame_unref(self->frame.get());
+        av_packet_unref(pkt);
+        avcodec_flush_buffers(self->codec.get());
+      }
+    } reset{this, pkt};
+    int err = avcodec_send_packet(codec.get(), pkt);
+    if (err >= 0) err = avcodec_send_packet(codec.get(), nullptr);
+    if (err >= 0) err = avcodec_receive_frame(codec.get(), frame.get());
+    if (err < 0) fail(format, "the decoder gave no image", err);
+    to_rgb(format, out);
+  }
+
+  void to_rgb(std::string_view format, RgbImage& out) {
+    const int w = frame->width, h = frame->height;
+    const auto pix = static_cast<AVPixelFormat>(frame->format);
+    sws.reset(sws_getCachedContext(sws.release(), w, h, pix, w, h, AV_PIX_FMT_RGB24,
+                                   SWS_BILINEAR, nullptr, nullptr, nullptr));
+    if (w <= 0 || h <= 0 || !sws) fail(format, "unsupported size or pixel format", 0);
+    const size_t need = static_cast<size_t>(w) * h * 3;
+    if (out.pixels.size() < need) out.pixels.resize(need);
+    uint8_t* dst[4] = {out.pixels.data(), nullptr, nullptr, nullptr};
+    const int dst_stride[4] = {w * 3, 0, 0, 0};
+    if (sws_scale(sws.get(), frame->data, frame->linesize, 0, h, dst, dst_stride) != h) {
+      fail(format, "pixel conversion failed", 0);
+    }
+    out.width = w;
+    out.height = h;
+    out.scale_num = out.scale_den = 1;
+  }
+};
+
+AvImageDecoder::AvImageDecoder() : impl_(std::make_unique<Impl>()) {}
+AvImageDecoder::~AvImageDecoder() = default;
+
+void AvImageDecoder::decode(std::span<const uint8_t> bytes, std::string_view format,
+                            RgbImage& out) {
+  if (bytes.size() > static_cast<size_t>(INT_MAX - AV_INPUT_BUFFER_PADDING_SIZE)) {
+    fail(format, "image larger than 2 GiB", 0);
+  }
+  clear_ffmpeg_error();
+  Impl& m = *impl_;
+  m.open_codec(codec_for(format), format, nullptr);
+  m.copy_padded(bytes);
+  AVPacket* pkt = m.packet.get();
+  av_packet_unref(pkt);
+  pkt->buf = av_buffer_create(m.padded.data(), static_cast<int>(m.padded.size()), no_free,
+                              nullptr, 0);
+  if (pkt->buf == nullptr) throw std::bad_alloc();
+  pkt->data = m.padded.data();
+  pkt->size = static_cast<int>(bytes.size());
+  m.decode_packet(pkt, format, out);
+}
+
+std::string AvImageDecoder::decode_probed(std::span<const uint8_t> bytes, RgbImage& out) {
+  if (bytes.empty() || bytes.size() > static_cast<size_t>(INT_MAX / 2)) return {};
+  clear_ffmpeg_error();
+  Impl& m = *impl_;
+  av_packet_unref(m.packet.get());
+  m.copy_padded(bytes);  // av_probe_input_format3 reads AVPROBE_PADDING_SIZE zeros past the end
+  AVProbeData probe{};
+  probe.filename = "";
+  probe.buf = m.padded.data();
+  probe.buf_size = static_cast<int>(bytes.size());
+  int score = 0;
+  const AVInputFormat* format = av_probe_input_format3(&probe, 1, &score);
+  // Only the image demuxers ("png_pipe", "qoi_pipe", ...), and only on a confident match.
+  const std::string_view name = format != nullptr ? format->name : "";
+  if (score < AVPROBE_SCORE_MAX / 4 || !name.ends_with("_pipe")) return {};
+  const std::string image_format(name.substr(0, name.size() - 5));
+  m.input.reset(bytes);
+  AvioPtr avio = m.input.make_avio();
+  int err = 0;
+  AvFormatPtr demuxer = m.input.open_format(avio.get(), format, &err);
+  if (!demuxer) fail(image_format, "cannot open", err);
+  if ((err = av_read_frame(demuxer.get(), m.packet.get())) < 0) fail(image_format, "no image", err);
+  const AVStream* stream = demuxer->streams[m.packet->stream_index];
+  m.open_codec(stream->codecpar->codec_id, image_format, stream->codecpar);
+  m.decode_packet(m.packet.get(), image_format, out);
+  return image_format;
+}
+
+}  // namespace mmprof::detail

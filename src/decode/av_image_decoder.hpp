@@ -1,0 +1,33 @@
+#pragma once
+// The non-JPEG path of ImageDecoder: libavcodec's image decoders (PNG, WebP, BMP, GIF, TIFF, ...),
+// converted to RGB24 with swscale. FFmpeg types stay in av_image_decoder.cpp.
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "decode/image_decoder.hpp"
+
+namespace mmprof::detail {
+
+class AvImageDecoder {
+ public:
+  AvImageDecoder();
+  ~AvImageDecoder();
+  AvImageDecoder(const AvImageDecoder&) = delete;
+  AvImageDecoder& operator=(const AvImageDecoder&) = delete;
+
+  // Decodes `bytes` as `format` ("png", "webp", "bmp", "gif", "tiff", "jpeg") at full size.
+  void decode(std::span<const uint8_t> bytes, std::string_view format, RgbImage& out);
+
+  // For data no magic number identified: libavformat's image-pipe demuxers probe it. Returns the
+  // format's name, or "" when no image demuxer recognises the data (nothing decoded).
+  std::string decode_probed(std::span<const uint8_t> bytes, RgbImage& out);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace mmprof::detail

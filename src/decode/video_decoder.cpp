@@ -1,0 +1,289 @@
+#include "decode/video_decoder.hpp"
+
+#include <algorithm>
+#include <climits>
+#include <cmath>
+#include <new>
+#include <stdexcept>
+#include <string>
+
+extern "C" {
+#include <libavutil/pixdesc.h>
+}
+
+#include "decode/av_handles.hpp"
+#include "decode/av_log.hpp"
+#include "decode/decode_error.hpp"
+#include "decode/memory_io.hpp"
+
+namespace mmprof {
+namespace {
+
+using namespace detail;
+
+[[noreturn]] void corrupt(int err) {
+  throw DecodeError("truncated or corrupt video: " + av_error_string(err) + ffmpeg_error_suffix());
+}
+
+int64_t frame_pts(const AVFrame* f) {
+  return f->best_effort_timestamp != AV_NOPTS_VALUE ? f->best_effort_timestamp : f->pts;
+}
+
+// A demuxer indexes every sample from the header (MP4's moov), so sample data past the end of
+// the bytes means a truncated file whose missing frames would otherwise silently vanish.
+void require_complete(AVStream* st, size_t size) {
+  int64_t end = 0;
+  for (int i = 0, n = avformat_index_get_entries_count(st); i < n; ++i) {
+    const AVIndexEntry* e = avformat_index_get_entry(st, i);
+    if (e != nullptr && e->pos >= 0) end = std::max(end, e->pos + e->size);
+  }
+  if (end > static_cast<int64_t>(size)) {
+    throw DecodeError("truncated or corrupt video: frame data runs to byte " + std::to_string(end) +
+                      " but the file has " + std::to_string(size) + " bytes");
+  }
+}
+
+VideoInfo describe(const AVFormatContext* fmt, const AVStream* st) {
+  VideoInfo info;
+  const AVCodecParameters* par = st->codecpar;
+  info.width = par->width;
+  info.height = par->height;
+  info.codec = avcodec_get_name(par->codec_id);
+  const char* pix = av_get_pix_fmt_name(static_cast<AVPixelFormat>(par->format));
+  info.pix_fmt = pix != nullptr ? pix : "";
+  if (st->duration != AV_NOPTS_VALUE) {
+    info.duration_s = static_cast<double>(st->duration) * av_q2d(st->time_base);
+  } else if (fmt->duration != AV_NOPTS_VALUE) {
+    info.duration_s = static_cast<double>(fmt->duration) / AV_TIME_BASE;
+  }
+  const AVRational rate = st->avg_frame_rate.num > 0 ? st->avg_frame_rate : st->r_frame_rate;
+  info.fps = rate.num > 0 && rate.den > 0 ? av_q2d(rate) : 0.0;
+  info.frames = st->nb_frames > 0 ? st->nb_frames : std::llround(info.duration_s * info.fps);
+  return info;
+}
+
+// Source plane pointers for the crop's top-left pixel: each plane is offset by its own
+// subsampling and bytes per pixel (x, y must lie on the chroma grid).
+void crop_planes(const AVFrame* f, const AVPixFmtDescriptor* d, int x, int y,
+                 const uint8_t* planes[4]) {
+  bool done[4] = {};
+  for (int p = 0; p < 4; ++p) planes[p] = f->data[p];
+  const bool yuv = (d->flags & AV_PIX_FMT_FLAG_RGB) == 0 && d->nb_components >= 3;
+  for (int c = 0; c < d->nb_components; ++c) {
+    const AVComponentDescriptor& comp = d->comp[c];
+    if (done[comp.plane]) continue;
+    const bool chroma = yuv && (c == 1 || c == 2);
+    const int sx = chroma ? d->log2_chroma_w : 0, sy = chroma ? d->log2_chroma_h : 0;
+    planes[comp.plane] += static_cast<ptrdiff_t>(y >> sy) * f->linesize[comp.plane] +
+                          static_cast<ptrdiff_t>(x >> sx) * comp.step;
+    done[comp.plane] = true;
+  }
+}
+
+}  // namespace
+
+struct VideoDecoder::Impl {
+  int threads = 1;
+  MemoryInput input;
+  AvioPtr avio;  // declared before fmt: the demuxer must close before its I/O context goes
+  AvFormatPtr fmt;
+  AvCodecContextPtr codec;
+  AvFramePtr cur{av_frame_alloc()}, next{av_frame_alloc()};
+  AvPacketPtr packet{av_packet_alloc()};
+  SwsPtr sws;  // kept across clips: sws_getCachedContext reuses it while sizes repeat
+  AVStream* stream = nullptr;
+  VideoInfo info;
+  VideoDecodeStats stats;
+  bool have_cur = false, demux_eof = false;
+  int64_t start_pts = 0;
+  int64_t pos_pts = 0;  // pts of the last decoded frame (the stream start before any)
+  int64_t last_target = INT64_MIN;
+
+  void close() noexcept {
+    codec.reset();
+    fmt.reset();
+    avio.reset();
+    av_frame_unref(cur.get());
+    av_frame_unref(next.get());
+    av_packet_unref(packet.get());
+    stream = nullptr;
+    have_cur = demux_eof = false;
+  }
+
+  void open(std::span<const uint8_t> bytes);
+  void open_codec();
+  void position_at(int64_t target);
+  void seek(int64_t target);
+  bool next_frame();
+  void convert(const CropRect& crop, int dst_w, int dst_h, uint8_t* out);
+};
+
+void VideoDecoder::Impl::open(std::span<const uint8_t> bytes) {
+  close();
+  stats = {};
+  clear_ffmpeg_error();
+  if (bytes.empty()) throw DecodeError("empty video data (0 bytes)");
+  input.reset(bytes);
+  avio = input.make_avio();
+  int err = 0;
+  fmt = input.open_format(avio.get(), nullptr, &err);
+  if (!fmt) corrupt(err);
+  if ((err = avformat_find_stream_info(fmt.get(), nullptr)) < 0) corrupt(err);
+  const int index = av_find_best_stream(fmt.get(), AVMEDIA_TYPE_VIDEO, -1, -1, nullptr, 0);
+  if (index < 0) throw DecodeError("no video stream in the file");
+  for (unsigned i = 0; i < fmt->nb_streams; ++i) {
+    fmt->streams[i]->discard = static_cast<int>(i) == index ? AVDISCARD_DEFAULT : AVDISCARD_ALL;
+  }
+  stream = fmt->streams[index];
+  require_complete(stream, bytes.size());
+  open_codec();
+  info = describe(fmt.get(), stream);
+  start_pts = stream->start_time != AV_NOPTS_VALUE ? stream->start_time : 0;
+  pos_pts = start_pts;
+  last_target = INT64_MIN;
+}
+
+void VideoDecoder::Impl::open_codec() {
+  const AVCodec* decoder = avcodec_find_decoder(stream->codecpar->codec_id);
+  if (decoder == nullptr) {
+    throw DecodeError(std::string("no decoder for video codec ") +
+                      avcodec_get_name(stream->codecpar->codec_id));
+  }
+  codec.reset(avcodec_alloc_context3(decoder));
+  if (!codec) throw std::bad_alloc();
+  int err = avcodec_parameters_to_context(codec.get(), stream->codecpar);
+  if (err < 0) corrupt(err);
+  codec->pkt_timebase = stream->time_base;
+  codec->thread_count = std::max(threads, 1);
+  if (threads > 1) codec->thread_type = FF_THREAD_FRAME | FF_THREAD_SLICE;
+  if ((err = avcodec_open2(codec.get(), decoder, nullptr)) < 0) corrupt(err);
+}
+
+// Keyframe-aware positioning for the first frame with pts >= target. The frame in hand is reused
+// when it already qualifies; going backwards needs a seek; going forwards seeks only when the
+// keyframe at or before the target lies beyond the last decoded frame (else decoding on from here
+// is no more work than decoding from that keyframe).
+void VideoDecoder::Impl::position_at(int64_t target) {
+  if (have_cur && target >= last_target && frame_pts(cur.get()) >= target) {
+    last_target = target;
+    return;
+  }
+  if (target < last_target) {
+    seek(target);
+  } else {
+    const int i = av_index_search_timestamp(stream, target, AVSEEK_FLAG_BACKWARD);
+    const AVIndexEntry* key = i >= 0 ? avformat_index_get_entry(stream, i) : nullptr;
+    if (key != nullptr && key->timestamp > pos_pts) seek(target);
+  }
+  last_target = target;
+  while (!have_cur || frame_pts(cur.get()) < target) {
+    if (!next_frame()) break;  // drained: the last frame stands for times past the end
+  }
+  if (!have_cur) throw DecodeError("truncated or corrupt video: no frame decoded" +
+                                   ffmpeg_error_suffix());
+}
+
+void VideoDecoder::Impl::seek(int64_t target) {
+  const int err = av_seek_frame(fmt.get(), stream->index, target, AVSEEK_FLAG_BACKWARD);
+  if (err < 0) corrupt(err);
+  avcodec_flush_buffers(codec.get());
+  av_frame_unref(cur.get());
+  have_cur = demux_eof = false;
+  ++stats.seeks;
+}
+
+// Moves the next decoded frame into `cur`, reading packets as the decoder asks; at the end of the
+// file a null packet drains the frames the decoder still holds. False once it is drained.
+bool VideoDecoder::Impl::next_frame() {
+  for (;;) {
+    int err = avcodec_receive_frame(codec.get(), next.get());
+    if (err == 0) {
+      av_frame_unref(cur.get());
+      av_frame_move_ref(cur.get(), next.get());
+      have_cur = true;
+      pos_pts = frame_pts(cur.get());
+      ++stats.frames_decoded;
+      return true;
+    }
+    if (err == AVERROR_EOF) return false;
+    if (err != AVERROR(EAGAIN)) corrupt(err);
+    if (demux_eof) return false;  // not expected after a drain; avoids looping forever
+    err = av_read_frame(fmt.get(), packet.get());
+    if (err == AVERROR_EOF) {
+      demux_eof = true;
+      err = avcodec_send_packet(codec.get(), nullptr);
+    } else if (err >= 0) {
+      if (packet->stream_index == stream->index) {
+        ++stats.packets_read;
+        err = avcodec_send_packet(codec.get(), packet.get());
+      }
+      av_packet_unref(packet.get());
+    }
+    if (err < 0) corrupt(err);
+  }
+}
+
+void VideoDecoder::Impl::convert(const CropRect& crop, int dst_w, int dst_h, uint8_t* out) {
+  const AVFrame* f = cur.get();
+  const auto pix = static_cast<AVPixelFormat>(f->format);
+  const AVPixFmtDescriptor* desc = av_pix_fmt_desc_get(pix);
+  if (desc == nullptr || (desc->flags & AV_PIX_FMT_FLAG_HWACCEL) != 0) {
+    throw DecodeError("unsupported video pixel format");
+  }
+  // Clamp to the frame (its size may differ from the header's) and snap the origin down onto the
+  // chroma grid, so the chroma planes are offset by whole samples (4:2:0: even x and y).
+  CropRect c = crop.w > 0 && crop.h > 0 ? crop : CropRect{0, 0, f->width, f->height};
+  c.x = std::clamp(c.x, 0, f->width - 1) & ~((1 << desc->log2_chroma_w) - 1);
+  c.y = std::clamp(c.y, 0, f->height - 1) & ~((1 << desc->log2_chroma_h) - 1);
+  c.w = std::clamp(c.w, 1, f->width - c.x);
+  c.h = std::clamp(c.h, 1, f->height - c.y);
+  const uint8_t* planes[4];
+  crop_planes(f, desc, c.x, c.y, planes);
+  sws.reset(sws_getCachedContext(sws.release(), c.w, c.h, pix, dst_w, dst_h, AV_PIX_FMT_RGB24,
+                                 SWS_BILINEAR, nullptr, nullptr, nullptr));
+  if (!sws) throw DecodeError("cannot convert video frames from " + info.pix_fmt + " to RGB");
+  uint8_t* dst[4] = {out, nullptr, nullptr, nullptr};
+  const int dst_stride[4] = {dst_w * 3, 0, 0, 0};
+  if (sws_scale(sws.get(), planes, f->linesize, 0, c.h, dst, dst_stride) != dst_h) {
+    throw DecodeError("video frame conversion failed");
+  }
+}
+
+VideoDecoder::VideoDecoder(int threads) : impl_(std::make_unique<Impl>()) {
+  if (!impl_->cur || !impl_->next || !impl_->packet) throw std::bad_alloc();
+  impl_->threads = threads;
+  quiet_ffmpeg_log();
+}
+
+VideoDecoder::~VideoDecoder() = default;
+
+VideoInfo VideoDecoder::open(std::span<const uint8_t> bytes) {
+  try {
+    impl_->open(bytes);
+  } catch (...) {
+    impl_->close();
+    throw;
+  }
+  return impl_->info;
+}
+
+void VideoDecoder::decode_frames(std::span<const double> times, const CropRect& crop, int dst_w,
+                                 int dst_h, uint8_t* out) {
+  if (!impl_->fmt) throw std::logic_error("VideoDecoder::decode_frames before open()");
+  if (dst_w <= 0 || dst_h <= 0) throw std::invalid_argument("VideoDecoder: empty output size");
+  const double tb = av_q2d(impl_->stream->time_base);
+  const size_t frame_bytes = static_cast<size_t>(dst_w) * dst_h * 3;
+  for (size_t i = 0; i < times.size(); ++i) {
+    // ceil with a little slack: a time computed as k / fps lands on frame k, not k + 1.
+    const double ticks = std::max(times[i], 0.0) / tb;
+    const auto target = impl_->start_pts + static_cast<int64_t>(std::ceil(ticks - 1e-6));
+    impl_->position_at(target);
+    impl_->convert(crop, dst_w, dst_h, out + i * frame_bytes);
+  }
+}
+
+const VideoDecodeStats& VideoDecoder::stats() const noexcept { return impl_->stats; }
+
+void VideoDecoder::close() noexcept { impl_->close(); }
+
+}  // namespace mmprof

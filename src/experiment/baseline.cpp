@@ -1,0 +1,243 @@
+#include "mmprof/baseline.hpp"
+
+#include <fmt/format.h>
+#include <set>
+
+#include "experiment/manifest.hpp"
+#include "experiment/phase_metrics.hpp"
+#include "experiment/progress.hpp"
+#include "mmprof/error.hpp"
+#include "mmprof/loader.hpp"
+#include "probe/clock.hpp"
+#include "rundir/run_files.hpp"
+#include "step/step.hpp"
+#include "util/interrupt.hpp"
+
+namespace mmprof {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string fmt_ms(double ms) { return fmt::format("{:.4f}", ms); }
+
+// Owns the run directory's streaming files and the phase bookkeeping.
+class BaselineRun {
+ public:
+  BaselineRun(const Config& config, const Dataset& dataset, const BaselineOptions& options)
+      : config_(config),
+        dataset_(dataset),
+        options_(options),
+        steps_csv_(options.out / "steps.csv",
+                   "step,phase,t_start_ns,wait_ms,h2d_ms,compute_ms,step_ms,samples,bytes\n"),
+        stages_csv_(options.out / "stages.csv",
+                    "key,worker,read_ms,decode_ms,augment_ms,bytes,faults,phase,step,modality,"
+                    "majflt,t_start_ns\n"),
+        errors_(options.out / "errors.jsonl", ""),
+        progress_(options.progress) {}
+
+  nlohmann::json run() {
+    compute_.name = "compute";
+    pipeline_.name = "pipeline";
+    end_to_end_.name = "end_to_end";
+    step_ = make_step(config_);
+    try {
+      if (step_) run_compute_phase();
+      run_loader_phase(pipeline_, nullptr);
+      if (step_) run_loader_phase(end_to_end_, step_.get());
+    } catch (const Error& e) {
+      outcome_.status = e.code() == ExitCode::interrupted ? "interrupted" : "failed";
+      outcome_.message = e.what();
+      write_summary();
+      progress_.finish();
+      throw;
+    }
+    progress_.finish();
+    return write_summary();
+  }
+
+  const std::string& pin_mode() const { return outcome_.pin_mode; }
+
+ private:
+  nlohmann::json write_summary() {
+    outcome_.error_samples = static_cast<int64_t>(error_keys_.size());
+    auto summary = summarize(compute_, pipeline_, end_to_end_, outcome_);
+    write_json_atomic(options_.out / "summary.json", summary);
+    return summary;
+  }
+
+  bool warming(int64_t step, int64_t t_phase_start) const {
+    const bool by_steps = step < config_.phases.warmup_steps;
+    const bool by_time = static_cast<double>(monotonic_ns() - t_phase_start) / 1e9 <
+                         config_.phases.warmup_s;
+    return by_steps || by_time;
+  }
+
+  // The ceiling: the step alone on one synthetic batch held in memory.
+  void run_compute_phase() {
+    Batch batch;
+    batch.size = static_cast<uint32_t>(config_.loader.batch_size);
+    batch.n_images = batch.size;
+    const int64_t t_phase = monotonic_ns();
+    int64_t step = 0;
+    int64_t t_window = t_phase;
+    for (; warming(step, t_phase); ++step) one_compute_step(batch, nullptr);
+    t_window = monotonic_ns();
+    compute_.warmup_steps = step;
+    compute_.warmup_s = static_cast<double>(t_window - t_phase) / 1e9;
+    compute_.ran = true;
+    for (int64_t i = 0; i < config_.phases.steps; ++i, ++step) {
+      one_compute_step(batch, &compute_);
+      compute_.window_s = static_cast<double>(monotonic_ns() - t_window) / 1e9;
+      progress_.update("compute", i + 1, config_.phases.steps, compute_.samples_per_s());
+    }
+  }
+
+  void one_compute_step(const Batch& batch, PhaseMetrics* record) {
+    throw_if_interrupted();
+    const int64_t t0 = monotonic_ns();
+    for (int a = 0; a < config_.step.accum_steps; ++a) step_->run(batch);
+    const double ms = static_cast<double>(monotonic_ns() - t0) / 1e6;
+    if (record == nullptr) return;
+    record->steps++;
+    record->batches += config_.step.accum_steps;
+    record->samples += static_cast<int64_t>(batch.size) * config_.step.accum_steps;
+    record->step_ms.push_back(ms);
+    record->compute_ms.push_back(ms);
+    record->wait_ms.push_back(0);
+    write_step_row(*record, record->steps - 1, t0, 0, ms, ms,
+                   static_cast<int64_t>(batch.size) * config_.step.accum_steps, 0);
+  }
+
+  void run_loader_phase(PhaseMetrics& phase, Step* step) {
+    Loader loader(config_, dataset_);
+    outcome_.pin_mode = loader.stats().pin_mode;
+    const int64_t t_phase = monotonic_ns();
+    int64_t s = 0;
+    for (; warming(s, t_phase); ++s) one_loader_step(loader, step, phase, nullptr, s);
+    const int64_t t_window = monotonic_ns();
+    phase.warmup_steps = s;
+    phase.warmup_s = static_cast<double>(t_window - t_phase) / 1e9;
+    phase.time_to_first_batch_ms = loader.stats().time_to_first_batch_ms;
+    phase.ran = true;
+    for (int64_t i = 0; i < config_.phases.steps; ++i, ++s) {
+      one_loader_step(loader, step, phase, &phase, i);
+      phase.window_s = static_cast<double>(monotonic_ns() - t_window) / 1e9;
+      progress_.update(phase.name, i + 1, config_.phases.steps, phase.samples_per_s());
+    }
+  }
+
+  void one_loader_step(Loader& loader, Step* step, const PhaseMetrics& phase,
+                       PhaseMetrics* record, int64_t index) {
+    throw_if_interrupted();
+    const int64_t t0 = monotonic_ns();
+    double wait = 0, compute = 0;
+    int64_t samples = 0;
+    uint64_t bytes = 0;
+    for (int a = 0; a < config_.step.accum_steps; ++a) {
+      const Batch& batch = next_batch(loader, phase.name);
+      wait += batch.wait_ms;
+      samples += batch.size;
+      bytes += batch.bytes_read;
+      if (record != nullptr) record_batch(*record, batch, index);
+      if (step != nullptr) {
+        const int64_t tc = monotonic_ns();
+        step->run(batch);
+        compute += static_cast<double>(monotonic_ns() - tc) / 1e6;
+      }
+    }
+    if (record == nullptr) return;
+    const double step_ms = static_cast<double>(monotonic_ns() - t0) / 1e6;
+    record->steps++;
+    record->samples += samples;
+    record->bytes += bytes;
+    record->step_ms.push_back(step_ms);
+    record->wait_ms.push_back(wait);
+    if (step != nullptr) record->compute_ms.push_back(compute);
+    write_step_row(*record, index, t0, wait, step != nullptr ? compute : 0, step_ms, samples, bytes);
+  }
+
+  const Batch& next_batch(Loader& loader, const std::string& phase) {
+    try {
+      const Batch& batch = loader.next();
+      for (const auto& f : batch.failures) log_error(f, phase, batch.batch_id, batch.epoch);
+      return batch;
+    } catch (const SampleError& e) {
+      log_error(e.failure(), phase, e.batch_id(), e.epoch());
+      throw;
+    }
+  }
+
+  void record_batch(PhaseMetrics& p, const Batch& batch, int64_t step) {
+    p.batches++;
+    p.failures += static_cast<int64_t>(batch.failures.size());
+    p.collate_ms.push_back(batch.collate_ms);
+    if (outcome_.pin_mode == "pinned") p.pin_ms.push_back(batch.pin_ms);
+    std::string rows;
+    for (const auto& s : batch.samples) {
+      p.read_ms.push_back(s.read_ms);
+      p.decode_ms.push_back(s.decode_ms);
+      p.augment_ms.push_back(s.augment_ms);
+      p.minflt += s.minflt;
+      p.majflt += s.majflt;
+      rows += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{}\n",
+                          csv_field(dataset_.samples()[s.index].key), s.worker, fmt_ms(s.read_ms),
+                          fmt_ms(s.decode_ms), fmt_ms(s.augment_ms), s.bytes, s.minflt, p.name,
+                          step, modality_name(s.modality), s.majflt, s.t_start_ns);
+    }
+    stages_csv_.write(rows);
+  }
+
+  void write_step_row(const PhaseMetrics& p, int64_t step, int64_t t0, double wait,
+                      double compute, double step_ms, int64_t samples, uint64_t bytes) {
+    // h2d_ms stays empty: no host-to-device copy is made without a GPU.
+    steps_csv_.write(fmt::format("{},{},{},{},,{},{},{},{}\n", step, p.name, t0, fmt_ms(wait),
+                                 fmt_ms(compute), fmt_ms(step_ms), samples, bytes));
+  }
+
+  void log_error(const SampleFailure& f, const std::string& phase, uint64_t batch, int64_t epoch) {
+    nlohmann::json line = {{"key", f.key},     {"stage", f.stage}, {"message", f.message},
+                           {"phase", phase},   {"batch", batch},   {"epoch", epoch},
+                           {"file", (dataset_.root() / dataset_.files()[
+                                        dataset_.samples()[f.index].media.file]).string()}};
+    errors_.write(line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+    outcome_.error_events++;
+    error_keys_.insert(f.key);
+  }
+
+  const Config& config_;
+  const Dataset& dataset_;
+  const BaselineOptions& options_;
+  AppendFile steps_csv_, stages_csv_, errors_;
+  ProgressLine progress_;
+  std::unique_ptr<Step> step_;
+  PhaseMetrics compute_, pipeline_, end_to_end_;
+  RunOutcome outcome_;
+  std::set<std::string> error_keys_;
+};
+
+}  // namespace
+
+nlohmann::json run_baseline(const Config& config, const Dataset& dataset,
+                            const BaselineOptions& options) {
+  prepare_run_dir(options.out);
+  auto step = make_step(config);
+  const auto write_manifest = [&](const std::string& pin_mode) {
+    write_json_atomic(options.out / "manifest.json",
+                      build_manifest(config, dataset, options, step.get(), pin_mode));
+  };
+  // The manifest goes first, so even a run that dies at once says what it was; it is rewritten
+  // at the end with what was learned while running (the pin mode).
+  write_manifest("not started");
+  BaselineRun run(config, dataset, options);
+  nlohmann::json summary;
+  try {
+    summary = run.run();
+  } catch (...) {
+    write_manifest(run.pin_mode());
+    throw;
+  }
+  write_manifest(run.pin_mode());
+  return summary;
+}
+
+}  // namespace mmprof

@@ -1,0 +1,108 @@
+#include "experiment/phase_metrics.hpp"
+
+#include <algorithm>
+#include <numeric>
+
+#include "probe/stats.hpp"
+
+namespace mmprof {
+namespace {
+
+using nlohmann::json;
+
+json rate_or_null(const PhaseMetrics& p, double value) {
+  return p.ran && p.window_s > 0 ? json(value) : json(nullptr);
+}
+
+json phase_json(const PhaseMetrics& p) {
+  if (!p.ran) return nullptr;
+  return {{"steps", p.steps},
+          {"batches", p.batches},
+          {"samples", p.samples},
+          {"bytes", p.bytes},
+          {"window_s", p.window_s},
+          {"warmup_steps", p.warmup_steps},
+          {"warmup_s", p.warmup_s},
+          {"time_to_first_batch_ms",
+           p.time_to_first_batch_ms < 0 ? json(nullptr) : json(p.time_to_first_batch_ms)},
+          {"failures", p.failures},
+          {"minflt_per_sample",
+           p.samples > 0 ? json(static_cast<double>(p.minflt) / static_cast<double>(p.samples))
+                         : json(nullptr)},
+          {"majflt", p.majflt}};
+}
+
+double sum(const std::vector<double>& v) { return std::accumulate(v.begin(), v.end(), 0.0); }
+
+}  // namespace
+
+double PhaseMetrics::samples_per_s() const {
+  return window_s > 0 ? static_cast<double>(samples) / window_s : 0;
+}
+double PhaseMetrics::batches_per_s() const {
+  return window_s > 0 ? static_cast<double>(batches) / window_s : 0;
+}
+double PhaseMetrics::mb_per_s() const {
+  return window_s > 0 ? static_cast<double>(bytes) / 1e6 / window_s : 0;
+}
+
+json summarize(const PhaseMetrics& compute, const PhaseMetrics& pipeline,
+               const PhaseMetrics& end_to_end, const RunOutcome& outcome) {
+  json s;
+  s["schema"] = "mmprof.summary/1";
+  s["status"] = outcome.status;
+  s["message"] = outcome.message.empty() ? json(nullptr) : json(outcome.message);
+  s["phases"] = {{"compute", phase_json(compute)},
+                 {"pipeline", phase_json(pipeline)},
+                 {"end_to_end", phase_json(end_to_end)}};
+
+  json& t = s["throughput"];
+  t["compute"] = {{"samples_per_s", rate_or_null(compute, compute.samples_per_s())},
+                  {"batches_per_s", rate_or_null(compute, compute.batches_per_s())}};
+  t["pipeline"] = {{"samples_per_s", rate_or_null(pipeline, pipeline.samples_per_s())},
+                   {"batches_per_s", rate_or_null(pipeline, pipeline.batches_per_s())},
+                   {"mb_per_s", rate_or_null(pipeline, pipeline.mb_per_s())}};
+  t["end_to_end"] = {{"samples_per_s", rate_or_null(end_to_end, end_to_end.samples_per_s())},
+                     {"batches_per_s", rate_or_null(end_to_end, end_to_end.batches_per_s())},
+                     {"mb_per_s", rate_or_null(end_to_end, end_to_end.mb_per_s())}};
+  // DS-Analyzer's prediction: the slower of the data pipeline and the compute ceiling.
+  json predicted = nullptr;
+  if (!t["compute"]["samples_per_s"].is_null() && !t["pipeline"]["samples_per_s"].is_null()) {
+    predicted = std::min(compute.samples_per_s(), pipeline.samples_per_s());
+  }
+  t["predicted_end_to_end"] = {{"samples_per_s", predicted}};
+
+  const double e2e_step_total = sum(end_to_end.step_ms);
+  s["stall_fraction"] = end_to_end.ran && e2e_step_total > 0
+                            ? json(sum(end_to_end.wait_ms) / e2e_step_total)
+                            : json(nullptr);
+  s["time_to_first_batch_ms"] = pipeline.time_to_first_batch_ms < 0
+                                    ? json(nullptr)
+                                    : json(pipeline.time_to_first_batch_ms);
+
+  // Step-level latencies come from the end-to-end phase when a step exists, else the pipeline.
+  const PhaseMetrics& steps = end_to_end.ran ? end_to_end : pipeline;
+  json& l = s["latency_ms"];
+  l["phase"] = steps.ran ? json(steps.name) : json(nullptr);
+  l["step"] = to_json(describe(steps.step_ms));
+  l["wait"] = to_json(describe(steps.wait_ms));
+  l["compute"] = to_json(describe(end_to_end.ran ? end_to_end.compute_ms : compute.compute_ms));
+  l["h2d"] = to_json(describe(steps.h2d_ms));
+  l["stages_phase"] = pipeline.ran ? json("pipeline") : json(nullptr);
+  l["stages"] = {{"read", to_json(describe(pipeline.read_ms), false)},
+                 {"decode", to_json(describe(pipeline.decode_ms), false)},
+                 {"augment", to_json(describe(pipeline.augment_ms), false)},
+                 {"collate", to_json(describe(pipeline.collate_ms), false)},
+                 {"pin", to_json(describe(pipeline.pin_ms), false)}};
+  l["pin_mode"] = outcome.pin_mode;
+
+  // Resource sampling, provenance and the GPU are measured by later work: null, never faked.
+  s["memory"] = nullptr;
+  s["cpu"] = nullptr;
+  s["io"] = nullptr;
+  s["gpu"] = nullptr;
+  s["errors"] = {{"count", outcome.error_events}, {"samples", outcome.error_samples}};
+  return s;
+}
+
+}  // namespace mmprof

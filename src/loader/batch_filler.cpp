@@ -1,0 +1,244 @@
+#include "loader/batch_filler.hpp"
+
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <fmt/format.h>
+#include <string_view>
+
+#include "data/tokenizer.hpp"
+#include "decode/decode_error.hpp"
+#include "probe/clock.hpp"
+#include "util/digest.hpp"
+#include "util/error.hpp"
+#include "util/rng.hpp"
+
+namespace mmprof {
+namespace {
+
+// Thrown inside one sample's handling to mark the stage that failed.
+struct StageFailure {
+  Stage stage;
+  std::string message;
+};
+
+void thread_faults(int64_t& minflt, int64_t& majflt) noexcept {
+  rusage ru{};
+  getrusage(RUSAGE_THREAD, &ru);
+  minflt = ru.ru_minflt;
+  majflt = ru.ru_majflt;
+}
+
+void set_message(SampleRecord& rec, const std::string& message) noexcept {
+  const size_t n = std::min(message.size(), sizeof(rec.message) - 1);
+  std::memcpy(rec.message, message.data(), n);
+  rec.message[n] = '\0';
+}
+
+}  // namespace
+
+BatchFiller::BatchFiller(const Config& config, const Dataset& dataset, int worker_id)
+    : config_(config),
+      dataset_(dataset),
+      worker_id_(worker_id),
+      video_decoder_(config.video.decoder_threads),
+      dtype_(config.image.dtype == ImageDType::uint8 ? DType::uint8 : DType::float32),
+      fds_(dataset.files().size(), -1) {
+  const size_t image_hwc = 3 * static_cast<size_t>(config.image.size * config.image.size);
+  const size_t video_hwc = 3 * static_cast<size_t>(config.video.frames) *
+                           static_cast<size_t>(config.video.size * config.video.size);
+  hwc_.resize(std::max(image_hwc, video_hwc));
+}
+
+BatchFiller::~BatchFiller() {
+  for (int fd : fds_) {
+    if (fd >= 0) ::close(fd);
+  }
+}
+
+int BatchFiller::fd_for(uint32_t file) {
+  if (fds_[file] < 0) {
+    const auto path = dataset_.root() / dataset_.files()[file];
+    fds_[file] = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fds_[file] < 0) {
+      throw StageFailure{Stage::read, fmt::format("cannot open {}: {}", path.string(),
+                                                  std::strerror(errno))};
+    }
+  }
+  return fds_[file];
+}
+
+void BatchFiller::read_range(const ByteRange& range, std::vector<uint8_t>& buffer) {
+  if (range.size == 0) {
+    throw StageFailure{Stage::read, fmt::format("{} is empty (0 bytes)",
+                                                dataset_.files()[range.file])};
+  }
+  // Grow-only buffers: a warm worker reads into memory that is already faulted in.
+  if (buffer.size() < range.size) buffer.resize(range.size);
+  const int fd = fd_for(range.file);
+  uint64_t done = 0;
+  while (done < range.size) {
+    const ssize_t n = pread(fd, buffer.data() + done, range.size - done,
+                            static_cast<off_t>(range.offset + done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      throw StageFailure{Stage::read, fmt::format("short read of {} at offset {}: {}",
+                                                  dataset_.files()[range.file],
+                                                  range.offset + done,
+                                                  n < 0 ? std::strerror(errno) : "end of file")};
+    }
+    done += static_cast<uint64_t>(n);
+  }
+}
+
+void BatchFiller::finish_pixels(SampleRecord& rec, const uint8_t* hwc, int size, int frames,
+                                void* dst) {
+  const size_t frame_hwc = 3 * static_cast<size_t>(size) * static_cast<size_t>(size);
+  const size_t frame_out = frame_hwc * (dtype_ == DType::uint8 ? 1 : 4);
+  for (int f = 0; f < frames; ++f) {
+    to_chw(hwc + static_cast<size_t>(f) * frame_hwc, size, size, rec.flipped != 0, dtype_, norm_,
+           static_cast<std::byte*>(dst) + static_cast<size_t>(f) * frame_out);
+  }
+  // The digest covers what determines the tensor: the augmented pixels and the flip.
+  rec.digest = digest64(hwc, frame_hwc * static_cast<size_t>(frames), rec.flipped);
+}
+
+void BatchFiller::process_image(SampleRecord& rec, const SampleEntry& entry, void* dst,
+                                uint64_t rng_key) {
+  const int size = config_.image.size;
+  int64_t t = monotonic_ns();
+  CropRect crop, scaled;
+  try {
+    const std::span<const uint8_t> bytes(media_.data(), entry.media.size);
+    const ImageInfo info = image_decoder_.probe(bytes);
+    Rng rng = Rng::for_item(config_.loader.seed, kStreamAugment, rng_key);
+    crop = random_resized_crop(rng, info.width, info.height);
+    rec.flipped = rng.uniform() < 0.5 ? 1 : 0;
+    image_decoder_.decode(bytes, crop, size, config_.image.dct_scaling, decoded_);
+  } catch (const DecodeError& e) {
+    throw StageFailure{Stage::decode, e.what()};
+  }
+  const int64_t t_decoded = monotonic_ns();
+  rec.decode_ns = t_decoded - t;
+  scaled = scale_crop(crop, decoded_.scale_num, decoded_.scale_den, decoded_.width,
+                      decoded_.height);
+  resizer_.resize(decoded_.pixels.data(), decoded_.width * 3, scaled, hwc_.data(), size, size);
+  finish_pixels(rec, hwc_.data(), size, 1, dst);
+  rec.augment_ns = monotonic_ns() - t_decoded;
+}
+
+void BatchFiller::process_video(SampleRecord& rec, const SampleEntry& entry, void* dst,
+                                uint64_t rng_key) {
+  const int size = config_.video.size;
+  const int frames = config_.video.frames;
+  const int64_t t = monotonic_ns();
+  try {
+    const VideoInfo info = video_decoder_.open({media_.data(), entry.media.size});
+    // One draw of randomness for all frames of a clip: the same crop and flip on every frame.
+    Rng rng = Rng::for_item(config_.loader.seed, kStreamAugment, rng_key);
+    const CropRect crop = random_resized_crop(rng, info.width, info.height);
+    rec.flipped = rng.uniform() < 0.5 ? 1 : 0;
+    const auto mode = config_.video.sampling == VideoSampling::uniform
+                          ? FrameSampling::uniform
+                          : FrameSampling::random_window;
+    sample_frame_times(info, frames, mode, rng, frame_times_);
+    // The crop and resize happen inside the decoder's colour conversion (one swscale pass), so
+    // for video they count as decode; augment is flip + normalize.
+    video_decoder_.decode_frames(frame_times_, crop, size, size, hwc_.data());
+  } catch (const DecodeError& e) {
+    throw StageFailure{Stage::decode, e.what()};
+  }
+  const int64_t t_decoded = monotonic_ns();
+  rec.decode_ns = t_decoded - t;
+  finish_pixels(rec, hwc_.data(), size, frames, dst);
+  rec.augment_ns = monotonic_ns() - t_decoded;
+}
+
+void BatchFiller::fill(const SlotView& slot) {
+  SlotHeader& h = slot.header();
+  const SlotGeometry& g = slot.geometry();
+  h.worker = worker_id_;
+  h.t_start_ns = monotonic_ns();
+  h.n_ok = h.n_images = h.n_videos = h.n_failed = 0;
+  // Packed layout: count the planned images first so videos start right after them.
+  uint32_t planned_images = 0;
+  for (uint32_t i = 0; i < h.planned; ++i) {
+    planned_images += dataset_.samples()[slot.records()[i].index].modality == Modality::image;
+  }
+  h.tokens_offset = 0;
+  h.image_offset = (g.capacity * static_cast<size_t>(g.seq_len) * sizeof(int32_t) + 4095) / 4096 *
+                   4096;
+  h.video_offset = h.image_offset + planned_images * g.image_bytes();
+  auto* tokens = reinterpret_cast<int32_t*>(slot.arena() + h.tokens_offset);
+  int64_t collate_ns = 0;
+  uint64_t digest = 0;
+  for (uint32_t i = 0; i < h.planned; ++i) {
+    SampleRecord& rec = slot.records()[i];
+    const SampleEntry& entry = dataset_.samples()[rec.index];
+    rec.worker = worker_id_;
+    rec.modality = static_cast<uint8_t>(entry.modality);
+    rec.status = SampleStatus::ok;
+    rec.read_ns = rec.decode_ns = rec.augment_ns = 0;
+    rec.message[0] = '\0';
+    rec.row = -1;
+    int64_t flt0, maj0;
+    thread_faults(flt0, maj0);
+    rec.t_start_ns = monotonic_ns();
+    const uint64_t rng_key = static_cast<uint64_t>(h.epoch) << 32 | rec.index;
+    try {
+      read_range(entry.media, media_);
+      if (entry.has_caption) read_range(entry.caption, caption_);
+      rec.bytes = entry.media.size + (entry.has_caption ? entry.caption.size : 0);
+      rec.read_ns = monotonic_ns() - rec.t_start_ns;
+      const bool video = entry.modality == Modality::video;
+      const uint32_t row = video ? h.n_videos : h.n_images;
+      std::byte* dst = slot.arena() + (video ? h.video_offset + row * g.video_bytes()
+                                             : h.image_offset + row * g.image_bytes());
+      if (video) {
+        process_video(rec, entry, dst, rng_key);
+      } else {
+        process_image(rec, entry, dst, rng_key);
+      }
+      const int64_t t_collate = monotonic_ns();
+      const std::string_view caption =
+          entry.has_caption ? std::string_view(reinterpret_cast<const char*>(caption_.data()),
+                                               entry.caption.size)
+                            : std::string_view();
+      rec.tokens = tokenize_bytes(caption, tokens + static_cast<size_t>(h.n_ok) * g.seq_len,
+                                  g.seq_len);
+      rec.digest = digest_combine(rec.digest, digest64(caption.data(), caption.size()));
+      digest = digest_combine(digest, rec.digest);
+      rec.row = static_cast<int32_t>(row);
+      (video ? h.n_videos : h.n_images)++;
+      h.n_ok++;
+      collate_ns += monotonic_ns() - t_collate;
+    } catch (const StageFailure& f) {
+      rec.status = SampleStatus::failed;
+      rec.failed_stage = f.stage;
+      set_message(rec, f.message);
+      h.n_failed++;
+    } catch (const std::exception& e) {
+      // Anything else (out of memory, a resize of a degenerate crop) is charged to augment.
+      rec.status = SampleStatus::failed;
+      rec.failed_stage = Stage::augment;
+      set_message(rec, e.what());
+      h.n_failed++;
+    }
+    int64_t flt1, maj1;
+    thread_faults(flt1, maj1);
+    rec.minflt = flt1 - flt0;
+    rec.majflt = maj1 - maj0;
+  }
+  // A failed sample takes no row, so both tensors stay contiguous: n_images rows from
+  // image_offset, n_videos rows from video_offset.
+  h.payload_bytes = h.n_images * g.image_bytes() + h.n_videos * g.video_bytes() +
+                    static_cast<uint64_t>(h.n_ok) * g.seq_len * sizeof(int32_t);
+  h.digest = digest;
+  h.collate_ns = collate_ns;
+  h.t_end_ns = monotonic_ns();
+}
+
+}  // namespace mmprof

@@ -1,0 +1,51 @@
+#pragma once
+// What a worker does with one batch slot: read, decode, augment every planned sample into the
+// slot's tensors, tokenize captions and record per-sample timings. One BatchFiller per worker; it
+// owns the decoders and every scratch buffer, so a warm worker allocates nothing per sample.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "decode/image_decoder.hpp"
+#include "decode/video_decoder.hpp"
+#include "loader/batch_slot.hpp"
+#include "mmprof/config.hpp"
+#include "mmprof/dataset.hpp"
+#include "transform/normalize.hpp"
+#include "transform/resize.hpp"
+
+namespace mmprof {
+
+class BatchFiller {
+ public:
+  BatchFiller(const Config& config, const Dataset& dataset, int worker_id);
+  ~BatchFiller();
+  BatchFiller(const BatchFiller&) = delete;
+  BatchFiller& operator=(const BatchFiller&) = delete;
+
+  // Fills the slot whose header holds a plan (batch_id, epoch, planned, records[].index).
+  // Never throws for a bad sample: it is marked failed with its stage and message.
+  void fill(const SlotView& slot);
+
+ private:
+  void read_range(const ByteRange& range, std::vector<uint8_t>& buffer);
+  void process_image(SampleRecord& rec, const SampleEntry& entry, void* dst, uint64_t rng_key);
+  void process_video(SampleRecord& rec, const SampleEntry& entry, void* dst, uint64_t rng_key);
+  void finish_pixels(SampleRecord& rec, const uint8_t* hwc, int size, int frames, void* dst);
+  int fd_for(uint32_t file);
+
+  const Config& config_;
+  const Dataset& dataset_;
+  int worker_id_;
+  ImageDecoder image_decoder_;
+  VideoDecoder video_decoder_;
+  Resizer resizer_;
+  Normalization norm_;
+  DType dtype_;
+  RgbImage decoded_;
+  std::vector<uint8_t> media_, caption_, hwc_;
+  std::vector<double> frame_times_;
+  std::vector<int> fds_;  // lazily opened, one per dataset file
+};
+
+}  // namespace mmprof

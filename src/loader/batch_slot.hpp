@@ -1,0 +1,100 @@
+#pragma once
+// The layout of one batch slot in the shared-memory ring. Main writes the plan (which samples),
+// a worker fills in tensors and per-sample records, main reads them: only the 4-byte slot id
+// travels through a pipe. Everything here is plain data at fixed offsets, valid in every process
+// that mapped the ring.
+#include <cstddef>
+#include <cstdint>
+
+namespace mmprof {
+
+enum class SampleStatus : uint8_t { ok = 0, failed = 1 };
+enum class Stage : uint8_t { read = 0, decode = 1, augment = 2, collate = 3 };
+const char* stage_name(Stage s) noexcept;
+
+struct SampleRecord {
+  uint32_t index = 0;  // into Dataset::samples()
+  uint8_t modality = 0;
+  SampleStatus status = SampleStatus::ok;
+  Stage failed_stage = Stage::read;
+  uint8_t flipped = 0;
+  int32_t row = -1;  // row in the image or video tensor (ok samples), -1 when failed
+  int32_t worker = -1;
+  int32_t tokens = 0;  // non-pad caption tokens
+  int64_t t_start_ns = 0;
+  int64_t read_ns = 0, decode_ns = 0, augment_ns = 0;
+  uint64_t bytes = 0;   // media + caption bytes read
+  int64_t minflt = 0;   // minor page faults of the worker thread while handling the sample
+  int64_t majflt = 0;
+  uint64_t digest = 0;  // of the sample's pixels (HWC uint8 after augment) and flip
+  char message[224] = {};
+};
+
+struct SlotHeader {
+  // Written by main when dispatching.
+  uint64_t batch_id = 0;
+  int64_t epoch = 0;
+  uint32_t planned = 0;  // samples in the plan
+  // Written by the worker.
+  uint32_t n_ok = 0, n_images = 0, n_videos = 0, n_failed = 0;
+  int32_t worker = -1;
+  int64_t t_start_ns = 0, t_end_ns = 0;
+  int64_t collate_ns = 0;  // tokens and batch assembly (pixels are written in place by augment)
+  uint64_t image_offset = 0, video_offset = 0, tokens_offset = 0;  // from the arena start
+  uint64_t payload_bytes = 0;  // bytes of tensors actually written
+  uint64_t digest = 0;         // combination of the ok samples' digests in batch order
+  // SampleRecord records[capacity] follows.
+};
+
+// Sizes of one slot, derived from the config. Pixels are packed: images first, then videos, so a
+// slot reserves worst-case virtual space but only touches what its batches use.
+struct SlotGeometry {
+  uint32_t capacity = 0;  // batch_size
+  int image_size = 0, video_size = 0, frames = 0, seq_len = 0;
+  size_t pixel_bytes = 1;  // 1 (uint8) or 4 (float32)
+  size_t image_bytes() const noexcept;
+  size_t video_bytes() const noexcept;
+  size_t header_bytes() const noexcept;  // header + records, page aligned
+  size_t arena_bytes() const noexcept;   // tokens + worst-case pixels, page aligned
+  size_t slot_bytes() const noexcept { return header_bytes() + arena_bytes(); }
+};
+
+// A view of one slot in the mapped ring.
+class SlotView {
+ public:
+  SlotView(std::byte* base, const SlotGeometry& g) noexcept : base_(base), geometry_(&g) {}
+  SlotHeader& header() const noexcept { return *reinterpret_cast<SlotHeader*>(base_); }
+  SampleRecord* records() const noexcept {
+    return reinterpret_cast<SampleRecord*>(base_ + sizeof(SlotHeader));
+  }
+  std::byte* arena() const noexcept { return base_ + geometry_->header_bytes(); }
+  const SlotGeometry& geometry() const noexcept { return *geometry_; }
+
+ private:
+  std::byte* base_;
+  const SlotGeometry* geometry_;
+};
+
+// The ring: `slots` slots in one memfd mapped MAP_SHARED before workers are forked.
+class SlotRing {
+ public:
+  SlotRing(const SlotGeometry& geometry, uint32_t slots);
+  ~SlotRing();
+  SlotRing(const SlotRing&) = delete;
+  SlotRing& operator=(const SlotRing&) = delete;
+
+  uint32_t size() const noexcept { return slots_; }
+  SlotView slot(uint32_t i) const noexcept {
+    return SlotView(base_ + static_cast<size_t>(i) * geometry_.slot_bytes(), geometry_);
+  }
+  const SlotGeometry& geometry() const noexcept { return geometry_; }
+  size_t mapped_bytes() const noexcept { return bytes_; }
+
+ private:
+  SlotGeometry geometry_;
+  uint32_t slots_;
+  std::byte* base_ = nullptr;
+  size_t bytes_ = 0;
+};
+
+}  // namespace mmprof

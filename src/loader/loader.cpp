@@ -1,0 +1,277 @@
+#include "mmprof/loader.hpp"
+
+#include <cstring>
+#include <fmt/format.h>
+#include <map>
+#include <optional>
+
+#include "data/sampler.hpp"
+#include "loader/batch_filler.hpp"
+#include "loader/batch_slot.hpp"
+#include "loader/pinned_memory.hpp"
+#include "loader/worker_pool.hpp"
+#include "probe/clock.hpp"
+#include "util/error.hpp"
+#include "util/interrupt.hpp"
+
+namespace mmprof {
+namespace {
+
+SlotGeometry make_geometry(const Config& c) {
+  SlotGeometry g;
+  g.capacity = static_cast<uint32_t>(c.loader.batch_size);
+  g.image_size = c.image.size;
+  g.video_size = c.video.size;
+  g.frames = c.video.frames;
+  g.seq_len = c.text.seq_len;
+  g.pixel_bytes = c.image.dtype == ImageDType::uint8 ? 1 : 4;
+  return g;
+}
+
+bool want_pinned(PinMemory setting) {
+  return setting == PinMemory::on ||
+         (setting == PinMemory::auto_detect && gpu_availability().available);
+}
+
+}  // namespace
+
+struct Loader::Impl {
+  Impl(const Config& c, const Dataset& d)
+      : config(c),
+        dataset(d),
+        sampler{c.loader.shuffle, c.loader.seed, c.dist.rank, c.dist.world_size,
+                c.loader.batch_size},
+        workers(c.loader.num_workers),
+        max_outstanding(static_cast<uint64_t>(std::max(1, workers * c.loader.prefetch_factor))),
+        // One slot per outstanding batch plus the one the consumer holds.
+        ring(make_geometry(c), static_cast<uint32_t>(max_outstanding + 1)),
+        plan(static_cast<uint32_t>(d.size()), 0, sampler) {
+    if (plan.num_batches() == 0) {
+      throw InputError(fmt::format("rank {} of {} gets no samples from dataset {} ({} samples)",
+                                   c.dist.rank, c.dist.world_size, d.root().string(), d.size()));
+    }
+    for (uint32_t s = 0; s < ring.size(); ++s) free_slots.push_back(s);
+    setup_pinning();
+    start_workers();
+    stats.ring_bytes = ring.mapped_bytes();
+  }
+
+  void setup_pinning() {
+    if (!want_pinned(config.loader.pin_memory)) {
+      stats.pin_mode = "pageable: " + (config.loader.pin_memory == PinMemory::off
+                                           ? std::string("loader.pin_memory=false")
+                                           : gpu_availability().reason);
+      return;
+    }
+    if (!gpu_availability().available) {
+      throw UnavailableError("loader.pin_memory=true needs a GPU: " + gpu_availability().reason);
+    }
+    pinned.emplace(ring.geometry().arena_bytes());
+    stats.pin_mode = "pinned";
+  }
+
+  void start_workers() {
+    if (workers == 0) {
+      inline_filler.emplace(config, dataset, 0);
+      return;
+    }
+    pool.emplace(config, dataset, ring, workers, config.loader.worker_mode);
+    stats.worker_pids = pool->pids();
+  }
+
+  // Writes the next planned batch into a free slot and hands it to its worker (round robin by
+  // batch id, as PyTorch's DataLoader). Returns false when nothing can be dispatched now.
+  bool dispatch_one() {
+    if (free_slots.empty() || next_dispatch - next_deliver >= max_outstanding) return false;
+    if (batch_in_epoch == plan.num_batches()) {
+      // Non-persistent workers end with their epoch: the next epoch starts a fresh pool once
+      // every batch of this one has been delivered (PyTorch re-creates its iterator).
+      if (!config.loader.persistent_workers && workers > 0) {
+        if (next_dispatch != next_deliver) return false;
+        pool.reset();
+        start_workers();
+        stats.worker_restarts++;
+      }
+      plan = EpochPlan(static_cast<uint32_t>(dataset.size()), plan.epoch() + 1, sampler);
+      batch_in_epoch = 0;
+    }
+    const uint32_t slot_id = free_slots.back();
+    free_slots.pop_back();
+    const SlotView slot = ring.slot(slot_id);
+    SlotHeader& h = slot.header();
+    h.batch_id = next_dispatch;
+    h.epoch = plan.epoch();
+    h.planned = static_cast<uint32_t>(plan.batch_size(batch_in_epoch));
+    const uint32_t* idx = plan.batch_begin(batch_in_epoch);
+    for (uint32_t i = 0; i < h.planned; ++i) slot.records()[i].index = idx[i];
+    ++batch_in_epoch;
+    if (pool) pool->dispatch(static_cast<int>(next_dispatch % static_cast<uint64_t>(workers)),
+                             slot_id);
+    in_flight.emplace(next_dispatch, slot_id);
+    ++next_dispatch;
+    return true;
+  }
+
+  // The slot of the batch to deliver next, once it is complete.
+  std::optional<uint32_t> deliverable() {
+    if (config.loader.in_order) {
+      auto it = completed.find(next_deliver);
+      if (it == completed.end()) return std::nullopt;
+      const uint32_t slot = it->second;
+      completed.erase(it);
+      return slot;
+    }
+    if (completed.empty()) return std::nullopt;
+    auto it = completed.begin();  // the oldest completed batch
+    const uint32_t slot = it->second;
+    completed.erase(it);
+    return slot;
+  }
+
+  uint32_t wait_for_batch() {
+    if (!pool) {
+      dispatch_one();
+      const auto [id, slot] = *in_flight.begin();
+      inline_filler->fill(ring.slot(slot));
+      in_flight.clear();
+      return slot;
+    }
+    while (dispatch_one()) {
+    }
+    for (;;) {
+      if (auto slot = deliverable()) return *slot;
+      throw_if_interrupted();
+      done.clear();
+      pool->wait_completions(100, done);
+      for (const auto& [worker, slot] : done) {
+        const uint64_t id = ring.slot(slot).header().batch_id;
+        in_flight.erase(id);
+        completed.emplace(id, slot);
+      }
+      while (dispatch_one()) {
+      }
+    }
+  }
+
+  void fill_batch_view(uint32_t slot_id, int64_t t_wait_start) {
+    const SlotView slot = ring.slot(slot_id);
+    const SlotHeader& h = slot.header();
+    const int64_t now = monotonic_ns();
+    batch.batch_id = h.batch_id;
+    batch.epoch = h.epoch;
+    batch.worker = h.worker;
+    batch.size = h.n_ok;
+    batch.n_images = h.n_images;
+    batch.n_videos = h.n_videos;
+    batch.digest = h.digest;
+    batch.payload_bytes = h.payload_bytes;
+    batch.collate_ms = static_cast<double>(h.collate_ns) / 1e6;
+    batch.samples.clear();
+    batch.failures.clear();
+    batch.bytes_read = 0;
+    for (uint32_t i = 0; i < h.planned; ++i) {
+      const SampleRecord& r = slot.records()[i];
+      batch.bytes_read += r.bytes;
+      if (r.status == SampleStatus::failed) {
+        batch.failures.push_back(SampleFailure{r.index, dataset.samples()[r.index].key,
+                                               stage_name(r.failed_stage), r.message});
+        continue;
+      }
+      batch.samples.push_back(SampleInfo{r.index, static_cast<Modality>(r.modality), r.row,
+                                         r.worker, r.t_start_ns,
+                                         static_cast<double>(r.read_ns) / 1e6,
+                                         static_cast<double>(r.decode_ns) / 1e6,
+                                         static_cast<double>(r.augment_ns) / 1e6, r.bytes,
+                                         r.minflt, r.majflt, r.digest});
+    }
+    const std::byte* arena = slot.arena();
+    batch.pin_ms = 0;
+    if (pinned) arena = copy_to_pinned(slot, batch.pin_ms);
+    batch.tokens = reinterpret_cast<const int32_t*>(arena + h.tokens_offset);
+    batch.images = arena + h.image_offset;
+    batch.videos = arena + h.video_offset;
+    batch.ready_ns = monotonic_ns();
+    batch.wait_ms = static_cast<double>(now - t_wait_start) / 1e6;
+  }
+
+  // The pin stage: the copy PyTorch's pin_memory thread makes, from the ring into page-locked
+  // memory, of exactly the bytes the batch uses.
+  const std::byte* copy_to_pinned(const SlotView& slot, double& pin_ms) {
+    const SlotHeader& h = slot.header();
+    const SlotGeometry& g = slot.geometry();
+    const int64_t t0 = monotonic_ns();
+    auto* dst = static_cast<std::byte*>(pinned->data());
+    std::memcpy(dst + h.tokens_offset, slot.arena() + h.tokens_offset,
+                h.n_ok * static_cast<size_t>(g.seq_len) * sizeof(int32_t));
+    std::memcpy(dst + h.image_offset, slot.arena() + h.image_offset, h.n_images * g.image_bytes());
+    std::memcpy(dst + h.video_offset, slot.arena() + h.video_offset, h.n_videos * g.video_bytes());
+    pin_ms = static_cast<double>(monotonic_ns() - t0) / 1e6;
+    return dst;
+  }
+
+  void check_failures() const {
+    if (config.loader.on_error != OnError::fail || batch.failures.empty()) return;
+    const SampleFailure& f = batch.failures.front();
+    const auto file = dataset.root() / dataset.files()[dataset.samples()[f.index].media.file];
+    throw SampleError(fmt::format("sample {} ({}) failed in stage {}: {} (loader.on_error=fail)",
+                                  f.key, file.string(), f.stage, f.message),
+                      f, batch.batch_id, batch.epoch);
+  }
+
+  const Config config;
+  const Dataset& dataset;
+  SamplerOptions sampler;
+  int workers;
+  uint64_t max_outstanding;
+  SlotRing ring;
+  EpochPlan plan;
+  size_t batch_in_epoch = 0;
+  uint64_t next_dispatch = 0, next_deliver = 0;
+  std::vector<uint32_t> free_slots;
+  std::map<uint64_t, uint32_t> in_flight;  // batch id -> slot
+  std::map<uint64_t, uint32_t> completed;  // batch id -> slot, not yet delivered
+  std::vector<std::pair<int, uint32_t>> done;
+  std::optional<uint32_t> held_slot;
+  std::optional<WorkerPool> pool;
+  std::optional<BatchFiller> inline_filler;
+  std::optional<PinnedBuffer> pinned;
+  Batch batch;
+  LoaderStats stats;
+  int64_t t_created = 0;
+};
+
+Loader::Loader(const Config& config, const Dataset& dataset) {
+  // Time to first batch counts from here: ring allocation and worker start-up included.
+  const int64_t t0 = monotonic_ns();
+  impl_ = std::make_unique<Impl>(config, dataset);
+  impl_->t_created = t0;
+}
+
+Loader::~Loader() = default;
+
+const Batch& Loader::next() {
+  Impl& m = *impl_;
+  if (m.held_slot) {
+    m.free_slots.push_back(*m.held_slot);
+    m.held_slot.reset();
+  }
+  const int64_t t0 = monotonic_ns();
+  const uint32_t slot = m.wait_for_batch();
+  m.held_slot = slot;
+  ++m.next_deliver;
+  m.fill_batch_view(slot, t0);
+  m.stats.batches++;
+  m.stats.samples += m.batch.size;
+  m.stats.failures += static_cast<int64_t>(m.batch.failures.size());
+  if (m.stats.time_to_first_batch_ms < 0) {
+    m.stats.time_to_first_batch_ms = static_cast<double>(m.batch.ready_ns - m.t_created) / 1e6;
+  }
+  m.check_failures();
+  return m.batch;
+}
+
+const LoaderStats& Loader::stats() const noexcept { return impl_->stats; }
+
+size_t Loader::batches_per_epoch() const noexcept { return impl_->plan.num_batches(); }
+
+}  // namespace mmprof

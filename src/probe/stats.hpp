@@ -1,0 +1,28 @@
+#pragma once
+// Descriptive statistics as pure functions over samples (google/benchmark's statistics.cc style):
+// exact order statistics, never averages dressed as percentiles.
+#include <cstddef>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace mmprof {
+
+// The q-quantile (0 <= q <= 1) of `sorted` (ascending) by linear interpolation between closest
+// ranks (Hyndman & Fan type 7, numpy's default). NaN for an empty input.
+double quantile_sorted(const std::vector<double>& sorted, double q);
+
+double mean(const std::vector<double>& values);
+
+struct Distribution {
+  size_t count = 0;
+  double mean = 0, p50 = 0, p90 = 0, p99 = 0, p999 = 0, max = 0, min = 0;
+};
+
+// Sorts a copy; an empty input gives count 0 (written as nulls).
+Distribution describe(std::vector<double> values);
+
+// {"count", "mean", "p50", "p90", "p99", "p999", "max"}; values null when count == 0.
+nlohmann::json to_json(const Distribution& d, bool with_p999 = true);
+
+}  // namespace mmprof
