@@ -46,6 +46,8 @@ class Dataset {
   const std::vector<SampleEntry>& samples() const noexcept { return samples_; }
   size_t size() const noexcept { return samples_.size(); }
   uint64_t total_bytes() const noexcept;
+  // The same dataset restricted to one modality (e.g. images only, for a decode benchmark).
+  Dataset only(Modality modality) const;
   // Counts per modality and extension, total bytes, layout: for the manifest.
   nlohmann::json summary() const;
 

@@ -160,6 +160,12 @@ void Dataset::index_shards(const std::vector<fs::path>& shards) {
   std::erase_if(samples_, [](const SampleEntry& s) { return s.ext.empty(); });
 }
 
+Dataset Dataset::only(Modality modality) const {
+  Dataset out = *this;
+  std::erase_if(out.samples_, [&](const SampleEntry& s) { return s.modality != modality; });
+  return out;
+}
+
 uint64_t Dataset::total_bytes() const noexcept {
   uint64_t total = 0;
   for (const auto& s : samples_) total += s.media.size + (s.has_caption ? s.caption.size : 0);

@@ -9,6 +9,7 @@
 #include "decode/av_log.hpp"
 #include "decode/decode_error.hpp"
 #include "decode/memory_io.hpp"
+#include "decode/rgb_convert.hpp"
 
 namespace mmprof::detail {
 namespace {
@@ -37,12 +38,12 @@ void no_free(void*, uint8_t*) {}
 }  // namespace
 
 struct AvImageDecoder::Impl {
-  AVCodecID codec_id = AV_CODEC_ID_NONE;
   AvCodecContextPtr codec;
   AvFramePtr frame{av_frame_alloc()};
   AvPacketPtr packet{av_packet_alloc()};
   SwsPtr sws;
-  std::vector<uint8_t> padded;  // the input plus FFmpeg's zeroed padding; grows only
+  std::vector<uint8_t> scratch;  // sws_to_rgb24's padded rows
+  std::vector<uint8_t> padded;   // the input plus FFmpeg's zeroed padding; grows only
   MemoryInput input;
 
   Impl() {
@@ -57,11 +58,11 @@ struct AvImageDecoder::Impl {
     std::memset(padded.data() + bytes.size(), 0, AV_INPUT_BUFFER_PADDING_SIZE);
   }
 
-  // A context per codec, kept while consecutive images share it (params: from a demuxer).
+  // A fresh context per image (params: from a demuxer). Reusing one after a flush is not safe:
+  // FFmpeg 5.1's PNG decoder keeps its previous-row buffer, so the first rows of the next image
+  // were filtered against the last image's rows (measured: 22 dB instead of bit-exact).
   void open_codec(AVCodecID id, std::string_view format, const AVCodecParameters* params) {
-    if (codec && codec_id == id && params == nullptr) return;
     codec.reset();
-    codec_id = AV_CODEC_ID_NONE;
     const AVCodec* decoder = avcodec_find_decoder(id);
     if (decoder == nullptr) fail(format, "no FFmpeg decoder for it", 0);
     codec.reset(avcodec_alloc_context3(decoder));
@@ -72,11 +73,9 @@ struct AvImageDecoder::Impl {
       codec.reset();
       fail(format, "cannot open the decoder", err);
     }
-    codec_id = id;
   }
 
-  // Sends the one packet then drains, so decoders with a delay give their frame at once; the
-  // flush afterwards (also on errors) readies the context for the next image.
+  // Sends the one packet then drains, so decoders with a delay give their frame at once.
   void decode_packet(AVPacket* pkt, std::string_view format, RgbImage& out) {
     struct Reset {
       Impl* self;
@@ -84,7 +83,7 @@ struct AvImageDecoder::Impl {
       ~Reset() {
         av_frame_unref(self->frame.get());
         av_packet_unref(pkt);
-        avcodec_flush_buffers(self->codec.get());
+        self->codec.reset();
       }
     } reset{this, pkt};
     int err = avcodec_send_packet(codec.get(), pkt);
@@ -97,14 +96,13 @@ struct AvImageDecoder::Impl {
   void to_rgb(std::string_view format, RgbImage& out) {
     const int w = frame->width, h = frame->height;
     const auto pix = static_cast<AVPixelFormat>(frame->format);
-    sws.reset(sws_getCachedContext(sws.release(), w, h, pix, w, h, AV_PIX_FMT_RGB24,
-                                   SWS_BILINEAR, nullptr, nullptr, nullptr));
+    sws.reset(sws_getCachedContext(sws.release(), w, h, pix, w, h, AV_PIX_FMT_RGB24, SWS_BILINEAR,
+                                   nullptr, nullptr, nullptr));
     if (w <= 0 || h <= 0 || !sws) fail(format, "unsupported size or pixel format", 0);
     const size_t need = static_cast<size_t>(w) * h * 3;
     if (out.pixels.size() < need) out.pixels.resize(need);
-    uint8_t* dst[4] = {out.pixels.data(), nullptr, nullptr, nullptr};
-    const int dst_stride[4] = {w * 3, 0, 0, 0};
-    if (sws_scale(sws.get(), frame->data, frame->linesize, 0, h, dst, dst_stride) != h) {
+    if (!sws_to_rgb24(sws.get(), frame->data, frame->linesize, h, out.pixels.data(), w, h,
+                      scratch)) {
       fail(format, "pixel conversion failed", 0);
     }
     out.width = w;
@@ -127,8 +125,8 @@ void AvImageDecoder::decode(std::span<const uint8_t> bytes, std::string_view for
   m.copy_padded(bytes);
   AVPacket* pkt = m.packet.get();
   av_packet_unref(pkt);
-  pkt->buf = av_buffer_create(m.padded.data(), static_cast<int>(m.padded.size()), no_free,
-                              nullptr, 0);
+  pkt->buf =
+      av_buffer_create(m.padded.data(), static_cast<int>(m.padded.size()), no_free, nullptr, 0);
   if (pkt->buf == nullptr) throw std::bad_alloc();
   pkt->data = m.padded.data();
   pkt->size = static_cast<int>(bytes.size());

@@ -37,7 +37,9 @@ void quiet_ffmpeg_log() noexcept {
   });
 }
 
-void clear_ffmpeg_error() noexcept { last_error[0] = '\0'; }
+void clear_ffmpeg_error() noexcept {
+  last_error[0] = '\0';
+}
 
 std::string ffmpeg_error_suffix() {
   if (last_error[0] == '\0') return {};

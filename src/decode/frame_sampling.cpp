@@ -14,8 +14,8 @@ void sample_frame_times(const VideoInfo& info, int k, FrameSampling mode, Rng& r
   if (mode == FrameSampling::random_window && info.fps > 0) {
     // K consecutive frames at 1/fps from a random first frame; a clip shorter than K frames
     // repeats its last frame rather than asking for times past the end.
-    const int64_t n = info.frames > 0 ? info.frames
-                                      : std::max<int64_t>(1, std::llround(duration * info.fps));
+    const int64_t n =
+        info.frames > 0 ? info.frames : std::max<int64_t>(1, std::llround(duration * info.fps));
     const int64_t first = rng.range(0, std::max<int64_t>(0, n - k));
     for (int i = 0; i < k; ++i) {
       out.push_back(static_cast<double>(std::min<int64_t>(first + i, n - 1)) / info.fps);
@@ -23,7 +23,8 @@ void sample_frame_times(const VideoInfo& info, int k, FrameSampling mode, Rng& r
     return;
   }
   // Centres of K equal segments of [0, duration), as TSN-style uniform sampling.
-  for (int i = 0; i < k; ++i) out.push_back((i + 0.5) * duration / k);
+  for (int i = 0; i < k; ++i)
+    out.push_back((i + 0.5) * duration / k);
 }
 
 }  // namespace mmprof

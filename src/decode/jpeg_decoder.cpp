@@ -21,21 +21,32 @@ tjscalingfactor choose_scale(int width, int height, const CropRect& crop, int mi
   for (int i = 0; factors != nullptr && i < n; ++i) {
     const tjscalingfactor f = factors[i];
     if (f.num > f.denom) continue;
-    const bool enough = static_cast<int64_t>(cw) * f.num >= static_cast<int64_t>(min_side) * f.denom &&
-                        static_cast<int64_t>(ch) * f.num >= static_cast<int64_t>(min_side) * f.denom;
+    const bool enough =
+        static_cast<int64_t>(cw) * f.num >= static_cast<int64_t>(min_side) * f.denom &&
+        static_cast<int64_t>(ch) * f.num >= static_cast<int64_t>(min_side) * f.denom;
     if (enough && f.num * best.denom < best.num * f.denom) best = f;
   }
   return best;
 }
 
-// TurboJPEG reports recoverable libjpeg warnings (TJERR_WARNING) and still fills the buffer. A
-// truncated file ("Premature end of JPEG file") or damaged entropy-coded data ("Corrupt JPEG data:
-// bad Huffman code", "... premature end of data segment") yields grey or garbage blocks, so those
-// count as failures; "extraneous bytes before marker" is common in camera files and harmless.
-bool warning_is_fatal(const char* message) {
-  if (std::strstr(message, "Premature end") != nullptr) return true;
-  return std::strstr(message, "Corrupt JPEG data") != nullptr &&
-         std::strstr(message, "extraneous bytes") == nullptr;
+// TurboJPEG returns -1 both for fatal errors and for libjpeg warnings (after which the buffer is
+// filled anyway), and tjGetErrorCode() says TJERR_WARNING whenever any warning came first, even
+// if a fatal error followed. Warnings mostly mean damaged data (truncation: "Premature end of JPEG
+// file"; entropy-code damage: "Corrupt JPEG data: bad Huffman code"), decoded as grey or garbage
+// blocks, so every message is a failure except these known-harmless ones, common in camera files.
+// Only the first warning's text is kept by TurboJPEG, so a harmless one can mask a later one.
+bool harmless_warning(const char* message) {
+  static constexpr const char* kHarmless[] = {
+      "extraneous bytes before marker",              // JWRN_EXTRANEOUS_DATA
+      "Invalid SOS parameters for sequential JPEG",  // JWRN_NOT_SEQUENTIAL
+      "Unknown Adobe color transform code",          // JWRN_ADOBE_XFORM
+      "Corrupt JPEG data: bad ICC marker",           // JWRN_BOGUS_ICC: only the ICC profile
+      "Warning: unknown JFIF revision number",       // JWRN_JFIF_MAJOR
+  };
+  for (const char* h : kHarmless) {
+    if (std::strstr(message, h) != nullptr) return true;
+  }
+  return false;
 }
 
 }  // namespace
@@ -44,7 +55,9 @@ JpegDecoder::JpegDecoder() : handle_(tjInitDecompress()) {
   if (handle_ == nullptr) throw std::bad_alloc();
 }
 
-JpegDecoder::~JpegDecoder() { tjDestroy(handle_); }
+JpegDecoder::~JpegDecoder() {
+  tjDestroy(handle_);
+}
 
 void JpegDecoder::fail(const char* what) {
   throw DecodeError(std::string(what) + ": " + tjGetErrorStr2(handle_));
@@ -69,14 +82,15 @@ void JpegDecoder::decode(std::span<const uint8_t> bytes, const CropRect& crop, i
                          bool dct_scaling, RgbImage& out) {
   int width = 0, height = 0;
   header(bytes, width, height);
-  const tjscalingfactor f =
-      dct_scaling && min_side > 0 ? choose_scale(width, height, crop, min_side) : tjscalingfactor{1, 1};
+  const tjscalingfactor f = dct_scaling && min_side > 0
+                                ? choose_scale(width, height, crop, min_side)
+                                : tjscalingfactor{1, 1};
   const int w = TJSCALED(width, f), h = TJSCALED(height, f);
   const size_t need = static_cast<size_t>(w) * h * 3;
   if (out.pixels.size() < need) out.pixels.resize(need);
   if (tjDecompress2(handle_, bytes.data(), static_cast<unsigned long>(bytes.size()),
                     out.pixels.data(), w, 0, h, TJPF_RGB, 0) != 0) {
-    if (tjGetErrorCode(handle_) != TJERR_WARNING || warning_is_fatal(tjGetErrorStr2(handle_))) {
+    if (tjGetErrorCode(handle_) != TJERR_WARNING || !harmless_warning(tjGetErrorStr2(handle_))) {
       fail("corrupt JPEG data");
     }
   }

@@ -15,6 +15,7 @@ extern "C" {
 #include "decode/av_log.hpp"
 #include "decode/decode_error.hpp"
 #include "decode/memory_io.hpp"
+#include "decode/rgb_convert.hpp"
 
 namespace mmprof {
 namespace {
@@ -67,7 +68,8 @@ VideoInfo describe(const AVFormatContext* fmt, const AVStream* st) {
 void crop_planes(const AVFrame* f, const AVPixFmtDescriptor* d, int x, int y,
                  const uint8_t* planes[4]) {
   bool done[4] = {};
-  for (int p = 0; p < 4; ++p) planes[p] = f->data[p];
+  for (int p = 0; p < 4; ++p)
+    planes[p] = f->data[p];
   const bool yuv = (d->flags & AV_PIX_FMT_FLAG_RGB) == 0 && d->nb_components >= 3;
   for (int c = 0; c < d->nb_components; ++c) {
     const AVComponentDescriptor& comp = d->comp[c];
@@ -91,6 +93,7 @@ struct VideoDecoder::Impl {
   AvFramePtr cur{av_frame_alloc()}, next{av_frame_alloc()};
   AvPacketPtr packet{av_packet_alloc()};
   SwsPtr sws;  // kept across clips: sws_getCachedContext reuses it while sizes repeat
+  std::vector<uint8_t> scratch;  // sws_to_rgb24's padded rows for widths not a multiple of 8
   AVStream* stream = nullptr;
   VideoInfo info;
   VideoDecodeStats stats;
@@ -179,8 +182,8 @@ void VideoDecoder::Impl::position_at(int64_t target) {
   while (!have_cur || frame_pts(cur.get()) < target) {
     if (!next_frame()) break;  // drained: the last frame stands for times past the end
   }
-  if (!have_cur) throw DecodeError("truncated or corrupt video: no frame decoded" +
-                                   ffmpeg_error_suffix());
+  if (!have_cur)
+    throw DecodeError("truncated or corrupt video: no frame decoded" + ffmpeg_error_suffix());
 }
 
 void VideoDecoder::Impl::seek(int64_t target) {
@@ -242,9 +245,7 @@ void VideoDecoder::Impl::convert(const CropRect& crop, int dst_w, int dst_h, uin
   sws.reset(sws_getCachedContext(sws.release(), c.w, c.h, pix, dst_w, dst_h, AV_PIX_FMT_RGB24,
                                  SWS_BILINEAR, nullptr, nullptr, nullptr));
   if (!sws) throw DecodeError("cannot convert video frames from " + info.pix_fmt + " to RGB");
-  uint8_t* dst[4] = {out, nullptr, nullptr, nullptr};
-  const int dst_stride[4] = {dst_w * 3, 0, 0, 0};
-  if (sws_scale(sws.get(), planes, f->linesize, 0, c.h, dst, dst_stride) != dst_h) {
+  if (!sws_to_rgb24(sws.get(), planes, f->linesize, c.h, out, dst_w, dst_h, scratch)) {
     throw DecodeError("video frame conversion failed");
   }
 }
@@ -274,16 +275,20 @@ void VideoDecoder::decode_frames(std::span<const double> times, const CropRect& 
   const double tb = av_q2d(impl_->stream->time_base);
   const size_t frame_bytes = static_cast<size_t>(dst_w) * dst_h * 3;
   for (size_t i = 0; i < times.size(); ++i) {
-    // ceil with a little slack: a time computed as k / fps lands on frame k, not k + 1.
-    const double ticks = std::max(times[i], 0.0) / tb;
-    const auto target = impl_->start_pts + static_cast<int64_t>(std::ceil(ticks - 1e-6));
+    // Times are compared at the stream's resolution: rounded to the nearest tick, so k / fps
+    // give or take floating-point error (or a microsecond) names frame k.
+    const auto target = impl_->start_pts + std::llround(std::max(times[i], 0.0) / tb);
     impl_->position_at(target);
     impl_->convert(crop, dst_w, dst_h, out + i * frame_bytes);
   }
 }
 
-const VideoDecodeStats& VideoDecoder::stats() const noexcept { return impl_->stats; }
+const VideoDecodeStats& VideoDecoder::stats() const noexcept {
+  return impl_->stats;
+}
 
-void VideoDecoder::close() noexcept { impl_->close(); }
+void VideoDecoder::close() noexcept {
+  impl_->close();
+}
 
 }  // namespace mmprof

@@ -48,8 +48,10 @@ class VideoDecoder {
   VideoInfo open(std::span<const uint8_t> bytes);
 
   // For each time (ascending, seconds from the stream start) decodes the first frame whose
-  // timestamp is >= that time (the last frame when past the end), converts `crop` of it (source
-  // pixels) to RGB24 at dst_w x dst_h and writes it to out + i*dst_w*dst_h*3.
+  // timestamp is >= that time rounded to the stream's time base (the last frame when past the
+  // end), converts `crop` of it (source pixels; the origin snapped down to the chroma grid, e.g.
+  // even x and y for 4:2:0) to RGB24 at dst_w x dst_h and writes it to out + i*dst_w*dst_h*3.
+  // Descending times work but cost a seek each. stats() counts since the last open().
   void decode_frames(std::span<const double> times, const CropRect& crop, int dst_w, int dst_h,
                      uint8_t* out);
 

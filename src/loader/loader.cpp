@@ -124,6 +124,12 @@ struct Loader::Impl {
     if (completed.empty()) return std::nullopt;
     auto it = completed.begin();  // the oldest completed batch
     const uint32_t slot = it->second;
+    // Out of order within an epoch only, as PyTorch's in_order=False: a batch of the next epoch
+    // waits until every batch of the current one has been delivered.
+    if (!in_flight.empty() && in_flight.begin()->first < it->first &&
+        ring.slot(in_flight.begin()->second).header().epoch != ring.slot(slot).header().epoch) {
+      return std::nullopt;
+    }
     completed.erase(it);
     return slot;
   }

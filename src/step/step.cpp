@@ -1,10 +1,10 @@
 #include "step/step.hpp"
 
+#include <fmt/format.h>
 #include <time.h>
 
-#include <fmt/format.h>
-
 #include "probe/clock.hpp"
+#include "step/torch_plugin.hpp"
 #include "util/error.hpp"
 
 namespace mmprof {
@@ -63,11 +63,10 @@ std::unique_ptr<Step> make_step(const Config& config) {
     case StepKind::spin:
       return std::make_unique<SpinStep>(config.step.ms);
     case StepKind::torch:
-      break;
+      // Loaded here, and only here, so that nothing else in mmprof pays libtorch's start-up.
+      return std::make_unique<TorchPluginStep>(config);
   }
-  throw UnavailableError(
-      "step.kind=torch is unavailable: this mmprof was built without libtorch "
-      "(install libtorch-dev and rebuild with -DMMPROF_WITH_TORCH=ON)");
+  throw UsageError(fmt::format("unknown step.kind {}", static_cast<int>(config.step.kind)));
 }
 
 }  // namespace mmprof

@@ -7,10 +7,14 @@ namespace mmprof {
 namespace {
 
 // Python's round(): half to even, which std::nearbyint gives in the default rounding mode.
-int py_round(double v) { return static_cast<int>(std::nearbyint(v)); }
+int py_round(double v) {
+  return static_cast<int>(std::nearbyint(v));
+}
 
 // torch.randint(0, n + 1) for the crop origin: uniform over [0, n].
-int draw_origin(Rng& rng, int n) { return static_cast<int>(rng.range(0, n)); }
+int draw_origin(Rng& rng, int n) {
+  return static_cast<int>(rng.range(0, n));
+}
 
 // The fallback of get_params: the whole image, narrowed to the nearest allowed aspect ratio.
 CropRect centre_crop(int width, int height, const CropParams& p) {

@@ -10,7 +10,7 @@ struct CropRect {
 };
 
 struct CropParams {
-  double scale_min = 0.08, scale_max = 1.0;          // fraction of the source area
+  double scale_min = 0.08, scale_max = 1.0;             // fraction of the source area
   double ratio_min = 3.0 / 4.0, ratio_max = 4.0 / 3.0;  // aspect ratio w/h, sampled log-uniformly
 };
 

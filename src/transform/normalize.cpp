@@ -31,8 +31,8 @@ void image_to_planes(const uint8_t* hwc, int w, int h, bool hflip, T* dst, Op op
   const ptrdiff_t plane = static_cast<ptrdiff_t>(w) * h;
   for (int y = 0; y < h; ++y) {
     T* d0 = dst + static_cast<ptrdiff_t>(y) * w;
-    row_to_planes(hwc + static_cast<ptrdiff_t>(y) * w * 3, w, hflip, d0, d0 + plane,
-                  d0 + 2 * plane, op);
+    row_to_planes(hwc + static_cast<ptrdiff_t>(y) * w * 3, w, hflip, d0, d0 + plane, d0 + 2 * plane,
+                  op);
   }
 }
 
@@ -41,8 +41,7 @@ void image_to_planes(const uint8_t* hwc, int w, int h, bool hflip, T* dst, Op op
 void to_chw(const uint8_t* hwc, int w, int h, bool hflip, DType dtype, const Normalization& norm,
             void* dst) {
   if (dtype == DType::uint8) {
-    image_to_planes(hwc, w, h, hflip, static_cast<uint8_t*>(dst),
-                    [](uint8_t v, int) { return v; });
+    image_to_planes(hwc, w, h, hflip, static_cast<uint8_t*>(dst), [](uint8_t v, int) { return v; });
     return;
   }
   // (v / 255 - mean) / std folded into one multiply-add per element: v * scale + offset.
@@ -51,9 +50,8 @@ void to_chw(const uint8_t* hwc, int w, int h, bool hflip, DType dtype, const Nor
     scale[c] = 1.0f / (255.0f * norm.stddev[c]);
     offset[c] = -norm.mean[c] / norm.stddev[c];
   }
-  image_to_planes(hwc, w, h, hflip, static_cast<float*>(dst), [&](uint8_t v, int c) {
-    return static_cast<float>(v) * scale[c] + offset[c];
-  });
+  image_to_planes(hwc, w, h, hflip, static_cast<float*>(dst),
+                  [&](uint8_t v, int c) { return static_cast<float>(v) * scale[c] + offset[c]; });
 }
 
 }  // namespace mmprof

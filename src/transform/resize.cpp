@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
+#include <utility>
 
 namespace mmprof {
 namespace {
@@ -34,61 +35,87 @@ void quantize(const double* w, int n, int16_t* out) {
   out[largest] = static_cast<int16_t>(out[largest] + (kOne - sum));
 }
 
-uint8_t narrow(int32_t acc) { return static_cast<uint8_t>(acc >> kPrecisionBits); }
+uint8_t narrow(int32_t acc) {
+  return static_cast<uint8_t>(acc >> kPrecisionBits);
+}
 
 }  // namespace
 
 // PIL ImagingResample precompute_coeffs (antialias): the filter support grows with the downscale
 // factor, centres sit at (i + 0.5) * scale, taps are clamped to the input. The input here is the
-// crop itself (as torchvision's crop-then-resize), so taps never reach outside the crop.
+// crop itself (as torchvision's crop-then-resize), so taps never reach outside the crop. Unlike
+// PIL every output pixel gets the same number of taps (windows at the right border are shifted
+// left and padded with zero weights), so the horizontal kernel runs a compile-time trip count.
 void Resizer::compute_taps(int in_size, int out_size, Taps& taps) {
   const double scale = static_cast<double>(in_size) / out_size;
   const double filter_scale = std::max(scale, 1.0);
   const double support = 1.0 * filter_scale;
-  taps.max_taps = static_cast<int>(std::ceil(support)) * 2 + 1;
+  const int width = std::min(static_cast<int>(std::ceil(support)) * 2 + 1, in_size);
+  taps.max_taps = width;
   taps.first.resize(out_size);
-  taps.count.resize(out_size);
-  taps.weights.assign(static_cast<size_t>(out_size) * taps.max_taps, 0);
-  std::vector<double> w(taps.max_taps);
+  taps.weights.assign(static_cast<size_t>(out_size) * width, 0);
+  std::vector<double> w(width);
   for (int i = 0; i < out_size; ++i) {
     const double centre = (i + 0.5) * scale;
     const int lo = std::max(static_cast<int>(centre - support + 0.5), 0);
     const int hi = std::min(static_cast<int>(centre + support + 0.5), in_size);
-    const int n = std::min(hi - lo, taps.max_taps);
+    const int first = std::min(lo, in_size - width);
+    std::fill(w.begin(), w.end(), 0.0);
     double total = 0;
-    for (int k = 0; k < n; ++k) {
-      w[k] = triangle((k + lo - centre + 0.5) / filter_scale);
-      total += w[k];
+    for (int x = lo; x < hi && x - first < width; ++x) {
+      w[x - first] = triangle((x - centre + 0.5) / filter_scale);
+      total += w[x - first];
     }
-    for (int k = 0; k < n; ++k) w[k] = total > 0 ? w[k] / total : (k == 0 ? 1.0 : 0.0);
-    taps.first[i] = lo;
-    taps.count[i] = n;
-    quantize(w.data(), n, &taps.weights[static_cast<size_t>(i) * taps.max_taps]);
+    for (double& v : w)
+      v = total > 0 ? v / total : 0.0;
+    if (total <= 0) w[std::clamp(lo - first, 0, width - 1)] = 1.0;
+    taps.first[i] = first;
+    quantize(w.data(), width, &taps.weights[static_cast<size_t>(i) * width]);
   }
   taps.in_size = in_size;
   taps.out_size = out_size;
 }
 
-// One output pixel gathers `count` neighbouring RGB triplets; three accumulators per pixel.
+namespace {
+
+// One row of the horizontal pass: each output pixel gathers N neighbouring RGB triplets into three
+// accumulators. N is a template parameter for the common widths so the tap loop unrolls fully.
+template <int N>
+void horizontal_row(const uint8_t* src, int out_w, const int32_t* first, const int16_t* weights,
+                    int n_runtime, uint8_t* dst) {
+  const int n = N > 0 ? N : n_runtime;
+  for (int x = 0; x < out_w; ++x) {
+    const uint8_t* p = src + first[x] * 3;
+    const int16_t* w = weights + static_cast<ptrdiff_t>(x) * n;
+    int32_t r = kHalf, g = kHalf, b = kHalf;
+    for (int k = 0; k < n; ++k) {
+      r += p[3 * k] * w[k];
+      g += p[3 * k + 1] * w[k];
+      b += p[3 * k + 2] * w[k];
+    }
+    dst[3 * x] = narrow(r);
+    dst[3 * x + 1] = narrow(g);
+    dst[3 * x + 2] = narrow(b);
+  }
+}
+
+using RowKernel = void (*)(const uint8_t*, int, const int32_t*, const int16_t*, int, uint8_t*);
+
+// Widths 1..17 cover downscales up to 8x; larger ones use the runtime loop (N = 0).
+template <int... N>
+constexpr RowKernel pick_kernel(int n, std::integer_sequence<int, N...>) {
+  constexpr RowKernel table[] = {horizontal_row<N>...};
+  return n < static_cast<int>(sizeof...(N)) ? table[n] : horizontal_row<0>;
+}
+
+}  // namespace
+
 void Resizer::horizontal_pass(const uint8_t* src, int src_stride, int rows, const Taps& taps,
                               uint8_t* dst, int dst_stride) {
-  const int out_w = taps.out_size;
+  const RowKernel kernel = pick_kernel(taps.max_taps, std::make_integer_sequence<int, 18>());
   for (int y = 0; y < rows; ++y) {
-    const uint8_t* s = src + static_cast<ptrdiff_t>(y) * src_stride;
-    uint8_t* d = dst + static_cast<ptrdiff_t>(y) * dst_stride;
-    for (int x = 0; x < out_w; ++x) {
-      const uint8_t* p = s + taps.first[x] * 3;
-      const int16_t* w = &taps.weights[static_cast<size_t>(x) * taps.max_taps];
-      int32_t r = kHalf, g = kHalf, b = kHalf;
-      for (int k = 0, n = taps.count[x]; k < n; ++k) {
-        r += p[3 * k] * w[k];
-        g += p[3 * k + 1] * w[k];
-        b += p[3 * k + 2] * w[k];
-      }
-      d[3 * x] = narrow(r);
-      d[3 * x + 1] = narrow(g);
-      d[3 * x + 2] = narrow(b);
-    }
+    kernel(src + static_cast<ptrdiff_t>(y) * src_stride, taps.out_size, taps.first.data(),
+           taps.weights.data(), taps.max_taps, dst + static_cast<ptrdiff_t>(y) * dst_stride);
   }
 }
 
@@ -106,12 +133,15 @@ void Resizer::vertical_pass(const uint8_t* src, int src_stride, const Taps& taps
     for (int x0 = 0; x0 < row_bytes; x0 += kBlock) {
       const int n = std::min(kBlock, row_bytes - x0);
       std::fill_n(acc, n, kHalf);
-      for (int k = 0; k < taps.count[y]; ++k) {
-        const uint8_t* row = top + static_cast<ptrdiff_t>(k) * src_stride + x0;
+      for (int k = 0; k < taps.max_taps; ++k) {
         const int32_t wk = w[k];
-        for (int i = 0; i < n; ++i) acc[i] += row[i] * wk;
+        if (wk == 0) continue;  // border padding
+        const uint8_t* row = top + static_cast<ptrdiff_t>(k) * src_stride + x0;
+        for (int i = 0; i < n; ++i)
+          acc[i] += row[i] * wk;
       }
-      for (int i = 0; i < n; ++i) d[x0 + i] = narrow(acc[i]);
+      for (int i = 0; i < n; ++i)
+        d[x0 + i] = narrow(acc[i]);
     }
   }
 }

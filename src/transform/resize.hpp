@@ -19,9 +19,8 @@ class Resizer {
  private:
   struct Taps {
     std::vector<int32_t> first;    // first source index per output pixel
-    std::vector<int32_t> count;    // number of taps per output pixel
     std::vector<int16_t> weights;  // fixed-point weights, `max_taps` per output pixel
-    int max_taps = 0;
+    int max_taps = 0;  // taps per output pixel, the same for all (zero weights pad the borders)
     int in_size = 0, out_size = 0;  // the sizes the table was computed for (a cache key)
   };
   static void compute_taps(int in_size, int out_size, Taps& taps);

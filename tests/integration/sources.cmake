@@ -1,3 +1,6 @@
 # Test sources of tests/integration (paths relative to tests/).
 list(APPEND MMPROF_TEST_SOURCES
+  integration/configs_test.cpp
+  integration/loader_fixture.cpp
+  integration/loader_test.cpp
 )

@@ -14,7 +14,8 @@ namespace {
 
 std::vector<uint8_t> pattern_image(int w, int h) {
   std::vector<uint8_t> img(static_cast<size_t>(w) * h * 3);
-  for (size_t i = 0; i < img.size(); ++i) img[i] = static_cast<uint8_t>((i * 37 + i / 7) & 0xFF);
+  for (size_t i = 0; i < img.size(); ++i)
+    img[i] = static_cast<uint8_t>((i * 37 + i / 7) & 0xFF);
   return img;
 }
 
@@ -102,19 +103,22 @@ TEST(ResizeTest, CropOffsetsAreRespected) {
   Resizer r;
   r.resize(img.data(), 17 * 3, {3, 2, 5, 4}, out.data(), 5, 4);
   for (int y = 0; y < 4; ++y) {
-    for (int i = 0; i < 15; ++i) ASSERT_EQ(out[y * 15 + i], img[(y + 2) * 51 + 9 + i]);
+    for (int i = 0; i < 15; ++i)
+      ASSERT_EQ(out[y * 15 + i], img[(y + 2) * 51 + 9 + i]);
   }
   // Left half black, right half white: a downscaled crop of the right half never sees black,
   // because the filter taps stay inside the crop (as torchvision's crop then resize).
   std::vector<uint8_t> halves(64 * 32 * 3, 0);
   for (int y = 0; y < 32; ++y) {
     for (int x = 32; x < 64; ++x) {
-      for (int c = 0; c < 3; ++c) halves[(y * 64 + x) * 3 + c] = 255;
+      for (int c = 0; c < 3; ++c)
+        halves[(y * 64 + x) * 3 + c] = 255;
     }
   }
   std::vector<uint8_t> small(7 * 5 * 3);
   r.resize(halves.data(), 64 * 3, {32, 0, 32, 32}, small.data(), 7, 5);
-  for (uint8_t v : small) ASSERT_EQ(v, 255);
+  for (uint8_t v : small)
+    ASSERT_EQ(v, 255);
 }
 
 TEST(ResizeTest, ConstantImageStaysConstant) {
@@ -153,10 +157,12 @@ TEST(ResizeTest, DownscaledGradientHasExpectedValues) {
   std::vector<uint8_t> out(12 * 12 * 3);
   r.resize(horiz.data(), n * 3, {0, 0, n, n}, out.data(), 12, 12);
   for (int y = 0; y < 12; ++y) {
-    for (int x = 1; x < 11; ++x) EXPECT_NEAR(out[(y * 12 + x) * 3 + 1], 20 * x + 5, 1) << x;
+    for (int x = 1; x < 11; ++x)
+      EXPECT_NEAR(out[(y * 12 + x) * 3 + 1], 20 * x + 5, 1) << x;
   }
   r.resize(vert.data(), n * 3, {0, 0, n, n}, out.data(), 12, 12);
-  for (int y = 1; y < 11; ++y) EXPECT_NEAR(out[(y * 12 + 4) * 3 + 2], 20 * y + 5, 1) << y;
+  for (int y = 1; y < 11; ++y)
+    EXPECT_NEAR(out[(y * 12 + 4) * 3 + 2], 20 * y + 5, 1) << y;
 }
 
 TEST(TransformTest, ToChwNormalizesExactly) {
@@ -178,10 +184,12 @@ TEST(TransformTest, ToChwFlipsHorizontally) {
   uint8_t out[18];
   to_chw(hwc, 3, 2, true, DType::uint8, Normalization{}, out);
   const uint8_t expected[18] = {7, 4, 1, 16, 13, 10, 8, 5, 2, 17, 14, 11, 9, 6, 3, 18, 15, 12};
-  for (int i = 0; i < 18; ++i) EXPECT_EQ(out[i], expected[i]) << i;
+  for (int i = 0; i < 18; ++i)
+    EXPECT_EQ(out[i], expected[i]) << i;
   std::vector<float> f(18);
   to_chw(hwc, 3, 2, true, DType::float32, Normalization{{0, 0, 0}, {1, 1, 1}}, f.data());
-  for (int i = 0; i < 18; ++i) EXPECT_NEAR(f[i], expected[i] / 255.0f, 1e-6f) << i;
+  for (int i = 0; i < 18; ++i)
+    EXPECT_NEAR(f[i], expected[i] / 255.0f, 1e-6f) << i;
 }
 
 TEST(TransformTest, ToChwUint8CopiesPlanes) {
@@ -189,7 +197,8 @@ TEST(TransformTest, ToChwUint8CopiesPlanes) {
   uint8_t out[9];
   to_chw(hwc, 3, 1, false, DType::uint8, Normalization{}, out);
   const uint8_t expected[9] = {1, 4, 7, 2, 5, 8, 3, 6, 9};
-  for (int i = 0; i < 9; ++i) EXPECT_EQ(out[i], expected[i]) << i;
+  for (int i = 0; i < 9; ++i)
+    EXPECT_EQ(out[i], expected[i]) << i;
 }
 
 }  // namespace

@@ -15,8 +15,10 @@ struct CaptionSubject {
   bool textured = false;
 };
 
-// Exactly `words` words (clamped to [5, 60]) ending with a full stop.
+// A sentence of about `words` words (whole phrases: at least 5 and the target, at most 60),
+// ending with a full stop.
 std::string make_caption(Rng& rng, const CaptionSubject& subject, int words);
+int count_words(const std::string& text);
 // A caption length: 5 + 55 * u^2.5, so the median is ~10 words and ~3% exceed 50.
 int draw_caption_words(Rng& rng);
 

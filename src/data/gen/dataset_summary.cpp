@@ -66,10 +66,15 @@ json video_summary(const std::vector<SampleRecord>& samples) {
     keyint[std::to_string(s.keyframe_interval_s)]++;
     frames += s.frames;
   }
-  return {{"codec", "h264"},       {"pix_fmt", "yuv420p"},       {"container", "mp4"},
-          {"duration_s", describe(duration)}, {"bitrate_mbps", describe(bitrate)},
-          {"resolutions", resolutions},       {"fps", fps},
-          {"keyframe_interval_s", keyint},    {"frames", frames}};
+  return {{"codec", "h264"},
+          {"pix_fmt", "yuv420p"},
+          {"container", "mp4"},
+          {"duration_s", describe(duration)},
+          {"bitrate_mbps", describe(bitrate)},
+          {"resolutions", resolutions},
+          {"fps", fps},
+          {"keyframe_interval_s", keyint},
+          {"frames", frames}};
 }
 
 json layouts_json(const LayoutsWritten& l) {
@@ -80,12 +85,15 @@ json layouts_json(const LayoutsWritten& l) {
     json list = json::array();
     uint64_t bytes = 0;
     for (const auto& s : l.shard_list) {
-      list.push_back({{"name", s.name}, {"bytes", s.bytes}, {"samples", s.samples},
-                      {"first_key", s.first_key}, {"last_key", s.last_key}});
+      list.push_back({{"name", s.name},
+                      {"bytes", s.bytes},
+                      {"samples", s.samples},
+                      {"first_key", s.first_key},
+                      {"last_key", s.last_key}});
       bytes += s.bytes;
     }
-    out["shards"] = {{"dir", "shards"}, {"count", l.shard_list.size()}, {"bytes", bytes},
-                     {"shards", list}};
+    out["shards"] = {
+        {"dir", "shards"}, {"count", l.shard_list.size()}, {"bytes", bytes}, {"shards", list}};
   }
   return out;
 }
@@ -94,7 +102,7 @@ json layouts_json(const LayoutsWritten& l) {
 
 json describe(std::vector<double> v) {
   if (v.empty()) {
-    return {{"count", 0}, {"min", nullptr}, {"mean", nullptr}, {"p50", nullptr},
+    return {{"count", 0},     {"min", nullptr}, {"mean", nullptr}, {"p50", nullptr},
             {"p90", nullptr}, {"p99", nullptr}, {"max", nullptr}};
   }
   std::sort(v.begin(), v.end());
@@ -123,21 +131,22 @@ json dataset_json(const GenOptions& o, const std::vector<SampleRecord>& samples,
     text_bytes += s.caption_bytes;
     words.push_back(s.caption_words);
   }
-  return {{"schema", "mmprof.dataset/1"},
-          {"mmprof_version", mmprof::version()},
-          {"generator", generator_params(o)},
-          {"samples", samples.size()},
-          {"keys", samples.empty() ? json() : json::array({samples.front().key, samples.back().key})},
-          {"counts", {{"image", images}, {"video", videos}, {"text", samples.size()}}},
-          {"bytes",
-           {{"total", image_bytes + video_bytes + text_bytes},
-            {"image", image_bytes},
-            {"video", video_bytes},
-            {"text", text_bytes}}},
-          {"images", image_summary(samples)},
-          {"videos", video_summary(samples)},
-          {"captions", {{"words", describe(words)}}},
-          {"layouts", layouts_json(layouts)}};
+  return {
+      {"schema", "mmprof.dataset/1"},
+      {"mmprof_version", mmprof::version()},
+      {"generator", generator_params(o)},
+      {"samples", samples.size()},
+      {"keys", samples.empty() ? json() : json::array({samples.front().key, samples.back().key})},
+      {"counts", {{"image", images}, {"video", videos}, {"text", samples.size()}}},
+      {"bytes",
+       {{"total", image_bytes + video_bytes + text_bytes},
+        {"image", image_bytes},
+        {"video", video_bytes},
+        {"text", text_bytes}}},
+      {"images", image_summary(samples)},
+      {"videos", video_summary(samples)},
+      {"captions", {{"words", describe(words)}}},
+      {"layouts", layouts_json(layouts)}};
 }
 
 }  // namespace mmprof::gen

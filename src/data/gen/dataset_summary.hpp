@@ -2,10 +2,9 @@
 // dataset.json: what was generated, from per-sample records. Pure (no I/O), so the layout of the
 // document is tested without encoding anything.
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "data/gen/generator.hpp"
 #include "data/gen/sample_plan.hpp"
@@ -19,7 +18,7 @@ struct SampleRecord {
   int width = 0, height = 0;
   uint64_t media_bytes = 0, caption_bytes = 0;
   int caption_words = 0;
-  int jpeg_quality = 0;                            // JPEG only
+  int jpeg_quality = 0;                              // JPEG only
   int fps = 0, frames = 0, keyframe_interval_s = 0;  // video only
 };
 

@@ -59,7 +59,8 @@ fs::path default_dataset_dir() {
   const char* xdg = std::getenv("XDG_CACHE_HOME");
   if (xdg != nullptr && xdg[0] == '/') return fs::path(xdg) / "mmprof" / kDefaultName;
   const char* home = std::getenv("HOME");
-  if (home != nullptr && home[0] != '\0') return fs::path(home) / ".cache" / "mmprof" / kDefaultName;
+  if (home != nullptr && home[0] != '\0')
+    return fs::path(home) / ".cache" / "mmprof" / kDefaultName;
   return fs::temp_directory_path() / ("mmprof-cache-" + std::to_string(::getuid())) / kDefaultName;
 }
 
@@ -68,8 +69,9 @@ fs::path ensure_default_dataset() {
   if (complete(dir)) return dir;
   std::error_code ec;
   fs::create_directories(dir.parent_path(), ec);
-  if (ec) throw InputError("cannot create cache directory " + dir.parent_path().string() + ": " +
-                           ec.message());
+  if (ec)
+    throw InputError("cannot create cache directory " + dir.parent_path().string() + ": " +
+                     ec.message());
   fs::path tmp = dir;
   tmp += ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(std::random_device{}());
   try {

@@ -62,7 +62,8 @@ CaptionSubject encode_media(const GenOptions& o, Rng& rng, WorkerState& w, Encod
   if (r.kind == SampleKind::mp4) {
     const VideoParams p = draw_video_params(o, rng);
     VideoScene scene(rng, p, w.video);
-    encode_mp4(p, [&](int i, const YuvView& v) { scene.render(i, v); }, s.media);
+    encode_mp4(
+        p, [&](int i, const YuvView& v) { scene.render(i, v); }, s.media);
     r.width = p.width, r.height = p.height, r.fps = p.fps, r.frames = p.frames;
     r.keyframe_interval_s = p.keyframe_interval_s;
     const ImageLook& look = scene.look();
@@ -91,7 +92,7 @@ EncodedSample encode_sample(const GenOptions& o, int index, SampleKind kind, int
     const int words = draw_caption_words(rng);
     const CaptionSubject subject = encode_media(o, rng, w, s);
     s.caption = make_caption(rng, subject, words) + "\n";
-    s.record.caption_words = words;
+    s.record.caption_words = count_words(s.caption);
   } catch (const UnavailableError&) {
     throw;
   } catch (const std::exception& e) {

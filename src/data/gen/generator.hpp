@@ -5,9 +5,8 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 namespace mmprof {
 
@@ -22,21 +21,28 @@ struct GenOptions {
   // Video: duration uniform in [min,max] seconds, heights from {360,480,720,1080} capped by max.
   double video_min_s = 1.0, video_max_s = 20.0;
   int video_max_height = 1080;
-  bool write_files = true;   // <out>/files/<key>.{jpg,png,mp4,txt}
-  bool write_shards = false;  // <out>/shards/shard-NNNNNN.tar
+  bool write_files = true;             // <out>/files/<key>.{jpg,png,mp4,txt}
+  bool write_shards = false;           // <out>/shards/shard-NNNNNN.tar
   uint64_t shard_bytes = 64ull << 20;  // a new shard starts once this many bytes are written
   int threads = 0;                     // 0 = hardware concurrency
   std::function<void(int done, int total)> progress;  // optional, called from the caller's thread
 };
 
-// Generates the dataset and writes <out>/dataset.json; returns the dataset.json content.
-// Output is identical for identical options (bit-for-bit for images and captions; videos depend
-// on the libx264 build). Throws InputError when <out> cannot be written.
+// Generates the dataset and writes <out>/dataset.json (atomically, last: its presence means the
+// dataset is complete); returns the dataset.json content. Output is identical for identical
+// options whatever `threads` is (bit-for-bit for images and captions; videos also depend on the
+// libx264 build). Sample files and shards left in <out>/files and <out>/shards by an earlier
+// generation are removed first. Throws UsageError for impossible options, InputError naming the
+// path when <out> cannot be written, RunError naming the sample key when an encoder fails, and
+// UnavailableError when libavcodec lacks libx264 or png. Lowers FFmpeg's process-wide log level
+// from its default INFO to WARNING (libx264 is chatty at INFO).
 nlohmann::json generate_dataset(const GenOptions& options);
 
 // The embedded default: ~400 images and 40 short clips (1-4 s, up to 720p), both layouts,
 // generated on first use into $XDG_CACHE_HOME/mmprof/default-v1 (or ~/.cache/mmprof/...) and
-// reused afterwards. Safe against concurrent first uses (generate to a temp dir, then rename).
+// reused afterwards (a folder with dataset.json is complete). Safe against concurrent first uses:
+// each process generates into its own sibling temp folder and renames it into place; a loser of
+// the race deletes its copy and uses the winner's. Takes ~15 s of wall time on 2 idle cores.
 std::filesystem::path default_dataset_dir();
 std::filesystem::path ensure_default_dataset();
 

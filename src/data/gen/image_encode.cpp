@@ -17,7 +17,9 @@ int check_av(int rc, const std::string& what) {
   throw RunError(what + ": " + message);
 }
 
-void JpegEncoder::HandleDeleter::operator()(void* handle) const noexcept { tjDestroy(handle); }
+void JpegEncoder::HandleDeleter::operator()(void* handle) const noexcept {
+  tjDestroy(handle);
+}
 
 JpegEncoder::JpegEncoder() : handle_(tjInitCompress()) {
   if (!handle_) throw RunError("libturbojpeg: cannot create a compressor");
@@ -31,9 +33,9 @@ void JpegEncoder::encode(const RgbImage& image, int quality, std::vector<uint8_t
   out.resize(tjBufSize(image.width, image.height, TJSAMP_420));
   unsigned char* buffer = out.data();
   unsigned long size = out.size();
-  const int rc = tjCompress2(handle_.get(), image.pixels.data(), image.width, 0, image.height,
-                             TJPF_RGB, &buffer, &size, TJSAMP_420, quality,
-                             TJFLAG_NOREALLOC | TJFLAG_ACCURATEDCT);
+  const int rc =
+      tjCompress2(handle_.get(), image.pixels.data(), image.width, 0, image.height, TJPF_RGB,
+                  &buffer, &size, TJSAMP_420, quality, TJFLAG_NOREALLOC | TJFLAG_ACCURATEDCT);
   if (rc != 0) throw RunError(std::string("libturbojpeg: ") + tjGetErrorStr2(handle_.get()));
   out.resize(size);
 }

@@ -20,12 +20,18 @@ struct Rgb {
 Rgb hsv_to_rgb(double h, double s, double v) {
   const double c = v * s, hp = h * 6.0, x = c * (1.0 - std::fabs(std::fmod(hp, 2.0) - 1.0));
   double r = 0, g = 0, b = 0;
-  if (hp < 1) r = c, g = x;
-  else if (hp < 2) r = x, g = c;
-  else if (hp < 3) g = c, b = x;
-  else if (hp < 4) g = x, b = c;
-  else if (hp < 5) r = x, b = c;
-  else r = c, b = x;
+  if (hp < 1)
+    r = c, g = x;
+  else if (hp < 2)
+    r = x, g = c;
+  else if (hp < 3)
+    g = c, b = x;
+  else if (hp < 4)
+    g = x, b = c;
+  else if (hp < 5)
+    r = x, b = c;
+  else
+    r = c, b = x;
   auto to8 = [&](double u) { return static_cast<int>(std::lround((u + v - c) * 255.0)); };
   return {to8(r), to8(g), to8(b)};
 }
@@ -35,7 +41,9 @@ Rgb random_color(Rng& rng) {
   return hsv_to_rgb(h, s, v);
 }
 
-uint8_t clamp8(int v) { return static_cast<uint8_t>(std::clamp(v, 0, 255)); }
+uint8_t clamp8(int v) {
+  return static_cast<uint8_t>(std::clamp(v, 0, 255));
+}
 
 // A shared table of ~N(0, 32) values (Irwin-Hall of four bytes), built once from a fixed seed.
 const std::array<int8_t, kTableSize + kChunk>& noise_table() {
@@ -44,8 +52,8 @@ const std::array<int8_t, kTableSize + kChunk>& noise_table() {
     Rng rng(0x5e7502);
     for (auto& v : t) {
       const uint64_t r = rng.next();
-      const int sum = static_cast<int>((r & 255) + ((r >> 8) & 255) + ((r >> 16) & 255) +
-                                       ((r >> 24) & 255));
+      const int sum =
+          static_cast<int>((r & 255) + ((r >> 8) & 255) + ((r >> 16) & 255) + ((r >> 24) & 255));
       v = static_cast<int8_t>(std::clamp(((sum - 510) * 28) / 128, -127, 127));
     }
     return t;
@@ -59,7 +67,8 @@ void add_octave(Rng& rng, int lw, int lh, int cell_shift, int amp, int32_t* fiel
   const int c = 1 << cell_shift;
   const int gw = (lw >> cell_shift) + 2, gh = (lh >> cell_shift) + 2;
   lattice.resize(static_cast<size_t>(gw) * gh);
-  for (auto& v : lattice) v = static_cast<int16_t>(static_cast<int>(rng.next() >> 56) - 128);
+  for (auto& v : lattice)
+    v = static_cast<int16_t>(static_cast<int>(rng.next() >> 56) - 128);
   for (int y = 0; y < lh; ++y) {
     const int gy = y >> cell_shift, fy = y & (c - 1);
     const int16_t* r0 = lattice.data() + static_cast<size_t>(gy) * gw;
@@ -109,13 +118,15 @@ void upsample(const uint8_t* low, int lw, int width, int height, std::vector<int
     const int ly = y >> kShift, fy = y & (f - 1);
     const uint8_t* a = low + static_cast<size_t>(ly) * lw * 3;
     const uint8_t* b = a + static_cast<size_t>(lw) * 3;
-    for (size_t i = 0; i < row.size(); ++i) row[i] = a[i] * (f - fy) + b[i] * fy;
+    for (size_t i = 0; i < row.size(); ++i)
+      row[i] = a[i] * (f - fy) + b[i] * fy;
     uint8_t* o = out + static_cast<size_t>(y) * width * 3;
     for (int x = 0; x < width; ++x) {
       const int lx = x >> kShift, fx = x & (f - 1);
       const int32_t* r = row.data() + lx * 3;
       for (int k = 0; k < 3; ++k)
-        o[x * 3 + k] = static_cast<uint8_t>((r[k] * (f - fx) + r[k + 3] * fx + f * f / 2) >> (2 * kShift));
+        o[x * 3 + k] =
+            static_cast<uint8_t>((r[k] * (f - fx) + r[k + 3] * fx + f * f / 2) >> (2 * kShift));
     }
   }
 }
@@ -130,7 +141,8 @@ void draw_shape(Rng& rng, RgbImage& img) {
   const Rgb c = random_color(rng);
   const int col[3] = {c.r, c.g, c.b};
   const int x0 = std::max(0, static_cast<int>(cx - rx)), x1 = std::min(img.width, int(cx + rx) + 1);
-  const int y0 = std::max(0, static_cast<int>(cy - ry)), y1 = std::min(img.height, int(cy + ry) + 1);
+  const int y0 = std::max(0, static_cast<int>(cy - ry)),
+            y1 = std::min(img.height, int(cy + ry) + 1);
   for (int y = y0; y < y1; ++y) {
     const double ny = (y + 0.5 - cy) / ry;
     uint8_t* row = img.pixels.data() + static_cast<size_t>(y) * img.width * 3;
@@ -155,7 +167,8 @@ void add_sensor_noise(uint8_t* data, size_t n, double sigma, uint64_t phase) {
     const int8_t* t = table.data() + (splitmix64(phase + chunk) & (kTableSize - 1));
     const size_t m = std::min<size_t>(kChunk, n - done);
     uint8_t* d = data + done;
-    for (size_t i = 0; i < m; ++i) d[i] = clamp8(d[i] + ((t[i] * scale) >> 8));
+    for (size_t i = 0; i < m; ++i)
+      d[i] = clamp8(d[i] + ((t[i] * scale) >> 8));
   }
 }
 
@@ -181,7 +194,8 @@ ImageLook synthesize_image(Rng& rng, int width, int height, ImageSynthScratch& s
   ImageLook look{color_name(p.c0.r, p.c0.g, p.c0.b), color_name(p.c2.r, p.c2.g, p.c2.b), 0,
                  persistence > 0.8};
   look.shapes = static_cast<int>(rng.range(1, 5));
-  for (int i = 0; i < look.shapes; ++i) draw_shape(rng, out);
+  for (int i = 0; i < look.shapes; ++i)
+    draw_shape(rng, out);
   add_sensor_noise(out.pixels.data(), out.pixels.size(), rng.uniform(1.5, 5.0), rng.next());
   return look;
 }

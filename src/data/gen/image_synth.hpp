@@ -1,6 +1,6 @@
 #pragma once
 // Photo-like RGB content without a photo: a smooth two-colour gradient, multi-octave value noise
-// (texture at 16-512 px scales), a few soft-edged shapes and fine sensor noise. The point is
+// (texture at 2-256 px scales), a few soft-edged shapes and fine sensor noise. The point is
 // realistic JPEG entropy and decoder work, not beauty: flat test patterns compress 10-50x better
 // than photos and would make every decode benchmark optimistic.
 #include <cstdint>

@@ -37,7 +37,8 @@ void run_ordered(int count, int threads, int window, Produce produce, Consume co
       {
         std::unique_lock lock(mu);
         // Timed waits: a missed notification costs 100 ms, never a hang.
-        while (!stop && claimed < count && claimed >= consumed + window) cv.wait_for(lock, 100ms);
+        while (!stop && claimed < count && claimed >= consumed + window)
+          cv.wait_for(lock, 100ms);
         if (stop || claimed >= count) return;
         index = claimed++;
       }
@@ -59,12 +60,14 @@ void run_ordered(int count, int threads, int window, Produce produce, Consume co
       if (t.joinable()) t.join();
   };
   try {
-    for (int w = 0; w < threads; ++w) pool.emplace_back(work, w);
+    for (int w = 0; w < threads; ++w)
+      pool.emplace_back(work, w);
     for (int i = 0; i < count; ++i) {
       T item;
       {
         std::unique_lock lock(mu);
-        while (!stop && ready.find(i) == ready.end()) cv.wait_for(lock, 100ms);
+        while (!stop && ready.find(i) == ready.end())
+          cv.wait_for(lock, 100ms);
         if (stop) break;
         auto it = ready.find(i);
         item = std::move(it->second);

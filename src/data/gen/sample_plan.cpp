@@ -12,15 +12,20 @@ namespace {
 // Index of the rng that places kinds; per-sample rngs use indices 0..total-1.
 constexpr uint64_t kPlanIndex = ~0ULL;
 
-int round_even(double v) { return std::max(2, 2 * static_cast<int>(std::lround(v / 2.0))); }
+int round_even(double v) {
+  return std::max(2, 2 * static_cast<int>(std::lround(v / 2.0)));
+}
 
 }  // namespace
 
 const char* extension(SampleKind kind) noexcept {
   switch (kind) {
-    case SampleKind::jpeg: return "jpg";
-    case SampleKind::png: return "png";
-    case SampleKind::mp4: return "mp4";
+    case SampleKind::jpeg:
+      return "jpg";
+    case SampleKind::png:
+      return "png";
+    case SampleKind::mp4:
+      return "mp4";
   }
   return "bin";
 }

@@ -37,10 +37,16 @@ int64_t sink_seek(void* opaque, int64_t offset, int whence) {
   if (whence & AVSEEK_SIZE) return size;
   int64_t target = offset;
   switch (whence & ~AVSEEK_FORCE) {
-    case SEEK_SET: break;
-    case SEEK_CUR: target += static_cast<int64_t>(sink->pos); break;
-    case SEEK_END: target += size; break;
-    default: return AVERROR(EINVAL);
+    case SEEK_SET:
+      break;
+    case SEEK_CUR:
+      target += static_cast<int64_t>(sink->pos);
+      break;
+    case SEEK_END:
+      target += size;
+      break;
+    default:
+      return AVERROR(EINVAL);
   }
   if (target < 0) return AVERROR(EINVAL);
   sink->pos = static_cast<size_t>(target);
@@ -51,7 +57,8 @@ IoContextPtr open_sink(MemorySink& sink) {
   constexpr int kBufferSize = 1 << 16;
   auto* buffer = static_cast<unsigned char*>(av_malloc(kBufferSize));
   if (buffer == nullptr) throw RunError("mp4: out of memory");
-  AVIOContext* io = avio_alloc_context(buffer, kBufferSize, 1, &sink, nullptr, sink_write, sink_seek);
+  AVIOContext* io =
+      avio_alloc_context(buffer, kBufferSize, 1, &sink, nullptr, sink_write, sink_seek);
   if (io == nullptr) {
     av_free(buffer);
     throw RunError("mp4: out of memory");
@@ -146,7 +153,8 @@ void encode_mp4(const VideoParams& p, const std::function<void(int, const YuvVie
   for (int i = 0; i < p.frames; ++i) {
     check_av(av_frame_make_writable(frame.get()), "mp4: frame buffer");
     YuvView view{p.width, p.height};
-    for (int k = 0; k < 3; ++k) view.plane[k] = frame->data[k], view.stride[k] = frame->linesize[k];
+    for (int k = 0; k < 3; ++k)
+      view.plane[k] = frame->data[k], view.stride[k] = frame->linesize[k];
     render(i, view);
     frame->pts = i;
     check_av(avcodec_send_frame(ctx.get(), frame.get()), "mp4: encode");

@@ -7,7 +7,9 @@
 namespace mmprof::gen {
 namespace {
 
-uint8_t clamp8(int v) { return static_cast<uint8_t>(std::clamp(v, 0, 255)); }
+uint8_t clamp8(int v) {
+  return static_cast<uint8_t>(std::clamp(v, 0, 255));
+}
 
 // BT.601 limited range, integer form (what x264 assumes for untagged yuv420p).
 void rgb_to_yuv(int r, int g, int b, int yuv[3]) {
@@ -25,8 +27,8 @@ void rgb_to_yuv420(const RgbImage& rgb, std::vector<uint8_t> (&planes)[3]) {
     const uint8_t* p = rgb.pixels.data() + static_cast<size_t>(y) * w * 3;
     uint8_t* out = planes[0].data() + static_cast<size_t>(y) * w;
     for (int x = 0; x < w; ++x) {
-      out[x] = static_cast<uint8_t>(((66 * p[3 * x] + 129 * p[3 * x + 1] + 25 * p[3 * x + 2] +
-                                      128) >> 8) + 16);
+      out[x] = static_cast<uint8_t>(
+          ((66 * p[3 * x] + 129 * p[3 * x + 1] + 25 * p[3 * x + 2] + 128) >> 8) + 16);
     }
   }
   for (int y = 0; y < ch; ++y) {
@@ -53,7 +55,9 @@ double bounce(double p, double lo, double hi) {
   return lo + (t <= span ? t : 2 * span - t);
 }
 
-int even_floor(double v) { return 2 * static_cast<int>(std::floor(v / 2.0)); }
+int even_floor(double v) {
+  return 2 * static_cast<int>(std::floor(v / 2.0));
+}
 
 }  // namespace
 
@@ -85,7 +89,7 @@ VideoScene::VideoScene(Rng& rng, const VideoParams& p, VideoSynthScratch& scratc
     discs_.push_back(d);
   }
   look_.shapes += discs;
-  noise_sigma_ = rng.uniform(1.0, 2.5);
+  noise_sigma_ = rng.uniform(0.5, 1.5);
   noise_phase_ = rng.next();
 }
 
@@ -96,16 +100,17 @@ void VideoScene::render(int frame_index, const YuvView& out) const {
     const int shift = k == 0 ? 0 : 1, pw = k == 0 ? pano_w_ : pano_w_ / 2;
     const int w = out.width >> shift, h = out.height >> shift;
     for (int y = 0; y < h; ++y) {
-      const uint8_t* src = scratch_.plane[k].data() +
-                           static_cast<size_t>((oy >> shift) + y) * pw + (ox >> shift);
+      const uint8_t* src =
+          scratch_.plane[k].data() + static_cast<size_t>((oy >> shift) + y) * pw + (ox >> shift);
       std::memcpy(out.plane[k] + static_cast<size_t>(y) * out.stride[k], src, w);
     }
   }
-  for (const auto& d : discs_) draw_disc(d, frame_index, out);
+  for (const auto& d : discs_)
+    draw_disc(d, frame_index, out);
   for (int y = 0; y < out.height; ++y) {
     const uint64_t phase = noise_phase_ + (static_cast<uint64_t>(frame_index) << 20) + y;
-    add_sensor_noise(out.plane[0] + static_cast<size_t>(y) * out.stride[0], out.width,
-                     noise_sigma_, phase);
+    add_sensor_noise(out.plane[0] + static_cast<size_t>(y) * out.stride[0], out.width, noise_sigma_,
+                     phase);
   }
 }
 
@@ -115,8 +120,10 @@ void VideoScene::draw_disc(const Disc& d, int frame_index, const YuvView& out) c
   for (int k = 0; k < 3; ++k) {
     const double s = k == 0 ? 1.0 : 0.5, r = d.radius * s, x = cx * s, y = cy * s;
     const int w = k == 0 ? out.width : out.width / 2, h = k == 0 ? out.height : out.height / 2;
-    const int x0 = std::max(0, static_cast<int>(x - r)), x1 = std::min(w, static_cast<int>(x + r) + 1);
-    const int y0 = std::max(0, static_cast<int>(y - r)), y1 = std::min(h, static_cast<int>(y + r) + 1);
+    const int x0 = std::max(0, static_cast<int>(x - r)),
+              x1 = std::min(w, static_cast<int>(x + r) + 1);
+    const int y0 = std::max(0, static_cast<int>(y - r)),
+              y1 = std::min(h, static_cast<int>(y + r) + 1);
     for (int py = y0; py < y1; ++py) {
       uint8_t* row = out.plane[k] + static_cast<size_t>(py) * out.stride[k];
       const double dy = py + 0.5 - y;

@@ -1,0 +1,341 @@
+// Image and video decoding against the ffmpeg CLI's decode of the same files, DCT scaling, seeking
+// and corrupt inputs. Fixtures are generated with the ffmpeg CLI into one temporary directory.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <memory>
+#include <random>
+#include <vector>
+
+#include "decode/decode_error.hpp"
+#include "decode/image_decoder.hpp"
+#include "decode/video_decoder.hpp"
+#include "support/test_support.hpp"
+#include "transform/resize.hpp"
+
+namespace mmprof {
+namespace {
+
+namespace fs = std::filesystem;
+using test::ffmpeg_decode_rgb;
+using test::psnr;
+using test::read_bytes;
+
+// Bounds from measurements with libjpeg-turbo 2.1.5 / FFmpeg 5.1 on these fixtures, with margin.
+// JPEG against the ffmpeg CLI's default rgb24 conversion: 30.0 dB. libjpeg-turbo upsamples chroma
+// with a triangle filter; swscale's default unscaled yuvj420p->rgb24 path replicates chroma
+// samples, and testsrc2's saturated colour edges make that difference large. Against ffmpeg with
+// full_chroma_int+accurate_rnd (interpolated chroma) the same decode measures 41.4 dB.
+constexpr double kJpegVsFfmpegDefaultDb = 27.0;
+constexpr double kJpegVsFfmpegAccurateDb = 37.0;
+// DCT-scaled (3/8) decode + resize against full decode + resize of the same crop: 33.9 dB.
+constexpr double kDctScaledDb = 30.0;
+// PNG and H.264 frames: bit-identical (inf).
+constexpr double kLosslessDb = 60.0;
+
+class Fixtures {
+ public:
+  static const Fixtures& get() {
+    static const Fixtures f;
+    return f;
+  }
+  fs::path file(const char* name) const { return dir_.path() / name; }
+
+ private:
+  Fixtures() {
+    make("-f lavfi -i testsrc2=size=640x480 -frames:v 1 -q:v 2", "img.jpg");
+    make("-f lavfi -i testsrc2=size=1280x800 -frames:v 1 -q:v 3", "big.jpg");
+    make("-f lavfi -i testsrc2=size=320x240 -frames:v 1", "img.png");
+    make("-f lavfi -i testsrc2=size=640x360:rate=24:duration=3 -c:v libx264 -pix_fmt yuv420p -g 48",
+         "clip.mp4");
+    make(
+        "-f lavfi -i testsrc2=size=320x240:rate=24:duration=10 -c:v libx264 -pix_fmt yuv420p "
+        "-g 48 -keyint_min 48 -sc_threshold 0",
+        "long.mp4");
+    make(
+        "-f lavfi -i testsrc2=size=320x240:rate=24:duration=3 -c:v libx264 -pix_fmt yuv420p "
+        "-movflags +faststart",
+        "faststart.mp4");
+  }
+  void make(const std::string& input, const char* name) const {
+    const auto r = test::run_command("ffmpeg -v error -nostdin -y " + input + " '" +
+                                     file(name).string() + "'");
+    if (r.exit_code != 0) throw std::runtime_error("ffmpeg failed: " + r.output);
+  }
+  test::TempDir dir_;
+};
+
+std::vector<uint8_t> prefix(const std::vector<uint8_t>& v, double fraction) {
+  return {v.begin(), v.begin() + static_cast<ptrdiff_t>(static_cast<double>(v.size()) * fraction)};
+}
+
+double image_psnr(const RgbImage& img, const std::vector<uint8_t>& expected) {
+  const size_t n = static_cast<size_t>(img.width) * img.height * 3;
+  EXPECT_EQ(expected.size(), n);
+  return expected.size() == n ? psnr(img.pixels.data(), expected.data(), n) : 0.0;
+}
+
+TEST(DecodeImageTest, JpegMatchesFfmpeg) {
+  const auto path = Fixtures::get().file("img.jpg");
+  const auto bytes = read_bytes(path);
+  ImageDecoder dec;
+  const ImageInfo info = dec.probe(bytes);
+  EXPECT_EQ(info.width, 640);
+  EXPECT_EQ(info.height, 480);
+  EXPECT_EQ(info.format, "jpeg");
+  RgbImage img;
+  dec.decode(bytes, {}, 224, /*dct_scaling=*/false, img);
+  ASSERT_EQ(img.width, 640);
+  ASSERT_EQ(img.height, 480);
+  EXPECT_EQ(img.scale_num, 1);
+  EXPECT_EQ(img.scale_den, 1);
+  EXPECT_GT(image_psnr(img, ffmpeg_decode_rgb(path)), kJpegVsFfmpegDefaultDb);
+  test::TempDir tmp;
+  const auto raw = tmp.path() / "accurate.rgb";
+  const auto r = test::run_command(
+      "ffmpeg -v error -nostdin -y -i '" + path.string() +
+      "' -sws_flags bicubic+accurate_rnd+full_chroma_int -f rawvideo -pix_fmt rgb24 '" +
+      raw.string() + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_GT(image_psnr(img, read_bytes(raw)), kJpegVsFfmpegAccurateDb);
+}
+
+TEST(DecodeImageTest, PngMatchesFfmpegAndIgnoresTheExtension) {
+  const auto png = Fixtures::get().file("img.png");
+  const auto bytes = read_bytes(png);
+  ImageDecoder dec;
+  const ImageInfo info = dec.probe(bytes);
+  EXPECT_EQ(info.width, 320);
+  EXPECT_EQ(info.height, 240);
+  EXPECT_EQ(info.format, "png");
+  RgbImage img;
+  dec.decode(bytes, {}, 0, true, img);
+  EXPECT_GT(image_psnr(img, ffmpeg_decode_rgb(png)), kLosslessDb);
+  // The same bytes under a .jpg name: the magic number decides, so it still decodes as PNG.
+  test::TempDir tmp;
+  test::write_bytes(tmp.path() / "really_png.jpg", bytes);
+  RgbImage again;
+  dec.decode(read_bytes(tmp.path() / "really_png.jpg"), {}, 0, true, again);
+  EXPECT_EQ(again.width, 320);
+  EXPECT_EQ(std::vector(again.pixels.begin(), again.pixels.begin() + 320 * 240 * 3),
+            std::vector(img.pixels.begin(), img.pixels.begin() + 320 * 240 * 3));
+}
+
+// The DCT-scaled decode of a crop, resized to 224, against the full decode resized the same way.
+TEST(DecodeImageTest, DctScaledDecodeIsCloseToFullDecodeAndResize) {
+  const auto bytes = read_bytes(Fixtures::get().file("big.jpg"));
+  const CropRect crop{100, 80, 900, 700};
+  ImageDecoder dec;
+  RgbImage full, scaled;
+  dec.decode(bytes, crop, 224, false, full);
+  dec.decode(bytes, crop, 224, true, scaled);
+  // 700 * 3/8 = 262.5 >= 224 while 700 * 2/8 = 175 is not: libjpeg-turbo's 3/8 is the smallest.
+  EXPECT_EQ(scaled.scale_num * 8, 3 * scaled.scale_den);
+  EXPECT_EQ(scaled.width, 480);
+  EXPECT_EQ(scaled.height, 300);
+  const CropRect small =
+      scale_crop(crop, scaled.scale_num, scaled.scale_den, scaled.width, scaled.height);
+  EXPECT_GE(small.w, 224);
+  EXPECT_GE(small.h, 224);
+  Resizer resizer;
+  std::vector<uint8_t> a(224 * 224 * 3), b(224 * 224 * 3);
+  resizer.resize(full.pixels.data(), full.width * 3, crop, a.data(), 224, 224);
+  resizer.resize(scaled.pixels.data(), scaled.width * 3, small, b.data(), 224, 224);
+  EXPECT_GT(psnr(a.data(), b.data(), a.size()), kDctScaledDb);
+}
+
+TEST(DecodeImageTest, CorruptDataThrowsDecodeError) {
+  const auto jpeg = read_bytes(Fixtures::get().file("img.jpg"));
+  const auto png = read_bytes(Fixtures::get().file("img.png"));
+  std::mt19937 gen(42);
+  auto random_bytes = [&](size_t n) {
+    std::vector<uint8_t> v(n);
+    for (auto& b : v)
+      b = static_cast<uint8_t>(gen());
+    return v;
+  };
+  std::vector<uint8_t> soi_then_noise = random_bytes(20000);
+  soi_then_noise[0] = 0xFF;
+  soi_then_noise[1] = 0xD8;
+  soi_then_noise[2] = 0xFF;
+  soi_then_noise[3] = 0xE0;
+  auto scrambled = jpeg;  // the middle third of the entropy-coded data overwritten
+  for (size_t i = jpeg.size() / 3; i < 2 * jpeg.size() / 3; ++i) {
+    scrambled[i] = static_cast<uint8_t>(gen());
+  }
+  const std::vector<std::vector<uint8_t>> bad = {{},        random_bytes(5000), soi_then_noise,
+                                                 scrambled, prefix(jpeg, 0.6),  prefix(png, 0.6)};
+  ImageDecoder dec;
+  RgbImage img;
+  for (size_t i = 0; i < bad.size(); ++i) {
+    EXPECT_THROW(dec.decode(bad[i], {}, 224, true, img), DecodeError) << "case " << i;
+  }
+  EXPECT_THROW(dec.probe(random_bytes(64)), DecodeError);
+  try {
+    dec.decode({}, {}, 0, false, img);
+  } catch (const DecodeError& e) {
+    EXPECT_STREQ(e.what(), "empty image data (0 bytes)");
+  }
+  // The decoder stays usable after errors.
+  dec.decode(jpeg, {}, 0, false, img);
+  EXPECT_EQ(img.width, 640);
+}
+
+// Decodes the frames at `times` (full frame, native size) with a decoder of `threads` threads.
+std::vector<uint8_t> decode_times(const std::vector<uint8_t>& bytes,
+                                  const std::vector<double>& times,
+                                  VideoDecodeStats* stats = nullptr, int threads = 1) {
+  VideoDecoder dec(threads);
+  const VideoInfo info = dec.open(bytes);
+  std::vector<uint8_t> out(times.size() * info.width * info.height * 3);
+  dec.decode_frames(times, {0, 0, info.width, info.height}, info.width, info.height, out.data());
+  if (stats != nullptr) *stats = dec.stats();
+  return out;
+}
+
+TEST(VideoDecodeTest, OpenReportsTheStream) {
+  VideoDecoder dec;
+  const VideoInfo info = dec.open(read_bytes(Fixtures::get().file("clip.mp4")));
+  EXPECT_EQ(info.width, 640);
+  EXPECT_EQ(info.height, 360);
+  EXPECT_NEAR(info.fps, 24.0, 1e-9);
+  EXPECT_NEAR(info.duration_s, 3.0, 0.05);
+  EXPECT_EQ(info.frames, 72);
+  EXPECT_EQ(info.codec, "h264");
+  EXPECT_EQ(info.pix_fmt, "yuv420p");
+}
+
+// Frame k is asked for at k / fps (+ epsilon) and compared with ffmpeg's select of frame k; the
+// last request lies past the end of the clip and must give the last frame.
+TEST(VideoDecodeTest, FramesMatchFfmpeg) {
+  const auto path = Fixtures::get().file("clip.mp4");
+  const std::vector<int> frames = {0, 17, 50, 71};
+  std::vector<double> times;
+  for (int k : frames)
+    times.push_back(k / 24.0 + 1e-6);
+  times.push_back(10.0);
+  const size_t frame_bytes = 640 * 360 * 3;
+  const auto out = decode_times(read_bytes(path), times);
+  for (size_t i = 0; i < times.size(); ++i) {
+    const int k = i < frames.size() ? frames[i] : 71;
+    const auto expected = ffmpeg_decode_rgb(path, k);
+    ASSERT_EQ(expected.size(), frame_bytes);
+    EXPECT_GT(psnr(out.data() + i * frame_bytes, expected.data(), frame_bytes), kLosslessDb)
+        << "frame " << k;
+  }
+}
+
+TEST(VideoDecodeTest, CropAndScaleUseTheRequestedRectangle) {
+  const auto bytes = read_bytes(Fixtures::get().file("clip.mp4"));
+  const std::vector<double> t = {1.0};
+  VideoDecoder dec;
+  dec.open(bytes);
+  std::vector<uint8_t> full(640 * 360 * 3), crop(100 * 60 * 3), small(224 * 224 * 3);
+  dec.decode_frames(t, {0, 0, 640, 360}, 640, 360, full.data());
+  dec.decode_frames(t, {200, 100, 100, 60}, 100, 60, crop.data());  // even origin, native size
+  for (int y = 0; y < 60; ++y) {
+    ASSERT_EQ(0, std::memcmp(crop.data() + y * 300, full.data() + ((100 + y) * 640 + 200) * 3, 300))
+        << "row " << y;
+  }
+  dec.decode_frames(t, {100, 50, 300, 300}, 224, 224, small.data());
+  Resizer resizer;  // swscale's bilinear vs our antialiased resize of the same crop
+  std::vector<uint8_t> reference(224 * 224 * 3);
+  resizer.resize(full.data(), 640 * 3, {100, 50, 300, 300}, reference.data(), 224, 224);
+  EXPECT_GT(psnr(small.data(), reference.data(), small.size()), 25.0);
+}
+
+// 10 s at 24 fps with a keyframe every 2 s: eight uniform times need only part of the file, and
+// the seeking decoder gives exactly the frames ffmpeg decodes forward from the start.
+TEST(VideoSeekTest, SeeksSkipWorkAndKeepPixels) {
+  const auto path = Fixtures::get().file("long.mp4");
+  const auto bytes = read_bytes(path);
+  VideoDecoder probe;
+  const VideoInfo info = probe.open(bytes);
+  ASSERT_EQ(info.frames, 240);
+  std::vector<double> times;
+  Rng rng(0);
+  sample_frame_times(info, 8, FrameSampling::uniform, rng, times);
+  times.push_back(95 / 24.0);  // the frame just before the keyframe at 4 s
+  std::sort(times.begin(), times.end());
+  VideoDecodeStats stats;
+  const auto out = decode_times(bytes, times, &stats);
+  EXPECT_LT(stats.frames_decoded, 240);
+  EXPECT_GT(stats.seeks, 0);
+  const size_t frame_bytes = 320 * 240 * 3;
+  for (size_t i = 0; i < times.size(); ++i) {
+    const int k = static_cast<int>(std::ceil(times[i] * 24 - 1e-6));
+    const auto expected = ffmpeg_decode_rgb(path, k);
+    EXPECT_GT(psnr(out.data() + i * frame_bytes, expected.data(), frame_bytes), kLosslessDb)
+        << "t=" << times[i] << " frame " << k;
+  }
+}
+
+// Times that go backwards, and every frame around a keyframe, against single-time decoders.
+TEST(VideoSeekTest, BackwardAndBoundaryTimesMatchFreshDecoders) {
+  const auto bytes = read_bytes(Fixtures::get().file("long.mp4"));
+  std::vector<double> times = {7.0, 2.5};
+  for (int k = 94; k <= 98; ++k)
+    times.push_back(k / 24.0);
+  times.push_back(0.0);
+  const size_t frame_bytes = 320 * 240 * 3;
+  const auto out = decode_times(bytes, times, nullptr, /*threads=*/2);
+  for (size_t i = 0; i < times.size(); ++i) {
+    const auto single = decode_times(bytes, {times[i]});
+    EXPECT_EQ(0, std::memcmp(out.data() + i * frame_bytes, single.data(), frame_bytes))
+        << "t=" << times[i];
+  }
+}
+
+TEST(VideoDecodeTest, SampleFrameTimes) {
+  VideoInfo info;
+  info.duration_s = 10.0;
+  info.fps = 24.0;
+  info.frames = 240;
+  Rng rng(1);
+  std::vector<double> t;
+  sample_frame_times(info, 4, FrameSampling::uniform, rng, t);
+  EXPECT_EQ(t, (std::vector<double>{1.25, 3.75, 6.25, 8.75}));
+  Rng a(5), b(5);
+  std::vector<double> ta, tb;
+  sample_frame_times(info, 8, FrameSampling::random_window, a, ta);
+  sample_frame_times(info, 8, FrameSampling::random_window, b, tb);
+  EXPECT_EQ(ta, tb);
+  ASSERT_EQ(ta.size(), 8u);
+  for (size_t i = 1; i < ta.size(); ++i)
+    EXPECT_NEAR(ta[i] - ta[i - 1], 1 / 24.0, 1e-9);
+  EXPECT_LE(ta.back(), 239 / 24.0 + 1e-9);
+  info.frames = 5;  // shorter than the window: clamped to the last frame
+  info.duration_s = 5 / 24.0;
+  sample_frame_times(info, 8, FrameSampling::random_window, a, ta);
+  EXPECT_DOUBLE_EQ(ta.front(), 0.0);
+  EXPECT_DOUBLE_EQ(ta.back(), 4 / 24.0);
+}
+
+TEST(VideoDecodeTest, TruncatedOrBogusVideoThrowsDecodeError) {
+  const auto mp4 = read_bytes(Fixtures::get().file("clip.mp4"));
+  const auto faststart = read_bytes(Fixtures::get().file("faststart.mp4"));
+  std::mt19937 gen(3);
+  std::vector<uint8_t> noise(50000);
+  for (auto& b : noise)
+    b = static_cast<uint8_t>(gen());
+  const std::vector<std::vector<uint8_t>> bad = {
+      {}, prefix(mp4, 0.4), prefix(faststart, 0.4), noise};
+  const std::vector<double> t = {0.5, 2.5};
+  std::vector<uint8_t> out(2 * 64 * 64 * 3);
+  for (size_t i = 0; i < bad.size(); ++i) {
+    VideoDecoder dec;
+    EXPECT_THROW(
+        {
+          const VideoInfo info = dec.open(bad[i]);
+          dec.decode_frames(t, {0, 0, info.width, info.height}, 64, 64, out.data());
+        },
+        DecodeError)
+        << "case " << i;
+  }
+}
+
+}  // namespace
+}  // namespace mmprof

@@ -1,0 +1,271 @@
+// summarize(): summary.json from hand-built phases with exact numbers.
+#include "experiment/phase_metrics.hpp"
+
+#include <gtest/gtest.h>
+
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace mmprof {
+namespace {
+
+using nlohmann::json;
+
+// Every key DESIGN.md promises in summary.json (the value may be null, the key must exist).
+std::vector<std::string> design_summary_keys() {
+  std::vector<std::string> keys = {"throughput.compute.samples_per_s",
+                                   "throughput.pipeline.samples_per_s",
+                                   "throughput.pipeline.batches_per_s",
+                                   "throughput.pipeline.mb_per_s",
+                                   "throughput.end_to_end.samples_per_s",
+                                   "throughput.predicted_end_to_end.samples_per_s",
+                                   "stall_fraction",
+                                   "time_to_first_batch_ms",
+                                   "memory",
+                                   "cpu",
+                                   "io",
+                                   "gpu",
+                                   "errors.count"};
+  for (const char* d : {"step", "wait", "compute", "h2d"}) {
+    for (const char* f : {"mean", "p50", "p90", "p99", "p999", "max"}) {
+      keys.push_back(std::string("latency_ms.") + d + "." + f);
+    }
+  }
+  for (const char* d : {"read", "decode", "augment", "collate", "pin"}) {
+    for (const char* f : {"mean", "p50", "p90", "p99", "max"}) {
+      keys.push_back(std::string("latency_ms.stages.") + d + "." + f);
+    }
+  }
+  return keys;
+}
+
+json::json_pointer pointer(const std::string& dotted) {
+  std::string p;
+  std::stringstream in(dotted);
+  for (std::string part; std::getline(in, part, '.');)
+    p += "/" + part;
+  return json::json_pointer(p);
+}
+
+const json& at(const json& s, const std::string& dotted) {
+  return s.at(pointer(dotted));
+}
+
+PhaseMetrics compute_phase() {
+  PhaseMetrics p;
+  p.name = "compute";
+  p.ran = true;
+  p.steps = 4;
+  p.batches = 4;
+  p.samples = 40;
+  p.window_s = 2.0;  // 20 samples/s
+  p.step_ms = {500, 500, 500, 500};
+  p.compute_ms = {500, 500, 500, 500};
+  p.wait_ms = {0, 0, 0, 0};
+  return p;
+}
+
+PhaseMetrics pipeline_phase() {
+  PhaseMetrics p;
+  p.name = "pipeline";
+  p.ran = true;
+  p.steps = 10;
+  p.batches = 10;
+  p.samples = 100;
+  p.bytes = 5'000'000;
+  p.window_s = 4.0;  // 25 samples/s, 2.5 batches/s, 1.25 MB/s
+  p.time_to_first_batch_ms = 123.5;
+  p.step_ms = std::vector<double>(10, 400);
+  p.wait_ms = std::vector<double>(10, 390);
+  p.read_ms = {1, 2, 3, 4};
+  p.decode_ms = {10, 20, 30, 40};
+  p.augment_ms = {5};
+  p.collate_ms = {2, 4};
+  p.minflt = 50;
+  return p;
+}
+
+PhaseMetrics end_to_end_phase() {
+  PhaseMetrics p;
+  p.name = "end_to_end";
+  p.ran = true;
+  p.steps = 3;
+  p.batches = 3;
+  p.samples = 60;
+  p.bytes = 3'000'000;
+  p.window_s = 4.0;                // 15 samples/s
+  p.time_to_first_batch_ms = 999;  // the summary's time to first batch is the pipeline's
+  p.step_ms = {10, 10, 20};
+  p.wait_ms = {1, 2, 3};
+  p.compute_ms = {9, 8, 17};
+  return p;
+}
+
+PhaseMetrics not_run(const char* name) {
+  PhaseMetrics p;
+  p.name = name;
+  return p;
+}
+
+RunOutcome outcome() {
+  RunOutcome o;
+  o.error_events = 3;
+  o.error_samples = 2;
+  o.pin_mode = "pageable";
+  return o;
+}
+
+TEST(PhaseMetricsTest, RatesDivideByTheWindow) {
+  const PhaseMetrics p = pipeline_phase();
+  EXPECT_DOUBLE_EQ(p.samples_per_s(), 25.0);
+  EXPECT_DOUBLE_EQ(p.batches_per_s(), 2.5);
+  EXPECT_DOUBLE_EQ(p.mb_per_s(), 1.25);
+  const PhaseMetrics empty;
+  EXPECT_EQ(empty.samples_per_s(), 0.0);
+}
+
+TEST(PhaseMetricsTest, SummaryCarriesEveryDesignKey) {
+  const json s = summarize(compute_phase(), pipeline_phase(), end_to_end_phase(), outcome());
+  EXPECT_EQ(s["schema"], "mmprof.summary/1");
+  for (const auto& key : design_summary_keys()) {
+    EXPECT_TRUE(s.contains(pointer(key))) << key;
+  }
+}
+
+TEST(PhaseMetricsTest, SummaryOfNothingStillCarriesEveryDesignKey) {
+  const json s =
+      summarize(not_run("compute"), not_run("pipeline"), not_run("end_to_end"), RunOutcome{});
+  for (const auto& key : design_summary_keys()) {
+    EXPECT_TRUE(s.contains(pointer(key))) << key;
+  }
+}
+
+TEST(PhaseMetricsTest, ThroughputIsSamplesOverTheWindow) {
+  const json s = summarize(compute_phase(), pipeline_phase(), end_to_end_phase(), outcome());
+  EXPECT_DOUBLE_EQ(at(s, "throughput.compute.samples_per_s").get<double>(), 20.0);
+  EXPECT_DOUBLE_EQ(at(s, "throughput.compute.batches_per_s").get<double>(), 2.0);
+  EXPECT_DOUBLE_EQ(at(s, "throughput.pipeline.samples_per_s").get<double>(), 25.0);
+  EXPECT_DOUBLE_EQ(at(s, "throughput.pipeline.batches_per_s").get<double>(), 2.5);
+  EXPECT_DOUBLE_EQ(at(s, "throughput.pipeline.mb_per_s").get<double>(), 1.25);
+  EXPECT_DOUBLE_EQ(at(s, "throughput.end_to_end.samples_per_s").get<double>(), 15.0);
+}
+
+TEST(PhaseMetricsTest, PredictedEndToEndIsTheSlowerOfPipelineAndCompute) {
+  // Compute-bound: compute 20 < pipeline 25.
+  json s = summarize(compute_phase(), pipeline_phase(), end_to_end_phase(), outcome());
+  EXPECT_DOUBLE_EQ(at(s, "throughput.predicted_end_to_end.samples_per_s").get<double>(), 20.0);
+  // Data-bound: pipeline 100 / 8 s = 12.5 < compute 20.
+  PhaseMetrics slow = pipeline_phase();
+  slow.window_s = 8.0;
+  s = summarize(compute_phase(), slow, end_to_end_phase(), outcome());
+  EXPECT_DOUBLE_EQ(at(s, "throughput.predicted_end_to_end.samples_per_s").get<double>(), 12.5);
+}
+
+TEST(PhaseMetricsTest, StallFractionIsTotalWaitOverTotalStepTimeEndToEnd) {
+  const json s = summarize(compute_phase(), pipeline_phase(), end_to_end_phase(), outcome());
+  // (1 + 2 + 3) / (10 + 10 + 20); the pipeline phase's waits do not count.
+  EXPECT_DOUBLE_EQ(s["stall_fraction"].get<double>(), 0.15);
+}
+
+TEST(PhaseMetricsTest, TimeToFirstBatchIsThePipelines) {
+  const json s = summarize(compute_phase(), pipeline_phase(), end_to_end_phase(), outcome());
+  EXPECT_DOUBLE_EQ(s["time_to_first_batch_ms"].get<double>(), 123.5);
+}
+
+TEST(PhaseMetricsTest, StepLatenciesComeFromTheEndToEndPhase) {
+  const json s = summarize(compute_phase(), pipeline_phase(), end_to_end_phase(), outcome());
+  const json& l = s["latency_ms"];
+  EXPECT_EQ(l["step"]["count"], 3);
+  EXPECT_DOUBLE_EQ(l["step"]["max"].get<double>(), 20.0);
+  EXPECT_DOUBLE_EQ(l["step"]["p50"].get<double>(), 10.0);
+  EXPECT_DOUBLE_EQ(l["wait"]["mean"].get<double>(), 2.0);
+  EXPECT_DOUBLE_EQ(l["compute"]["max"].get<double>(), 17.0);
+  EXPECT_EQ(l["compute"]["count"], 3);
+  // No host-to-device copies were recorded: a count of zero and nulls, never zeros.
+  EXPECT_EQ(l["h2d"]["count"], 0);
+  EXPECT_TRUE(l["h2d"]["p50"].is_null());
+}
+
+TEST(PhaseMetricsTest, StageLatenciesComeFromThePipelinePhase) {
+  const json s = summarize(compute_phase(), pipeline_phase(), end_to_end_phase(), outcome());
+  const json& st = s["latency_ms"]["stages"];
+  EXPECT_EQ(st["read"]["count"], 4);
+  EXPECT_DOUBLE_EQ(st["read"]["mean"].get<double>(), 2.5);
+  EXPECT_DOUBLE_EQ(st["read"]["p50"].get<double>(), 2.5);
+  EXPECT_DOUBLE_EQ(st["decode"]["p90"].get<double>(), 37.0);
+  EXPECT_DOUBLE_EQ(st["decode"]["max"].get<double>(), 40.0);
+  EXPECT_DOUBLE_EQ(st["augment"]["p99"].get<double>(), 5.0);
+  EXPECT_DOUBLE_EQ(st["collate"]["mean"].get<double>(), 3.0);
+  EXPECT_EQ(st["pin"]["count"], 0);
+  EXPECT_TRUE(st["pin"]["max"].is_null());
+}
+
+TEST(PhaseMetricsTest, ErrorsAreCounted) {
+  const json s = summarize(compute_phase(), pipeline_phase(), end_to_end_phase(), outcome());
+  EXPECT_EQ(s["errors"]["count"], 3);
+  EXPECT_EQ(s["status"], "complete");
+  EXPECT_TRUE(s["message"].is_null());
+}
+
+TEST(PhaseMetricsTest, FailedRunSaysWhy) {
+  RunOutcome o = outcome();
+  o.status = "failed";
+  o.message = "sample 000003 failed to decode";
+  const json s = summarize(compute_phase(), pipeline_phase(), end_to_end_phase(), o);
+  EXPECT_EQ(s["status"], "failed");
+  EXPECT_EQ(s["message"], o.message);
+}
+
+TEST(PhaseMetricsTest, NoStepGivesNullComputeEndToEndPredictionAndStall) {
+  const json s = summarize(not_run("compute"), pipeline_phase(), not_run("end_to_end"), outcome());
+  EXPECT_TRUE(at(s, "throughput.compute.samples_per_s").is_null());
+  EXPECT_TRUE(at(s, "throughput.end_to_end.samples_per_s").is_null());
+  EXPECT_TRUE(at(s, "throughput.predicted_end_to_end.samples_per_s").is_null());
+  EXPECT_TRUE(s["stall_fraction"].is_null());
+  EXPECT_TRUE(s["phases"]["compute"].is_null());
+  EXPECT_TRUE(s["phases"]["end_to_end"].is_null());
+  EXPECT_DOUBLE_EQ(at(s, "throughput.pipeline.samples_per_s").get<double>(), 25.0);
+  // Without an end-to-end phase, step latencies are the pipeline's.
+  EXPECT_EQ(s["latency_ms"]["phase"], "pipeline");
+  EXPECT_EQ(s["latency_ms"]["step"]["count"], 10);
+  EXPECT_DOUBLE_EQ(s["latency_ms"]["wait"]["p50"].get<double>(), 390.0);
+  EXPECT_EQ(s["latency_ms"]["compute"]["count"], 0);
+}
+
+TEST(PhaseMetricsTest, NothingRunGivesNullsEverywhere) {
+  const json s =
+      summarize(not_run("compute"), not_run("pipeline"), not_run("end_to_end"), RunOutcome{});
+  for (const char* key :
+       {"throughput.compute.samples_per_s", "throughput.pipeline.samples_per_s",
+        "throughput.pipeline.batches_per_s", "throughput.pipeline.mb_per_s",
+        "throughput.end_to_end.samples_per_s", "throughput.predicted_end_to_end.samples_per_s",
+        "stall_fraction", "time_to_first_batch_ms", "latency_ms.step.p50",
+        "latency_ms.stages.read.p50"}) {
+    EXPECT_TRUE(at(s, key).is_null()) << key;
+  }
+  EXPECT_TRUE(s["latency_ms"]["phase"].is_null());
+  EXPECT_EQ(s["errors"]["count"], 0);
+}
+
+TEST(PhaseMetricsTest, PhaseThatRanWithAnEmptyWindowGivesNullRatesNotZeros) {
+  PhaseMetrics p = pipeline_phase();
+  p.window_s = 0;
+  const json s = summarize(compute_phase(), p, end_to_end_phase(), outcome());
+  EXPECT_TRUE(at(s, "throughput.pipeline.samples_per_s").is_null());
+  EXPECT_TRUE(at(s, "throughput.predicted_end_to_end.samples_per_s").is_null());
+}
+
+TEST(PhaseMetricsTest, PhaseDetailsAreRecorded) {
+  const json s = summarize(compute_phase(), pipeline_phase(), end_to_end_phase(), outcome());
+  const json& p = s["phases"]["pipeline"];
+  EXPECT_EQ(p["samples"], 100);
+  EXPECT_EQ(p["batches"], 10);
+  EXPECT_EQ(p["bytes"], 5'000'000);
+  EXPECT_DOUBLE_EQ(p["window_s"].get<double>(), 4.0);
+  EXPECT_DOUBLE_EQ(p["minflt_per_sample"].get<double>(), 0.5);
+  EXPECT_TRUE(s["phases"]["compute"]["time_to_first_batch_ms"].is_null());
+}
+
+}  // namespace
+}  // namespace mmprof

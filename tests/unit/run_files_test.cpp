@@ -1,0 +1,181 @@
+// Run-directory writers: atomic JSON files, flushed append files, CSV quoting, --out checks.
+#include "rundir/run_files.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "mmprof/error.hpp"
+#include "support/test_support.hpp"
+
+namespace mmprof {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string read_text(const fs::path& path) {
+  const auto bytes = test::read_bytes(path);
+  return {bytes.begin(), bytes.end()};
+}
+
+std::vector<std::string> names_in(const fs::path& dir) {
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(dir))
+    names.push_back(e.path().filename().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+TEST(RunFilesTest, AtomicWriteCreatesTheFileAndLeavesNoTemp) {
+  test::TempDir dir;
+  const fs::path file = dir.path() / "summary.json";
+  write_file_atomic(file, "first\n");
+  EXPECT_EQ(read_text(file), "first\n");
+  EXPECT_EQ(names_in(dir.path()), std::vector<std::string>{"summary.json"});
+}
+
+TEST(RunFilesTest, AtomicWriteReplacesTheWholeContent) {
+  test::TempDir dir;
+  const fs::path file = dir.path() / "summary.json";
+  write_file_atomic(file, "a much longer first version\n");
+  write_file_atomic(file, "short\n");  // no stale tail from the longer one
+  EXPECT_EQ(read_text(file), "short\n");
+  write_file_atomic(file, "");
+  EXPECT_EQ(read_text(file), "");
+  EXPECT_EQ(names_in(dir.path()), std::vector<std::string>{"summary.json"});
+}
+
+// rename() swaps the directory entry: a reader holding the old file keeps a complete old version.
+TEST(RunFilesTest, AtomicWriteNeverExposesAPartialFileToAnOpenReader) {
+  test::TempDir dir;
+  const fs::path file = dir.path() / "manifest.json";
+  write_file_atomic(file, "old content\n");
+  std::ifstream reader(file);
+  write_file_atomic(file, "new content that is longer than the old one\n");
+  std::string line;
+  std::getline(reader, line);
+  EXPECT_EQ(line, "old content");
+  EXPECT_EQ(read_text(file), "new content that is longer than the old one\n");
+}
+
+TEST(RunFilesTest, AtomicWriteIntoAMissingFolderIsAnInputErrorNamingThePath) {
+  test::TempDir dir;
+  const fs::path file = dir.path() / "no-such-dir" / "summary.json";
+  try {
+    write_file_atomic(file, "x");
+    FAIL() << "did not throw";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find((dir.path() / "no-such-dir").string()), std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(RunFilesTest, JsonIsWrittenAtomicallyAndParsesBack) {
+  test::TempDir dir;
+  const fs::path file = dir.path() / "summary.json";
+  const nlohmann::json value = {{"schema", "mmprof.summary/1"}, {"n", 3}, {"x", nullptr}};
+  write_json_atomic(file, value);
+  EXPECT_EQ(nlohmann::json::parse(read_text(file)), value);
+  EXPECT_EQ(names_in(dir.path()), std::vector<std::string>{"summary.json"});
+}
+
+TEST(RunFilesTest, JsonWithInvalidUtf8IsStillWritten) {
+  test::TempDir dir;
+  const fs::path file = dir.path() / "manifest.json";
+  const nlohmann::json value = {{"path", std::string("bad\xFF\xFEname")}};
+  ASSERT_NO_THROW(write_json_atomic(file, value));
+  const auto parsed = nlohmann::json::parse(read_text(file));
+  EXPECT_TRUE(parsed["path"].is_string());
+}
+
+TEST(RunFilesTest, AppendFileWritesHeaderAndFlushesEveryWrite) {
+  test::TempDir dir;
+  const fs::path path = dir.path() / "steps.csv";
+  AppendFile file(path, "a,b\n");
+  EXPECT_EQ(file.path(), path);
+  // Read back while the file is still open: what was written is on disk already.
+  EXPECT_EQ(read_text(path), "a,b\n");
+  file.write("1,2\n");
+  EXPECT_EQ(read_text(path), "a,b\n1,2\n");
+  file.write("3,4\n");
+  EXPECT_EQ(read_text(path), "a,b\n1,2\n3,4\n");
+}
+
+TEST(RunFilesTest, AppendFileWithoutHeaderStartsEmpty) {
+  test::TempDir dir;
+  const fs::path path = dir.path() / "errors.jsonl";
+  {
+    AppendFile file(path, "");
+    EXPECT_TRUE(fs::exists(path));
+    EXPECT_EQ(fs::file_size(path), 0u);
+    file.write("{}\n");
+  }
+  EXPECT_EQ(read_text(path), "{}\n");
+}
+
+TEST(RunFilesTest, AppendFileInAMissingFolderIsAnInputError) {
+  test::TempDir dir;
+  EXPECT_THROW(AppendFile(dir.path() / "missing" / "steps.csv", "h\n"), InputError);
+}
+
+TEST(RunFilesTest, CsvFieldLeavesPlainTextAlone) {
+  EXPECT_EQ(csv_field("000123"), "000123");
+  EXPECT_EQ(csv_field("dir/key with spaces"), "dir/key with spaces");
+  EXPECT_EQ(csv_field(""), "");
+}
+
+TEST(RunFilesTest, CsvFieldQuotesPerRfc4180) {
+  EXPECT_EQ(csv_field("a,b"), "\"a,b\"");
+  EXPECT_EQ(csv_field("say \"hi\""), "\"say \"\"hi\"\"\"");
+  EXPECT_EQ(csv_field("\""), "\"\"\"\"");
+  EXPECT_EQ(csv_field("line\nbreak"), "\"line\nbreak\"");
+  EXPECT_EQ(csv_field("cr\rhere"), "\"cr\rhere\"");
+}
+
+TEST(RunFilesTest, PrepareRunDirCreatesMissingParents) {
+  test::TempDir dir;
+  const fs::path run = dir.path() / "runs" / "a" / "b";
+  prepare_run_dir(run);
+  EXPECT_TRUE(fs::is_directory(run));
+}
+
+TEST(RunFilesTest, PrepareRunDirAcceptsAnEmptyFolder) {
+  test::TempDir dir;
+  EXPECT_NO_THROW(prepare_run_dir(dir.path()));
+}
+
+TEST(RunFilesTest, PrepareRunDirAcceptsAnExistingRunDirectory) {
+  test::TempDir dir;
+  write_file_atomic(dir.path() / "manifest.json", "{}\n");
+  write_file_atomic(dir.path() / "summary.json", "{}\n");
+  EXPECT_NO_THROW(prepare_run_dir(dir.path()));
+}
+
+TEST(RunFilesTest, PrepareRunDirRefusesANonEmptyFolderThatIsNoRun) {
+  test::TempDir dir;
+  write_file_atomic(dir.path() / "thesis.tex", "precious\n");
+  try {
+    prepare_run_dir(dir.path());
+    FAIL() << "did not throw";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find(dir.path().string()), std::string::npos) << e.what();
+  }
+  // Nothing was touched.
+  EXPECT_EQ(names_in(dir.path()), std::vector<std::string>{"thesis.tex"});
+  EXPECT_EQ(read_text(dir.path() / "thesis.tex"), "precious\n");
+}
+
+TEST(RunFilesTest, PrepareRunDirRefusesARegularFile) {
+  test::TempDir dir;
+  const fs::path file = dir.path() / "not-a-dir";
+  write_file_atomic(file, "x");
+  EXPECT_THROW(prepare_run_dir(file), Error);
+  EXPECT_EQ(read_text(file), "x");
+}
+
+}  // namespace
+}  // namespace mmprof
