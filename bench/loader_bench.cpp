@@ -37,7 +37,8 @@ double single_core_rate(const Config& c, const Dataset& ds, const SlotRing& ring
       h.batch_id = b;
       h.epoch = e;
       h.planned = static_cast<uint32_t>(plan.batch_size(b));
-      for (uint32_t i = 0; i < h.planned; ++i) slot.records()[i].index = plan.batch_begin(b)[i];
+      for (uint32_t i = 0; i < h.planned; ++i)
+        slot.records()[i].index = plan.batch_begin(b)[i];
       filler.fill(slot);
       samples += h.n_ok;
     }
@@ -51,7 +52,8 @@ double pipeline_rate(const Config& c, const Dataset& ds, int epochs) {
   const int64_t t0 = monotonic_ns();
   int64_t samples = 0;
   const size_t batches = loader.batches_per_epoch() * static_cast<size_t>(epochs) - 1;
-  for (size_t b = 0; b < batches; ++b) samples += loader.next().size;
+  for (size_t b = 0; b < batches; ++b)
+    samples += loader.next().size;
   return static_cast<double>(samples) / (static_cast<double>(monotonic_ns() - t0) / 1e9);
 }
 
@@ -80,10 +82,11 @@ int main(int argc, char** argv) {
   g.seq_len = c.text.seq_len;
   g.pixel_bytes = 4;
   const SlotRing ring(g, 1);
-  std::printf("mmprof loader bench: %zu images, %dx%d float32, batch %d, %d workers (%s), "
-              "%d epoch(s) per measurement, %d repetitions\n",
-              ds.size(), c.image.size, c.image.size, c.loader.batch_size, workers,
-              c.loader.worker_mode == WorkerMode::process ? "processes" : "threads", epochs, reps);
+  std::printf(
+      "mmprof loader bench: %zu images, %dx%d float32, batch %d, %d workers (%s), "
+      "%d epoch(s) per measurement, %d repetitions\n",
+      ds.size(), c.image.size, c.image.size, c.loader.batch_size, workers,
+      c.loader.worker_mode == WorkerMode::process ? "processes" : "threads", epochs, reps);
   single_core_rate(c, ds, ring, 1);  // warm-up: page cache, decoder state, first-touch faults
   pipeline_rate(c, ds, 1);
   std::vector<double> single, pipeline, ratio;
@@ -94,7 +97,8 @@ int main(int argc, char** argv) {
   }
   print_row("single core (samples/s)", single);
   std::vector<double> limit;
-  for (double s : single) limit.push_back(s * workers);
+  for (double s : single)
+    limit.push_back(s * workers);
   print_row("limit = workers x single", limit);
   print_row("pipeline (samples/s)", pipeline);
   print_row("pipeline / limit", ratio);

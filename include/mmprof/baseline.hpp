@@ -4,10 +4,9 @@
 // `end_to_end` (loader + step); warm-up is excluded from each. Writes the run directory.
 #include <filesystem>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "mmprof/config.hpp"
 #include "mmprof/dataset.hpp"
@@ -15,10 +14,10 @@
 namespace mmprof {
 
 struct BaselineOptions {
-  std::filesystem::path out;          // the run directory
-  std::vector<std::string> argv;      // the command line, for the manifest
-  nlohmann::json config_tree;         // the resolved configuration, for the manifest
-  bool progress = false;              // a progress line with ETA on stderr
+  std::filesystem::path out;      // the run directory
+  std::vector<std::string> argv;  // the command line, for the manifest
+  nlohmann::json config_tree;     // the resolved configuration, for the manifest
+  bool progress = false;          // a progress line with ETA on stderr
 };
 
 // Runs the phases and writes manifest.json, summary.json, steps.csv, stages.csv, errors.jsonl.

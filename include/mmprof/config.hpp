@@ -2,11 +2,10 @@
 // The run configuration: the keys of DESIGN.md, with defaults, loaded from YAML and overridden by
 // `--set a.b=c`. The resolved tree (every key, after overrides) is saved in manifest.json.
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace mmprof {
 

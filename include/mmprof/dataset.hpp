@@ -5,10 +5,9 @@
 // directory entries or tar headers only, never the media.
 #include <cstdint>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "mmprof/config.hpp"
 

@@ -39,7 +39,7 @@ struct SampleFailure {
 class SampleError : public RunError {
  public:
   SampleError(const std::string& what, SampleFailure failure, uint64_t batch_id, int64_t epoch)
-            : RunError(what), failure_(std::move(failure)), batch_id_(batch_id), epoch_(epoch) {}
+      : RunError(what), failure_(std::move(failure)), batch_id_(batch_id), epoch_(epoch) {}
   const SampleFailure& failure() const noexcept { return failure_; }
   uint64_t batch_id() const noexcept { return batch_id_; }
   int64_t epoch() const noexcept { return epoch_; }
@@ -57,8 +57,8 @@ struct Batch {
   int worker = -1;
   uint32_t size = 0;  // samples delivered (planned minus failed)
   uint32_t n_images = 0, n_videos = 0;
-  const void* images = nullptr;    // n_images x 3 x S x S, dtype of image.dtype
-  const void* videos = nullptr;    // n_videos x T x 3 x S x S
+  const void* images = nullptr;     // n_images x 3 x S x S, dtype of image.dtype
+  const void* videos = nullptr;     // n_videos x T x 3 x S x S
   const int32_t* tokens = nullptr;  // size x seq_len, in delivery order of samples
   std::vector<SampleInfo> samples;
   std::vector<SampleFailure> failures;
@@ -72,7 +72,7 @@ struct Batch {
 };
 
 struct LoaderStats {
-  double time_to_first_batch_ms = -1;  // from construction to the first batch's return
+  double time_to_first_batch_ms = -1;  // construction time + first next() call to its return
   int64_t batches = 0, samples = 0, failures = 0;
   int worker_restarts = 0;
   std::vector<int> worker_pids;  // current workers (processes), empty for threads / 0 workers
@@ -82,7 +82,8 @@ struct LoaderStats {
 
 class Loader {
  public:
-  // Starts the workers (forks them in process mode) and begins prefetching epoch 0.
+  // Starts the workers (forks them in process mode); prefetching begins with the first next().
+  // Construct it before anything a worker must not inherit (libtorch, a CUDA context).
   Loader(const Config& config, const Dataset& dataset);
   ~Loader();
   Loader(const Loader&) = delete;

@@ -1,10 +1,10 @@
 #include "cli/baseline.hpp"
 
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <filesystem>
-#include <fmt/format.h>
 
 #include "mmprof/baseline.hpp"
 
@@ -46,9 +46,8 @@ std::string format_summary(const json& s) {
                          : "n/a",
                      num(s["time_to_first_batch_ms"]));
   const json& l = s["latency_ms"];
-  out += fmt::format("latency (ms, {} phase):\n", l["phase"].is_string()
-                                                      ? l["phase"].get<std::string>()
-                                                      : "no");
+  out += fmt::format("latency (ms, {} phase):\n",
+                     l["phase"].is_string() ? l["phase"].get<std::string>() : "no");
   out += dist_line("step", l["step"]);
   out += dist_line("wait", l["wait"]);
   out += "per-sample stages (ms, pipeline phase):\n";

@@ -1,10 +1,12 @@
 #include "cli/common.hpp"
 
+#include <fmt/chrono.h>
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <chrono>
-#include <fmt/chrono.h>
-#include <fmt/format.h>
+#include <cstdio>
+#include <filesystem>
 
 #include "data/gen/generator.hpp"
 
@@ -22,13 +24,20 @@ ResolvedRun resolve_run(const RunOptions& o) {
   ResolvedRun r;
   r.tree = o.config_file.empty() ? default_config_tree() : load_config_tree(o.config_file);
   if (!o.data.empty()) r.tree["data"]["path"] = o.data;
-  for (const auto& s : o.sets) apply_override(r.tree, s);
+  for (const auto& s : o.sets)
+    apply_override(r.tree, s);
   r.config = resolve_config(r.tree);
   return r;
 }
 
 Dataset open_dataset(const Config& config) {
   if (config.data.path) return Dataset::open(*config.data.path, config.data.layout);
+  if (!std::filesystem::exists(default_dataset_dir() / "dataset.json")) {
+    std::fprintf(stderr,
+                 "mmprof: generating the embedded default dataset into %s (first use only, "
+                 "about half a minute)\n",
+                 default_dataset_dir().c_str());
+  }
   const auto root = ensure_default_dataset();
   const bool tar = config.data.layout == Layout::tar;
   return Dataset::open(root / (tar ? "shards" : "files"), config.data.layout);

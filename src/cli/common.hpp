@@ -1,11 +1,10 @@
 #pragma once
 // Options every run-producing subcommand shares (--config, --data, --set, --out) and
 // their resolution into a Config and a Dataset.
-#include <string>
-#include <vector>
-
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
 
 #include "mmprof/config.hpp"
 #include "mmprof/dataset.hpp"

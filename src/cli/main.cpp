@@ -1,7 +1,6 @@
 // mmprof: main only wires the subcommands (CLI11's subcom_in_files pattern) and maps errors to
 // exit codes with one clear sentence.
 #include <CLI/CLI.hpp>
-
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -17,6 +16,7 @@ int main(int argc, char** argv) {
   CLI::App app{"mmprof: profile and tune the image/video data pipelines of multimodal training"};
   app.set_version_flag("--version", std::string(version()) + " (" + git_commit() + ")");
   app.require_subcommand(1);
+  app.failure_message(CLI::FailureMessage::help);
 
   cli::GenCliOptions gen;
   cli::setup_gen(*app.add_subcommand("gen", "Generate a deterministic synthetic dataset"), gen);
@@ -25,7 +25,17 @@ int main(int argc, char** argv) {
       "baseline", "Measure a configuration: compute ceiling, pipeline only, end to end");
   cli::setup_baseline(*baseline_app, baseline);
 
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    // A bad option is a usage error (exit 2) whatever CLI11's own code for it is.
+    app.exit(e);
+    return static_cast<int>(ExitCode::usage);
+  }
   install_interrupt_handler();
   const std::vector<std::string> args(argv, argv + argc);
   try {

@@ -1,9 +1,12 @@
 #include "mmprof/config.hpp"
 
+#include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
+#include <cerrno>
+#include <cmath>
 #include <cstdlib>
-#include <fmt/format.h>
+#include <optional>
 
 #include "util/error.hpp"
 
@@ -13,65 +16,76 @@ namespace {
 using nlohmann::json;
 
 // Keys whose value may be null or a string (nullable), or an integer or "env".
-bool is_nullable_key(const std::string& key) { return key == "data.path" || key == "step.model"; }
-bool is_env_key(const std::string& key) { return key == "dist.rank" || key == "dist.world_size"; }
-
-json yaml_scalar_to_json(const YAML::Node& node) {
-  const std::string& s = node.Scalar();
-  if (node.Tag() == "!" || s.empty()) return s;  // quoted string
-  if (s == "null" || s == "~") return nullptr;
-  if (s == "true" || s == "false") return s == "true";
-  char* end = nullptr;
-  const long long i = std::strtoll(s.c_str(), &end, 10);
-  if (end != s.c_str() && *end == '\0') return i;
-  const double d = std::strtod(s.c_str(), &end);
-  if (end != s.c_str() && *end == '\0') return d;
-  return s;
+bool is_nullable_key(const std::string& key) {
+  return key == "data.path" || key == "step.model";
+}
+bool is_env_key(const std::string& key) {
+  return key == "dist.rank" || key == "dist.world_size";
 }
 
-json yaml_to_json(const YAML::Node& node) {
-  switch (node.Type()) {
-    case YAML::NodeType::Map: {
-      json out = json::object();
-      for (const auto& kv : node) out[kv.first.as<std::string>()] = yaml_to_json(kv.second);
-      return out;
-    }
-    case YAML::NodeType::Sequence: {
-      json out = json::array();
-      for (const auto& item : node) out.push_back(yaml_to_json(item));
-      return out;
-    }
-    case YAML::NodeType::Scalar:
-      return yaml_scalar_to_json(node);
-    default:
-      return nullptr;
-  }
-}
+// A scalar is kept as raw text until the schema says what it is (typed_value below): a path
+// that looks like a number stays a path, and `pin_memory: true` is the enum value "true". Quoted
+// YAML scalars are strings, so `num_workers: "4"` is refused as YAML would type it.
+struct RawScalar {
+  std::string text;
+  bool quoted = false;
+};
 
 std::string type_name(const json& v) {
-  if (v.is_boolean()) return "a boolean";
+  if (v.is_boolean()) return "true or false";
   if (v.is_number_integer()) return "an integer";
-  if (v.is_number()) return "a number";
-  if (v.is_string()) return "a string";
-  return "null";
+  if (v.is_number()) return "a finite number";
+  return "a string";
 }
 
-// Checks `value` against the default's type for `key`, converting ints to floats where a number
-// is expected. Returns the value to store.
-json check_type(const std::string& key, const json& def, const json& value,
-                const std::string& where) {
-  if (is_nullable_key(key) && (value.is_null() || value.is_string())) return value;
-  if (is_env_key(key) && (value == "env" || value.is_number_integer())) return value;
-  if (def.is_number_float() && value.is_number()) return value.get<double>();
-  const bool same = (def.is_boolean() && value.is_boolean()) ||
-                    (def.is_number_integer() && value.is_number_integer()) ||
-                    (def.is_string() && value.is_string());
-  if (!same) {
-    throw UsageError(fmt::format("{}: {} must be {}, got {}", where, key, type_name(def),
-                                 value.is_string() ? "\"" + value.get<std::string>() + "\""
-                                                   : value.dump()));
+bool is_null_text(const std::string& s) {
+  return s.empty() || s == "null" || s == "~";
+}
+
+std::optional<long long> parse_int(const std::string& s) {
+  char* end = nullptr;
+  errno = 0;
+  const long long v = std::strtoll(s.c_str(), &end, 10);
+  if (s.empty() || *end != '\0' || errno != 0) return std::nullopt;
+  return v;
+}
+
+std::optional<double> parse_finite(const std::string& s) {
+  char* end = nullptr;
+  const double v = std::strtod(s.c_str(), &end);
+  if (s.empty() || *end != '\0' || !std::isfinite(v)) return std::nullopt;
+  return v;
+}
+
+// Converts the raw text of `key` to the type of its default. Returns nullopt when it does not fit.
+std::optional<json> typed_value(const std::string& key, const json& def, const RawScalar& scalar) {
+  const std::string& raw = scalar.text;
+  if (is_nullable_key(key)) return !scalar.quoted && is_null_text(raw) ? json(nullptr) : json(raw);
+  if (is_env_key(key) && raw == "env") return json(raw);
+  if (def.is_string() && !is_env_key(key)) return json(raw);
+  if (scalar.quoted) return std::nullopt;
+  if (def.is_boolean()) {
+    if (raw == "true" || raw == "false") return json(raw == "true");
+    return std::nullopt;
   }
-  return value;
+  if (def.is_number_integer() || is_env_key(key)) {
+    if (auto v = parse_int(raw)) return json(*v);
+    return std::nullopt;
+  }
+  if (auto v = parse_finite(raw)) return json(*v);
+  return std::nullopt;
+}
+
+json check_type(const std::string& key, const json& def, const RawScalar& scalar,
+                const std::string& where) {
+  auto typed = typed_value(key, def, scalar);
+  if (!typed) {
+    throw UsageError(fmt::format(
+        "{}: {} must be {}, got {}", where, key,
+        is_env_key(key) ? "an integer or env" : type_name(def),
+        scalar.quoted ? "the string \"" + scalar.text + "\"" : "\"" + scalar.text + "\""));
+  }
+  return *typed;
 }
 
 std::string known_keys(const json& section) {
@@ -83,18 +97,36 @@ std::string known_keys(const json& section) {
   return out;
 }
 
-void merge(json& tree, const json& overlay, const std::string& prefix, const std::string& where) {
-  for (const auto& [k, v] : overlay.items()) {
-    const std::string key = prefix.empty() ? k : prefix + "." + k;
-    if (!tree.contains(k)) {
-      throw UsageError(fmt::format("{}: unknown config key '{}' (known here: {})", where, key,
-                                   known_keys(tree)));
-    }
-    if (tree[k].is_object()) {
-      if (!v.is_object()) throw UsageError(fmt::format("{}: {} must be a mapping", where, key));
-      merge(tree[k], v, key, where);
+std::string join_key(const std::string& prefix, const std::string& k) {
+  return prefix.empty() ? k : prefix + "." + k;
+}
+
+// The default-tree node for `k` under `tree`, or a UsageError naming the key and its neighbours.
+json& known_child(json& tree, const std::string& k, const std::string& key,
+                  const std::string& where) {
+  if (!tree.is_object() || !tree.contains(k)) {
+    throw UsageError(
+        fmt::format("{}: unknown config key '{}'{}", where, key,
+                    tree.is_object() ? " (known here: " + known_keys(tree) + ")" : ""));
+  }
+  return tree[k];
+}
+
+void merge(json& tree, const YAML::Node& overlay, const std::string& prefix,
+           const std::string& where) {
+  for (const auto& kv : overlay) {
+    const std::string k = kv.first.as<std::string>();
+    const std::string key = join_key(prefix, k);
+    json& node = known_child(tree, k, key, where);
+    const YAML::Node& v = kv.second;
+    if (node.is_object()) {
+      if (!v.IsMap()) throw UsageError(fmt::format("{}: {} must be a mapping", where, key));
+      merge(node, v, key, where);
+    } else if (v.IsMap() || v.IsSequence()) {
+      throw UsageError(fmt::format("{}: {} must be a single value", where, key));
     } else {
-      tree[k] = check_type(key, tree[k], v, where);
+      // yaml-cpp tags quoted scalars "!"; a null node (`key:` alone) is empty text.
+      node = check_type(key, node, RawScalar{v.IsNull() ? "" : v.Scalar(), v.Tag() == "!"}, where);
     }
   }
 }
@@ -127,8 +159,8 @@ int resolve_env_int(json& node, const char* env_name, int fallback) {
   char* end = nullptr;
   const long v = std::strtol(env, &end, 10);
   if (*end != '\0' || v < 0) {
-    throw UsageError(fmt::format("environment variable {}='{}' is not a non-negative integer",
-                                 env_name, env));
+    throw UsageError(
+        fmt::format("environment variable {}='{}' is not a non-negative integer", env_name, env));
   }
   return static_cast<int>(v);
 }
@@ -164,15 +196,10 @@ json default_config_tree() {
         {"seed", 0},
         {"on_error", "skip"}}},
       {"image", {{"size", 224}, {"dtype", "float32"}, {"dct_scaling", true}}},
-      {"video",
-       {{"frames", 8}, {"size", 224}, {"sampling", "uniform"}, {"decoder_threads", 1}}},
+      {"video", {{"frames", 8}, {"size", 224}, {"sampling", "uniform"}, {"decoder_threads", 1}}},
       {"text", {{"seq_len", 77}}},
       {"step",
-       {{"kind", "none"},
-        {"ms", 0.0},
-        {"model", nullptr},
-        {"accum_steps", 1},
-        {"device", "cpu"}}},
+       {{"kind", "none"}, {"ms", 0.0}, {"model", nullptr}, {"accum_steps", 1}, {"device", "cpu"}}},
       {"phases", {{"warmup_steps", 10}, {"steps", 100}, {"warmup_s", 0.0}}},
       {"dist", {{"rank", "env"}, {"world_size", "env"}, {"sync", "none"}}},
   };
@@ -190,7 +217,7 @@ json load_config_tree(const std::string& yaml_path) {
   json tree = default_config_tree();
   if (root.IsNull()) return tree;
   if (!root.IsMap()) throw UsageError(fmt::format("config file {} must be a mapping", yaml_path));
-  merge(tree, yaml_to_json(root), "", yaml_path);
+  merge(tree, root, "", yaml_path);
   return tree;
 }
 
@@ -200,25 +227,22 @@ void apply_override(json& tree, const std::string& assignment) {
     throw UsageError(fmt::format("--set '{}' must look like key.sub=value", assignment));
   }
   const std::string key = assignment.substr(0, eq);
-  YAML::Node node;
-  try {
-    node = YAML::Load(assignment.substr(eq + 1));
-  } catch (const YAML::Exception& e) {
-    throw UsageError(fmt::format("--set {}: cannot parse the value: {}", key, e.what()));
-  }
-  json value = node.IsScalar() ? yaml_scalar_to_json(node) : json(nullptr);
-  if (assignment.size() == eq + 1) value = "";
-  // Build {"a": {"b": value}} from "a.b", innermost first.
-  json overlay = value;
-  std::string rest = key;
-  for (auto dot = rest.rfind('.'); ; dot = rest.rfind('.')) {
-    const std::string part = dot == std::string::npos ? rest : rest.substr(dot + 1);
+  json* node = &tree;
+  std::string prefix;
+  for (size_t start = 0;;) {
+    const size_t dot = key.find('.', start);
+    const std::string part = key.substr(start, dot == std::string::npos ? dot : dot - start);
     if (part.empty()) throw UsageError(fmt::format("--set '{}': empty key component", assignment));
-    overlay = json{{part, overlay}};
+    prefix = join_key(prefix, part);
+    node = &known_child(*node, part, prefix, "--set");
     if (dot == std::string::npos) break;
-    rest.resize(dot);
+    start = dot + 1;
   }
-  merge(tree, overlay, "", "--set");
+  if (node->is_object()) {
+    throw UsageError(fmt::format("--set {}: {} is a section; set one of its keys ({})", key, key,
+                                 known_keys(*node)));
+  }
+  *node = check_type(key, *node, RawScalar{assignment.substr(eq + 1), false}, "--set");
 }
 
 Config resolve_config(json& tree) {
@@ -231,9 +255,9 @@ Config resolve_config(json& tree) {
 
   c.loader.batch_size = get_int(t, "loader", "batch_size", 1, 1 << 16);
   c.loader.num_workers = get_int(t, "loader", "num_workers", 0, 256);
-  c.loader.worker_mode = parse_enum<WorkerMode>(
-      t, "loader", "worker_mode",
-      {{"process", WorkerMode::process}, {"thread", WorkerMode::thread}});
+  c.loader.worker_mode =
+      parse_enum<WorkerMode>(t, "loader", "worker_mode",
+                             {{"process", WorkerMode::process}, {"thread", WorkerMode::thread}});
   c.loader.prefetch_factor = get_int(t, "loader", "prefetch_factor", 1, 64);
   c.loader.persistent_workers = t["loader"]["persistent_workers"].get<bool>();
   c.loader.in_order = t["loader"]["in_order"].get<bool>();
@@ -242,8 +266,8 @@ Config resolve_config(json& tree) {
       {{"auto", PinMemory::auto_detect}, {"true", PinMemory::on}, {"false", PinMemory::off}});
   c.loader.shuffle = t["loader"]["shuffle"].get<bool>();
   c.loader.seed = static_cast<uint64_t>(get_int(t, "loader", "seed", 0, 1 << 30));
-  c.loader.on_error = parse_enum<OnError>(
-      t, "loader", "on_error", {{"skip", OnError::skip}, {"fail", OnError::fail}});
+  c.loader.on_error = parse_enum<OnError>(t, "loader", "on_error",
+                                          {{"skip", OnError::skip}, {"fail", OnError::fail}});
 
   c.image.size = get_int(t, "image", "size", 8, 4096);
   c.image.dtype = parse_enum<ImageDType>(
@@ -275,14 +299,18 @@ Config resolve_config(json& tree) {
 
   c.dist.world_size = resolve_env_int(tree["dist"]["world_size"], "WORLD_SIZE", 1);
   c.dist.rank = resolve_env_int(tree["dist"]["rank"], "RANK", 0);
-  if (c.dist.world_size < 1 || c.dist.rank >= c.dist.world_size) {
-    throw UsageError(fmt::format("dist.rank ({}) must be below dist.world_size ({})", c.dist.rank,
+  if (c.dist.world_size < 1 || c.dist.rank < 0 || c.dist.rank >= c.dist.world_size) {
+    throw UsageError(fmt::format("dist.rank ({}) must be in [0, dist.world_size ({}))", c.dist.rank,
                                  c.dist.world_size));
   }
   c.dist.sync = t["dist"]["sync"].get<std::string>();
   if (c.dist.sync != "none") {
+    if (c.dist.sync != "barrier" && c.dist.sync != "allreduce") {
+      throw UsageError(fmt::format("dist.sync must be one of none | barrier | allreduce, got '{}'",
+                                   c.dist.sync));
+    }
     throw UnavailableError(fmt::format(
-        "dist.sync={} is not available yet: multi-rank synchronisation is planned, use none",
+        "dist.sync={} is unavailable: multi-rank synchronisation is not built yet, use none",
         c.dist.sync));
   }
   tree["dist"]["rank"] = c.dist.rank;

@@ -2,9 +2,9 @@
 
 #include <archive.h>
 #include <archive_entry.h>
+#include <fmt/format.h>
 
 #include <algorithm>
-#include <fmt/format.h>
 #include <map>
 #include <memory>
 
@@ -35,7 +35,9 @@ struct ArchiveReaderDeleter {
 
 }  // namespace
 
-const char* modality_name(Modality m) noexcept { return m == Modality::video ? "video" : "image"; }
+const char* modality_name(Modality m) noexcept {
+  return m == Modality::video ? "video" : "image";
+}
 
 bool is_image_extension(const std::string& ext) noexcept {
   static const char* const kExt[] = {"jpg", "jpeg", "png", "webp", "bmp", "gif", "tif", "tiff"};
@@ -66,16 +68,18 @@ Dataset Dataset::open(const fs::path& path, Layout layout) {
   ds.layout_ = layout;
   if (layout == Layout::tar) {
     if (shards.empty()) {
-      throw InputError(fmt::format("dataset {} has no .tar shards (data.layout=tar)", path.string()));
+      throw InputError(
+          fmt::format("dataset {} has no .tar shards (data.layout=tar)", path.string()));
     }
     ds.index_shards(shards);
   } else {
     ds.index_folder();
   }
   if (ds.samples_.empty()) {
-    throw InputError(fmt::format("dataset {} holds no image or video samples (extensions: jpg, png, "
-                                 "webp, bmp, gif, tiff, mp4, mkv, webm, mov, avi)",
-                                 path.string()));
+    throw InputError(
+        fmt::format("dataset {} holds no image or video samples (extensions: jpg, png, "
+                    "webp, bmp, gif, tiff, mp4, mkv, webm, mov, avi)",
+                    path.string()));
   }
   std::sort(ds.samples_.begin(), ds.samples_.end(),
             [](const SampleEntry& a, const SampleEntry& b) { return a.key < b.key; });
@@ -112,9 +116,8 @@ void Dataset::index_folder() {
   }
   if (ec) throw InputError(fmt::format("cannot list dataset {}: {}", root_.string(), ec.message()));
   // Group members of a key: sort by key, then caption last.
-  std::sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) {
-    return split_key(a.first) < split_key(b.first);
-  });
+  std::sort(entries.begin(), entries.end(),
+            [](const auto& a, const auto& b) { return split_key(a.first) < split_key(b.first); });
   for (const auto& [rel, size] : entries) {
     const auto [key, ext] = split_key(rel);
     if (!(is_image_extension(ext) || is_video_extension(ext) || ext == "txt")) continue;
@@ -168,7 +171,8 @@ Dataset Dataset::only(Modality modality) const {
 
 uint64_t Dataset::total_bytes() const noexcept {
   uint64_t total = 0;
-  for (const auto& s : samples_) total += s.media.size + (s.has_caption ? s.caption.size : 0);
+  for (const auto& s : samples_)
+    total += s.media.size + (s.has_caption ? s.caption.size : 0);
   return total;
 }
 
@@ -182,16 +186,11 @@ nlohmann::json Dataset::summary() const {
     (s.modality == Modality::video ? video_bytes : image_bytes) += s.media.size;
     captions += s.has_caption;
   }
-  return {{"path", root_.string()},
-          {"layout", layout_ == Layout::tar ? "tar" : "files"},
-          {"files", files_.size()},
-          {"samples", samples_.size()},
-          {"images", images},
-          {"videos", videos},
-          {"captions", captions},
-          {"image_bytes", image_bytes},
-          {"video_bytes", video_bytes},
-          {"total_bytes", total_bytes()},
+  return {{"path", root_.string()},     {"layout", layout_ == Layout::tar ? "tar" : "files"},
+          {"files", files_.size()},     {"samples", samples_.size()},
+          {"images", images},           {"videos", videos},
+          {"captions", captions},       {"image_bytes", image_bytes},
+          {"video_bytes", video_bytes}, {"total_bytes", total_bytes()},
           {"per_extension", per_ext}};
 }
 

@@ -1,6 +1,7 @@
 #include "mmprof/baseline.hpp"
 
 #include <fmt/format.h>
+
 #include <set>
 
 #include "experiment/manifest.hpp"
@@ -18,7 +19,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string fmt_ms(double ms) { return fmt::format("{:.4f}", ms); }
+std::string fmt_ms(double ms) {
+  return fmt::format("{:.4f}", ms);
+}
 
 // Owns the run directory's streaming files and the phase bookkeeping.
 class BaselineRun {
@@ -39,11 +42,23 @@ class BaselineRun {
     compute_.name = "compute";
     pipeline_.name = "pipeline";
     end_to_end_.name = "end_to_end";
-    step_ = make_step(config_);
     try {
-      if (step_) run_compute_phase();
-      run_loader_phase(pipeline_, nullptr);
-      if (step_) run_loader_phase(end_to_end_, step_.get());
+      {
+        Loader loader(config_, dataset_);
+        run_loader_phase(pipeline_, loader, nullptr);
+      }
+      if (config_.step.kind == StepKind::none) {
+        facts_.step_description = "none: data pipeline only";
+      } else {
+        // The end-to-end loader forks its workers before the step exists, so workers never
+        // inherit libtorch or a CUDA context (DESIGN.md); they stay idle until its first batch.
+        Loader loader(config_, dataset_);
+        step_ = make_step(config_);
+        facts_.step_description = step_->describe();
+        facts_.step_includes_model_compute = step_->includes_model_compute();
+        run_compute_phase();
+        run_loader_phase(end_to_end_, loader, step_.get());
+      }
     } catch (const Error& e) {
       outcome_.status = e.code() == ExitCode::interrupted ? "interrupted" : "failed";
       outcome_.message = e.what();
@@ -55,7 +70,7 @@ class BaselineRun {
     return write_summary();
   }
 
-  const std::string& pin_mode() const { return outcome_.pin_mode; }
+  const RunFacts& facts() const { return facts_; }
 
  private:
   nlohmann::json write_summary() {
@@ -67,8 +82,8 @@ class BaselineRun {
 
   bool warming(int64_t step, int64_t t_phase_start) const {
     const bool by_steps = step < config_.phases.warmup_steps;
-    const bool by_time = static_cast<double>(monotonic_ns() - t_phase_start) / 1e9 <
-                         config_.phases.warmup_s;
+    const bool by_time =
+        static_cast<double>(monotonic_ns() - t_phase_start) / 1e9 < config_.phases.warmup_s;
     return by_steps || by_time;
   }
 
@@ -80,7 +95,8 @@ class BaselineRun {
     const int64_t t_phase = monotonic_ns();
     int64_t step = 0;
     int64_t t_window = t_phase;
-    for (; warming(step, t_phase); ++step) one_compute_step(batch, nullptr);
+    for (; warming(step, t_phase); ++step)
+      one_compute_step(batch, nullptr);
     t_window = monotonic_ns();
     compute_.warmup_steps = step;
     compute_.warmup_s = static_cast<double>(t_window - t_phase) / 1e9;
@@ -95,7 +111,8 @@ class BaselineRun {
   void one_compute_step(const Batch& batch, PhaseMetrics* record) {
     throw_if_interrupted();
     const int64_t t0 = monotonic_ns();
-    for (int a = 0; a < config_.step.accum_steps; ++a) step_->run(batch);
+    for (int a = 0; a < config_.step.accum_steps; ++a)
+      step_->run(batch);
     const double ms = static_cast<double>(monotonic_ns() - t0) / 1e6;
     if (record == nullptr) return;
     record->steps++;
@@ -108,12 +125,12 @@ class BaselineRun {
                    static_cast<int64_t>(batch.size) * config_.step.accum_steps, 0);
   }
 
-  void run_loader_phase(PhaseMetrics& phase, Step* step) {
-    Loader loader(config_, dataset_);
-    outcome_.pin_mode = loader.stats().pin_mode;
+  void run_loader_phase(PhaseMetrics& phase, Loader& loader, Step* step) {
+    outcome_.pin_mode = facts_.pin_mode = loader.stats().pin_mode;
     const int64_t t_phase = monotonic_ns();
     int64_t s = 0;
-    for (; warming(s, t_phase); ++s) one_loader_step(loader, step, phase, nullptr, s);
+    for (; warming(s, t_phase); ++s)
+      one_loader_step(loader, step, phase, nullptr, s);
     const int64_t t_window = monotonic_ns();
     phase.warmup_steps = s;
     phase.warmup_s = static_cast<double>(t_window - t_phase) / 1e9;
@@ -126,8 +143,8 @@ class BaselineRun {
     }
   }
 
-  void one_loader_step(Loader& loader, Step* step, const PhaseMetrics& phase,
-                       PhaseMetrics* record, int64_t index) {
+  void one_loader_step(Loader& loader, Step* step, const PhaseMetrics& phase, PhaseMetrics* record,
+                       int64_t index) {
     throw_if_interrupted();
     const int64_t t0 = monotonic_ns();
     double wait = 0, compute = 0;
@@ -153,13 +170,15 @@ class BaselineRun {
     record->step_ms.push_back(step_ms);
     record->wait_ms.push_back(wait);
     if (step != nullptr) record->compute_ms.push_back(compute);
-    write_step_row(*record, index, t0, wait, step != nullptr ? compute : 0, step_ms, samples, bytes);
+    write_step_row(*record, index, t0, wait, step != nullptr ? compute : 0, step_ms, samples,
+                   bytes);
   }
 
   const Batch& next_batch(Loader& loader, const std::string& phase) {
     try {
       const Batch& batch = loader.next();
-      for (const auto& f : batch.failures) log_error(f, phase, batch.batch_id, batch.epoch);
+      for (const auto& f : batch.failures)
+        log_error(f, phase, batch.batch_id, batch.epoch);
       return batch;
     } catch (const SampleError& e) {
       log_error(e.failure(), phase, e.batch_id(), e.epoch());
@@ -187,18 +206,23 @@ class BaselineRun {
     stages_csv_.write(rows);
   }
 
-  void write_step_row(const PhaseMetrics& p, int64_t step, int64_t t0, double wait,
-                      double compute, double step_ms, int64_t samples, uint64_t bytes) {
+  void write_step_row(const PhaseMetrics& p, int64_t step, int64_t t0, double wait, double compute,
+                      double step_ms, int64_t samples, uint64_t bytes) {
     // h2d_ms stays empty: no host-to-device copy is made without a GPU.
     steps_csv_.write(fmt::format("{},{},{},{},,{},{},{},{}\n", step, p.name, t0, fmt_ms(wait),
                                  fmt_ms(compute), fmt_ms(step_ms), samples, bytes));
   }
 
   void log_error(const SampleFailure& f, const std::string& phase, uint64_t batch, int64_t epoch) {
-    nlohmann::json line = {{"key", f.key},     {"stage", f.stage}, {"message", f.message},
-                           {"phase", phase},   {"batch", batch},   {"epoch", epoch},
-                           {"file", (dataset_.root() / dataset_.files()[
-                                        dataset_.samples()[f.index].media.file]).string()}};
+    nlohmann::json line = {
+        {"key", f.key},
+        {"stage", f.stage},
+        {"message", f.message},
+        {"phase", phase},
+        {"batch", batch},
+        {"epoch", epoch},
+        {"file",
+         (dataset_.root() / dataset_.files()[dataset_.samples()[f.index].media.file]).string()}};
     errors_.write(line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
     outcome_.error_events++;
     error_keys_.insert(f.key);
@@ -212,6 +236,7 @@ class BaselineRun {
   std::unique_ptr<Step> step_;
   PhaseMetrics compute_, pipeline_, end_to_end_;
   RunOutcome outcome_;
+  RunFacts facts_;
   std::set<std::string> error_keys_;
 };
 
@@ -220,23 +245,22 @@ class BaselineRun {
 nlohmann::json run_baseline(const Config& config, const Dataset& dataset,
                             const BaselineOptions& options) {
   prepare_run_dir(options.out);
-  auto step = make_step(config);
-  const auto write_manifest = [&](const std::string& pin_mode) {
+  const auto write_manifest = [&](const RunFacts& facts) {
     write_json_atomic(options.out / "manifest.json",
-                      build_manifest(config, dataset, options, step.get(), pin_mode));
+                      build_manifest(config, dataset, options, facts));
   };
   // The manifest goes first, so even a run that dies at once says what it was; it is rewritten
-  // at the end with what was learned while running (the pin mode).
-  write_manifest("not started");
+  // at the end with what was learned while running (pin mode, what the step is).
+  write_manifest(RunFacts{});
   BaselineRun run(config, dataset, options);
   nlohmann::json summary;
   try {
     summary = run.run();
   } catch (...) {
-    write_manifest(run.pin_mode());
+    write_manifest(run.facts());
     throw;
   }
-  write_manifest(run.pin_mode());
+  write_manifest(run.facts());
   return summary;
 }
 

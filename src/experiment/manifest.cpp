@@ -1,23 +1,23 @@
 #include "experiment/manifest.hpp"
 
+#include <fmt/chrono.h>
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
-#include <fmt/chrono.h>
-#include <fmt/format.h>
 
 #include "util/version.hpp"
 
 namespace mmprof {
 
-nlohmann::json baseline_spec(const Config& c, const Step* step) {
+nlohmann::json baseline_spec(const Config& c, const RunFacts& facts) {
   const int per_device = c.loader.batch_size;
   const int global = per_device * c.step.accum_steps * c.dist.world_size;
   return {
-      {"step_kind", step == nullptr ? "none" : to_string(c.step.kind)},
-      {"training_step", step == nullptr ? "none: data pipeline only" : step->describe()},
-      {"timings_include_model_compute", step != nullptr && step->includes_model_compute()},
+      {"step_kind", to_string(c.step.kind)},
+      {"training_step", facts.step_description},
+      {"timings_include_model_compute", facts.step_includes_model_compute},
       {"accum_steps", c.step.accum_steps},
       {"per_device_batch", per_device},
       {"global_batch", global},
@@ -25,36 +25,36 @@ nlohmann::json baseline_spec(const Config& c, const Step* step) {
       {"rank", c.dist.rank},
       {"sync", c.dist.sync},
       {"seq_len", c.text.seq_len},
-      {"image", {{"shape", {3, c.image.size, c.image.size}},
-                 {"dtype", c.image.dtype == ImageDType::uint8 ? "uint8" : "float32"},
-                 {"images_per_sample", 1}}},
-      {"video", {{"shape", {c.video.frames, 3, c.video.size, c.video.size}},
-                 {"frames", c.video.frames},
-                 {"sampling", c.video.sampling == VideoSampling::uniform ? "uniform"
-                                                                        : "random_window"}}},
+      {"image",
+       {{"shape", {3, c.image.size, c.image.size}},
+        {"dtype", c.image.dtype == ImageDType::uint8 ? "uint8" : "float32"},
+        {"images_per_sample", 1}}},
+      {"video",
+       {{"shape", {c.video.frames, 3, c.video.size, c.video.size}},
+        {"frames", c.video.frames},
+        {"sampling", c.video.sampling == VideoSampling::uniform ? "uniform" : "random_window"}}},
       {"step_unit", "one optimizer step = accum_steps batches"},
   };
 }
 
 nlohmann::json build_manifest(const Config& config, const Dataset& dataset,
-                              const BaselineOptions& options, const Step* step,
-                              const std::string& pin_mode) {
+                              const BaselineOptions& options, const RunFacts& facts) {
   char host[256] = {};
   gethostname(host, sizeof host - 1);
   std::error_code ec;
   return {
       {"schema", "mmprof.manifest/1"},
-      {"created_utc", fmt::format("{:%Y-%m-%dT%H:%M:%SZ}",
-                                  fmt::gmtime(std::chrono::system_clock::to_time_t(
-                                      std::chrono::system_clock::now())))},
+      {"created_utc",
+       fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", fmt::gmtime(std::chrono::system_clock::to_time_t(
+                                                std::chrono::system_clock::now())))},
       {"command", options.argv},
       {"cwd", std::filesystem::current_path(ec).string()},
       {"hostname", host},
       {"mmprof", {{"version", version()}, {"commit", git_commit()}, {"dirty", git_dirty()}}},
       {"config", options.config_tree},
       {"data", dataset.summary()},
-      {"baseline_spec", baseline_spec(config, step)},
-      {"loader", {{"pin_mode", pin_mode}}},
+      {"baseline_spec", baseline_spec(config, facts)},
+      {"loader", {{"pin_mode", facts.pin_mode}}},
       // Provenance (user repository, software, hardware, storage, network) is another layer's
       // work: null until it is measured.
       {"repo", nullptr},

@@ -2,22 +2,26 @@
 // manifest.json ("mmprof.manifest/1"): what was run, with which configuration, on which data,
 // and what a step means (the baseline spec). Provenance of machine and software is filled by the
 // env layer where available; keys not measured yet are null, never guessed.
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "mmprof/baseline.hpp"
 #include "mmprof/config.hpp"
 #include "mmprof/dataset.hpp"
-#include "step/step.hpp"
 
 namespace mmprof {
 
+// What the run learned about itself while running (unknown before it starts).
+struct RunFacts {
+  std::string pin_mode = "not started";
+  std::string step_description = "not started";
+  bool step_includes_model_compute = false;
+};
+
 nlohmann::json build_manifest(const Config& config, const Dataset& dataset,
-                              const BaselineOptions& options, const Step* step,
-                              const std::string& pin_mode);
+                              const BaselineOptions& options, const RunFacts& facts);
 
 // The baseline spec alone (what a training step is, batch sizes, shapes), for reuse by ab/report.
-nlohmann::json baseline_spec(const Config& config, const Step* step);
+nlohmann::json baseline_spec(const Config& config, const RunFacts& facts);
 
 }  // namespace mmprof

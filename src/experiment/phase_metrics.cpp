@@ -32,7 +32,9 @@ json phase_json(const PhaseMetrics& p) {
           {"majflt", p.majflt}};
 }
 
-double sum(const std::vector<double>& v) { return std::accumulate(v.begin(), v.end(), 0.0); }
+double sum(const std::vector<double>& v) {
+  return std::accumulate(v.begin(), v.end(), 0.0);
+}
 
 }  // namespace
 
@@ -76,9 +78,8 @@ json summarize(const PhaseMetrics& compute, const PhaseMetrics& pipeline,
   s["stall_fraction"] = end_to_end.ran && e2e_step_total > 0
                             ? json(sum(end_to_end.wait_ms) / e2e_step_total)
                             : json(nullptr);
-  s["time_to_first_batch_ms"] = pipeline.time_to_first_batch_ms < 0
-                                    ? json(nullptr)
-                                    : json(pipeline.time_to_first_batch_ms);
+  s["time_to_first_batch_ms"] =
+      pipeline.time_to_first_batch_ms < 0 ? json(nullptr) : json(pipeline.time_to_first_batch_ms);
 
   // Step-level latencies come from the end-to-end phase when a step exists, else the pipeline.
   const PhaseMetrics& steps = end_to_end.ran ? end_to_end : pipeline;

@@ -2,11 +2,10 @@
 // What one phase of a baseline measured, and how phases become summary.json. Pure data and pure
 // functions: the runner fills PhaseMetrics, summarize() turns them into the summary.
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace mmprof {
 
@@ -15,16 +14,16 @@ struct PhaseMetrics {
   bool ran = false;
   int64_t steps = 0;  // measured (optimizer) steps
   int64_t batches = 0, samples = 0;
-  uint64_t bytes = 0;     // media + caption bytes read in the window
-  double window_s = 0;    // from the end of warm-up to the end of the last measured step
+  uint64_t bytes = 0;   // media + caption bytes read in the window
+  double window_s = 0;  // from the end of warm-up to the end of the last measured step
   double warmup_s = 0;
   int64_t warmup_steps = 0;
   double time_to_first_batch_ms = -1;
   std::vector<double> step_ms, wait_ms, compute_ms, h2d_ms;  // per measured step
-  std::vector<double> read_ms, decode_ms, augment_ms;       // per measured sample
-  std::vector<double> collate_ms, pin_ms;                   // per measured batch
-  int64_t minflt = 0, majflt = 0;                           // loader threads, measured samples
-  int64_t failures = 0;                                     // failed samples in the window
+  std::vector<double> read_ms, decode_ms, augment_ms;        // per measured sample
+  std::vector<double> collate_ms, pin_ms;                    // per measured batch
+  int64_t minflt = 0, majflt = 0;                            // loader threads, measured samples
+  int64_t failures = 0;                                      // failed samples in the window
 
   double samples_per_s() const;
   double batches_per_s() const;

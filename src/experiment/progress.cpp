@@ -1,9 +1,9 @@
 #include "experiment/progress.hpp"
 
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <cstdio>
-#include <fmt/format.h>
 
 #include "probe/clock.hpp"
 
@@ -23,8 +23,9 @@ void ProgressLine::update(const std::string& phase, int64_t done, int64_t total,
   last_draw_ns_ = now;
   const double elapsed = static_cast<double>(now - phase_start_ns_) / 1e9;
   const double eta = done > 0 ? elapsed * static_cast<double>(total - done) / double(done) : 0;
-  const std::string line = fmt::format("\r  {:<10} step {:>5}/{:<5} {:>9.1f} samples/s  ETA {:>5.1f} s ",
-                                       phase, done, total, samples_per_s, eta);
+  const std::string line =
+      fmt::format("\r  {:<10} step {:>5}/{:<5} {:>9.1f} samples/s  ETA {:>5.1f} s ", phase, done,
+                  total, samples_per_s, eta);
   std::fputs(line.c_str(), stderr);
   drawn_ = true;
 }

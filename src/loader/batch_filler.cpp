@@ -1,12 +1,12 @@
 #include "loader/batch_filler.hpp"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstring>
-#include <fmt/format.h>
 #include <string_view>
 
 #include "data/tokenizer.hpp"
@@ -64,8 +64,8 @@ int BatchFiller::fd_for(uint32_t file) {
     const auto path = dataset_.root() / dataset_.files()[file];
     fds_[file] = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fds_[file] < 0) {
-      throw StageFailure{Stage::read, fmt::format("cannot open {}: {}", path.string(),
-                                                  std::strerror(errno))};
+      throw StageFailure{Stage::read,
+                         fmt::format("cannot open {}: {}", path.string(), std::strerror(errno))};
     }
   }
   return fds_[file];
@@ -73,21 +73,20 @@ int BatchFiller::fd_for(uint32_t file) {
 
 void BatchFiller::read_range(const ByteRange& range, std::vector<uint8_t>& buffer) {
   if (range.size == 0) {
-    throw StageFailure{Stage::read, fmt::format("{} is empty (0 bytes)",
-                                                dataset_.files()[range.file])};
+    throw StageFailure{Stage::read,
+                       fmt::format("{} is empty (0 bytes)", dataset_.files()[range.file])};
   }
   // Grow-only buffers: a warm worker reads into memory that is already faulted in.
   if (buffer.size() < range.size) buffer.resize(range.size);
   const int fd = fd_for(range.file);
   uint64_t done = 0;
   while (done < range.size) {
-    const ssize_t n = pread(fd, buffer.data() + done, range.size - done,
-                            static_cast<off_t>(range.offset + done));
+    const ssize_t n =
+        pread(fd, buffer.data() + done, range.size - done, static_cast<off_t>(range.offset + done));
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
       throw StageFailure{Stage::read, fmt::format("short read of {} at offset {}: {}",
-                                                  dataset_.files()[range.file],
-                                                  range.offset + done,
+                                                  dataset_.files()[range.file], range.offset + done,
                                                   n < 0 ? std::strerror(errno) : "end of file")};
     }
     done += static_cast<uint64_t>(n);
@@ -123,8 +122,8 @@ void BatchFiller::process_image(SampleRecord& rec, const SampleEntry& entry, voi
   }
   const int64_t t_decoded = monotonic_ns();
   rec.decode_ns = t_decoded - t;
-  scaled = scale_crop(crop, decoded_.scale_num, decoded_.scale_den, decoded_.width,
-                      decoded_.height);
+  scaled =
+      scale_crop(crop, decoded_.scale_num, decoded_.scale_den, decoded_.width, decoded_.height);
   resizer_.resize(decoded_.pixels.data(), decoded_.width * 3, scaled, hwc_.data(), size, size);
   finish_pixels(rec, hwc_.data(), size, 1, dst);
   rec.augment_ns = monotonic_ns() - t_decoded;
@@ -169,8 +168,8 @@ void BatchFiller::fill(const SlotView& slot) {
     planned_images += dataset_.samples()[slot.records()[i].index].modality == Modality::image;
   }
   h.tokens_offset = 0;
-  h.image_offset = (g.capacity * static_cast<size_t>(g.seq_len) * sizeof(int32_t) + 4095) / 4096 *
-                   4096;
+  h.image_offset =
+      (g.capacity * static_cast<size_t>(g.seq_len) * sizeof(int32_t) + 4095) / 4096 * 4096;
   h.video_offset = h.image_offset + planned_images * g.image_bytes();
   auto* tokens = reinterpret_cast<int32_t*>(slot.arena() + h.tokens_offset);
   int64_t collate_ns = 0;
@@ -204,11 +203,11 @@ void BatchFiller::fill(const SlotView& slot) {
       }
       const int64_t t_collate = monotonic_ns();
       const std::string_view caption =
-          entry.has_caption ? std::string_view(reinterpret_cast<const char*>(caption_.data()),
-                                               entry.caption.size)
-                            : std::string_view();
-      rec.tokens = tokenize_bytes(caption, tokens + static_cast<size_t>(h.n_ok) * g.seq_len,
-                                  g.seq_len);
+          entry.has_caption
+              ? std::string_view(reinterpret_cast<const char*>(caption_.data()), entry.caption.size)
+              : std::string_view();
+      rec.tokens =
+          tokenize_bytes(caption, tokens + static_cast<size_t>(h.n_ok) * g.seq_len, g.seq_len);
       rec.digest = digest_combine(rec.digest, digest64(caption.data(), caption.size()));
       digest = digest_combine(digest, rec.digest);
       rec.row = static_cast<int32_t>(row);

@@ -1,16 +1,17 @@
 #include "loader/batch_slot.hpp"
 
+#include <fmt/format.h>
 #include <sys/mman.h>
 #include <unistd.h>
-
-#include <fmt/format.h>
 
 #include "util/error.hpp"
 
 namespace mmprof {
 namespace {
 constexpr size_t kPage = 4096;
-size_t page_align(size_t n) noexcept { return (n + kPage - 1) / kPage * kPage; }
+size_t page_align(size_t n) noexcept {
+  return (n + kPage - 1) / kPage * kPage;
+}
 }  // namespace
 
 const char* stage_name(Stage s) noexcept {

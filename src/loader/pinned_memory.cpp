@@ -39,8 +39,8 @@ PinnedBuffer::PinnedBuffer(size_t bytes) : bytes_(bytes) {
 #ifdef MMPROF_HAVE_CUDA
   const cudaError_t rc = cudaHostAlloc(&data_, bytes, cudaHostAllocDefault);
   if (rc != cudaSuccess) {
-    throw UnavailableError(fmt::format("cudaHostAlloc of {} MB failed: {}", bytes >> 20,
-                                       cudaGetErrorString(rc)));
+    throw UnavailableError(
+        fmt::format("cudaHostAlloc of {} MB failed: {}", bytes >> 20, cudaGetErrorString(rc)));
   }
 #endif
 }

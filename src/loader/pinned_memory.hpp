@@ -10,7 +10,8 @@ namespace mmprof {
 struct GpuAvailability {
   bool available = false;
   int devices = 0;
-  std::string reason;  // why not, when unavailable ("built without CUDA", "cudaGetDeviceCount: ...")
+  std::string
+      reason;  // why not, when unavailable ("built without CUDA", "cudaGetDeviceCount: ...")
 };
 
 // Asks the CUDA runtime whether a device exists (cached after the first call).

@@ -1,6 +1,7 @@
 #include "loader/worker_pool.hpp"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -10,7 +11,6 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <fmt/format.h>
 
 #include "loader/batch_filler.hpp"
 #include "probe/clock.hpp"
@@ -57,7 +57,8 @@ void close_fd(int& fd) noexcept {
 
 std::string describe_status(int status) {
   if (WIFSIGNALED(status)) {
-    return fmt::format("was killed by signal {} ({})", WTERMSIG(status), strsignal(WTERMSIG(status)));
+    return fmt::format("was killed by signal {} ({})", WTERMSIG(status),
+                       strsignal(WTERMSIG(status)));
   }
   if (WIFEXITED(status)) return fmt::format("exited with status {}", WEXITSTATUS(status));
   return "stopped";
@@ -137,7 +138,8 @@ void WorkerPool::start_process(int id) {
 }
 
 WorkerPool::~WorkerPool() {
-  for (auto& w : workers_) close_fd(w.task_write);  // EOF: workers finish their batch and leave
+  for (auto& w : workers_)
+    close_fd(w.task_write);  // EOF: workers finish their batch and leave
   for (auto& w : workers_) {
     if (w.thread.joinable()) w.thread.join();
     if (w.pid > 0) {
@@ -164,7 +166,8 @@ void WorkerPool::dispatch(int worker, uint32_t slot) {
 
 void WorkerPool::wait_completions(int timeout_ms, std::vector<std::pair<int, uint32_t>>& done) {
   std::vector<pollfd> fds(workers_.size());
-  for (size_t i = 0; i < workers_.size(); ++i) fds[i] = {workers_[i].done_read, POLLIN, 0};
+  for (size_t i = 0; i < workers_.size(); ++i)
+    fds[i] = {workers_[i].done_read, POLLIN, 0};
   const int n = poll(fds.data(), fds.size(), timeout_ms);
   if (n < 0 && errno != EINTR) throw_errno("poll on", "the loader's done pipes");
   for (size_t i = 0; n > 0 && i < fds.size(); ++i) {
@@ -180,7 +183,8 @@ void WorkerPool::wait_completions(int timeout_ms, std::vector<std::pair<int, uin
 
 void WorkerPool::report_death(int worker) {
   Worker& w = workers_[worker];
-  if (w.pid <= 0) throw RunError(fmt::format("loader worker thread {} stopped unexpectedly", worker));
+  if (w.pid <= 0)
+    throw RunError(fmt::format("loader worker thread {} stopped unexpectedly", worker));
   int status = 0;
   const pid_t r = waitpid(w.pid, &status, 0);
   const std::string how = r == w.pid ? describe_status(status) : "vanished";

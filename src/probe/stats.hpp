@@ -2,9 +2,8 @@
 // Descriptive statistics as pure functions over samples (google/benchmark's statistics.cc style):
 // exact order statistics, never averages dressed as percentiles.
 #include <cstddef>
-#include <vector>
-
 #include <nlohmann/json.hpp>
+#include <vector>
 
 namespace mmprof {
 

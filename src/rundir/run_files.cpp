@@ -1,9 +1,10 @@
 #include "rundir/run_files.hpp"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <unistd.h>
 
-#include <fmt/format.h>
+#include <cerrno>
 
 #include "util/error.hpp"
 
@@ -19,30 +20,41 @@ void write_file_atomic(const fs::path& path, std::string_view content) {
     const ssize_t n = ::write(fd, content.data() + done, content.size() - done);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
+      const int saved = errno;
       ::close(fd);
+      ::unlink(tmp.c_str());
+      errno = saved;
       throw_errno("cannot write", tmp.string());
     }
     done += static_cast<size_t>(n);
   }
   ::fsync(fd);
   ::close(fd);
-  if (::rename(tmp.c_str(), path.c_str()) != 0) throw_errno("cannot rename into", path.string());
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    const int saved = errno;
+    ::unlink(tmp.c_str());
+    errno = saved;
+    throw_errno("cannot rename into", path.string());
+  }
 }
 
 void write_json_atomic(const fs::path& path, const nlohmann::json& value) {
   // Invalid UTF-8 from a file name must not abort the write: replace it.
-  write_file_atomic(path, value.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+  write_file_atomic(path,
+                    value.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
 }
 
 void prepare_run_dir(const fs::path& dir) {
   std::error_code ec;
   if (fs::exists(dir, ec) && !fs::is_empty(dir, ec) && !fs::exists(dir / "manifest.json", ec)) {
-    throw UsageError(fmt::format("--out {} exists and is not an mmprof run directory; choose "
-                                 "another path",
-                                 dir.string()));
+    throw UsageError(
+        fmt::format("--out {} exists and is not an mmprof run directory; choose "
+                    "another path",
+                    dir.string()));
   }
   fs::create_directories(dir, ec);
-  if (ec) throw InputError(fmt::format("cannot create run directory {}: {}", dir.string(), ec.message()));
+  if (ec)
+    throw InputError(fmt::format("cannot create run directory {}: {}", dir.string(), ec.message()));
 }
 
 AppendFile::AppendFile(const fs::path& path, std::string_view header) : path_(path) {

@@ -5,10 +5,9 @@
 #include <cstdio>
 #include <filesystem>
 #include <initializer_list>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
-
-#include <nlohmann/json.hpp>
 
 namespace mmprof {
 

@@ -23,7 +23,8 @@ uint64_t digest64(const void* data, size_t bytes, uint64_t seed) noexcept {
   }
   uint64_t h = splitmix64(lane[0]) ^ splitmix64(lane[1] + 1) ^ splitmix64(lane[2] + 2) ^
                splitmix64(lane[3] + 3);
-  for (; i < bytes; ++i) h = (h ^ p[i]) * 0x100000001b3ULL;
+  for (; i < bytes; ++i)
+    h = (h ^ p[i]) * 0x100000001b3ULL;
   return splitmix64(h ^ bytes);
 }
 

@@ -26,10 +26,13 @@ void install_interrupt_handler() noexcept {
   sigaction(SIGTERM, &sa, nullptr);
 }
 
-bool interrupted() noexcept { return g_signal.load() != 0; }
+bool interrupted() noexcept {
+  return g_signal.load() != 0;
+}
 
 void throw_if_interrupted() {
-  if (interrupted()) throw Error(ExitCode::interrupted, "interrupted by a signal; partial results kept");
+  if (interrupted())
+    throw Error(ExitCode::interrupted, "interrupted by a signal; partial results kept");
 }
 
 }  // namespace mmprof

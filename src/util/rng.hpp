@@ -17,7 +17,8 @@ constexpr uint64_t splitmix64(uint64_t x) noexcept {
 class Rng {
  public:
   explicit Rng(uint64_t seed) noexcept {
-    for (auto& s : s_) s = seed = splitmix64(seed);
+    for (auto& s : s_)
+      s = seed = splitmix64(seed);
   }
   // A generator for one (seed, stream, index) triple: independent streams without shared state.
   static Rng for_item(uint64_t seed, uint64_t stream, uint64_t index) noexcept {

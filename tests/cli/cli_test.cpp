@@ -21,8 +21,19 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
+// Single-quotes a path for /bin/sh. Built by appending: GCC 12 warns falsely (-Wrestrict) on
+// "'" + std::string.
 std::string quote(const fs::path& p) {
-  return "'" + p.string() + "'";
+  std::string out(1, '\'');
+  for (const char c : p.string()) {
+    if (c == '\'') {
+      out.append("'\\''");
+    } else {
+      out.push_back(c);
+    }
+  }
+  out.push_back('\'');
+  return out;
 }
 
 test::CommandResult mmprof(const std::string& args) {

@@ -2,18 +2,16 @@
 // exactly what the built-in defaults are (so the two cannot drift apart).
 #include <gtest/gtest.h>
 
-#include <cstdlib>
 #include <filesystem>
 
 #include "mmprof/config.hpp"
+#include "support/test_support.hpp"
 
 namespace mmprof::test {
 namespace {
 
 std::filesystem::path configs_dir() {
-  const char* src = std::getenv("MMPROF_SOURCE_DIR");
-  if (src == nullptr) throw std::runtime_error("MMPROF_SOURCE_DIR is not set (run through ctest)");
-  return std::filesystem::path(src) / "configs";
+  return source_dir() / "configs";
 }
 
 TEST(Configs, DefaultYamlEqualsTheBuiltInDefaults) {

@@ -17,7 +17,8 @@ void make_bad_copy(const fs::path& files, const fs::path& bad) {
   fs::copy(files, bad, fs::copy_options::recursive);
   // A JPEG whose entropy-coded data is garbage after a valid header.
   auto jpeg = read_bytes(files / "000000.jpg");
-  for (size_t i = jpeg.size() / 3; i < jpeg.size() - 2; ++i) jpeg[i] = static_cast<uint8_t>(i * 7);
+  for (size_t i = jpeg.size() / 3; i < jpeg.size() - 2; ++i)
+    jpeg[i] = static_cast<uint8_t>(i * 7);
   write_bytes(bad / "zz-corrupt.jpg", jpeg);
   // The first 40% of an MP4.
   for (const auto& e : fs::directory_iterator(files)) {
@@ -82,7 +83,8 @@ Delivered drain(const Config& config, const Dataset& dataset, int epochs) {
   const size_t batches = loader.batches_per_epoch() * static_cast<size_t>(epochs);
   for (size_t b = 0; b < batches; ++b) {
     const Batch& batch = loader.next();
-    for (const auto& s : batch.samples) d.indices.push_back(s.index);
+    for (const auto& s : batch.samples)
+      d.indices.push_back(s.index);
     d.digests.push_back(batch.digest);
     d.epochs.push_back(batch.epoch);
   }

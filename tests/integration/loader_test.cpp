@@ -27,7 +27,9 @@ std::vector<uint32_t> sorted(std::vector<uint32_t> v) {
   return v;
 }
 
-Dataset files_dataset() { return Dataset::open(loader_fixture().root / "files", Layout::files); }
+Dataset files_dataset() {
+  return Dataset::open(loader_fixture().root / "files", Layout::files);
+}
 
 struct PoolShape {
   int workers;
@@ -71,7 +73,8 @@ TEST(Loader, ThreeRanksAreDisjointAndComplete) {
     c.dist.rank = rank;
     c.dist.world_size = 3;
     const Delivered d = drain(c, ds, 1);
-    for (uint32_t i : d.indices) EXPECT_TRUE(seen.insert(i).second) << "sample " << i << " twice";
+    for (uint32_t i : d.indices)
+      EXPECT_TRUE(seen.insert(i).second) << "sample " << i << " twice";
     all.insert(all.end(), d.indices.begin(), d.indices.end());
   }
   EXPECT_EQ(sorted(all), iota_n(ds.size()));
@@ -118,7 +121,8 @@ TEST(Loader, NonPersistentWorkersAreReplacedEachEpoch) {
   const auto first_pids = loader.stats().worker_pids;
   std::vector<uint32_t> indices;
   for (size_t b = 0; b < 2 * loader.batches_per_epoch(); ++b) {
-    for (const auto& s : loader.next().samples) indices.push_back(s.index);
+    for (const auto& s : loader.next().samples)
+      indices.push_back(s.index);
   }
   EXPECT_EQ(loader.stats().worker_restarts, 1);
   EXPECT_NE(loader.stats().worker_pids, first_pids);
@@ -127,7 +131,8 @@ TEST(Loader, NonPersistentWorkersAreReplacedEachEpoch) {
   c.loader.persistent_workers = true;
   Loader persistent(c, ds);
   const auto pids = persistent.stats().worker_pids;
-  for (size_t b = 0; b < 2 * persistent.batches_per_epoch(); ++b) persistent.next();
+  for (size_t b = 0; b < 2 * persistent.batches_per_epoch(); ++b)
+    persistent.next();
   EXPECT_EQ(persistent.stats().worker_restarts, 0);
   EXPECT_EQ(persistent.stats().worker_pids, pids);
 }
@@ -144,8 +149,8 @@ TEST(Loader, BatchTensorsAndTokensMatchTheirSamples) {
     const auto& entry = ds.samples()[batch.samples[i].index];
     ASSERT_TRUE(entry.has_caption);
     const auto caption = read_bytes(ds.root() / ds.files()[entry.caption.file]);
-    tokenize_bytes({reinterpret_cast<const char*>(caption.data()), caption.size()},
-                   expected.data(), c.text.seq_len);
+    tokenize_bytes({reinterpret_cast<const char*>(caption.data()), caption.size()}, expected.data(),
+                   c.text.seq_len);
     EXPECT_TRUE(std::equal(expected.begin(), expected.end(),
                            batch.tokens + i * static_cast<size_t>(c.text.seq_len)))
         << "tokens of sample " << entry.key;
@@ -188,7 +193,8 @@ TEST(Loader, OnErrorFailStopsAtTheFirstBadSampleNamingIt) {
   c.loader.on_error = OnError::fail;
   Loader loader(c, ds);
   try {
-    for (size_t b = 0; b < loader.batches_per_epoch(); ++b) loader.next();
+    for (size_t b = 0; b < loader.batches_per_epoch(); ++b)
+      loader.next();
     FAIL() << "on_error=fail did not stop";
   } catch (const SampleError& e) {
     EXPECT_EQ(e.failure().key.rfind("zz-", 0), 0u) << e.what();
@@ -205,7 +211,8 @@ TEST(Loader, AKilledWorkerIsReportedWithItsPidAndSignal) {
   const int victim = loader.stats().worker_pids.at(1);
   ASSERT_EQ(kill(victim, SIGKILL), 0);
   try {
-    for (int i = 0; i < 100; ++i) loader.next();
+    for (int i = 0; i < 100; ++i)
+      loader.next();
     FAIL() << "a dead worker went unnoticed";
   } catch (const RunError& e) {
     const std::string what = e.what();

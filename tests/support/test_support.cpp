@@ -36,7 +36,8 @@ CommandResult run_command(const std::string& command) {
   if (pipe == nullptr) return result;
   char buffer[4096];
   size_t n;
-  while ((n = fread(buffer, 1, sizeof buffer, pipe)) > 0) result.output.append(buffer, n);
+  while ((n = fread(buffer, 1, sizeof buffer, pipe)) > 0)
+    result.output.append(buffer, n);
   int status = pclose(pipe);
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   return result;
@@ -50,7 +51,8 @@ std::vector<uint8_t> read_bytes(const std::filesystem::path& path) {
 
 void write_bytes(const std::filesystem::path& path, const std::vector<uint8_t>& bytes) {
   std::ofstream out(path, std::ios::binary);
-  out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  out.write(reinterpret_cast<const char*>(bytes.data()),
+            static_cast<std::streamsize>(bytes.size()));
   if (!out) throw std::runtime_error("cannot write " + path.string());
 }
 
@@ -79,9 +81,11 @@ std::vector<uint8_t> ffmpeg_decode_rgb(const std::filesystem::path& file, int fr
 }
 
 std::string mmprof_bin() {
-  const char* bin = std::getenv("MMPROF_BIN");
-  if (bin == nullptr) throw std::runtime_error("MMPROF_BIN is not set (run the tests through ctest)");
-  return bin;
+  return MMPROF_TEST_BIN;
+}
+
+std::filesystem::path source_dir() {
+  return MMPROF_TEST_SOURCE_DIR;
 }
 
 }  // namespace mmprof::test

@@ -37,7 +37,8 @@ double psnr(const uint8_t* a, const uint8_t* b, size_t n);
 // Decodes a media file with the ffmpeg CLI to raw RGB24 (optionally one video frame by index).
 std::vector<uint8_t> ffmpeg_decode_rgb(const std::filesystem::path& file, int frame_index = 0);
 
-// Path of the built mmprof binary (from the environment ctest sets).
+// Path of the built mmprof binary, and of the source tree (compiled into the test binaries).
 std::string mmprof_bin();
+std::filesystem::path source_dir();
 
 }  // namespace mmprof::test

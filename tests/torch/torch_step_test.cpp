@@ -131,7 +131,7 @@ TEST(TorchStep, RunsUint8VideosAndSyntheticBatches) {
   auto step = make_step(c);
 
   // Videos only: 3 clips of 2 frames of 3 x 16 x 16; the step uses each clip's first frame.
-  std::vector<uint8_t> videos(3 * 2 * 3 * 16 * 16, 128);
+  std::vector<uint8_t> videos(size_t{3} * 2 * 3 * 16 * 16, 128);
   Batch video_batch;
   video_batch.size = video_batch.n_videos = 3;
   video_batch.videos = videos.data();

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "mmprof/error.hpp"
 #include "support/test_support.hpp"
@@ -343,13 +344,31 @@ TEST_F(ConfigTest, EnumValuesMapToTheirEnumerators) {
   EXPECT_EQ(c.step.kind, StepKind::spin);
 }
 
+// pin_memory is auto | true | false (PyTorch's DataLoader takes a boolean); an unquoted YAML
+// boolean must work on the command line and in a file, not only the quoted string "true".
 TEST_F(ConfigTest, PinMemoryAcceptsAutoTrueAndFalse) {
-  json on = with_override("loader.pin_memory=true");
-  EXPECT_EQ(resolve_config(on).loader.pin_memory, PinMemory::on);
-  json off = with_override("loader.pin_memory=false");
-  EXPECT_EQ(resolve_config(off).loader.pin_memory, PinMemory::off);
-  json autodetect = with_override("loader.pin_memory=auto");
-  EXPECT_EQ(resolve_config(autodetect).loader.pin_memory, PinMemory::auto_detect);
+  const std::pair<const char*, PinMemory> cases[] = {
+      {"true", PinMemory::on}, {"false", PinMemory::off}, {"auto", PinMemory::auto_detect}};
+  for (const auto& [value, expected] : cases) {
+    SCOPED_TRACE(value);
+    json tree = default_config_tree();
+    try {
+      apply_override(tree, std::string("loader.pin_memory=") + value);
+      EXPECT_EQ(resolve_config(tree).loader.pin_memory, expected);
+    } catch (const Error& e) {
+      ADD_FAILURE() << "--set loader.pin_memory=" << value << " threw: " << e.what();
+    }
+  }
+}
+
+TEST_F(ConfigTest, PinMemoryBooleanInAFileIsAccepted) {
+  const std::string path = write_yaml("loader:\n  pin_memory: false\n");
+  try {
+    json tree = load_config_tree(path);
+    EXPECT_EQ(resolve_config(tree).loader.pin_memory, PinMemory::off);
+  } catch (const Error& e) {
+    ADD_FAILURE() << "threw: " << e.what();
+  }
 }
 
 TEST_F(ConfigTest, RangesAreCheckedNamingTheKey) {
