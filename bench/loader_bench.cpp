@@ -46,15 +46,28 @@ double single_core_rate(const Config& c, const Dataset& ds, const SlotRing& ring
   return static_cast<double>(samples) / (static_cast<double>(monotonic_ns() - t0) / 1e9);
 }
 
-double pipeline_rate(const Config& c, const Dataset& ds, int epochs) {
+struct PipelineResult {
+  double samples_per_s;
+  double worker_busy;  // sum of per-sample stage times / (wall time x workers)
+  double stage_ms_per_sample;
+};
+
+PipelineResult pipeline_rate(const Config& c, const Dataset& ds, int epochs) {
   Loader loader(c, ds);
   loader.next();  // start-up is not throughput: time from the first batch on
   const int64_t t0 = monotonic_ns();
   int64_t samples = 0;
+  double stage_ms = 0;
   const size_t batches = loader.batches_per_epoch() * static_cast<size_t>(epochs) - 1;
-  for (size_t b = 0; b < batches; ++b)
-    samples += loader.next().size;
-  return static_cast<double>(samples) / (static_cast<double>(monotonic_ns() - t0) / 1e9);
+  for (size_t b = 0; b < batches; ++b) {
+    const Batch& batch = loader.next();
+    samples += batch.size;
+    for (const auto& s : batch.samples) stage_ms += s.read_ms + s.decode_ms + s.augment_ms;
+  }
+  const double wall_s = static_cast<double>(monotonic_ns() - t0) / 1e9;
+  return {static_cast<double>(samples) / wall_s,
+          stage_ms / 1e3 / (wall_s * c.loader.num_workers),
+          stage_ms / static_cast<double>(samples)};
 }
 
 void print_row(const char* name, const std::vector<double>& v) {
@@ -89,11 +102,14 @@ int main(int argc, char** argv) {
       c.loader.worker_mode == WorkerMode::process ? "processes" : "threads", epochs, reps);
   single_core_rate(c, ds, ring, 1);  // warm-up: page cache, decoder state, first-touch faults
   pipeline_rate(c, ds, 1);
-  std::vector<double> single, pipeline, ratio;
+  std::vector<double> single, pipeline, percent, busy, stage_ms;
   for (int r = 0; r < reps; ++r) {
     single.push_back(single_core_rate(c, ds, ring, epochs));
-    pipeline.push_back(pipeline_rate(c, ds, epochs));
-    ratio.push_back(pipeline.back() / (workers * single.back()));
+    const PipelineResult p = pipeline_rate(c, ds, epochs);
+    pipeline.push_back(p.samples_per_s);
+    percent.push_back(100 * p.samples_per_s / (workers * single.back()));
+    busy.push_back(100 * p.worker_busy);
+    stage_ms.push_back(p.stage_ms_per_sample);
   }
   print_row("single core (samples/s)", single);
   std::vector<double> limit;
@@ -101,6 +117,9 @@ int main(int argc, char** argv) {
     limit.push_back(s * workers);
   print_row("limit = workers x single", limit);
   print_row("pipeline (samples/s)", pipeline);
-  print_row("pipeline / limit", ratio);
+  print_row("pipeline / limit (%)", percent);
+  print_row("worker busy (%)", busy);
+  print_row("worker stage ms per sample", stage_ms);
+  std::printf("single-core ms per sample: median %.2f\n", 1e3 / describe(single).p50);
   return 0;
 }

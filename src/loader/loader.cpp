@@ -44,15 +44,18 @@ struct Loader::Impl {
                 c.loader.batch_size},
         workers(c.loader.num_workers),
         max_outstanding(static_cast<uint64_t>(std::max(1, workers * c.loader.prefetch_factor))),
-        // One slot per outstanding batch plus the one the consumer holds.
-        ring(make_geometry(c), static_cast<uint32_t>(max_outstanding + 1)),
+        // Each worker owns prefetch_factor + 1 slots (its outstanding batches plus one the
+        // consumer may hold): a worker keeps writing into the same pages, so after warm-up its
+        // batches cost no page faults (about 15 us per 4 KB page on these VMs).
+        slots_per_worker(static_cast<uint32_t>(workers == 0 ? 2 : c.loader.prefetch_factor + 1)),
+        ring(make_geometry(c), slots_per_worker * static_cast<uint32_t>(std::max(1, workers))),
         plan(static_cast<uint32_t>(d.size()), 0, sampler) {
     if (plan.num_batches() == 0) {
       throw InputError(fmt::format("rank {} of {} gets no samples from dataset {} ({} samples)",
                                    c.dist.rank, c.dist.world_size, d.root().string(), d.size()));
     }
-    for (uint32_t s = 0; s < ring.size(); ++s)
-      free_slots.push_back(s);
+    free_slots.resize(static_cast<size_t>(std::max(1, workers)));
+    for (uint32_t s = 0; s < ring.size(); ++s) free_slots[owner(s)].push_back(s);
     setup_pinning();
     start_workers();
     stats.ring_bytes = ring.mapped_bytes();
@@ -83,8 +86,12 @@ struct Loader::Impl {
 
   // Writes the next planned batch into a free slot and hands it to its worker (round robin by
   // batch id, as PyTorch's DataLoader). Returns false when nothing can be dispatched now.
+  uint32_t owner(uint32_t slot) const noexcept { return slot / slots_per_worker; }
+
   bool dispatch_one() {
-    if (free_slots.empty() || next_dispatch - next_deliver >= max_outstanding) return false;
+    const int worker = workers == 0 ? 0 : static_cast<int>(next_dispatch % workers);
+    auto& free = free_slots[static_cast<size_t>(worker)];
+    if (free.empty() || next_dispatch - next_deliver >= max_outstanding) return false;
     if (batch_in_epoch == plan.num_batches()) {
       // Non-persistent workers end with their epoch: the next epoch starts a fresh pool once
       // every batch of this one has been delivered (PyTorch re-creates its iterator).
@@ -97,8 +104,8 @@ struct Loader::Impl {
       plan = EpochPlan(static_cast<uint32_t>(dataset.size()), plan.epoch() + 1, sampler);
       batch_in_epoch = 0;
     }
-    const uint32_t slot_id = free_slots.back();
-    free_slots.pop_back();
+    const uint32_t slot_id = free.back();
+    free.pop_back();
     const SlotView slot = ring.slot(slot_id);
     SlotHeader& h = slot.header();
     h.batch_id = next_dispatch;
@@ -109,7 +116,7 @@ struct Loader::Impl {
       slot.records()[i].index = idx[i];
     ++batch_in_epoch;
     if (pool)
-      pool->dispatch(static_cast<int>(next_dispatch % static_cast<uint64_t>(workers)), slot_id);
+      pool->dispatch(worker, slot_id);
     in_flight.emplace(next_dispatch, slot_id);
     ++next_dispatch;
     return true;
@@ -230,11 +237,12 @@ struct Loader::Impl {
   SamplerOptions sampler;
   int workers;
   uint64_t max_outstanding;
+  uint32_t slots_per_worker;
   SlotRing ring;
   EpochPlan plan;
   size_t batch_in_epoch = 0;
   uint64_t next_dispatch = 0, next_deliver = 0;
-  std::vector<uint32_t> free_slots;
+  std::vector<std::vector<uint32_t>> free_slots;  // per owning worker
   std::map<uint64_t, uint32_t> in_flight;  // batch id -> slot
   std::map<uint64_t, uint32_t> completed;  // batch id -> slot, not yet delivered
   std::vector<std::pair<int, uint32_t>> done;
@@ -261,7 +269,7 @@ Loader::~Loader() = default;
 const Batch& Loader::next() {
   Impl& m = *impl_;
   if (m.held_slot) {
-    m.free_slots.push_back(*m.held_slot);
+    m.free_slots[m.owner(*m.held_slot)].push_back(*m.held_slot);
     m.held_slot.reset();
   }
   const int64_t t0 = monotonic_ns();
