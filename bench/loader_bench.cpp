@@ -62,11 +62,11 @@ PipelineResult pipeline_rate(const Config& c, const Dataset& ds, int epochs) {
   for (size_t b = 0; b < batches; ++b) {
     const Batch& batch = loader.next();
     samples += batch.size;
-    for (const auto& s : batch.samples) stage_ms += s.read_ms + s.decode_ms + s.augment_ms;
+    for (const auto& s : batch.samples)
+      stage_ms += s.read_ms + s.decode_ms + s.augment_ms;
   }
   const double wall_s = static_cast<double>(monotonic_ns() - t0) / 1e9;
-  return {static_cast<double>(samples) / wall_s,
-          stage_ms / 1e3 / (wall_s * c.loader.num_workers),
+  return {static_cast<double>(samples) / wall_s, stage_ms / 1e3 / (wall_s * c.loader.num_workers),
           stage_ms / static_cast<double>(samples)};
 }
 

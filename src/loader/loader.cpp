@@ -55,7 +55,8 @@ struct Loader::Impl {
                                    c.dist.rank, c.dist.world_size, d.root().string(), d.size()));
     }
     free_slots.resize(static_cast<size_t>(std::max(1, workers)));
-    for (uint32_t s = 0; s < ring.size(); ++s) free_slots[owner(s)].push_back(s);
+    for (uint32_t s = 0; s < ring.size(); ++s)
+      free_slots[owner(s)].push_back(s);
     setup_pinning();
     start_workers();
     stats.ring_bytes = ring.mapped_bytes();
@@ -115,8 +116,7 @@ struct Loader::Impl {
     for (uint32_t i = 0; i < h.planned; ++i)
       slot.records()[i].index = idx[i];
     ++batch_in_epoch;
-    if (pool)
-      pool->dispatch(worker, slot_id);
+    if (pool) pool->dispatch(worker, slot_id);
     in_flight.emplace(next_dispatch, slot_id);
     ++next_dispatch;
     return true;
@@ -243,8 +243,8 @@ struct Loader::Impl {
   size_t batch_in_epoch = 0;
   uint64_t next_dispatch = 0, next_deliver = 0;
   std::vector<std::vector<uint32_t>> free_slots;  // per owning worker
-  std::map<uint64_t, uint32_t> in_flight;  // batch id -> slot
-  std::map<uint64_t, uint32_t> completed;  // batch id -> slot, not yet delivered
+  std::map<uint64_t, uint32_t> in_flight;         // batch id -> slot
+  std::map<uint64_t, uint32_t> completed;         // batch id -> slot, not yet delivered
   std::vector<std::pair<int, uint32_t>> done;
   std::optional<uint32_t> held_slot;
   std::optional<WorkerPool> pool;

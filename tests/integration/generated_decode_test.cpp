@@ -29,7 +29,8 @@ std::vector<uint8_t> ffmpeg_accurate_rgb(const fs::path& file) {
   const auto raw = tmp.path() / "out.rgb";
   const auto r = run_command("ffmpeg -v error -nostdin -y -i '" + file.string() +
                              "' -sws_flags bicubic+accurate_rnd+full_chroma_int -frames:v 1 "
-                             "-f rawvideo -pix_fmt rgb24 '" + raw.string() + "'");
+                             "-f rawvideo -pix_fmt rgb24 '" +
+                             raw.string() + "'");
   if (r.exit_code != 0) throw std::runtime_error("ffmpeg failed: " + r.output);
   return read_bytes(raw);
 }
