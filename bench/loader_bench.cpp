@@ -87,14 +87,7 @@ int main(int argc, char** argv) {
   c.loader.pin_memory = PinMemory::off;
   const Dataset ds =
       Dataset::open(ensure_default_dataset() / "files", Layout::files).only(Modality::image);
-  SlotGeometry g;
-  g.capacity = static_cast<uint32_t>(c.loader.batch_size);
-  g.image_size = c.image.size;
-  g.video_size = c.video.size;
-  g.frames = c.video.frames;
-  g.seq_len = c.text.seq_len;
-  g.pixel_bytes = 4;
-  const SlotRing ring(g, 1);
+  const SlotRing ring(slot_geometry(c), 1);
   std::printf(
       "mmprof loader bench: %zu images, %dx%d float32, batch %d, %d workers (%s), "
       "%d epoch(s) per measurement, %d repetitions\n",

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <span>
 
-#include "decode/av_handles.hpp"
+#include "util/av_handles.hpp"
 
 namespace mmprof::detail {
 

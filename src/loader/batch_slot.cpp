@@ -28,6 +28,17 @@ const char* stage_name(Stage s) noexcept {
   return "unknown";
 }
 
+SlotGeometry slot_geometry(const Config& c) {
+  SlotGeometry g;
+  g.capacity = static_cast<uint32_t>(c.loader.batch_size);
+  g.image_size = c.image.size;
+  g.video_size = c.video.size;
+  g.frames = c.video.frames;
+  g.seq_len = c.text.seq_len;
+  g.pixel_bytes = c.image.dtype == ImageDType::uint8 ? 1 : 4;
+  return g;
+}
+
 size_t SlotGeometry::image_bytes() const noexcept {
   return 3 * static_cast<size_t>(image_size) * static_cast<size_t>(image_size) * pixel_bytes;
 }

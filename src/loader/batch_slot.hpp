@@ -6,6 +6,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "mmprof/config.hpp"
+
 namespace mmprof {
 
 enum class SampleStatus : uint8_t { ok = 0, failed = 1 };
@@ -58,6 +60,9 @@ struct SlotGeometry {
   size_t arena_bytes() const noexcept;   // tokens + worst-case pixels, page aligned
   size_t slot_bytes() const noexcept { return header_bytes() + arena_bytes(); }
 };
+
+// The slot sizes a configuration needs (batch_size, image/video shape, seq_len, dtype).
+SlotGeometry slot_geometry(const Config& config);
 
 // A view of one slot in the mapped ring.
 class SlotView {

@@ -18,17 +18,6 @@
 namespace mmprof {
 namespace {
 
-SlotGeometry make_geometry(const Config& c) {
-  SlotGeometry g;
-  g.capacity = static_cast<uint32_t>(c.loader.batch_size);
-  g.image_size = c.image.size;
-  g.video_size = c.video.size;
-  g.frames = c.video.frames;
-  g.seq_len = c.text.seq_len;
-  g.pixel_bytes = c.image.dtype == ImageDType::uint8 ? 1 : 4;
-  return g;
-}
-
 bool want_pinned(PinMemory setting) {
   return setting == PinMemory::on ||
          (setting == PinMemory::auto_detect && gpu_availability().available);
@@ -48,7 +37,7 @@ struct Loader::Impl {
         // consumer may hold): a worker keeps writing into the same pages, so after warm-up its
         // batches cost no page faults (about 15 us per 4 KB page on these VMs).
         slots_per_worker(static_cast<uint32_t>(workers == 0 ? 2 : c.loader.prefetch_factor + 1)),
-        ring(make_geometry(c), slots_per_worker * static_cast<uint32_t>(std::max(1, workers))),
+        ring(slot_geometry(c), slots_per_worker * static_cast<uint32_t>(std::max(1, workers))),
         plan(static_cast<uint32_t>(d.size()), 0, sampler) {
     if (plan.num_batches() == 0) {
       throw InputError(fmt::format("rank {} of {} gets no samples from dataset {} ({} samples)",

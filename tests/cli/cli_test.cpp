@@ -99,42 +99,6 @@ Csv read_csv(const fs::path& path) {
   return csv;
 }
 
-json::json_pointer pointer(const std::string& dotted) {
-  std::string p;
-  std::stringstream in(dotted);
-  for (std::string part; std::getline(in, part, '.');)
-    p += "/" + part;
-  return json::json_pointer(p);
-}
-
-// Every key DESIGN.md promises in summary.json (the value may be null, the key must exist).
-std::vector<std::string> design_summary_keys() {
-  std::vector<std::string> keys = {"throughput.compute.samples_per_s",
-                                   "throughput.pipeline.samples_per_s",
-                                   "throughput.pipeline.batches_per_s",
-                                   "throughput.pipeline.mb_per_s",
-                                   "throughput.end_to_end.samples_per_s",
-                                   "throughput.predicted_end_to_end.samples_per_s",
-                                   "stall_fraction",
-                                   "time_to_first_batch_ms",
-                                   "memory",
-                                   "cpu",
-                                   "io",
-                                   "gpu",
-                                   "errors.count"};
-  for (const char* d : {"step", "wait", "compute", "h2d"}) {
-    for (const char* f : {"mean", "p50", "p90", "p99", "p999", "max"}) {
-      keys.push_back(std::string("latency_ms.") + d + "." + f);
-    }
-  }
-  for (const char* d : {"read", "decode", "augment", "collate", "pin"}) {
-    for (const char* f : {"mean", "p50", "p90", "p99", "max"}) {
-      keys.push_back(std::string("latency_ms.stages.") + d + "." + f);
-    }
-  }
-  return keys;
-}
-
 constexpr int kImages = 12, kVideos = 2, kSteps = 5, kBatch = 4;
 const char* const kPhases[] = {"compute", "pipeline", "end_to_end"};
 
@@ -210,8 +174,8 @@ void expect_ordered_distribution(const json& d, const std::string& name, bool wi
 void check_summary(const json& s) {
   EXPECT_EQ(s["schema"], "mmprof.summary/1");
   EXPECT_EQ(s["status"], "complete");
-  for (const auto& key : design_summary_keys())
-    EXPECT_TRUE(s.contains(pointer(key))) << key;
+  for (const auto& key : test::design_summary_keys())
+    EXPECT_TRUE(s.contains(test::dotted_pointer(key))) << key;
 
   const json& t = s["throughput"];
   for (const char* phase : kPhases) {

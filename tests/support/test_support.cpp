@@ -8,6 +8,7 @@
 #include <fstream>
 #include <iterator>
 #include <random>
+#include <sstream>
 #include <stdexcept>
 
 namespace mmprof::test {
@@ -78,6 +79,41 @@ std::vector<uint8_t> ffmpeg_decode_rgb(const std::filesystem::path& file, int fr
   auto bytes = read_bytes(tmp);
   std::filesystem::remove(tmp);
   return bytes;
+}
+
+std::vector<std::string> design_summary_keys() {
+  std::vector<std::string> keys = {"throughput.compute.samples_per_s",
+                                   "throughput.pipeline.samples_per_s",
+                                   "throughput.pipeline.batches_per_s",
+                                   "throughput.pipeline.mb_per_s",
+                                   "throughput.end_to_end.samples_per_s",
+                                   "throughput.predicted_end_to_end.samples_per_s",
+                                   "stall_fraction",
+                                   "time_to_first_batch_ms",
+                                   "memory",
+                                   "cpu",
+                                   "io",
+                                   "gpu",
+                                   "errors.count"};
+  for (const char* d : {"step", "wait", "compute", "h2d"}) {
+    for (const char* f : {"mean", "p50", "p90", "p99", "p999", "max"}) {
+      keys.push_back(std::string("latency_ms.") + d + "." + f);
+    }
+  }
+  for (const char* d : {"read", "decode", "augment", "collate", "pin"}) {
+    for (const char* f : {"mean", "p50", "p90", "p99", "max"}) {
+      keys.push_back(std::string("latency_ms.stages.") + d + "." + f);
+    }
+  }
+  return keys;
+}
+
+nlohmann::json::json_pointer dotted_pointer(const std::string& dotted) {
+  std::string p;
+  std::stringstream in(dotted);
+  for (std::string part; std::getline(in, part, '.');)
+    p += "/" + part;
+  return nlohmann::json::json_pointer(p);
 }
 
 std::string mmprof_bin() {

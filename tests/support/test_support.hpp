@@ -2,6 +2,7 @@
 // Shared helpers for tests: temporary directories, running commands, reading files.
 #include <cstdint>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,12 @@ double psnr(const uint8_t* a, const uint8_t* b, size_t n);
 
 // Decodes a media file with the ffmpeg CLI to raw RGB24 (optionally one video frame by index).
 std::vector<uint8_t> ffmpeg_decode_rgb(const std::filesystem::path& file, int frame_index = 0);
+
+// Every key DESIGN.md promises in summary.json, dotted ("latency_ms.step.p50"); the value may
+// be null, the key must exist.
+std::vector<std::string> design_summary_keys();
+// "a.b.c" -> the JSON pointer /a/b/c.
+nlohmann::json::json_pointer dotted_pointer(const std::string& dotted);
 
 // Path of the built mmprof binary, and of the source tree (compiled into the test binaries).
 std::string mmprof_bin();

@@ -7,49 +7,15 @@
 #include <string>
 #include <vector>
 
+#include "support/test_support.hpp"
+
 namespace mmprof {
 namespace {
 
 using nlohmann::json;
 
-// Every key DESIGN.md promises in summary.json (the value may be null, the key must exist).
-std::vector<std::string> design_summary_keys() {
-  std::vector<std::string> keys = {"throughput.compute.samples_per_s",
-                                   "throughput.pipeline.samples_per_s",
-                                   "throughput.pipeline.batches_per_s",
-                                   "throughput.pipeline.mb_per_s",
-                                   "throughput.end_to_end.samples_per_s",
-                                   "throughput.predicted_end_to_end.samples_per_s",
-                                   "stall_fraction",
-                                   "time_to_first_batch_ms",
-                                   "memory",
-                                   "cpu",
-                                   "io",
-                                   "gpu",
-                                   "errors.count"};
-  for (const char* d : {"step", "wait", "compute", "h2d"}) {
-    for (const char* f : {"mean", "p50", "p90", "p99", "p999", "max"}) {
-      keys.push_back(std::string("latency_ms.") + d + "." + f);
-    }
-  }
-  for (const char* d : {"read", "decode", "augment", "collate", "pin"}) {
-    for (const char* f : {"mean", "p50", "p90", "p99", "max"}) {
-      keys.push_back(std::string("latency_ms.stages.") + d + "." + f);
-    }
-  }
-  return keys;
-}
-
-json::json_pointer pointer(const std::string& dotted) {
-  std::string p;
-  std::stringstream in(dotted);
-  for (std::string part; std::getline(in, part, '.');)
-    p += "/" + part;
-  return json::json_pointer(p);
-}
-
 const json& at(const json& s, const std::string& dotted) {
-  return s.at(pointer(dotted));
+  return s.at(test::dotted_pointer(dotted));
 }
 
 PhaseMetrics compute_phase() {
@@ -128,16 +94,16 @@ TEST(PhaseMetricsTest, RatesDivideByTheWindow) {
 TEST(PhaseMetricsTest, SummaryCarriesEveryDesignKey) {
   const json s = summarize(compute_phase(), pipeline_phase(), end_to_end_phase(), outcome());
   EXPECT_EQ(s["schema"], "mmprof.summary/1");
-  for (const auto& key : design_summary_keys()) {
-    EXPECT_TRUE(s.contains(pointer(key))) << key;
+  for (const auto& key : test::design_summary_keys()) {
+    EXPECT_TRUE(s.contains(test::dotted_pointer(key))) << key;
   }
 }
 
 TEST(PhaseMetricsTest, SummaryOfNothingStillCarriesEveryDesignKey) {
   const json s =
       summarize(not_run("compute"), not_run("pipeline"), not_run("end_to_end"), RunOutcome{});
-  for (const auto& key : design_summary_keys()) {
-    EXPECT_TRUE(s.contains(pointer(key))) << key;
+  for (const auto& key : test::design_summary_keys()) {
+    EXPECT_TRUE(s.contains(test::dotted_pointer(key))) << key;
   }
 }
 

@@ -5,7 +5,7 @@
 #include <cstring>
 #include <string>
 
-#include "data/gen/ffmpeg_handles.hpp"
+#include "data/gen/av_check.hpp"
 #include "util/error.hpp"
 
 namespace mmprof::gen {
@@ -36,9 +36,9 @@ void JpegEncoder::encode(const RgbImage& image, int quality, std::vector<uint8_t
 void encode_png(const RgbImage& image, std::vector<uint8_t>& out) {
   const AVCodec* codec = avcodec_find_encoder(AV_CODEC_ID_PNG);
   if (codec == nullptr) throw UnavailableError("libavcodec was built without the png encoder");
-  CodecContextPtr ctx(avcodec_alloc_context3(codec));
-  FramePtr frame(av_frame_alloc());
-  PacketPtr packet(av_packet_alloc());
+  detail::AvCodecContextPtr ctx(avcodec_alloc_context3(codec));
+  detail::AvFramePtr frame(av_frame_alloc());
+  detail::AvPacketPtr packet(av_packet_alloc());
   if (!ctx || !frame || !packet) throw RunError("png: out of memory");
   ctx->width = image.width;
   ctx->height = image.height;

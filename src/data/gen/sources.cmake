@@ -3,7 +3,7 @@ list(APPEND MMPROF_SOURCES
   data/gen/captions.cpp
   data/gen/dataset_summary.cpp
   data/gen/default_dataset.cpp
-  data/gen/ffmpeg_handles.cpp
+  data/gen/av_check.cpp
   data/gen/generator.cpp
   data/gen/image_encode.cpp
   data/gen/image_synth.cpp

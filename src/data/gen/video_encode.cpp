@@ -4,7 +4,7 @@
 #include <mutex>
 #include <string>
 
-#include "data/gen/ffmpeg_handles.hpp"
+#include "data/gen/av_check.hpp"
 #include "util/error.hpp"
 
 extern "C" {
@@ -53,7 +53,7 @@ int64_t sink_seek(void* opaque, int64_t offset, int whence) {
   return target;
 }
 
-IoContextPtr open_sink(MemorySink& sink) {
+detail::AvioPtr open_sink(MemorySink& sink) {
   constexpr int kBufferSize = 1 << 16;
   auto* buffer = static_cast<unsigned char*>(av_malloc(kBufferSize));
   if (buffer == nullptr) throw RunError("mp4: out of memory");
@@ -63,7 +63,7 @@ IoContextPtr open_sink(MemorySink& sink) {
     av_free(buffer);
     throw RunError("mp4: out of memory");
   }
-  return IoContextPtr(io);
+  return detail::AvioPtr(io);
 }
 
 struct DictionaryOwner {
@@ -71,10 +71,10 @@ struct DictionaryOwner {
   ~DictionaryOwner() { av_dict_free(&dict); }
 };
 
-CodecContextPtr open_x264(const VideoParams& p, bool global_header) {
+detail::AvCodecContextPtr open_x264(const VideoParams& p, bool global_header) {
   const AVCodec* codec = avcodec_find_encoder_by_name("libx264");
   if (codec == nullptr) throw UnavailableError("libavcodec was built without libx264");
-  CodecContextPtr ctx(avcodec_alloc_context3(codec));
+  detail::AvCodecContextPtr ctx(avcodec_alloc_context3(codec));
   if (!ctx) throw RunError("mp4: out of memory");
   ctx->width = p.width;
   ctx->height = p.height;
@@ -107,8 +107,8 @@ void drain(AVCodecContext* ctx, AVFormatContext* fmt, AVStream* st, AVPacket* pa
   }
 }
 
-FramePtr make_frame(const VideoParams& p) {
-  FramePtr frame(av_frame_alloc());
+detail::AvFramePtr make_frame(const VideoParams& p) {
+  detail::AvFramePtr frame(av_frame_alloc());
   if (!frame) throw RunError("mp4: out of memory");
   frame->format = AV_PIX_FMT_YUV420P;
   frame->width = p.width;
@@ -134,21 +134,21 @@ void encode_mp4(const VideoParams& p, const std::function<void(int, const YuvVie
   quiet_x264_logs();
   out.clear();
   MemorySink sink{&out};
-  IoContextPtr io = open_sink(sink);
+  detail::AvioPtr io = open_sink(sink);
   AVFormatContext* raw = nullptr;
   check_av(avformat_alloc_output_context2(&raw, nullptr, "mp4", nullptr), "mp4: muxer");
-  FormatContextPtr fmt(raw);
+  detail::AvOutputPtr fmt(raw);
   fmt->pb = io.get();
   fmt->flags |= AVFMT_FLAG_CUSTOM_IO | AVFMT_FLAG_BITEXACT;
-  CodecContextPtr ctx = open_x264(p, (fmt->oformat->flags & AVFMT_GLOBALHEADER) != 0);
+  detail::AvCodecContextPtr ctx = open_x264(p, (fmt->oformat->flags & AVFMT_GLOBALHEADER) != 0);
   AVStream* st = avformat_new_stream(fmt.get(), nullptr);
   if (st == nullptr) throw RunError("mp4: out of memory");
   check_av(avcodec_parameters_from_context(st->codecpar, ctx.get()), "mp4: stream parameters");
   st->time_base = ctx->time_base;
   st->avg_frame_rate = ctx->framerate;
   check_av(avformat_write_header(fmt.get(), nullptr), "mp4: header");
-  FramePtr frame = make_frame(p);
-  PacketPtr packet(av_packet_alloc());
+  detail::AvFramePtr frame = make_frame(p);
+  detail::AvPacketPtr packet(av_packet_alloc());
   if (!packet) throw RunError("mp4: out of memory");
   for (int i = 0; i < p.frames; ++i) {
     check_av(av_frame_make_writable(frame.get()), "mp4: frame buffer");

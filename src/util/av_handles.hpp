@@ -1,7 +1,7 @@
 #pragma once
-// One RAII owner per FFmpeg handle (as DALI does): every handle the decoders hold is a unique_ptr
-// whose deleter calls the matching FFmpeg free function, so no error path leaks. Private to
-// src/decode: only the decoder .cpp files include FFmpeg headers.
+// One RAII owner per FFmpeg handle (as DALI does): every handle the decoders and the generator's
+// encoders hold is a unique_ptr whose deleter calls the matching FFmpeg free function, so no
+// error path leaks. Only .cpp files of src/decode and src/data/gen include it.
 #include <memory>
 #include <string>
 
@@ -16,6 +16,10 @@ namespace mmprof::detail {
 
 struct AvFormatCloser {
   void operator()(AVFormatContext* p) const noexcept { avformat_close_input(&p); }
+};
+// A muxer (output) context: freed, not closed; its AVIOContext has its own owner.
+struct AvOutputFreer {
+  void operator()(AVFormatContext* p) const noexcept { avformat_free_context(p); }
 };
 struct AvCodecContextFreer {
   void operator()(AVCodecContext* p) const noexcept { avcodec_free_context(&p); }
@@ -33,12 +37,13 @@ struct SwsFreer {
 // so the current one is freed through the context.
 struct AvioFreer {
   void operator()(AVIOContext* p) const noexcept {
-    av_freep(&p->buffer);
+    if (p != nullptr) av_freep(&p->buffer);
     avio_context_free(&p);
   }
 };
 
 using AvFormatPtr = std::unique_ptr<AVFormatContext, AvFormatCloser>;
+using AvOutputPtr = std::unique_ptr<AVFormatContext, AvOutputFreer>;
 using AvCodecContextPtr = std::unique_ptr<AVCodecContext, AvCodecContextFreer>;
 using AvFramePtr = std::unique_ptr<AVFrame, AvFrameFreer>;
 using AvPacketPtr = std::unique_ptr<AVPacket, AvPacketFreer>;
