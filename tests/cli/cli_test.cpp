@@ -40,6 +40,11 @@ test::CommandResult mmprof(const std::string& args) {
   return test::run_command(quote(test::mmprof_bin()) + " " + args + " </dev/null");
 }
 
+// Runs mmprof with extra environment assignments ("A=b C=d").
+test::CommandResult mmprof_env(const std::string& env, const std::string& args) {
+  return test::run_command(env + " " + quote(test::mmprof_bin()) + " " + args + " </dev/null");
+}
+
 std::string read_text(const fs::path& path) {
   const auto bytes = test::read_bytes(path);
   return {bytes.begin(), bytes.end()};
@@ -443,11 +448,78 @@ TEST_F(CliTest, MissingConfigFileExitsTwoNamingIt) {
 }
 
 TEST_F(CliTest, TorchStepWithoutThePluginExitsFourUnavailable) {
-  const auto r = mmprof(
+  // MMPROF_TORCH_PLUGIN, when set, is the only place the plugin is looked for.
+  const auto r = mmprof_env(
+      "MMPROF_TORCH_PLUGIN=" + quote(scratch() / "no-such-plugin.so"),
       baseline_args(quote(dataset() / "files"), scratch() / "run-torch", "--set step.kind=torch"));
-  if (r.exit_code == 0) GTEST_SKIP() << "this build has a working torch step";
   EXPECT_EQ(r.exit_code, 4) << r.output;
-  EXPECT_NE(r.output.find("unavailable"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("step.kind=torch is unavailable"), std::string::npos) << r.output;
+  // The run directory says what was attempted and why it stopped.
+  const json summary = read_json(scratch() / "run-torch" / "summary.json");
+  EXPECT_EQ(summary["status"], "failed");
+  EXPECT_NE(summary["message"].get<std::string>().find("unavailable"), std::string::npos);
+  EXPECT_EQ(read_json(scratch() / "run-torch" / "manifest.json")["schema"], "mmprof.manifest/1");
+}
+
+// A copy of the generated files with a corrupt JPEG, a truncated MP4, a zero-byte file and an
+// MP4 under a .jpg name.
+fs::path bad_dataset(const fs::path& files, const fs::path& bad) {
+  if (fs::exists(bad)) return bad;
+  fs::create_directories(bad);
+  fs::copy(files, bad, fs::copy_options::recursive);
+  const auto first = [&](const char* ext) {
+    for (const auto& e : fs::directory_iterator(files)) {
+      if (e.path().extension() == ext) return e.path();
+    }
+    throw std::runtime_error(std::string("the generated dataset has no ") + ext);
+  };
+  auto jpeg = test::read_bytes(first(".jpg"));
+  for (size_t i = jpeg.size() / 3; i + 2 < jpeg.size(); ++i)
+    jpeg[i] = static_cast<uint8_t>(i * 7);
+  test::write_bytes(bad / "bad-corrupt.jpg", jpeg);
+  auto mp4 = test::read_bytes(first(".mp4"));
+  test::write_bytes(bad / "bad-wrong-ext.jpg", mp4);
+  mp4.resize(mp4.size() * 2 / 5);
+  test::write_bytes(bad / "bad-truncated.mp4", mp4);
+  test::write_bytes(bad / "bad-empty.png", {});
+  return bad;
+}
+
+TEST_F(CliTest, BadSamplesAreSkippedAndLoggedWithKeyAndStage) {
+  const fs::path data = bad_dataset(dataset() / "files", scratch() / "bad");
+  const fs::path out = scratch() / "run-bad-skip";
+  // One epoch is 18 samples = 5 batches of 4: 5 measured steps cover every bad sample once.
+  const auto r = mmprof(baseline_args(quote(data), out, "--set loader.shuffle=false"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::map<std::string, std::string> stage_of;
+  std::istringstream lines(read_text(out / "errors.jsonl"));
+  for (std::string line; std::getline(lines, line);) {
+    const json e = json::parse(line);
+    stage_of[e["key"]] = e["stage"];
+    EXPECT_FALSE(e["message"].get<std::string>().empty()) << line;
+  }
+  EXPECT_EQ(stage_of["bad-corrupt"], "decode");
+  EXPECT_EQ(stage_of["bad-truncated"], "decode");
+  EXPECT_EQ(stage_of["bad-wrong-ext"], "decode");
+  EXPECT_EQ(stage_of["bad-empty"], "read");
+  const json summary = read_json(out / "summary.json");
+  EXPECT_EQ(summary["status"], "complete");
+  EXPECT_EQ(summary["errors"]["samples"], 4);
+}
+
+TEST_F(CliTest, OnErrorFailExitsOneNamingTheSampleAndKeepsTheRun) {
+  const fs::path data = bad_dataset(dataset() / "files", scratch() / "bad");
+  const fs::path out = scratch() / "run-bad-fail";
+  const auto r = mmprof(
+      baseline_args(quote(data), out, "--set loader.shuffle=false --set loader.on_error=fail"));
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("sample bad-"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("on_error=fail"), std::string::npos) << r.output;
+  const json summary = read_json(out / "summary.json");
+  EXPECT_EQ(summary["status"], "failed");
+  EXPECT_EQ(summary["errors"]["count"], 1);
+  const json error = json::parse(read_text(out / "errors.jsonl"));
+  EXPECT_EQ(error["key"].get<std::string>().rfind("bad-", 0), 0u);
 }
 
 TEST_F(CliTest, OutIntoAForeignNonEmptyFolderExitsTwoAndTouchesNothing) {
