@@ -14,8 +14,9 @@ deps:
 $(BUILD_RELEASE)/CMakeCache.txt:
 	cmake --preset release
 
+# The binary (and its torch plugin when libtorch is present); tests are built by `make test`.
 build: deps $(BUILD_RELEASE)/CMakeCache.txt
-	cmake --build $(BUILD_RELEASE) -j $(JOBS)
+	cmake --build $(BUILD_RELEASE) -j $(JOBS) --target mmprof
 
 # Runs `mmprof baseline` on the embedded default dataset (generated on first use into
 # ~/.cache/mmprof) with an emulated 60 ms training step, so all three phases are measured.
@@ -29,7 +30,8 @@ test: deps $(BUILD_TEST)/CMakeCache.txt
 	cmake --build $(BUILD_TEST) -j $(JOBS)
 	cd $(BUILD_TEST) && ctest --output-on-failure -j $(JOBS) --timeout 600
 
-bench: build
+bench: deps $(BUILD_RELEASE)/CMakeCache.txt
+	cmake --build $(BUILD_RELEASE) -j $(JOBS) --target mmprof_loader_bench
 	./bench/run-loader-bench.sh
 
 format:

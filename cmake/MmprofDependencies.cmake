@@ -9,6 +9,7 @@ find_package(CLI11 REQUIRED)
 find_package(LibArchive REQUIRED)
 pkg_check_modules(FFMPEG REQUIRED IMPORTED_TARGET libavformat libavcodec libavutil libswscale)
 pkg_check_modules(TURBOJPEG REQUIRED IMPORTED_TARGET libturbojpeg)
+pkg_check_modules(HWLOC REQUIRED IMPORTED_TARGET hwloc)
 
 # Optional backends: AUTO means "use when found"; ON means "fail loudly when missing".
 if(NOT MMPROF_WITH_CUDA STREQUAL "OFF")

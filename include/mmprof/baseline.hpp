@@ -18,6 +18,7 @@ struct BaselineOptions {
   std::vector<std::string> argv;  // the command line, for the manifest
   nlohmann::json config_tree;     // the resolved configuration, for the manifest
   bool progress = false;          // a progress line with ETA on stderr
+  std::filesystem::path repo;     // the user's repository for the manifest (empty: the cwd)
 };
 
 // Runs the phases and writes manifest.json, summary.json, steps.csv, stages.csv, errors.jsonl.

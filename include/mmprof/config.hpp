@@ -72,6 +72,11 @@ struct DistConfig {
   std::string sync = "none";
 };
 
+// Resource sampling (resources.csv, host.csv): the period of the process-tree sampler.
+struct MetricsConfig {
+  int interval_ms = 100;  // 0 = only at phase boundaries
+};
+
 struct Config {
   DataConfig data;
   LoaderConfig loader;
@@ -81,6 +86,7 @@ struct Config {
   StepConfig step;
   PhasesConfig phases;
   DistConfig dist;
+  MetricsConfig metrics;
 };
 
 const char* to_string(StepKind kind) noexcept;

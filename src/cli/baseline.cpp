@@ -67,6 +67,7 @@ int run_baseline_command(const BaselineCliOptions& o, const std::vector<std::str
   b.out = o.run.out.empty() ? default_out_dir("baseline") : o.run.out;
   b.argv = argv;
   b.config_tree = r.tree;
+  b.repo = o.run.repo;
   b.progress = !o.json;
   const json summary = run_baseline(r.config, dataset, b);
   if (o.json) {

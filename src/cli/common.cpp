@@ -18,6 +18,13 @@ void add_run_options(CLI::App& app, RunOptions& o) {
   app.add_option("--set", o.sets, "Override a config key, e.g. --set loader.num_workers=4")
       ->allow_extra_args(false);
   app.add_option("--out,-o", o.out, "Output directory (default runs/<command>-<time>)");
+  add_repo_option(app, o.repo);
+}
+
+void add_repo_option(CLI::App& app, std::string& repo) {
+  app.add_option("--repo", repo,
+                 "Your code's git repository, recorded in the manifest (default: the working "
+                 "directory)");
 }
 
 ResolvedRun resolve_run(const RunOptions& o) {

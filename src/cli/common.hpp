@@ -16,9 +16,11 @@ struct RunOptions {
   std::string data;
   std::vector<std::string> sets;
   std::string out;
+  std::string repo;  // the user's repository for provenance (empty: the working directory)
 };
 
 void add_run_options(CLI::App& app, RunOptions& options);
+void add_repo_option(CLI::App& app, std::string& repo);
 
 struct ResolvedRun {
   nlohmann::json tree;

@@ -7,6 +7,7 @@
 
 #include "cli/baseline.hpp"
 #include "cli/gen.hpp"
+#include "cli/inspect.hpp"
 #include "mmprof/error.hpp"
 #include "util/interrupt.hpp"
 #include "util/version.hpp"
@@ -24,6 +25,11 @@ int main(int argc, char** argv) {
   auto* baseline_app = app.add_subcommand(
       "baseline", "Measure a configuration: compute ceiling, pipeline only, end to end");
   cli::setup_baseline(*baseline_app, baseline);
+  cli::InspectCliOptions inspect;
+  cli::setup_inspect(
+      *app.add_subcommand("inspect",
+                          "Inventory: provenance, software, hardware, storage, network, data mix"),
+      inspect);
 
   try {
     app.parse(argc, argv);
@@ -41,6 +47,7 @@ int main(int argc, char** argv) {
   try {
     if (app.got_subcommand("gen")) return cli::run_gen_command(gen);
     if (app.got_subcommand("baseline")) return cli::run_baseline_command(baseline, args);
+    if (app.got_subcommand("inspect")) return cli::run_inspect_command(inspect, args);
   } catch (const Error& e) {
     std::fprintf(stderr, "mmprof: error: %s\n", e.what());
     return static_cast<int>(e.code());

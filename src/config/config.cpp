@@ -202,6 +202,7 @@ json default_config_tree() {
        {{"kind", "none"}, {"ms", 0.0}, {"model", nullptr}, {"accum_steps", 1}, {"device", "cpu"}}},
       {"phases", {{"warmup_steps", 10}, {"steps", 100}, {"warmup_s", 0.0}}},
       {"dist", {{"rank", "env"}, {"world_size", "env"}, {"sync", "none"}}},
+      {"metrics", {{"interval_ms", 100}}},
   };
 }
 
@@ -296,6 +297,8 @@ Config resolve_config(json& tree) {
   c.phases.warmup_steps = get_int(t, "phases", "warmup_steps", 0, 1 << 24);
   c.phases.steps = get_int(t, "phases", "steps", 1, 1 << 24);
   c.phases.warmup_s = t["phases"]["warmup_s"].get<double>();
+
+  c.metrics.interval_ms = get_int(t, "metrics", "interval_ms", 0, 60'000);
 
   c.dist.world_size = resolve_env_int(tree["dist"]["world_size"], "WORLD_SIZE", 1);
   c.dist.rank = resolve_env_int(tree["dist"]["rank"], "RANK", 0);

@@ -10,6 +10,8 @@
 #include "mmprof/error.hpp"
 #include "mmprof/loader.hpp"
 #include "probe/clock.hpp"
+#include "probe/procfs.hpp"
+#include "probe/resource_sampler.hpp"
 #include "rundir/run_files.hpp"
 #include "step/step.hpp"
 #include "util/interrupt.hpp"
@@ -36,15 +38,24 @@ class BaselineRun {
                     "key,worker,read_ms,decode_ms,augment_ms,bytes,faults,phase,step,modality,"
                     "majflt,t_start_ns\n"),
         errors_(options.out / "errors.jsonl", ""),
-        progress_(options.progress) {}
+        resources_csv_(options.out / "resources.csv", resources_csv_header()),
+        host_csv_(options.out / "host.csv", host_csv_header()),
+        progress_(options.progress),
+        sampler_(procfs_, clock_, {config.metrics.interval_ms, 0}, [this](const Snapshot& s) {
+          resources_csv_.write(resources_csv_rows(s));
+          host_csv_.write(host_csv_row(s));
+        }) {}
 
   nlohmann::json run() {
     compute_.name = "compute";
     pipeline_.name = "pipeline";
     end_to_end_.name = "end_to_end";
+    sampler_.start();
     try {
       {
+        sampler_.set_phase("pipeline");
         Loader loader(config_, dataset_);
+        watch_workers(loader);
         run_loader_phase(pipeline_, loader, nullptr);
       }
       if (config_.step.kind == StepKind::none) {
@@ -52,20 +63,28 @@ class BaselineRun {
       } else {
         // The end-to-end loader forks its workers before the step exists, so workers never
         // inherit libtorch or a CUDA context (DESIGN.md); they stay idle until its first batch.
+        sampler_.set_phase("end_to_end");
         Loader loader(config_, dataset_);
+        watch_workers(loader);
         step_ = make_step(config_);
         facts_.step_description = step_->describe();
         facts_.step_includes_model_compute = step_->includes_model_compute();
+        sampler_.set_phase("compute");
         run_compute_phase();
+        sampler_.set_phase("end_to_end");
         run_loader_phase(end_to_end_, loader, step_.get());
       }
     } catch (const Error& e) {
       outcome_.status = e.code() == ExitCode::interrupted ? "interrupted" : "failed";
       outcome_.message = e.what();
+      sampler_.set_phase("stopped");
+      sampler_.stop();  // resources.csv keeps what was sampled; summary has the figures so far
       write_summary();
       progress_.finish();
       throw;
     }
+    sampler_.set_phase("done");
+    sampler_.stop();
     progress_.finish();
     return write_summary();
   }
@@ -75,7 +94,8 @@ class BaselineRun {
  private:
   nlohmann::json write_summary() {
     outcome_.error_samples = static_cast<int64_t>(error_keys_.size());
-    auto summary = summarize(compute_, pipeline_, end_to_end_, outcome_);
+    const ResourceUsage resources = sampler_.usage();
+    auto summary = summarize(compute_, pipeline_, end_to_end_, outcome_, &resources);
     write_json_atomic(options_.out / "summary.json", summary);
     return summary;
   }
@@ -87,16 +107,33 @@ class BaselineRun {
     return by_steps || by_time;
   }
 
+  // The sampler names the loader's worker processes (role worker N); non-persistent workers are
+  // replaced every epoch, so the pids are re-read whenever the loader says it restarted them.
+  // A new loader's workers are sampled at once; replacements found inside a measured window wait
+  // for the next periodic sample, so the window's timing is not disturbed.
+  void watch_workers(const Loader& loader, bool sample = true) {
+    sampler_.set_workers(loader.stats().worker_pids);
+    worker_restarts_ = loader.stats().worker_restarts;
+    if (sample) sampler_.sample_now("workers_started");
+  }
+
+  // Phase boundaries are sampled on demand (outside the timed windows): the resource window of
+  // a phase is its measured window, warm-up excluded, like its throughput.
+  void begin_measured_window(const std::string& phase) { sampler_.begin_window(phase); }
+  void end_measured_window(const std::string& phase) { sampler_.end_window(phase); }
+
   // The ceiling: the step alone on one synthetic batch held in memory.
   void run_compute_phase() {
     Batch batch;
     batch.size = static_cast<uint32_t>(config_.loader.batch_size);
     batch.n_images = batch.size;
+    sampler_.sample_now("compute_start");
     const int64_t t_phase = monotonic_ns();
     int64_t step = 0;
     int64_t t_window = t_phase;
     for (; warming(step, t_phase); ++step)
       one_compute_step(batch, nullptr);
+    begin_measured_window("compute");
     t_window = monotonic_ns();
     compute_.warmup_steps = step;
     compute_.warmup_s = static_cast<double>(t_window - t_phase) / 1e9;
@@ -106,6 +143,7 @@ class BaselineRun {
       compute_.window_s = static_cast<double>(monotonic_ns() - t_window) / 1e9;
       progress_.update("compute", i + 1, config_.phases.steps, compute_.samples_per_s());
     }
+    end_measured_window("compute");
   }
 
   void one_compute_step(const Batch& batch, PhaseMetrics* record) {
@@ -127,10 +165,12 @@ class BaselineRun {
 
   void run_loader_phase(PhaseMetrics& phase, Loader& loader, Step* step) {
     outcome_.pin_mode = facts_.pin_mode = loader.stats().pin_mode;
+    sampler_.sample_now(phase.name + "_start");
     const int64_t t_phase = monotonic_ns();
     int64_t s = 0;
     for (; warming(s, t_phase); ++s)
       one_loader_step(loader, step, phase, nullptr, s);
+    begin_measured_window(phase.name);
     const int64_t t_window = monotonic_ns();
     phase.warmup_steps = s;
     phase.warmup_s = static_cast<double>(t_window - t_phase) / 1e9;
@@ -141,6 +181,7 @@ class BaselineRun {
       phase.window_s = static_cast<double>(monotonic_ns() - t_window) / 1e9;
       progress_.update(phase.name, i + 1, config_.phases.steps, phase.samples_per_s());
     }
+    end_measured_window(phase.name);
   }
 
   void one_loader_step(Loader& loader, Step* step, const PhaseMetrics& phase, PhaseMetrics* record,
@@ -177,6 +218,7 @@ class BaselineRun {
   const Batch& next_batch(Loader& loader, const std::string& phase) {
     try {
       const Batch& batch = loader.next();
+      if (loader.stats().worker_restarts != worker_restarts_) watch_workers(loader, false);
       for (const auto& f : batch.failures)
         log_error(f, phase, batch.batch_id, batch.epoch);
       return batch;
@@ -231,8 +273,13 @@ class BaselineRun {
   const Config& config_;
   const Dataset& dataset_;
   const BaselineOptions& options_;
-  AppendFile steps_csv_, stages_csv_, errors_;
+  AppendFile steps_csv_, stages_csv_, errors_, resources_csv_, host_csv_;
   ProgressLine progress_;
+  procfs::ProcFs procfs_;
+  MonotonicClock clock_;
+  int worker_restarts_ = 0;
+  // Declared after the files, procfs and clock it uses: destroyed (its thread joined) first.
+  ResourceSampler sampler_;
   std::unique_ptr<Step> step_;
   PhaseMetrics compute_, pipeline_, end_to_end_;
   RunOutcome outcome_;

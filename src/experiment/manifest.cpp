@@ -7,6 +7,8 @@
 #include <chrono>
 #include <filesystem>
 
+#include "env/data_mix.hpp"
+#include "env/inventory.hpp"
 #include "util/version.hpp"
 
 namespace mmprof {
@@ -37,12 +39,33 @@ nlohmann::json baseline_spec(const Config& c, const RunFacts& facts) {
   };
 }
 
+namespace {
+
+bool is_end_of_run(const RunFacts& facts) {
+  return facts.end_of_run || facts.pin_mode != "not started";
+}
+
+// The network block: interfaces, and at the end of a run the bytes moved since it started.
+nlohmann::json network_block(const nlohmann::json& interfaces, const RunFacts& facts) {
+  nlohmann::json n = {{"interfaces", interfaces}};
+  if (is_end_of_run(facts)) {
+    n["during_run"] = env::network_delta(facts.network_at_start, env::network_counters());
+  } else {
+    n["during_run"] = nullptr;
+    n["during_run_reason"] = "measured at the end of the run";
+  }
+  return n;
+}
+
+}  // namespace
+
 nlohmann::json build_manifest(const Config& config, const Dataset& dataset,
                               const BaselineOptions& options, const RunFacts& facts) {
   char host[256] = {};
   gethostname(host, sizeof host - 1);
   std::error_code ec;
-  return {
+  const nlohmann::json inventory = env::static_inventory(options.repo, &dataset);
+  nlohmann::json manifest = {
       {"schema", "mmprof.manifest/1"},
       {"created_utc",
        fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", fmt::gmtime(std::chrono::system_clock::to_time_t(
@@ -51,18 +74,27 @@ nlohmann::json build_manifest(const Config& config, const Dataset& dataset,
       {"cwd", std::filesystem::current_path(ec).string()},
       {"hostname", host},
       {"mmprof", {{"version", version()}, {"commit", git_commit()}, {"dirty", git_dirty()}}},
+      {"environment", env::current_loader_environment()},
       {"config", options.config_tree},
       {"data", dataset.summary()},
       {"baseline_spec", baseline_spec(config, facts)},
       {"loader", {{"pin_mode", facts.pin_mode}}},
-      // Provenance (user repository, software, hardware, storage, network) is another layer's
-      // work: null until it is measured.
-      {"repo", nullptr},
-      {"software", nullptr},
-      {"hardware", nullptr},
-      {"storage", nullptr},
-      {"network", nullptr},
+      {"inventory_schema", env::kInventorySchema},
+      {"repo", inventory["repo"]},
+      {"software", inventory["software"]},
+      {"hardware", inventory["hardware"]},
+      {"storage", inventory["storage"]},
+      {"network", network_block(inventory["interfaces"], facts)},
+      {"data_mix", nullptr},
   };
+  if (is_end_of_run(facts)) {
+    manifest["data_mix"] = env::data_mix(dataset, env::kMixSampleLimit, config.loader.seed);
+  } else {
+    manifest["data_mix_reason"] =
+        "probed at the end of the run, so its reads do not warm the page cache before the "
+        "measured phases";
+  }
+  return manifest;
 }
 
 }  // namespace mmprof

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "probe/resource_usage.hpp"
+
 namespace mmprof {
 
 struct PhaseMetrics {
@@ -39,7 +41,10 @@ struct RunOutcome {
 };
 
 // summary.json ("mmprof.summary/1") from the three phases; a phase that did not run gives nulls.
+// `resources` (the sampler's aggregate, windows named after the phases plus "run") fills
+// memory, cpu and io; without it they are null.
 nlohmann::json summarize(const PhaseMetrics& compute, const PhaseMetrics& pipeline,
-                         const PhaseMetrics& end_to_end, const RunOutcome& outcome);
+                         const PhaseMetrics& end_to_end, const RunOutcome& outcome,
+                         const ResourceUsage* resources = nullptr);
 
 }  // namespace mmprof

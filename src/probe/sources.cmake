@@ -1,3 +1,6 @@
 list(APPEND MMPROF_SOURCES
+  probe/procfs.cpp
+  probe/resource_sampler.cpp
+  probe/resource_usage.cpp
   probe/stats.cpp
 )

@@ -5,6 +5,8 @@ list(APPEND MMPROF_TEST_SOURCES
   unit/decode_test.cpp
   unit/digest_test.cpp
   unit/phase_metrics_test.cpp
+  unit/procfs_test.cpp
+  unit/resource_sampler_test.cpp
   unit/rng_test.cpp
   unit/run_files_test.cpp
   unit/sampler_test.cpp

@@ -1,0 +1,27 @@
+#pragma once
+// `mmprof inspect`: the inventory alone (provenance, software, hardware, storage, network, data
+// mix) as readable tables, and as JSON ("mmprof.inventory/1") to --out or stdout.
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "cli/common.hpp"
+
+namespace mmprof::cli {
+
+struct InspectCliOptions {
+  RunOptions run;  // --config, --data, --set, --repo; run.out is the JSON file here
+  bool probe_storage = false;
+  bool json = false;
+  size_t mix_samples = 2000;
+  uint64_t seed = 0;
+};
+
+void setup_inspect(CLI::App& app, InspectCliOptions& options);
+int run_inspect_command(const InspectCliOptions& options, const std::vector<std::string>& argv);
+
+// The readable tables (pure: inventory JSON -> text).
+std::string format_inventory(const nlohmann::json& inventory);
+
+}  // namespace mmprof::cli

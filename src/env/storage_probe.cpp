@@ -1,0 +1,175 @@
+#include "env/storage_probe.hpp"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <fstream>
+
+#include "util/rng.hpp"
+
+namespace mmprof::env {
+namespace {
+
+using nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+constexpr double kColdThreshold = 0.05;
+
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+json pattern_json(const PatternResult& p, const char* unit_note) {
+  const double s = p.seconds > 0 ? p.seconds : 0;
+  return {{"ops", p.ops},
+          {"bytes", p.bytes},
+          {"seconds", s},
+          {"mb_per_s", s > 0 ? json(double(p.bytes) / 1e6 / s) : json()},
+          {"iops", s > 0 ? json(double(p.ops) / s) : json()},
+          {"cache", p.resident_before < kColdThreshold ? "cold" : "warm"},
+          {"resident_before", p.resident_before},
+          {"stopped_by", p.stopped_by_time ? "time limit" : "byte/op limit"},
+          {"read_size", unit_note}};
+}
+
+// Open file descriptors for the probe (closed on destruction).
+struct Fds {
+  std::vector<int> fd;
+  explicit Fds(const std::vector<ProbeFile>& files) {
+    for (const auto& f : files)
+      fd.push_back(open(f.path.c_str(), O_RDONLY | O_CLOEXEC));
+  }
+  ~Fds() {
+    for (int f : fd)
+      if (f >= 0) close(f);
+  }
+  Fds(const Fds&) = delete;
+  Fds& operator=(const Fds&) = delete;
+};
+
+// Fraction of the pages the ops will touch that are resident now (mincore over each file).
+double resident_fraction(const Fds& fds, const std::vector<ProbeFile>& files,
+                         const std::vector<ReadOp>& ops) {
+  const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+  std::vector<std::vector<unsigned char>> maps(files.size());
+  for (const auto& op : ops) {
+    auto& m = maps[op.file];
+    if (!m.empty() || fds.fd[op.file] < 0 || files[op.file].size == 0) continue;
+    const size_t len = files[op.file].size;
+    void* addr = mmap(nullptr, len, PROT_READ, MAP_SHARED, fds.fd[op.file], 0);
+    if (addr == MAP_FAILED) continue;
+    m.resize((len + page - 1) / page);
+    if (mincore(addr, len, m.data()) != 0) m.assign(m.size(), 0);
+    munmap(addr, len);
+  }
+  uint64_t pages = 0, resident = 0;
+  for (const auto& op : ops) {
+    const auto& m = maps[op.file];
+    for (uint64_t p = op.offset / page; p < (op.offset + op.bytes + page - 1) / page; ++p) {
+      if (p >= m.size()) break;
+      ++pages;
+      resident += m[p] & 1;
+    }
+  }
+  return pages == 0 ? 0.0 : double(resident) / double(pages);
+}
+
+// Empties the page cache for the files: globally when allowed (root), else per file.
+std::string drop_caches(const Fds& fds, std::string& note) {
+  sync();
+  {
+    std::ofstream f("/proc/sys/vm/drop_caches");
+    if (f && (f << "1\n") && f.flush()) {
+      note = "sync; echo 1 > /proc/sys/vm/drop_caches";
+      return "drop_caches";
+    }
+  }
+  bool any = false;
+  for (int fd : fds.fd)
+    any |= fd >= 0 && posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED) == 0;
+  note =
+      "posix_fadvise(POSIX_FADV_DONTNEED) per file (drop_caches not writable); pages mapped "
+      "or dirty elsewhere stay cached, resident_before says how many did";
+  return any ? "fadvise" : "none";
+}
+
+PatternResult execute(const Fds& fds, const std::vector<ProbeFile>& files,
+                      const std::vector<ReadOp>& ops, double limit_s) {
+  PatternResult r;
+  r.resident_before = resident_fraction(fds, files, ops);
+  uint64_t max_bytes = 0;
+  for (const auto& op : ops)
+    max_bytes = std::max(max_bytes, op.bytes);
+  std::vector<char> buf(max_bytes);
+  const auto t0 = Clock::now();
+  for (const auto& op : ops) {
+    if (seconds_since(t0) >= limit_s) {
+      r.stopped_by_time = true;
+      break;
+    }
+    const int fd = fds.fd[op.file];
+    if (fd < 0) continue;
+    const ssize_t n = pread(fd, buf.data(), op.bytes, static_cast<off_t>(op.offset));
+    if (n > 0) r.bytes += static_cast<uint64_t>(n), r.ops++;
+  }
+  r.seconds = seconds_since(t0);
+  return r;
+}
+
+}  // namespace
+
+StoragePlan plan_storage_probe(const std::vector<ProbeFile>& files, const StorageProbeLimits& l) {
+  StoragePlan plan;
+  uint64_t planned = 0;
+  for (size_t i = 0; i < files.size() && planned < l.sequential_bytes; ++i) {
+    for (uint64_t off = 0; off < files[i].size && planned < l.sequential_bytes;) {
+      const uint64_t n =
+          std::min({l.block_bytes, files[i].size - off, l.sequential_bytes - planned});
+      plan.sequential.push_back({i, off, n});
+      off += n, planned += n;
+    }
+  }
+  // Random reads: a uniform 4 KiB block index over the concatenation of whole blocks of all files.
+  std::vector<uint64_t> ends;  // cumulative block counts
+  uint64_t blocks = 0;
+  for (const auto& f : files)
+    ends.push_back(blocks += f.size / kRandomReadBytes);
+  if (blocks == 0) return plan;
+  Rng rng(l.seed);
+  for (uint64_t k = 0; k < l.random_ops; ++k) {
+    const uint64_t b = rng.next() % blocks;
+    const size_t file =
+        static_cast<size_t>(std::upper_bound(ends.begin(), ends.end(), b) - ends.begin());
+    const uint64_t first = file == 0 ? 0 : ends[file - 1];
+    plan.random.push_back({file, (b - first) * kRandomReadBytes, kRandomReadBytes});
+  }
+  return plan;
+}
+
+json storage_probe_summary(const PatternResult& sequential, const PatternResult& random,
+                           const std::string& cache_method, const std::string& cache_note,
+                           size_t files) {
+  return {{"files", files},
+          {"cache_method", cache_method},
+          {"cache_note", cache_note},
+          {"sequential", pattern_json(sequential, "1 MiB reads, files in order")},
+          {"random_4k", pattern_json(random, "4 KiB pread at uniform random aligned offsets")}};
+}
+
+json run_storage_probe(const std::vector<ProbeFile>& files, const StorageProbeLimits& limits) {
+  const StoragePlan plan = plan_storage_probe(files, limits);
+  const Fds fds(files);
+  std::string note;
+  const std::string method = drop_caches(fds, note);
+  const PatternResult seq = execute(fds, files, plan.sequential, limits.sequential_s);
+  drop_caches(fds, note);  // the sequential pass cached what the random pass would read
+  const PatternResult rnd = execute(fds, files, plan.random, limits.random_s);
+  return storage_probe_summary(seq, rnd, method, note, files.size());
+}
+
+}  // namespace mmprof::env

@@ -1,0 +1,227 @@
+#include "probe/resource_sampler.hpp"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <exception>
+
+namespace mmprof {
+namespace {
+
+template <typename T>
+std::string opt(const std::optional<T>& v) {
+  return v ? fmt::format("{}", *v) : std::string();
+}
+
+std::optional<int64_t> kb(const std::optional<int64_t>& bytes) {
+  if (!bytes) return std::nullopt;
+  return *bytes / 1024;
+}
+
+// Phase and label are our own words, but quote them anyway should one ever hold a comma.
+std::string csv_word(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string out = "\"";
+  for (const char c : s) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + "\"";
+}
+
+}  // namespace
+
+ResourceSampler::ResourceSampler(const procfs::ProcFs& fs, Clock& clock, Options options,
+                                 Sink sink)
+    : fs_(fs),
+      clock_(clock),
+      options_{options.interval_ms, options.root_pid != 0 ? options.root_pid : ::getpid()},
+      sink_(std::move(sink)),
+      ticks_per_s_(procfs::clock_ticks_per_s()) {
+  cgroup_ = fs_.cgroup();
+  usage_.facts.interval_ms = options_.interval_ms;
+  usage_.facts.cgroup_cpu_quota_cores = cgroup_.cpu_quota_cores;
+  usage_.facts.affinity_cpus = procfs::affinity_cpus();
+}
+
+ResourceSampler::~ResourceSampler() noexcept {
+  stop();
+}
+
+void ResourceSampler::start() {
+  {
+    std::lock_guard lock(mutex_);
+    if (started_) return;
+    started_ = true;
+  }
+  take("start", "run", "");
+  if (options_.interval_ms > 0) thread_ = std::thread([this] { loop(); });
+}
+
+void ResourceSampler::stop() noexcept {
+  {
+    std::lock_guard lock(mutex_);
+    if (!started_ || stopped_) return;
+    stopped_ = true;
+    stop_requested_ = true;
+  }
+  wake_.notify_all();
+  if (thread_.joinable()) thread_.join();
+  take("stop", "", "run");
+}
+
+void ResourceSampler::loop() {
+  const auto interval = std::chrono::milliseconds(options_.interval_ms);
+  auto next = std::chrono::steady_clock::now() + interval;
+  for (;;) {
+    {
+      std::unique_lock lock(mutex_);
+      // A bounded wait with a stop flag: stop() never waits more than one wake-up.
+      if (wake_.wait_until(lock, next, [this] { return stop_requested_; })) return;
+    }
+    take("", "", "");
+    // Fixed-rate schedule; after a stall (a slow sample, a suspended machine) skip, don't burst.
+    next += interval;
+    const auto now = std::chrono::steady_clock::now();
+    if (next < now) next = now + interval;
+  }
+}
+
+void ResourceSampler::set_workers(const std::vector<int>& pids) {
+  std::lock_guard lock(mutex_);
+  for (size_t i = 0; i < pids.size(); ++i)
+    worker_index_[pids[i]] = static_cast<int>(i);
+}
+
+void ResourceSampler::set_phase(const std::string& phase) {
+  std::lock_guard lock(mutex_);
+  phase_ = phase;
+}
+
+void ResourceSampler::sample_now(const std::string& label) {
+  take(label, "", "");
+}
+
+void ResourceSampler::begin_window(const std::string& name) {
+  take(name + "_begin", name, "");
+}
+
+void ResourceSampler::end_window(const std::string& name) {
+  take(name + "_end", "", name);
+}
+
+ResourceUsage ResourceSampler::usage() const {
+  std::lock_guard lock(mutex_);
+  return usage_;
+}
+
+Snapshot ResourceSampler::last_snapshot() const {
+  std::lock_guard lock(mutex_);
+  return last_;
+}
+
+void ResourceSampler::take(const std::string& label, const std::string& begin,
+                           const std::string& end) noexcept {
+  std::lock_guard lock(mutex_);
+  try {
+    Snapshot s = collect(label);
+    if (!begin.empty()) usage_.begin_window(begin);
+    usage_.add(s);
+    if (!end.empty()) usage_.end_window(end);
+    if (sink_) sink_(s);
+    last_ = std::move(s);
+  } catch (const std::exception& e) {
+    // Sampling is an observer: a failure is recorded in the summary, never ends the run.
+    if (usage_.error.empty()) usage_.error = e.what();
+  } catch (...) {
+    if (usage_.error.empty()) usage_.error = "unknown error";
+  }
+}
+
+Snapshot ResourceSampler::collect(const std::string& label) {
+  Snapshot s;
+  s.t_ns = clock_.now_ns();
+  s.phase = phase_;
+  s.label = label;
+  // One pass over every process gives both the tree (by ppid) and each member's stat line.
+  // /proc/PID/task/*/children would avoid the pass but needs CONFIG_PROC_CHILDREN, which
+  // common kernels lack.
+  const auto all = fs_.all_processes();
+  for (const auto& st : all) {
+    if (st.pid == options_.root_pid) s.processes.push_back(read_process(st));
+  }
+  for (const procfs::ProcStat* st : procfs::descendants(all, options_.root_pid))
+    s.processes.push_back(read_process(*st));
+  s.host.mem = fs_.meminfo();
+  fs_.read_cgroup_memory(cgroup_);
+  s.host.cgroup_current_bytes = cgroup_.memory_current_bytes;
+  s.host.cgroup_peak_bytes = cgroup_.memory_peak_bytes;
+  s.host.shm_used_bytes = fs_.shm().used_bytes;
+  return s;
+}
+
+ProcessSample ResourceSampler::read_process(const procfs::ProcStat& st) {
+  ProcessSample p;
+  p.pid = st.pid;
+  p.starttime_ticks = st.starttime_ticks;
+  p.comm = st.comm;
+  p.state = st.state;
+  if (st.pid == options_.root_pid) {
+    p.role = "main";
+  } else if (const auto it = worker_index_.find(st.pid); it != worker_index_.end()) {
+    p.role = "worker";
+    p.worker = it->second;
+  } else {
+    p.role = "external";
+  }
+  p.utime_s = static_cast<double>(st.utime_ticks) / ticks_per_s_;
+  p.stime_s = static_cast<double>(st.stime_ticks) / ticks_per_s_;
+  p.minflt = static_cast<int64_t>(st.minflt);
+  p.majflt = static_cast<int64_t>(st.majflt);
+  // A zombie has no memory map; a process that exits now leaves these empty. Neither is an error.
+  if (auto m = fs_.smaps(st.pid)) p.mem = *m;
+  if (auto io = fs_.io(st.pid)) p.io = *io;
+  return p;
+}
+
+std::string resources_csv_header() {
+  return "t_ns,pid,role,rss_kb,pss_kb,uss_kb,cpu_s,read_bytes,minflt,majflt,"
+         "worker,swap_kb,pss_anon_kb,pss_file_kb,pss_shmem_kb,write_bytes,rchar,wchar,syscr,syscw,"
+         "utime_s,stime_s,starttime_ticks,phase,label\n";
+}
+
+std::string resources_csv_rows(const Snapshot& s) {
+  std::string out;
+  for (const auto& p : s.processes) {
+    const auto& m = p.mem;
+    out += fmt::format(
+        "{},{},{},{},{},{},{:.3f},{},{},{},{},{},{},{},{},{},{},{},{},{},{:.3f},{:.3f},{},{},{}\n",
+        s.t_ns, p.pid, p.role, opt(m.rss_kb), opt(m.pss_kb), opt(m.uss_kb()), p.cpu_s(),
+        opt(p.io.read_bytes), p.minflt, p.majflt, p.worker >= 0 ? std::to_string(p.worker) : "",
+        opt(m.swap_kb), opt(m.pss_anon_kb), opt(m.pss_file_kb), opt(m.pss_shmem_kb),
+        opt(p.io.write_bytes), opt(p.io.rchar), opt(p.io.wchar), opt(p.io.syscr),
+        opt(p.io.syscw), p.utime_s, p.stime_s, p.starttime_ticks, csv_word(s.phase),
+        csv_word(s.label));
+  }
+  return out;
+}
+
+std::string host_csv_header() {
+  return "t_ns,mem_total_kb,mem_available_kb,used_kb,cached_kb,shmem_kb,"
+         "cgroup_memory_current_kb,cgroup_memory_peak_kb,shm_used_kb,phase,label\n";
+}
+
+std::string host_csv_row(const Snapshot& s) {
+  const auto& m = s.host.mem;
+  std::optional<int64_t> used;
+  if (m.mem_total_kb && m.mem_available_kb) used = *m.mem_total_kb - *m.mem_available_kb;
+  std::optional<uint64_t> shm_kb;
+  if (s.host.shm_used_bytes) shm_kb = *s.host.shm_used_bytes / 1024;
+  return fmt::format("{},{},{},{},{},{},{},{},{},{},{}\n", s.t_ns, opt(m.mem_total_kb),
+                     opt(m.mem_available_kb), opt(used), opt(m.cached_kb), opt(m.shmem_kb),
+                     opt(kb(s.host.cgroup_current_bytes)), opt(kb(s.host.cgroup_peak_bytes)),
+                     opt(shm_kb), csv_word(s.phase), csv_word(s.label));
+}
+
+}  // namespace mmprof

@@ -1,0 +1,86 @@
+#pragma once
+// Samples the whole process tree of a run (main, the loader's workers, any other descendant) and
+// the host, every `interval_ms` on its own thread and on demand at phase boundaries. Each
+// snapshot goes to a sink (the runner writes resources.csv and host.csv) and into a
+// ResourceUsage, the aggregate summary.json is built from.
+#include <condition_variable>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "probe/clock.hpp"
+#include "probe/procfs.hpp"
+#include "probe/resource_usage.hpp"
+
+namespace mmprof {
+
+class ResourceSampler {
+ public:
+  using Sink = std::function<void(const Snapshot&)>;
+  struct Options {
+    int interval_ms = 100;  // 0: no periodic samples, only the ones asked for
+    int root_pid = 0;       // 0: this process
+  };
+
+  // `fs` and `clock` must outlive the sampler. `sink` is called with the sampler's lock held,
+  // so rows from the thread and from sample_now() never interleave.
+  ResourceSampler(const procfs::ProcFs& fs, Clock& clock, Options options, Sink sink);
+  ~ResourceSampler() noexcept;
+  ResourceSampler(const ResourceSampler&) = delete;
+  ResourceSampler& operator=(const ResourceSampler&) = delete;
+
+  // Takes the first sample (label "start"), opens the window "run" and starts the thread.
+  void start();
+  // Stops and joins the thread, takes the last sample (label "stop"), closes "run". Idempotent.
+  void stop() noexcept;
+
+  // The loader's current worker pids, index = position. Pids seen before keep their index.
+  void set_workers(const std::vector<int>& pids);
+  // Written into every following snapshot.
+  void set_phase(const std::string& phase);
+
+  void sample_now(const std::string& label);
+  // A sample that opens (closes) the window `name`: CPU, I/O and faults are measured between them.
+  void begin_window(const std::string& name);
+  void end_window(const std::string& name);
+
+  ResourceUsage usage() const;
+  Snapshot last_snapshot() const;
+
+ private:
+  Snapshot collect(const std::string& label);
+  ProcessSample read_process(const procfs::ProcStat& st);
+  // Collects, aggregates and hands a snapshot to the sink; never throws (errors are recorded).
+  void take(const std::string& label, const std::string& begin, const std::string& end) noexcept;
+  void loop();
+
+  const procfs::ProcFs& fs_;
+  Clock& clock_;
+  const Options options_;
+  const Sink sink_;
+  const double ticks_per_s_;
+  procfs::Cgroup cgroup_;
+
+  mutable std::mutex mutex_;  // guards everything below, and the sink
+  std::condition_variable wake_;
+  bool stop_requested_ = false;
+  bool started_ = false, stopped_ = false;
+  std::string phase_ = "setup";
+  std::map<int, int> worker_index_;
+  ResourceUsage usage_;
+  Snapshot last_;
+  std::thread thread_;
+};
+
+// resources.csv: DESIGN.md's columns first, then the ones mmprof adds. One row per process per
+// snapshot; an empty field is a value the kernel did not give.
+std::string resources_csv_header();
+std::string resources_csv_rows(const Snapshot& s);
+// host.csv: one row per snapshot.
+std::string host_csv_header();
+std::string host_csv_row(const Snapshot& s);
+
+}  // namespace mmprof

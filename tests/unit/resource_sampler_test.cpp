@@ -1,0 +1,266 @@
+// ResourceSampler over a fake procfs root with a fake clock: roles, the tree, processes that exit,
+// recycled pids, windows, peaks and the CSV rows. No sleeps.
+#include "probe/resource_sampler.hpp"
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <sstream>
+#include <string>
+
+#include "support/test_support.hpp"
+
+namespace mmprof {
+namespace {
+
+namespace fs = std::filesystem;
+
+class FakeClock final : public Clock {
+ public:
+  int64_t now_ns() override { return t; }
+  int64_t t = 1'000'000'000;
+};
+
+void write_text(const fs::path& path, const std::string& text) {
+  fs::create_directories(path.parent_path());
+  test::write_bytes(path, {text.begin(), text.end()});
+}
+
+struct FakeProc {
+  int pid, ppid;
+  uint64_t utime = 0, stime = 0, minflt = 0, majflt = 0, starttime = 1000;
+  int64_t rss_kb = 1000, pss_kb = 500, private_kb = 300;
+  uint64_t rchar = 0, read_bytes = 0;
+  char state = 'S';
+};
+
+class SamplerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    write_text(proc() / "meminfo",
+               "MemTotal: 1000000 kB\nMemFree: 10 kB\nMemAvailable: 600000 kB\nCached: 2000 kB\n"
+               "Shmem: 300 kB\n");
+    write_text(proc() / "self" / "cgroup", "0::/\n");
+    fs::create_directories(dir_.path() / "shm");
+    put({.pid = 100, .ppid = 1});
+    put({.pid = 101, .ppid = 100});
+    put({.pid = 102, .ppid = 101});
+    put({.pid = 200, .ppid = 1});  // not ours
+  }
+  fs::path proc() const { return dir_.path() / "proc"; }
+  void put(const FakeProc& p) {
+    const fs::path d = proc() / std::to_string(p.pid);
+    write_text(d / "stat",
+               fmt::format("{} (proc {}) {} {} 1 1 0 -1 0 {} 0 {} 0 {} {} 0 0 20 0 1 0 {} 1 1 0\n",
+                           p.pid, p.pid, p.state, p.ppid, p.minflt, p.majflt, p.utime, p.stime,
+                           p.starttime));
+    if (p.state == 'Z') {
+      write_text(d / "smaps_rollup", "");
+    } else {
+      write_text(d / "smaps_rollup",
+                 fmt::format("Rss: {} kB\nPss: {} kB\nShared_Clean: 0 kB\nShared_Dirty: 0 kB\n"
+                             "Private_Clean: 0 kB\nPrivate_Dirty: {} kB\nSwap: 0 kB\n",
+                             p.rss_kb, p.pss_kb, p.private_kb));
+    }
+    write_text(d / "io", fmt::format("rchar: {}\nwchar: 0\nsyscr: 1\nsyscw: 0\nread_bytes: {}\n"
+                                     "write_bytes: 0\n",
+                                     p.rchar, p.read_bytes));
+  }
+  ResourceSampler make(std::string* csv = nullptr) {
+    return ResourceSampler(procfs_, clock_, {0, 100}, [csv](const Snapshot& s) {
+      if (csv != nullptr) *csv += resources_csv_rows(s);
+    });
+  }
+  static const ProcessSample* find(const Snapshot& s, int pid) {
+    for (const auto& p : s.processes) {
+      if (p.pid == pid) return &p;
+    }
+    return nullptr;
+  }
+
+  test::TempDir dir_;
+  procfs::ProcFs procfs_{procfs::Roots{dir_.path() / "proc", dir_.path() / "cgroup",
+                                       dir_.path() / "shm"}};
+  FakeClock clock_;
+  const double tick_ = 1.0 / procfs::clock_ticks_per_s();
+};
+
+TEST_F(SamplerTest, SamplesTheTreeWithRoles) {
+  auto sampler = make();
+  sampler.set_workers({101});
+  sampler.set_phase("pipeline");
+  sampler.sample_now("x");
+  const Snapshot s = sampler.last_snapshot();
+  EXPECT_EQ(s.t_ns, clock_.t);
+  EXPECT_EQ(s.phase, "pipeline");
+  EXPECT_EQ(s.label, "x");
+  ASSERT_EQ(s.processes.size(), 3u);
+  EXPECT_EQ(find(s, 100)->role, "main");
+  EXPECT_EQ(find(s, 101)->role, "worker");
+  EXPECT_EQ(find(s, 101)->worker, 0);
+  EXPECT_EQ(find(s, 102)->role, "external");  // a worker's child is still ours
+  EXPECT_EQ(find(s, 102)->comm, "proc 102");
+  EXPECT_EQ(find(s, 200), nullptr);
+  EXPECT_EQ(find(s, 100)->mem.uss_kb(), 300);
+  EXPECT_EQ(s.host.mem.mem_available_kb, 600000);
+}
+
+TEST_F(SamplerTest, CsvHasDesignColumnsFirstAndEmptyFieldsForMissingValues) {
+  const std::string header = resources_csv_header();
+  EXPECT_EQ(header.rfind("t_ns,pid,role,rss_kb,pss_kb,uss_kb,cpu_s,read_bytes,minflt,majflt,", 0),
+            0u);
+  std::string csv;
+  auto sampler = make(&csv);
+  FakeProc zombie{.pid = 102, .ppid = 101, .utime = 50};
+  zombie.state = 'Z';
+  put(zombie);
+  fs::remove(proc() / "102" / "io");
+  sampler.sample_now("");
+  std::istringstream lines(csv);
+  std::string line;
+  int rows = 0;
+  while (std::getline(lines, line)) {
+    ++rows;
+    EXPECT_EQ(std::count(line.begin(), line.end(), ','),
+              std::count(header.begin(), header.end(), ','))
+        << line;
+    if (line.find(",102,") != std::string::npos) {
+      // A zombie: no memory, no io, but its CPU time (0.5 s) is still there.
+      EXPECT_NE(line.find(",102,external,,,,0.500,,0,0,"), std::string::npos) << line;
+    }
+  }
+  EXPECT_EQ(rows, 3);
+  const std::string host = host_csv_row(sampler.last_snapshot());
+  EXPECT_EQ(host.find(fmt::format("{},1000000,600000,400000,2000,300,,,", clock_.t)), 0u)
+      << host;
+}
+
+TEST_F(SamplerTest, AProcessThatExitsBetweenSamplesIsSimplyGone) {
+  auto sampler = make();
+  sampler.sample_now("");
+  EXPECT_EQ(sampler.last_snapshot().processes.size(), 3u);
+  fs::remove_all(proc() / "102");
+  clock_.t += 100'000'000;
+  sampler.sample_now("");
+  EXPECT_EQ(sampler.last_snapshot().processes.size(), 2u);
+  // Its files vanishing after its stat was read (smaps, io) leave empty fields, not an error.
+  fs::remove(proc() / "101" / "smaps_rollup");
+  fs::remove(proc() / "101" / "io");
+  sampler.sample_now("");
+  const ProcessSample* p = find(sampler.last_snapshot(), 101);
+  ASSERT_NE(p, nullptr);
+  EXPECT_FALSE(p->mem.rss_kb.has_value());
+  EXPECT_FALSE(p->io.rchar.has_value());
+  EXPECT_TRUE(sampler.usage().error.empty());
+  EXPECT_EQ(sampler.usage().processes().size(), 3u);
+}
+
+TEST_F(SamplerTest, WindowsMeasureCpuIoAndFaultsBetweenTheirSamples) {
+  auto sampler = make();
+  sampler.set_workers({101});
+  put({.pid = 100, .ppid = 1, .utime = 100, .minflt = 10, .rchar = 1000, .read_bytes = 4096});
+  sampler.begin_window("pipeline");
+  clock_.t += 2'000'000'000;  // 2 s
+  put({.pid = 100, .ppid = 1, .utime = 250, .stime = 50, .minflt = 30, .rchar = 5000,
+       .read_bytes = 8192});
+  put({.pid = 101, .ppid = 100, .utime = 100, .minflt = 5, .rchar = 100});
+  sampler.end_window("pipeline");
+  const auto w = sampler.usage().window("pipeline");
+  ASSERT_TRUE(w.has_value());
+  EXPECT_TRUE(w->closed);
+  EXPECT_DOUBLE_EQ(w->wall_s(), 2.0);
+  // main: 200 ticks more; worker 101 (in the first sample at 0): 100 ticks.
+  EXPECT_NEAR(w->cpu_s(), 300 * tick_, 1e-9);
+  EXPECT_EQ(w->minflt(), 25);
+  EXPECT_EQ(w->io().rchar, 4100u);
+  EXPECT_EQ(w->io().read_bytes, 4096u);
+  // A process born inside the window counts from zero.
+  put({.pid = 103, .ppid = 100, .utime = 40, .starttime = 2000});
+  sampler.begin_window("later");
+  put({.pid = 104, .ppid = 100, .utime = 40, .starttime = 2000});
+  clock_.t += 1'000'000'000;
+  sampler.end_window("later");
+  const auto later = sampler.usage().window("later");
+  ASSERT_TRUE(later.has_value());
+  EXPECT_NEAR(later->cpu_s(), 40 * tick_, 1e-9);  // 104's 40 ticks; 103 was already there
+}
+
+TEST_F(SamplerTest, ARecycledPidIsANewProcess) {
+  auto sampler = make();
+  sampler.set_workers({101});
+  put({.pid = 101, .ppid = 100, .utime = 300, .starttime = 5000, .rss_kb = 9000});
+  sampler.begin_window("w");
+  // Worker 101 exits and an unrelated child of main gets pid 101: same pid, later start time,
+  // counters from zero. Naively subtracting would give negative CPU.
+  clock_.t += 1'000'000'000;
+  put({.pid = 101, .ppid = 100, .utime = 10, .starttime = 6000, .rss_kb = 2000});
+  sampler.end_window("w");
+  const ResourceUsage u = sampler.usage();
+  int seen = 0;
+  for (const auto& p : u.processes()) {
+    if (p.pid != 101) continue;
+    ++seen;
+    EXPECT_TRUE(p.rss_kb == 9000 || p.rss_kb == 2000);
+  }
+  EXPECT_EQ(seen, 2) << "two processes, each with its own peak";
+  const auto w = u.window("w");
+  ASSERT_TRUE(w.has_value());
+  double cpu_101 = 0;
+  for (const auto& p : w->processes) {
+    EXPECT_GE(p.cpu_s, 0.0);
+    if (p.pid == 101) cpu_101 += p.cpu_s;
+  }
+  EXPECT_NEAR(cpu_101, 10 * tick_, 1e-9);  // the old one used nothing more; the new one 10 ticks
+}
+
+TEST_F(SamplerTest, PeaksPerProcessAndOfTheTreesTotalPss) {
+  auto sampler = make();
+  sampler.set_workers({101});
+  put({.pid = 100, .ppid = 1, .pss_kb = 1000});
+  put({.pid = 101, .ppid = 100, .pss_kb = 4000});
+  sampler.sample_now("");
+  put({.pid = 100, .ppid = 1, .pss_kb = 3000});
+  put({.pid = 101, .ppid = 100, .pss_kb = 500});
+  sampler.sample_now("");
+  const ResourceUsage u = sampler.usage();
+  // Per process 3000 and 4000; the tree's total peaks at 1000 + 4000 + 500 (pid 102) = 5500,
+  // not at the sum of per-process peaks (7500).
+  EXPECT_EQ(u.total_pss_peak_kb(), 5500);
+  EXPECT_EQ(u.host().used_peak_kb, 400000);
+  EXPECT_EQ(u.snapshots(), 2);
+  for (const auto& p : u.processes()) {
+    if (p.pid == 100) EXPECT_EQ(p.pss_kb, 3000);
+    if (p.pid == 101) EXPECT_EQ(p.pss_kb, 4000);
+  }
+}
+
+TEST_F(SamplerTest, AWorkerNamedAfterItsFirstSampleBecomesAWorker) {
+  auto sampler = make();
+  sampler.sample_now("");
+  sampler.set_workers({101});
+  sampler.sample_now("");
+  for (const auto& p : sampler.usage().processes()) {
+    if (p.pid == 101) EXPECT_EQ(p.role, "worker");
+  }
+}
+
+TEST_F(SamplerTest, ThreadStartsAndStopsWithoutWaitingAnInterval) {
+  std::string csv;
+  {
+    ResourceSampler sampler(procfs_, clock_, {60'000, 100},
+                            [&](const Snapshot& s) { csv += s.label + ";"; });
+    sampler.start();
+    sampler.stop();  // must not wait for the 60 s period
+    sampler.stop();  // idempotent
+    EXPECT_TRUE(sampler.usage().window("run").has_value());
+    EXPECT_TRUE(sampler.usage().window("run")->closed);
+  }
+  EXPECT_EQ(csv, "start;stop;");
+  // The destructor stops a running sampler too.
+  ResourceSampler again(procfs_, clock_, {60'000, 100}, nullptr);
+  again.start();
+}
+
+}  // namespace
+}  // namespace mmprof
