@@ -1,8 +1,10 @@
 #include "env/host_files.hpp"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
-#include <fstream>
-#include <iterator>
+#include <cerrno>
 
 namespace mmprof::env {
 
@@ -16,11 +18,23 @@ fs::path HostFiles::resolve(std::string_view path) const {
 }
 
 std::optional<std::string> HostFiles::read(std::string_view path) const {
-  // procfs and sysfs files report size 0: read until EOF instead of trusting the size.
-  std::ifstream in(resolve(path), std::ios::binary);
-  if (!in) return std::nullopt;
-  std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-  if (in.bad()) return std::nullopt;
+  // POSIX reads, not ifstream: procfs and sysfs files report size 0, and some fail on read()
+  // (/sys/class/net/lo/speed gives EINVAL), which libstdc++'s filebuf turns into an exception.
+  const int fd = open(resolve(path).c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  std::string text;
+  char buf[8192];
+  for (;;) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      close(fd);
+      return std::nullopt;
+    }
+    if (n == 0) break;
+    text.append(buf, static_cast<size_t>(n));
+  }
+  close(fd);
   return text;
 }
 

@@ -9,6 +9,8 @@
 #include <chrono>
 #include <cstring>
 #include <fstream>
+#include <numeric>
+#include <unordered_set>
 
 #include "util/rng.hpp"
 
@@ -140,9 +142,24 @@ StoragePlan plan_storage_probe(const std::vector<ProbeFile>& files, const Storag
   for (const auto& f : files)
     ends.push_back(blocks += f.size / kRandomReadBytes);
   if (blocks == 0) return plan;
+  // Distinct blocks only: a block read twice is a page-cache hit, not a device read.
   Rng rng(l.seed);
-  for (uint64_t k = 0; k < l.random_ops; ++k) {
-    const uint64_t b = rng.next() % blocks;
+  std::vector<uint64_t> chosen;
+  if (blocks <= 4 * l.random_ops) {
+    chosen.resize(blocks);
+    std::iota(chosen.begin(), chosen.end(), uint64_t{0});
+    const uint64_t n = std::min(blocks, l.random_ops);
+    for (uint64_t i = 0; i < n; ++i)
+      std::swap(chosen[i], chosen[i + rng.next() % (blocks - i)]);
+    chosen.resize(n);
+  } else {
+    std::unordered_set<uint64_t> seen;
+    while (chosen.size() < l.random_ops) {
+      const uint64_t b = rng.next() % blocks;
+      if (seen.insert(b).second) chosen.push_back(b);
+    }
+  }
+  for (const uint64_t b : chosen) {
     const size_t file =
         static_cast<size_t>(std::upper_bound(ends.begin(), ends.end(), b) - ends.begin());
     const uint64_t first = file == 0 ? 0 : ends[file - 1];
@@ -168,6 +185,9 @@ json run_storage_probe(const std::vector<ProbeFile>& files, const StorageProbeLi
   const std::string method = drop_caches(fds, note);
   const PatternResult seq = execute(fds, files, plan.sequential, limits.sequential_s);
   drop_caches(fds, note);  // the sequential pass cached what the random pass would read
+  // No readahead: each 4 KiB read must cost one device read, not prefetch its neighbours.
+  for (int fd : fds.fd)
+    if (fd >= 0) posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM);
   const PatternResult rnd = execute(fds, files, plan.random, limits.random_s);
   return storage_probe_summary(seq, rnd, method, note, files.size());
 }

@@ -32,8 +32,10 @@ struct ReadOp {
 };
 
 // Sequential: the files in order, whole, in block_bytes reads, until sequential_bytes. Random:
-// random_ops 4 KiB-aligned reads spread uniformly over all the files' bytes (a file is chosen in
-// proportion to its size), from a seeded generator. Files smaller than 4 KiB get no random reads.
+// min(random_ops, blocks) distinct 4 KiB-aligned blocks drawn uniformly over all
+// the files' whole blocks (so a file is hit in proportion to its size), from a seeded generator;
+// the I/O layer turns readahead off (POSIX_FADV_RANDOM) for them. Files smaller than 4 KiB get no
+// random reads.
 struct StoragePlan {
   std::vector<ReadOp> sequential;
   std::vector<ReadOp> random;

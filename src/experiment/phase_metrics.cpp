@@ -101,9 +101,9 @@ json memory_json(const ResourceUsage& r) {
           {"page_cache_peak_mb", mb_from_kb(h.cached_peak_kb)},
           {"cgroup_memory_current_peak_mb", mb_from_bytes(h.cgroup_current_peak_bytes)},
           {"cgroup_memory_peak_mb", mb_from_bytes(h.cgroup_peak_bytes)},
-          {"shm_used_peak_mb",
-           h.shm_used_peak_bytes ? json(static_cast<double>(*h.shm_used_peak_bytes) / 1048576.0)
-                                 : json(nullptr)},
+          {"shm_used_peak_mb", h.shm_used_peak_bytes
+                                   ? json(static_cast<double>(*h.shm_used_peak_bytes) / 1048576.0)
+                                   : json(nullptr)},
           {"sampler_error", r.error.empty() ? json(nullptr) : json(r.error)}};
 }
 
@@ -171,13 +171,13 @@ void resources_json(json& s, const ResourceUsage& r, const PhaseMetrics* const p
 
   s["memory"] = memory_json(r);
   json cpu = cpu_phases[top].is_null() ? json::object() : cpu_phases[top];
-  cpu["effective_cores"] = r.facts.cgroup_cpu_quota_cores
-                               ? std::min(*r.facts.cgroup_cpu_quota_cores,
-                                          static_cast<double>(r.facts.affinity_cpus))
-                               : static_cast<double>(r.facts.affinity_cpus);
-  cpu["effective_cores_source"] =
-      r.facts.cgroup_cpu_quota_cores ? "cgroup cpu.max, capped by sched_getaffinity"
-                                     : "sched_getaffinity";
+  cpu["effective_cores"] =
+      r.facts.cgroup_cpu_quota_cores
+          ? std::min(*r.facts.cgroup_cpu_quota_cores, static_cast<double>(r.facts.affinity_cpus))
+          : static_cast<double>(r.facts.affinity_cpus);
+  cpu["effective_cores_source"] = r.facts.cgroup_cpu_quota_cores
+                                      ? "cgroup cpu.max, capped by sched_getaffinity"
+                                      : "sched_getaffinity";
   cpu["phases"] = cpu_phases;
   if (!cpu.contains("utilization_cores")) {
     cpu["utilization_cores"] = nullptr;
@@ -252,10 +252,14 @@ json summarize(const PhaseMetrics& compute, const PhaseMetrics& pipeline,
                  {"pin", to_json(describe(pipeline.pin_ms), false)}};
   l["pin_mode"] = outcome.pin_mode;
 
-  // Without a sampler, memory, cpu and io are null, never faked; the GPU is later work.
-  s["memory"] = nullptr;
-  s["cpu"] = nullptr;
-  s["io"] = nullptr;
+  // Without a sampler, DESIGN.md's memory, cpu and io keys are there with nulls, never faked;
+  // the GPU is later work.
+  s["memory"] = {{"main", nullptr},
+                 {"workers", json::array()},
+                 {"host_peak_mb", nullptr},
+                 {"total_pss_peak_mb", nullptr}};
+  s["cpu"] = {{"utilization_cores", nullptr}, {"per_process", json::array()}};
+  s["io"] = {{"read_bytes", nullptr}, {"read_mb_per_s", nullptr}};
   if (resources != nullptr) {
     const PhaseMetrics* const phases[3] = {&compute, &pipeline, &end_to_end};
     resources_json(s, *resources, phases);

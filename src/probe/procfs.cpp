@@ -15,9 +15,10 @@ namespace {
 namespace fs = std::filesystem;
 
 std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\n' ||
-                        s.back() == '\r'))
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t'))
+    s.remove_prefix(1);
+  while (!s.empty() &&
+         (s.back() == ' ' || s.back() == '\t' || s.back() == '\n' || s.back() == '\r'))
     s.remove_suffix(1);
   return s;
 }
@@ -51,9 +52,11 @@ std::vector<std::string_view> split_spaces(std::string_view s) {
   std::vector<std::string_view> out;
   size_t i = 0;
   while (i < s.size()) {
-    while (i < s.size() && (s[i] == ' ' || s[i] == '\n')) ++i;
+    while (i < s.size() && (s[i] == ' ' || s[i] == '\n'))
+      ++i;
     const size_t start = i;
-    while (i < s.size() && s[i] != ' ' && s[i] != '\n') ++i;
+    while (i < s.size() && s[i] != ' ' && s[i] != '\n')
+      ++i;
     if (i > start) out.push_back(s.substr(start, i - start));
   }
   return out;
@@ -236,7 +239,7 @@ Cgroup ProcFs::cgroup() const {
   const auto path = parse_cgroup_v2_path(*text);
   if (!path) return cg;
   // On a hybrid v1/v2 host the v2 hierarchy is mounted at <root>/unified.
-  for (const fs::path base : {roots_.cgroup, roots_.cgroup / "unified"}) {
+  for (const fs::path& base : {roots_.cgroup, roots_.cgroup / "unified"}) {
     const fs::path dir = base / fs::path(*path).relative_path();
     std::error_code ec;
     if (fs::exists(dir / "cgroup.controllers", ec)) {
@@ -245,7 +248,8 @@ Cgroup ProcFs::cgroup() const {
     }
   }
   if (!cg.dir) return cg;
-  if (const auto cpu = read_small_file(*cg.dir / "cpu.max")) cg.cpu_quota_cores = parse_cpu_max(*cpu);
+  if (const auto cpu = read_small_file(*cg.dir / "cpu.max"))
+    cg.cpu_quota_cores = parse_cpu_max(*cpu);
   read_cgroup_memory(cg);
   return cg;
 }

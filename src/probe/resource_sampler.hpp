@@ -42,7 +42,8 @@ class ResourceSampler {
   // Written into every following snapshot.
   void set_phase(const std::string& phase);
 
-  void sample_now(const std::string& label);
+  // `scan`: find the tree by a pass over /proc (else as periodic samples between passes do).
+  void sample_now(const std::string& label, bool scan = true);
   // A sample that opens (closes) the window `name`: CPU, I/O and faults are measured between them.
   void begin_window(const std::string& name);
   void end_window(const std::string& name);
@@ -51,10 +52,14 @@ class ResourceSampler {
   Snapshot last_snapshot() const;
 
  private:
-  Snapshot collect(const std::string& label);
+  Snapshot collect(const std::string& label, bool scan);
+  // The tree: by a pass over every process (scan), else the members found by the last pass and
+  // the workers named since, each re-read and checked to be the same process.
+  std::vector<procfs::ProcStat> members(bool scan);
   ProcessSample read_process(const procfs::ProcStat& st);
   // Collects, aggregates and hands a snapshot to the sink; never throws (errors are recorded).
-  void take(const std::string& label, const std::string& begin, const std::string& end) noexcept;
+  void take(const std::string& label, const std::string& begin, const std::string& end,
+            bool scan) noexcept;
   void loop();
 
   const procfs::ProcFs& fs_;
@@ -70,6 +75,8 @@ class ResourceSampler {
   bool started_ = false, stopped_ = false;
   std::string phase_ = "setup";
   std::map<int, int> worker_index_;
+  std::map<int, uint64_t> known_;  // descendants found by the last pass: pid -> start time
+  int periodic_since_scan_ = 0;
   ResourceUsage usage_;
   Snapshot last_;
   std::thread thread_;

@@ -13,9 +13,9 @@ void raise(std::optional<T>& peak, const std::optional<T>& value) {
 // Keeps the last readable value of each counter: a process that exits between reading its stat
 // and its io file keeps what was read before.
 void keep_readable(procfs::ProcIo& last, const procfs::ProcIo& now) {
-  for (auto field : {&procfs::ProcIo::rchar, &procfs::ProcIo::wchar, &procfs::ProcIo::syscr,
-                     &procfs::ProcIo::syscw, &procfs::ProcIo::read_bytes,
-                     &procfs::ProcIo::write_bytes}) {
+  for (auto field :
+       {&procfs::ProcIo::rchar, &procfs::ProcIo::wchar, &procfs::ProcIo::syscr,
+        &procfs::ProcIo::syscw, &procfs::ProcIo::read_bytes, &procfs::ProcIo::write_bytes}) {
     if (now.*field) last.*field = now.*field;
   }
 }
@@ -51,10 +51,10 @@ int64_t WindowUse::majflt() const {
 procfs::ProcIo WindowUse::io() const {
   procfs::ProcIo sum;
   for (const auto& p : processes) {
-    for (auto field : {&procfs::ProcIo::rchar, &procfs::ProcIo::wchar, &procfs::ProcIo::syscr,
-                       &procfs::ProcIo::syscw, &procfs::ProcIo::read_bytes,
-                       &procfs::ProcIo::write_bytes}) {
-      if (p.io.*field) sum.*field = sum.*field.value_or(0) + *(p.io.*field);
+    for (auto field :
+         {&procfs::ProcIo::rchar, &procfs::ProcIo::wchar, &procfs::ProcIo::syscr,
+          &procfs::ProcIo::syscw, &procfs::ProcIo::read_bytes, &procfs::ProcIo::write_bytes}) {
+      if (p.io.*field) sum.*field = (sum.*field).value_or(0) + *(p.io.*field);
     }
   }
   return sum;

@@ -1,7 +1,9 @@
 # Test sources of tests/integration (paths relative to tests/).
 list(APPEND MMPROF_TEST_SOURCES
   integration/configs_test.cpp
+  integration/env_inventory_test.cpp
   integration/generated_decode_test.cpp
   integration/loader_fixture.cpp
   integration/loader_test.cpp
+  integration/resource_crosscheck_test.cpp
 )

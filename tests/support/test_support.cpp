@@ -90,9 +90,14 @@ std::vector<std::string> design_summary_keys() {
                                    "throughput.predicted_end_to_end.samples_per_s",
                                    "stall_fraction",
                                    "time_to_first_batch_ms",
-                                   "memory",
-                                   "cpu",
-                                   "io",
+                                   "memory.main",
+                                   "memory.workers",
+                                   "memory.host_peak_mb",
+                                   "memory.total_pss_peak_mb",
+                                   "cpu.utilization_cores",
+                                   "cpu.per_process",
+                                   "io.read_bytes",
+                                   "io.read_mb_per_s",
                                    "gpu",
                                    "errors.count"};
   for (const char* d : {"step", "wait", "compute", "h2d"}) {

@@ -233,5 +233,124 @@ TEST(PhaseMetricsTest, PhaseDetailsAreRecorded) {
   EXPECT_TRUE(s["phases"]["compute"]["time_to_first_batch_ms"].is_null());
 }
 
+// A sampler's aggregate built by hand: main (pid 10) and worker 0 (pid 11), two samples 2 s apart
+// that open and close the pipeline window.
+ResourceUsage two_samples() {
+  ResourceUsage u;
+  u.facts.interval_ms = 100;
+  u.facts.affinity_cpus = 4;
+  const auto proc = [](int pid, const char* role, int worker, int64_t rss, int64_t pss, int64_t uss,
+                       double utime, int64_t minflt, uint64_t rchar, uint64_t read_bytes) {
+    ProcessSample p;
+    p.pid = pid;
+    p.starttime_ticks = 7;
+    p.role = role;
+    p.worker = worker;
+    p.mem.rss_kb = rss;
+    p.mem.pss_kb = pss;
+    p.mem.private_clean_kb = 0;
+    p.mem.private_dirty_kb = uss;
+    p.utime_s = utime;
+    p.minflt = minflt;
+    p.io.rchar = rchar;
+    p.io.read_bytes = read_bytes;
+    return p;
+  };
+  Snapshot a;
+  a.t_ns = 1'000'000'000;
+  a.phase = "pipeline";
+  a.processes = {proc(10, "main", -1, 1024, 800, 600, 1.0, 1000, 0, 0),
+                 proc(11, "worker", 0, 2048, 1024, 512, 0.0, 10, 0, 0)};
+  a.host.mem.mem_total_kb = 1'000'000;
+  a.host.mem.mem_available_kb = 600'000;
+  Snapshot b = a;
+  b.t_ns = 3'000'000'000;
+  b.processes = {proc(10, "main", -1, 1024, 900, 600, 2.0, 1100, 0, 0),
+                 proc(11, "worker", 0, 2048, 2048, 512, 3.0, 60, 4'000'000, 2'000'000)};
+  b.host.mem.mem_available_kb = 700'000;
+  u.begin_window("run");
+  u.begin_window("pipeline");
+  u.add(a);
+  u.add(b);
+  u.end_window("pipeline");
+  u.end_window("run");
+  return u;
+}
+
+TEST(PhaseMetricsTest, WithoutASamplerResourceKeysAreNullNotZero) {
+  const json s = summarize(compute_phase(), pipeline_phase(), end_to_end_phase(), outcome());
+  EXPECT_TRUE(at(s, "memory.main").is_null());
+  EXPECT_TRUE(at(s, "memory.total_pss_peak_mb").is_null());
+  EXPECT_TRUE(at(s, "cpu.utilization_cores").is_null());
+  EXPECT_TRUE(at(s, "io.read_bytes").is_null());
+}
+
+TEST(PhaseMetricsTest, MemoryPeaksPerProcessTreeAndHost) {
+  const ResourceUsage u = two_samples();
+  const json s = summarize(compute_phase(), pipeline_phase(), end_to_end_phase(), outcome(), &u);
+  for (const auto& key : test::design_summary_keys())
+    EXPECT_TRUE(s.contains(test::dotted_pointer(key))) << key;
+  const json& m = s["memory"];
+  EXPECT_EQ(m["window"], "run");
+  EXPECT_EQ(m["main"]["pid"], 10);
+  EXPECT_DOUBLE_EQ(m["main"]["rss_peak_mb"].get<double>(), 1.0);
+  EXPECT_DOUBLE_EQ(m["main"]["pss_peak_mb"].get<double>(), 900.0 / 1024);
+  EXPECT_DOUBLE_EQ(m["main"]["uss_peak_mb"].get<double>(), 600.0 / 1024);
+  ASSERT_EQ(m["workers"].size(), 1u);
+  EXPECT_EQ(m["workers"][0]["index"], 0);
+  EXPECT_EQ(m["workers"][0]["pid"], 11);
+  EXPECT_DOUBLE_EQ(m["workers"][0]["pss_peak_mb"].get<double>(), 2.0);
+  // The peak of the per-sample sum (900 + 2048 kB), not a sum of peaks.
+  EXPECT_DOUBLE_EQ(m["total_pss_peak_mb"].get<double>(), (900.0 + 2048) / 1024);
+  EXPECT_DOUBLE_EQ(m["host_peak_mb"].get<double>(), 400'000.0 / 1024);
+  EXPECT_EQ(m["host_peak_source"], "meminfo MemTotal - MemAvailable, sampled");
+  EXPECT_EQ(m["samples"], 2);
+}
+
+TEST(PhaseMetricsTest, CgroupMemoryPeakIsTheHostPeakWhenPresent) {
+  ResourceUsage u;
+  Snapshot a;
+  a.host.mem.mem_total_kb = 1'000'000;
+  a.host.mem.mem_available_kb = 600'000;
+  a.host.cgroup_peak_bytes = 512 * 1024 * 1024;
+  u.add(a);
+  const json s = summarize(compute_phase(), pipeline_phase(), end_to_end_phase(), outcome(), &u);
+  EXPECT_DOUBLE_EQ(s["memory"]["host_peak_mb"].get<double>(), 512.0);
+  EXPECT_EQ(s["memory"]["host_peak_source"], "cgroup memory.peak (since the cgroup was created)");
+  EXPECT_DOUBLE_EQ(s["memory"]["host_used_peak_mb"].get<double>(), 400'000.0 / 1024);
+}
+
+TEST(PhaseMetricsTest, CpuAndIoCoverThePipelineWindow) {
+  const ResourceUsage u = two_samples();
+  const json s = summarize(compute_phase(), pipeline_phase(), end_to_end_phase(), outcome(), &u);
+  const json& c = s["cpu"];
+  EXPECT_EQ(c["window"], "pipeline");
+  EXPECT_DOUBLE_EQ(c["wall_s"].get<double>(), 2.0);
+  EXPECT_DOUBLE_EQ(c["utilization_cores"].get<double>(), 2.0);  // (1 + 3) cpu s / 2 s
+  ASSERT_EQ(c["per_process"].size(), 2u);
+  EXPECT_EQ(c["per_process"][0]["role"], "main");
+  EXPECT_DOUBLE_EQ(c["per_process"][0]["cores"].get<double>(), 0.5);
+  EXPECT_EQ(c["per_process"][1]["index"], 0);
+  EXPECT_DOUBLE_EQ(c["per_process"][1]["cores"].get<double>(), 1.5);
+  EXPECT_DOUBLE_EQ(c["effective_cores"].get<double>(), 4.0);
+  EXPECT_TRUE(c["phases"]["end_to_end"].is_null());
+  EXPECT_EQ(c["phases"]["run"]["window"], "run");
+  const json& io = s["io"];
+  EXPECT_EQ(io["window"], "pipeline");
+  EXPECT_EQ(io["read_bytes"], 2'000'000);
+  EXPECT_DOUBLE_EQ(io["read_mb_per_s"].get<double>(), 1.0);
+  EXPECT_EQ(io["rchar"], 4'000'000);
+  EXPECT_TRUE(io["write_bytes"].is_null());  // never read: null, not 0
+  EXPECT_EQ(io["minflt"], 150);
+  EXPECT_DOUBLE_EQ(io["minflt_per_sample"].get<double>(), 1.5);  // 150 faults / 100 samples
+}
+
+TEST(PhaseMetricsTest, EffectiveCoresFollowACgroupQuota) {
+  ResourceUsage u = two_samples();
+  u.facts.cgroup_cpu_quota_cores = 2.5;
+  const json s = summarize(compute_phase(), pipeline_phase(), end_to_end_phase(), outcome(), &u);
+  EXPECT_DOUBLE_EQ(s["cpu"]["effective_cores"].get<double>(), 2.5);
+}
+
 }  // namespace
 }  // namespace mmprof

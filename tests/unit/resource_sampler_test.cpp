@@ -35,7 +35,7 @@ struct FakeProc {
   char state = 'S';
 };
 
-class SamplerTest : public ::testing::Test {
+class ResourceSamplerTest : public ::testing::Test {
  protected:
   void SetUp() override {
     write_text(proc() / "meminfo",
@@ -51,10 +51,10 @@ class SamplerTest : public ::testing::Test {
   fs::path proc() const { return dir_.path() / "proc"; }
   void put(const FakeProc& p) {
     const fs::path d = proc() / std::to_string(p.pid);
-    write_text(d / "stat",
-               fmt::format("{} (proc {}) {} {} 1 1 0 -1 0 {} 0 {} 0 {} {} 0 0 20 0 1 0 {} 1 1 0\n",
-                           p.pid, p.pid, p.state, p.ppid, p.minflt, p.majflt, p.utime, p.stime,
-                           p.starttime));
+    write_text(
+        d / "stat",
+        fmt::format("{} (proc {}) {} {} 1 1 0 -1 0 {} 0 {} 0 {} {} 0 0 20 0 1 0 {} 1 1 0\n", p.pid,
+                    p.pid, p.state, p.ppid, p.minflt, p.majflt, p.utime, p.stime, p.starttime));
     if (p.state == 'Z') {
       write_text(d / "smaps_rollup", "");
     } else {
@@ -80,13 +80,13 @@ class SamplerTest : public ::testing::Test {
   }
 
   test::TempDir dir_;
-  procfs::ProcFs procfs_{procfs::Roots{dir_.path() / "proc", dir_.path() / "cgroup",
-                                       dir_.path() / "shm"}};
+  procfs::ProcFs procfs_{
+      procfs::Roots{dir_.path() / "proc", dir_.path() / "cgroup", dir_.path() / "shm"}};
   FakeClock clock_;
   const double tick_ = 1.0 / procfs::clock_ticks_per_s();
 };
 
-TEST_F(SamplerTest, SamplesTheTreeWithRoles) {
+TEST_F(ResourceSamplerTest, SamplesTheTreeWithRoles) {
   auto sampler = make();
   sampler.set_workers({101});
   sampler.set_phase("pipeline");
@@ -106,7 +106,7 @@ TEST_F(SamplerTest, SamplesTheTreeWithRoles) {
   EXPECT_EQ(s.host.mem.mem_available_kb, 600000);
 }
 
-TEST_F(SamplerTest, CsvHasDesignColumnsFirstAndEmptyFieldsForMissingValues) {
+TEST_F(ResourceSamplerTest, CsvHasDesignColumnsFirstAndEmptyFieldsForMissingValues) {
   const std::string header = resources_csv_header();
   EXPECT_EQ(header.rfind("t_ns,pid,role,rss_kb,pss_kb,uss_kb,cpu_s,read_bytes,minflt,majflt,", 0),
             0u);
@@ -132,11 +132,10 @@ TEST_F(SamplerTest, CsvHasDesignColumnsFirstAndEmptyFieldsForMissingValues) {
   }
   EXPECT_EQ(rows, 3);
   const std::string host = host_csv_row(sampler.last_snapshot());
-  EXPECT_EQ(host.find(fmt::format("{},1000000,600000,400000,2000,300,,,", clock_.t)), 0u)
-      << host;
+  EXPECT_EQ(host.find(fmt::format("{},1000000,600000,400000,2000,300,,,", clock_.t)), 0u) << host;
 }
 
-TEST_F(SamplerTest, AProcessThatExitsBetweenSamplesIsSimplyGone) {
+TEST_F(ResourceSamplerTest, AProcessThatExitsBetweenSamplesIsSimplyGone) {
   auto sampler = make();
   sampler.sample_now("");
   EXPECT_EQ(sampler.last_snapshot().processes.size(), 3u);
@@ -156,13 +155,18 @@ TEST_F(SamplerTest, AProcessThatExitsBetweenSamplesIsSimplyGone) {
   EXPECT_EQ(sampler.usage().processes().size(), 3u);
 }
 
-TEST_F(SamplerTest, WindowsMeasureCpuIoAndFaultsBetweenTheirSamples) {
+TEST_F(ResourceSamplerTest, WindowsMeasureCpuIoAndFaultsBetweenTheirSamples) {
   auto sampler = make();
   sampler.set_workers({101});
   put({.pid = 100, .ppid = 1, .utime = 100, .minflt = 10, .rchar = 1000, .read_bytes = 4096});
   sampler.begin_window("pipeline");
   clock_.t += 2'000'000'000;  // 2 s
-  put({.pid = 100, .ppid = 1, .utime = 250, .stime = 50, .minflt = 30, .rchar = 5000,
+  put({.pid = 100,
+       .ppid = 1,
+       .utime = 250,
+       .stime = 50,
+       .minflt = 30,
+       .rchar = 5000,
        .read_bytes = 8192});
   put({.pid = 101, .ppid = 100, .utime = 100, .minflt = 5, .rchar = 100});
   sampler.end_window("pipeline");
@@ -186,7 +190,7 @@ TEST_F(SamplerTest, WindowsMeasureCpuIoAndFaultsBetweenTheirSamples) {
   EXPECT_NEAR(later->cpu_s(), 40 * tick_, 1e-9);  // 104's 40 ticks; 103 was already there
 }
 
-TEST_F(SamplerTest, ARecycledPidIsANewProcess) {
+TEST_F(ResourceSamplerTest, ARecycledPidIsANewProcess) {
   auto sampler = make();
   sampler.set_workers({101});
   put({.pid = 101, .ppid = 100, .utime = 300, .starttime = 5000, .rss_kb = 9000});
@@ -214,7 +218,7 @@ TEST_F(SamplerTest, ARecycledPidIsANewProcess) {
   EXPECT_NEAR(cpu_101, 10 * tick_, 1e-9);  // the old one used nothing more; the new one 10 ticks
 }
 
-TEST_F(SamplerTest, PeaksPerProcessAndOfTheTreesTotalPss) {
+TEST_F(ResourceSamplerTest, PeaksPerProcessAndOfTheTreesTotalPss) {
   auto sampler = make();
   sampler.set_workers({101});
   put({.pid = 100, .ppid = 1, .pss_kb = 1000});
@@ -230,22 +234,28 @@ TEST_F(SamplerTest, PeaksPerProcessAndOfTheTreesTotalPss) {
   EXPECT_EQ(u.host().used_peak_kb, 400000);
   EXPECT_EQ(u.snapshots(), 2);
   for (const auto& p : u.processes()) {
-    if (p.pid == 100) EXPECT_EQ(p.pss_kb, 3000);
-    if (p.pid == 101) EXPECT_EQ(p.pss_kb, 4000);
+    if (p.pid == 100) {
+      EXPECT_EQ(p.pss_kb, 3000);
+    } else if (p.pid == 101) {
+      EXPECT_EQ(p.pss_kb, 4000);
+    }
   }
 }
 
-TEST_F(SamplerTest, AWorkerNamedAfterItsFirstSampleBecomesAWorker) {
+TEST_F(ResourceSamplerTest, AWorkerNamedAfterItsFirstSampleBecomesAWorker) {
   auto sampler = make();
   sampler.sample_now("");
   sampler.set_workers({101});
   sampler.sample_now("");
-  for (const auto& p : sampler.usage().processes()) {
-    if (p.pid == 101) EXPECT_EQ(p.role, "worker");
+  const ResourceUsage u = sampler.usage();
+  for (const auto& p : u.processes()) {
+    if (p.pid == 101) {
+      EXPECT_EQ(p.role, "worker");
+    }
   }
 }
 
-TEST_F(SamplerTest, ThreadStartsAndStopsWithoutWaitingAnInterval) {
+TEST_F(ResourceSamplerTest, ThreadStartsAndStopsWithoutWaitingAnInterval) {
   std::string csv;
   {
     ResourceSampler sampler(procfs_, clock_, {60'000, 100},
@@ -260,6 +270,27 @@ TEST_F(SamplerTest, ThreadStartsAndStopsWithoutWaitingAnInterval) {
   // The destructor stops a running sampler too.
   ResourceSampler again(procfs_, clock_, {60'000, 100}, nullptr);
   again.start();
+}
+
+TEST_F(ResourceSamplerTest, BetweenPassesOverProcTheKnownTreeIsReRead) {
+  auto sampler = make();
+  sampler.sample_now("", true);                       // finds 100, 101, 102
+  put({.pid = 103, .ppid = 100});                     // new, found only by the next pass
+  put({.pid = 102, .ppid = 101, .starttime = 9000});  // 102 recycled: another process
+  put({.pid = 104, .ppid = 100, .starttime = 9000});  // a worker named by the runner
+  sampler.set_workers({104});
+  sampler.sample_now("", false);
+  Snapshot s = sampler.last_snapshot();
+  EXPECT_NE(find(s, 100), nullptr);
+  EXPECT_NE(find(s, 101), nullptr);
+  EXPECT_EQ(find(s, 102), nullptr);
+  EXPECT_EQ(find(s, 103), nullptr);
+  ASSERT_NE(find(s, 104), nullptr);
+  EXPECT_EQ(find(s, 104)->role, "worker");
+  sampler.sample_now("", true);
+  s = sampler.last_snapshot();
+  EXPECT_EQ(s.processes.size(), 5u);
+  EXPECT_EQ(find(s, 102)->starttime_ticks, 9000u);
 }
 
 }  // namespace

@@ -4,6 +4,7 @@ list(APPEND MMPROF_TEST_SOURCES
   unit/config_test.cpp
   unit/decode_test.cpp
   unit/digest_test.cpp
+  unit/env_test.cpp
   unit/phase_metrics_test.cpp
   unit/procfs_test.cpp
   unit/resource_sampler_test.cpp
