@@ -4,6 +4,7 @@
 
 #include <set>
 
+#include "env/network.hpp"
 #include "experiment/manifest.hpp"
 #include "experiment/phase_metrics.hpp"
 #include "experiment/progress.hpp"
@@ -298,16 +299,24 @@ nlohmann::json run_baseline(const Config& config, const Dataset& dataset,
   };
   // The manifest goes first, so even a run that dies at once says what it was; it is rewritten
   // at the end with what was learned while running (pin mode, what the step is).
-  write_manifest(RunFacts{});
+  RunFacts start;
+  start.network_at_start = env::network_counters();
+  write_manifest(start);
   BaselineRun run(config, dataset, options);
+  const auto write_final_manifest = [&] {
+    RunFacts facts = run.facts();
+    facts.network_at_start = start.network_at_start;
+    facts.end_of_run = true;
+    write_manifest(facts);
+  };
   nlohmann::json summary;
   try {
     summary = run.run();
   } catch (...) {
-    write_manifest(run.facts());
+    write_final_manifest();
     throw;
   }
-  write_manifest(run.facts());
+  write_final_manifest();
   return summary;
 }
 

@@ -41,14 +41,10 @@ nlohmann::json baseline_spec(const Config& c, const RunFacts& facts) {
 
 namespace {
 
-bool is_end_of_run(const RunFacts& facts) {
-  return facts.end_of_run || facts.pin_mode != "not started";
-}
-
 // The network block: interfaces, and at the end of a run the bytes moved since it started.
 nlohmann::json network_block(const nlohmann::json& interfaces, const RunFacts& facts) {
   nlohmann::json n = {{"interfaces", interfaces}};
-  if (is_end_of_run(facts)) {
+  if (facts.end_of_run) {
     n["during_run"] = env::network_delta(facts.network_at_start, env::network_counters());
   } else {
     n["during_run"] = nullptr;
@@ -87,7 +83,7 @@ nlohmann::json build_manifest(const Config& config, const Dataset& dataset,
       {"network", network_block(inventory["interfaces"], facts)},
       {"data_mix", nullptr},
   };
-  if (is_end_of_run(facts)) {
+  if (facts.end_of_run) {
     manifest["data_mix"] = env::data_mix(dataset, env::kMixSampleLimit, config.loader.seed);
   } else {
     manifest["data_mix_reason"] =

@@ -17,12 +17,10 @@ struct RunFacts {
   std::string pin_mode = "not started";
   std::string step_description = "not started";
   bool step_includes_model_compute = false;
-  // /proc/net/dev when these facts were created: run_baseline creates the run's RunFacts as the
-  // run starts, so the end-of-run manifest reports the bytes the network moved during the run.
-  env::NetworkSnapshot network_at_start = env::network_counters();
-  // The manifest written when the run is over (true once the loader has started: pin_mode set,
-  // or when the caller says so). Only then is the data mix probed: its header reads must not
-  // warm the page cache before the measured phases.
+  // /proc/net/dev as the run started, so the end-of-run manifest reports the bytes moved.
+  env::NetworkSnapshot network_at_start;
+  // The manifest written when the run is over. Only then is the data mix probed: its header
+  // reads must not warm the page cache before the measured phases.
   bool end_of_run = false;
 };
 

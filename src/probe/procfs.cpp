@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <charconv>
+#include <cstdio>
 #include <map>
 
 namespace mmprof::procfs {
@@ -219,6 +220,22 @@ std::optional<Smaps> ProcFs::smaps(int pid) const {
   const auto text = read_small_file(roots_.proc / std::to_string(pid) / "smaps_rollup");
   if (!text || text->empty()) return std::nullopt;
   return parse_smaps_rollup(*text);
+}
+
+std::optional<int64_t> parse_statm_rss_kb(std::string_view text, int64_t page_kb) {
+  // "size resident shared text lib data dt", in pages.
+  const std::string line(text);
+  long long size = 0, resident = 0;
+  if (std::sscanf(line.c_str(), "%lld %lld", &size, &resident) != 2 || resident < 0) {
+    return std::nullopt;
+  }
+  return resident * page_kb;
+}
+
+std::optional<int64_t> ProcFs::statm_rss_kb(int pid) const {
+  const auto text = read_small_file(roots_.proc / std::to_string(pid) / "statm");
+  if (!text || text->empty()) return std::nullopt;
+  return parse_statm_rss_kb(*text, sysconf(_SC_PAGESIZE) / 1024);
 }
 
 std::optional<ProcIo> ProcFs::io(int pid) const {

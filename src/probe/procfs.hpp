@@ -55,6 +55,8 @@ struct FsUsage {
 };
 
 Smaps parse_smaps_rollup(std::string_view text);
+// /proc/PID/statm: the resident set in kB (second field, in pages). Empty when malformed.
+std::optional<int64_t> parse_statm_rss_kb(std::string_view text, int64_t page_kb);
 // Empty when the text is not a stat line. comm may hold spaces and ')': it runs from the first
 // '(' to the last ')'.
 std::optional<ProcStat> parse_stat(std::string_view text);
@@ -83,6 +85,8 @@ class ProcFs {
 
   std::optional<ProcStat> stat(int pid) const;
   std::optional<Smaps> smaps(int pid) const;
+  // RSS alone from /proc/PID/statm: a counter read, where smaps_rollup walks the page tables.
+  std::optional<int64_t> statm_rss_kb(int pid) const;
   std::optional<ProcIo> io(int pid) const;
   MemInfo meminfo() const;
   // The group of `self`; its files are re-read on every call, the path once per call.

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <exception>
 
@@ -83,7 +84,7 @@ void ResourceSampler::loop() {
     }
     // A pass over /proc costs ~7 us per process on the host (0.5 ms for 70, 7 ms for 1000):
     // periodic samples make one every kScanEvery samples and otherwise re-read the known tree.
-    take("", "", "", ++periodic_since_scan_ % kScanEvery == 0);
+    take("", "", "", ++periodic_since_scan_ % kScanEvery == 0, /*periodic=*/true);
     // Fixed-rate schedule; after a stall (a slow sample, a suspended machine) skip, don't burst.
     next += interval;
     const auto now = std::chrono::steady_clock::now();
@@ -125,10 +126,10 @@ Snapshot ResourceSampler::last_snapshot() const {
 }
 
 void ResourceSampler::take(const std::string& label, const std::string& begin,
-                           const std::string& end, bool scan) noexcept {
+                           const std::string& end, bool scan, bool periodic) noexcept {
   std::lock_guard lock(mutex_);
   try {
-    Snapshot s = collect(label, scan);
+    Snapshot s = collect(label, scan, periodic);
     if (!begin.empty()) usage_.begin_window(begin);
     usage_.add(s);
     if (!end.empty()) usage_.end_window(end);
@@ -175,13 +176,16 @@ std::vector<procfs::ProcStat> ResourceSampler::members(bool scan) {
   return out;
 }
 
-Snapshot ResourceSampler::collect(const std::string& label, bool scan) {
+Snapshot ResourceSampler::collect(const std::string& label, bool scan, bool periodic) {
   Snapshot s;
   s.t_ns = clock_.now_ns();
   s.phase = phase_;
   s.label = label;
+  const bool with_smaps = smaps_allowed(!periodic);
+  const int64_t t0 = monotonic_ns();
   for (const auto& st : members(scan))
-    s.processes.push_back(read_process(st));
+    s.processes.push_back(read_process(st, with_smaps));
+  if (with_smaps) smaps_budget_ns_ -= monotonic_ns() - t0;
   s.host.mem = fs_.meminfo();
   fs_.read_cgroup_memory(cgroup_);
   s.host.cgroup_current_bytes = cgroup_.memory_current_bytes;
@@ -190,7 +194,19 @@ Snapshot ResourceSampler::collect(const std::string& label, bool scan) {
   return s;
 }
 
-ProcessSample ResourceSampler::read_process(const procfs::ProcStat& st) {
+bool ResourceSampler::smaps_allowed(bool always) {
+  // A token bucket in real (not injected) time: it meters this process's own CPU cost.
+  const int64_t now = monotonic_ns();
+  if (budget_refilled_ns_ != 0) {
+    const auto refill = static_cast<int64_t>(static_cast<double>(now - budget_refilled_ns_) *
+                                             options_.smaps_cpu_share);
+    smaps_budget_ns_ = std::min<int64_t>(smaps_budget_ns_ + refill, 50'000'000);
+  }
+  budget_refilled_ns_ = now;
+  return always || smaps_budget_ns_ > 0;
+}
+
+ProcessSample ResourceSampler::read_process(const procfs::ProcStat& st, bool with_smaps) {
   ProcessSample p;
   p.pid = st.pid;
   p.starttime_ticks = st.starttime_ticks;
@@ -209,7 +225,13 @@ ProcessSample ResourceSampler::read_process(const procfs::ProcStat& st) {
   p.minflt = static_cast<int64_t>(st.minflt);
   p.majflt = static_cast<int64_t>(st.majflt);
   // A zombie has no memory map; a process that exits now leaves these empty. Neither is an error.
-  if (auto m = fs_.smaps(st.pid)) p.mem = *m;
+  if (st.state == 'Z') {
+    // A zombie has no memory map left (statm reads all zeros): memory stays empty.
+  } else if (with_smaps) {
+    if (auto m = fs_.smaps(st.pid)) p.mem = *m;
+  } else {
+    p.mem.rss_kb = fs_.statm_rss_kb(st.pid);
+  }
   if (auto io = fs_.io(st.pid)) p.io = *io;
   return p;
 }

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <ctime>
 #include <functional>
+#include <mutex>
 #include <vector>
 
 #include "probe/resource_sampler.hpp"
@@ -232,6 +233,33 @@ TEST_F(Crosscheck, ProcessesExitingBetweenSamplesDoNotBreakTheSampler) {
   const ResourceUsage u = fast.usage();
   EXPECT_TRUE(u.error.empty()) << u.error;
   EXPECT_GE(u.snapshots(), 10);
+}
+
+TEST_F(Crosscheck, PeriodicSamplesOverTheSmapsBudgetKeepRssFromStatm) {
+  // With no budget, periodic samples read RSS from statm and leave PSS/USS empty (not zero);
+  // samples asked for still read smaps_rollup.
+  std::vector<Snapshot> periodic;
+  std::mutex m;
+  ResourceSampler sampler(procfs_, clock_, {1, 0, /*smaps_cpu_share=*/0.0}, [&](const Snapshot& s) {
+    std::lock_guard lock(m);
+    if (s.label.empty()) periodic.push_back(s);
+  });
+  sampler.start();
+  usleep(30'000);
+  sampler.sample_now("asked");
+  const Snapshot asked = sampler.last_snapshot();
+  sampler.stop();
+  ASSERT_FALSE(periodic.empty());
+  for (const auto& s : periodic) {
+    const ProcessSample& self = s.processes.at(0);
+    EXPECT_TRUE(self.mem.rss_kb.has_value());
+    EXPECT_GT(*self.mem.rss_kb, 0);
+    EXPECT_FALSE(self.mem.pss_kb.has_value());
+  }
+  EXPECT_TRUE(asked.processes.at(0).mem.pss_kb.has_value());
+  // statm and smaps_rollup agree on RSS within a few pages for this (idle) process.
+  EXPECT_NEAR(static_cast<double>(*periodic.back().processes.at(0).mem.rss_kb),
+              static_cast<double>(*asked.processes.at(0).mem.rss_kb), 512.0);
 }
 
 }  // namespace
