@@ -147,7 +147,8 @@ TEST_F(ResourceSamplerTest, AProcessThatExitsBetweenSamplesIsSimplyGone) {
   fs::remove(proc() / "101" / "smaps_rollup");
   fs::remove(proc() / "101" / "io");
   sampler.sample_now("");
-  const ProcessSample* p = find(sampler.last_snapshot(), 101);
+  const Snapshot snapshot = sampler.last_snapshot();  // find() points into it
+  const ProcessSample* p = find(snapshot, 101);
   ASSERT_NE(p, nullptr);
   EXPECT_FALSE(p->mem.rss_kb.has_value());
   EXPECT_FALSE(p->io.rchar.has_value());
