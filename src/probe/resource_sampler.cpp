@@ -1,11 +1,14 @@
 #include "probe/resource_sampler.hpp"
 
 #include <fmt/format.h>
+#include <pthread.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <exception>
+#include <future>
+#include <mutex>
 
 namespace mmprof {
 namespace {
@@ -33,14 +36,34 @@ std::string csv_word(const std::string& s) {
   return out + "\"";
 }
 
+// Worker processes are forked while the sampler's thread runs. A child inherits every lock as
+// it was at fork(): if the thread was doing anything (allocating, writing a CSV row, even its
+// own start-up), the child could block forever on the allocator's or a FILE's lock (seen under
+// ASan, whose allocator is not fork-safe as glibc's malloc is). So the thread holds this guard
+// whenever it is not parked in its timed wait, and fork() takes it first (pthread_atfork).
+std::mutex& fork_guard() {
+  static std::mutex m;
+  return m;
+}
+
+void install_fork_guard() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    pthread_atfork([] { fork_guard().lock(); }, [] { fork_guard().unlock(); },
+                   [] { fork_guard().unlock(); });
+  });
+}
+
 }  // namespace
 
 ResourceSampler::ResourceSampler(const procfs::ProcFs& fs, Clock& clock, Options options, Sink sink)
     : fs_(fs),
       clock_(clock),
-      options_{options.interval_ms, options.root_pid != 0 ? options.root_pid : ::getpid()},
+      options_{options.interval_ms, options.root_pid != 0 ? options.root_pid : ::getpid(),
+               options.smaps_cpu_share},
       sink_(std::move(sink)),
       ticks_per_s_(procfs::clock_ticks_per_s()) {
+  install_fork_guard();
   cgroup_ = fs_.cgroup();
   usage_.facts.interval_ms = options_.interval_ms;
   usage_.facts.cgroup_cpu_quota_cores = cgroup_.cpu_quota_cores;
@@ -58,7 +81,17 @@ void ResourceSampler::start() {
     started_ = true;
   }
   take("start", "run", "", true);
-  if (options_.interval_ms > 0) thread_ = std::thread([this] { loop(); });
+  if (options_.interval_ms > 0) {
+    // Return only once the thread runs under the guard: its start-up allocates too.
+    std::promise<void> running;
+    auto started = running.get_future();
+    thread_ = std::thread([this, &running] {
+      std::unique_lock guard(fork_guard());
+      running.set_value();
+      loop(guard);
+    });
+    started.wait();
+  }
 }
 
 void ResourceSampler::stop() noexcept {
@@ -73,15 +106,17 @@ void ResourceSampler::stop() noexcept {
   take("stop", "", "run", true);
 }
 
-void ResourceSampler::loop() {
+void ResourceSampler::loop(std::unique_lock<std::mutex>& guard) {
   const auto interval = std::chrono::milliseconds(options_.interval_ms);
   auto next = std::chrono::steady_clock::now() + interval;
   for (;;) {
+    guard.unlock();
     {
       std::unique_lock lock(mutex_);
       // A bounded wait with a stop flag: stop() never waits more than one wake-up.
       if (wake_.wait_until(lock, next, [this] { return stop_requested_; })) return;
     }
+    guard.lock();
     // A pass over /proc costs ~7 us per process on the host (0.5 ms for 70, 7 ms for 1000):
     // periodic samples make one every kScanEvery samples and otherwise re-read the known tree.
     take("", "", "", ++periodic_since_scan_ % kScanEvery == 0, /*periodic=*/true);

@@ -67,7 +67,8 @@ class ResourceSampler {
   // Collects, aggregates and hands a snapshot to the sink; never throws (errors are recorded).
   void take(const std::string& label, const std::string& begin, const std::string& end, bool scan,
             bool periodic = false) noexcept;
-  void loop();
+  // The thread's body; `guard` (the fork guard) is held except while parked in the timed wait.
+  void loop(std::unique_lock<std::mutex>& guard);
 
   const procfs::ProcFs& fs_;
   Clock& clock_;

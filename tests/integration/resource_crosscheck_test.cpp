@@ -245,7 +245,13 @@ TEST_F(Crosscheck, PeriodicSamplesOverTheSmapsBudgetKeepRssFromStatm) {
     if (s.label.empty()) periodic.push_back(s);
   });
   sampler.start();
-  usleep(30'000);
+  for (int i = 0; i < 5000; ++i) {  // a loaded machine may delay the thread: wait for 3 samples
+    {
+      std::lock_guard lock(m);
+      if (periodic.size() >= 3) break;
+    }
+    usleep(1000);
+  }
   sampler.sample_now("asked");
   const Snapshot asked = sampler.last_snapshot();
   sampler.stop();
@@ -257,9 +263,11 @@ TEST_F(Crosscheck, PeriodicSamplesOverTheSmapsBudgetKeepRssFromStatm) {
     EXPECT_FALSE(self.mem.pss_kb.has_value());
   }
   EXPECT_TRUE(asked.processes.at(0).mem.pss_kb.has_value());
-  // statm and smaps_rollup agree on RSS within a few pages for this (idle) process.
-  EXPECT_NEAR(static_cast<double>(*periodic.back().processes.at(0).mem.rss_kb),
-              static_cast<double>(*asked.processes.at(0).mem.rss_kb), 512.0);
+  // statm and smaps_rollup count the same resident pages: within 5% for this mostly idle
+  // process (its RSS moves a little between the two samples).
+  const auto statm_kb = static_cast<double>(*periodic.back().processes.at(0).mem.rss_kb);
+  const auto smaps_kb = static_cast<double>(*asked.processes.at(0).mem.rss_kb);
+  EXPECT_NEAR(statm_kb, smaps_kb, 0.05 * smaps_kb);
 }
 
 }  // namespace
