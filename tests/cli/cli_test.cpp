@@ -23,28 +23,10 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-// Single-quotes a path for /bin/sh. Built by appending: GCC 12 warns falsely (-Wrestrict) on
-// "'" + std::string.
-std::string quote(const fs::path& p) {
-  std::string out(1, '\'');
-  for (const char c : p.string()) {
-    if (c == '\'') {
-      out.append("'\\''");
-    } else {
-      out.push_back(c);
-    }
-  }
-  out.push_back('\'');
-  return out;
-}
-
-test::CommandResult mmprof(const std::string& args) {
-  return test::run_command(quote(test::mmprof_bin()) + " " + args + " </dev/null");
-}
-
 // Runs mmprof with extra environment assignments ("A=b C=d").
 test::CommandResult mmprof_env(const std::string& env, const std::string& args) {
-  return test::run_command(env + " " + quote(test::mmprof_bin()) + " " + args + " </dev/null");
+  return test::run_command(env + " " + test::shell_quote(test::mmprof_bin()) + " " + args +
+                           " </dev/null");
 }
 
 std::string read_text(const fs::path& path) {
@@ -115,9 +97,9 @@ class CliTest : public ::testing::Test {
   static void SetUpTestSuite() {
     dir_ = std::make_unique<test::TempDir>();
     gen_result_ = std::make_unique<test::CommandResult>(
-        mmprof("gen --out " + quote(dataset()) + " --images " + std::to_string(kImages) +
-               " --videos " + std::to_string(kVideos) +
-               " --video-max-s 2 --video-max-height 360 --layout both --seed 3"));
+        test::run_mmprof("gen --out " + test::shell_quote(dataset()) + " --images " +
+                         std::to_string(kImages) + " --videos " + std::to_string(kVideos) +
+                         " --video-max-s 2 --video-max-height 360 --layout both --seed 3"));
   }
   static void TearDownTestSuite() {
     gen_result_.reset();
@@ -133,7 +115,7 @@ class CliTest : public ::testing::Test {
     return "baseline --data " + data + " --set loader.batch_size=" + std::to_string(kBatch) +
            " --set phases.steps=" + std::to_string(kSteps) +
            " --set phases.warmup_steps=1 --set step.kind=sleep --set step.ms=5 " + extra +
-           " --out " + quote(out);
+           " --out " + test::shell_quote(out);
   }
 
   static std::unique_ptr<test::TempDir> dir_;
@@ -368,9 +350,10 @@ TEST_F(CliTest, GenWritesTheRequestedDataset) {
 
 TEST_F(CliTest, GenIsDeterministicForASeed) {
   const fs::path again = scratch() / "ds-again";
-  const auto r = mmprof("gen --out " + quote(again) + " --images " + std::to_string(kImages) +
-                        " --videos " + std::to_string(kVideos) +
-                        " --video-max-s 2 --video-max-height 360 --layout files --seed 3");
+  const auto r =
+      test::run_mmprof("gen --out " + test::shell_quote(again) + " --images " +
+                       std::to_string(kImages) + " --videos " + std::to_string(kVideos) +
+                       " --video-max-s 2 --video-max-height 360 --layout files --seed 3");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   int compared = 0;
   for (const auto& e : fs::directory_iterator(dataset() / "files")) {
@@ -386,14 +369,15 @@ TEST_F(CliTest, GenIsDeterministicForASeed) {
 
 TEST_F(CliTest, BaselineOnFilesWritesAConsistentRunDirectory) {
   const fs::path out = scratch() / "run-files";
-  const auto r = mmprof(baseline_args(quote(dataset() / "files"), out));
+  const auto r = test::run_mmprof(baseline_args(test::shell_quote(dataset() / "files"), out));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   check_run_dir(out, "files", dataset() / "files");
 }
 
 TEST_F(CliTest, BaselineOnTarShardsWritesAConsistentRunDirectory) {
   const fs::path out = scratch() / "run-tar";
-  const auto r = mmprof(baseline_args(quote(dataset() / "shards"), out, "--set data.layout=tar"));
+  const auto r = test::run_mmprof(
+      baseline_args(test::shell_quote(dataset() / "shards"), out, "--set data.layout=tar"));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   // Tar members hold the same bytes as the files layout of the same generation.
   check_run_dir(out, "tar", dataset() / "files");
@@ -405,11 +389,12 @@ TEST_F(CliTest, BaselineOnTarShardsWritesAConsistentRunDirectory) {
 // step the data-bound comparison of two 5-step windows is run-to-run noise (see the report).
 TEST_F(CliTest, EndToEndDoesNotBeatThePrediction) {
   const fs::path out = scratch() / "run-bound";
-  const auto r = mmprof("baseline --data " + quote(dataset() / "files") +
-                        " --set loader.batch_size=4 --set phases.steps=5"
-                        " --set phases.warmup_steps=1 --set step.kind=sleep --set step.ms=100"
-                        " --json --out " +
-                        quote(out));
+  const auto r =
+      test::run_mmprof("baseline --data " + test::shell_quote(dataset() / "files") +
+                       " --set loader.batch_size=4 --set phases.steps=5"
+                       " --set phases.warmup_steps=1 --set step.kind=sleep --set step.ms=100"
+                       " --json --out " +
+                       test::shell_quote(out));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const json s = read_json(out / "summary.json");
   const json& t = s["throughput"];
@@ -429,8 +414,8 @@ TEST_F(CliTest, EndToEndDoesNotBeatThePrediction) {
 // its role; the figures of summary.json agree with the rows they come from.
 TEST_F(CliTest, BaselineSamplesTheProcessTree) {
   const fs::path out = scratch() / "run-resources";
-  const auto r =
-      mmprof(baseline_args(quote(dataset() / "files"), out, "--set metrics.interval_ms=20"));
+  const auto r = test::run_mmprof(
+      baseline_args(test::shell_quote(dataset() / "files"), out, "--set metrics.interval_ms=20"));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const Csv res = read_csv(out / "resources.csv");
   const std::vector<std::string> design = {"t_ns",   "pid",   "role",       "rss_kb", "pss_kb",
@@ -497,8 +482,8 @@ TEST_F(CliTest, SampledPeakRssAgreesWithGnuTime) {
   if (!fs::exists("/usr/bin/time")) GTEST_SKIP() << "/usr/bin/time missing (apt-get install time)";
   const fs::path out = scratch() / "run-time";
   const auto r = test::run_command(
-      "/usr/bin/time -v " + quote(test::mmprof_bin()) + " " +
-      baseline_args(quote(dataset() / "files"), out, "--set metrics.interval_ms=20") +
+      "/usr/bin/time -v " + test::shell_quote(test::mmprof_bin()) + " " +
+      baseline_args(test::shell_quote(dataset() / "files"), out, "--set metrics.interval_ms=20") +
       " </dev/null");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const std::string key = "Maximum resident set size (kbytes): ";
@@ -515,8 +500,8 @@ TEST_F(CliTest, SampledPeakRssAgreesWithGnuTime) {
 }
 
 TEST_F(CliTest, UnknownConfigKeyExitsTwoNamingIt) {
-  const auto r = mmprof(
-      baseline_args(quote(dataset() / "files"), scratch() / "run-bad-key", "--set loader.nope=1"));
+  const auto r = test::run_mmprof(baseline_args(test::shell_quote(dataset() / "files"),
+                                                scratch() / "run-bad-key", "--set loader.nope=1"));
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("loader.nope"), std::string::npos) << r.output;
   EXPECT_FALSE(fs::exists(scratch() / "run-bad-key")) << "a usage error must not create --out";
@@ -524,25 +509,26 @@ TEST_F(CliTest, UnknownConfigKeyExitsTwoNamingIt) {
 
 TEST_F(CliTest, MissingDatasetExitsThreeNamingThePath) {
   const std::string missing = "/nonexistent/mmprof-test-data";
-  const auto r = mmprof(baseline_args(missing, scratch() / "run-no-data"));
+  const auto r = test::run_mmprof(baseline_args(missing, scratch() / "run-no-data"));
   EXPECT_EQ(r.exit_code, 3) << r.output;
   EXPECT_NE(r.output.find(missing), std::string::npos) << r.output;
 }
 
 TEST_F(CliTest, MissingConfigFileExitsTwoNamingIt) {
   const fs::path missing = scratch() / "missing.yaml";
-  const auto r =
-      mmprof("baseline --config " + quote(missing) + " --data " + quote(dataset() / "files") +
-             " --out " + quote(scratch() / "run-no-config"));
+  const auto r = test::run_mmprof("baseline --config " + test::shell_quote(missing) + " --data " +
+                                  test::shell_quote(dataset() / "files") + " --out " +
+                                  test::shell_quote(scratch() / "run-no-config"));
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find(missing.string()), std::string::npos) << r.output;
 }
 
 TEST_F(CliTest, TorchStepWithoutThePluginExitsFourUnavailable) {
   // MMPROF_TORCH_PLUGIN, when set, is the only place the plugin is looked for.
-  const auto r = mmprof_env(
-      "MMPROF_TORCH_PLUGIN=" + quote(scratch() / "no-such-plugin.so"),
-      baseline_args(quote(dataset() / "files"), scratch() / "run-torch", "--set step.kind=torch"));
+  const auto r =
+      mmprof_env("MMPROF_TORCH_PLUGIN=" + test::shell_quote(scratch() / "no-such-plugin.so"),
+                 baseline_args(test::shell_quote(dataset() / "files"), scratch() / "run-torch",
+                               "--set step.kind=torch"));
   EXPECT_EQ(r.exit_code, 4) << r.output;
   EXPECT_NE(r.output.find("step.kind=torch is unavailable"), std::string::npos) << r.output;
   // The run directory says what was attempted and why it stopped.
@@ -580,7 +566,8 @@ TEST_F(CliTest, BadSamplesAreSkippedAndLoggedWithKeyAndStage) {
   const fs::path data = bad_dataset(dataset() / "files", scratch() / "bad");
   const fs::path out = scratch() / "run-bad-skip";
   // One epoch is 18 samples = 5 batches of 4: 5 measured steps cover every bad sample once.
-  const auto r = mmprof(baseline_args(quote(data), out, "--set loader.shuffle=false"));
+  const auto r =
+      test::run_mmprof(baseline_args(test::shell_quote(data), out, "--set loader.shuffle=false"));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   std::map<std::string, std::string> stage_of;
   std::istringstream lines(read_text(out / "errors.jsonl"));
@@ -601,8 +588,8 @@ TEST_F(CliTest, BadSamplesAreSkippedAndLoggedWithKeyAndStage) {
 TEST_F(CliTest, OnErrorFailExitsOneNamingTheSampleAndKeepsTheRun) {
   const fs::path data = bad_dataset(dataset() / "files", scratch() / "bad");
   const fs::path out = scratch() / "run-bad-fail";
-  const auto r = mmprof(
-      baseline_args(quote(data), out, "--set loader.shuffle=false --set loader.on_error=fail"));
+  const auto r = test::run_mmprof(baseline_args(
+      test::shell_quote(data), out, "--set loader.shuffle=false --set loader.on_error=fail"));
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_NE(r.output.find("sample bad-"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("on_error=fail"), std::string::npos) << r.output;
@@ -617,7 +604,7 @@ TEST_F(CliTest, OutIntoAForeignNonEmptyFolderExitsTwoAndTouchesNothing) {
   const fs::path foreign = scratch() / "foreign";
   fs::create_directories(foreign);
   test::write_bytes(foreign / "notes.txt", {'h', 'i'});
-  const auto r = mmprof(baseline_args(quote(dataset() / "files"), foreign));
+  const auto r = test::run_mmprof(baseline_args(test::shell_quote(dataset() / "files"), foreign));
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find(foreign.string()), std::string::npos) << r.output;
   std::vector<std::string> names;
@@ -627,7 +614,7 @@ TEST_F(CliTest, OutIntoAForeignNonEmptyFolderExitsTwoAndTouchesNothing) {
 }
 
 TEST_F(CliTest, NoSubcommandFailsWithUsage) {
-  const auto r = mmprof("");
+  const auto r = test::run_mmprof("");
   EXPECT_NE(r.exit_code, 0) << r.output;
   // The usage text lists the subcommands, so the user sees what to type next.
   EXPECT_NE(r.output.find("gen"), std::string::npos) << r.output;
@@ -636,13 +623,13 @@ TEST_F(CliTest, NoSubcommandFailsWithUsage) {
 
 // DESIGN.md / mmprof/error.hpp: a bad option is a usage error, exit status 2, like a bad key.
 TEST_F(CliTest, UnknownOptionExitsTwoNamingIt) {
-  const auto r = mmprof("baseline --no-such-option");
+  const auto r = test::run_mmprof("baseline --no-such-option");
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("--no-such-option"), std::string::npos) << r.output;
 }
 
 TEST_F(CliTest, HelpListsTheSubcommandsAndSucceeds) {
-  const auto r = mmprof("--help");
+  const auto r = test::run_mmprof("--help");
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("gen"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("baseline"), std::string::npos) << r.output;

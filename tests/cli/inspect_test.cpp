@@ -14,23 +14,6 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-std::string quote(const fs::path& p) {
-  std::string out(1, '\'');
-  for (const char c : p.string()) {
-    if (c == '\'') {
-      out.append("'\\''");
-    } else {
-      out.push_back(c);
-    }
-  }
-  out.push_back('\'');
-  return out;
-}
-
-test::CommandResult mmprof(const std::string& args) {
-  return test::run_command(quote(test::mmprof_bin()) + " " + args + " </dev/null");
-}
-
 json read_json(const fs::path& p) {
   const auto bytes = test::read_bytes(p);
   return json::parse(std::string(bytes.begin(), bytes.end()));
@@ -40,9 +23,9 @@ class InspectTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     dir_ = new test::TempDir;
-    const auto r = mmprof("gen --out " + quote(dir_->path() / "ds") +
-                          " --images 8 --videos 2 --video-min-s 1 --video-max-s 1.5 "
-                          "--video-max-height 360 --threads 2");
+    const auto r = test::run_mmprof("gen --out " + test::shell_quote(dir_->path() / "ds") +
+                                    " --images 8 --videos 2 --video-min-s 1 --video-max-s 1.5 "
+                                    "--video-max-height 360 --threads 2");
     ASSERT_EQ(r.exit_code, 0) << r.output;
   }
   static void TearDownTestSuite() { delete dir_; }
@@ -99,8 +82,9 @@ const char* const kInventoryKeys[] = {"/schema",
 TEST_F(InspectTest, WritesEveryKeyToOut) {
   test::TempDir out;
   const fs::path file = out.path() / "inv.json";
-  const auto r = mmprof("inspect --data " + quote(data()) + " --out " + quote(file) + " --repo " +
-                        quote(out.path()));
+  const auto r =
+      test::run_mmprof("inspect --data " + test::shell_quote(data()) + " --out " +
+                       test::shell_quote(file) + " --repo " + test::shell_quote(out.path()));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const json inv = read_json(file);
   for (const char* key : kInventoryKeys)
@@ -118,9 +102,9 @@ TEST_F(InspectTest, WritesEveryKeyToOut) {
 }
 
 TEST_F(InspectTest, JsonToStdoutAndEnvironmentRecorded) {
-  const auto r = test::run_command("OMP_NUM_THREADS=3 MALLOC_ARENA_MAX=2 HOME_X=1 " +
-                                   quote(test::mmprof_bin()) + " inspect --json --data " +
-                                   quote(data()) + " 2>/dev/null </dev/null");
+  const auto r = test::run_command(
+      "OMP_NUM_THREADS=3 MALLOC_ARENA_MAX=2 HOME_X=1 " + test::shell_quote(test::mmprof_bin()) +
+      " inspect --json --data " + test::shell_quote(data()) + " 2>/dev/null </dev/null");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const json inv = json::parse(r.output);
   EXPECT_EQ(inv["run"]["environment"]["OMP_NUM_THREADS"], "3");
@@ -129,7 +113,8 @@ TEST_F(InspectTest, JsonToStdoutAndEnvironmentRecorded) {
 }
 
 TEST_F(InspectTest, ProbeStorageReportsBothPatternsAndTheCacheState) {
-  const auto r = mmprof("inspect --json --probe-storage --data " + quote(data()));
+  const auto r =
+      test::run_mmprof("inspect --json --probe-storage --data " + test::shell_quote(data()));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const json p = json::parse(r.output)["storage"]["probe"];
   uint64_t on_disk = 0;
@@ -145,23 +130,24 @@ TEST_F(InspectTest, ProbeStorageReportsBothPatternsAndTheCacheState) {
 }
 
 TEST_F(InspectTest, BadDataExitsThreeNamingIt) {
-  const auto r = mmprof("inspect --data /no/such/dataset-dir");
+  const auto r = test::run_mmprof("inspect --data /no/such/dataset-dir");
   EXPECT_EQ(r.exit_code, 3) << r.output;
   EXPECT_NE(r.output.find("/no/such/dataset-dir"), std::string::npos) << r.output;
 }
 
 TEST_F(InspectTest, ProbeStorageWithoutDataIsAUsageError) {
-  const auto r = mmprof("inspect --probe-storage");
+  const auto r = test::run_mmprof("inspect --probe-storage");
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("--data"), std::string::npos) << r.output;
 }
 
 TEST_F(InspectTest, BaselineManifestEmbedsTheInventoryBlocks) {
   test::TempDir out;
-  const auto r = mmprof("baseline --data " + quote(data()) + " --out " + quote(out.path() / "run") +
-                        " --repo " + quote(test::source_dir()) +
-                        " --set phases.steps=2 --set phases.warmup_steps=1 "
-                        "--set loader.batch_size=2 --set loader.num_workers=1 --json");
+  const auto r = test::run_mmprof("baseline --data " + test::shell_quote(data()) + " --out " +
+                                  test::shell_quote(out.path() / "run") + " --repo " +
+                                  test::shell_quote(test::source_dir()) +
+                                  " --set phases.steps=2 --set phases.warmup_steps=1 "
+                                  "--set loader.batch_size=2 --set loader.num_workers=1 --json");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const json m = read_json(out.path() / "run/manifest.json");
   for (const char* key :

@@ -20,19 +20,6 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-std::string quote(const fs::path& p) {
-  std::string out(1, '\'');
-  for (const char c : p.string()) {
-    if (c == '\'') {
-      out.append("'\\''");
-    } else {
-      out.push_back(c);
-    }
-  }
-  out.push_back('\'');
-  return out;
-}
-
 std::string trimmed(const std::string& s) {
   return s.substr(0, s.find_last_not_of(" \n") + 1);
 }
@@ -47,11 +34,12 @@ TEST(EnvRepoInfo, CommitsBranchDirtyAndLog) {
   // A quote in the path: git is run with an argument vector, never through a shell.
   const fs::path repo = dir.path() / "my 'repo'";
   fs::create_directories(repo);
-  const std::string git = "git -C " + quote(repo) + " -c user.name=t -c user.email=t@e ";
+  const std::string git =
+      "git -C " + test::shell_quote(repo) + " -c user.name=t -c user.email=t@e ";
   sh(git + "init -q -b work");
-  sh("echo a > " + quote(repo / "a.txt"));
+  sh("echo a > " + test::shell_quote(repo / "a.txt"));
   sh(git + "add a.txt && " + git + "commit -q -m 'first commit'");
-  sh("echo b > " + quote(repo / "a.txt"));
+  sh("echo b > " + test::shell_quote(repo / "a.txt"));
   sh(git + "commit -q -am 'second: with | and \"quotes\"'");
   const json r = repo_info(repo);
   ASSERT_EQ(r["git"], true) << r.dump();
@@ -64,7 +52,7 @@ TEST(EnvRepoInfo, CommitsBranchDirtyAndLog) {
   EXPECT_EQ(r["log"][1]["subject"], "first commit");
   EXPECT_EQ(r["log"][0]["date"].get<std::string>().size(), 25u);  // 2024-05-01T10:00:00+02:00
 
-  sh("echo c > " + quote(repo / "new.txt"));  // untracked counts as dirty
+  sh("echo c > " + test::shell_quote(repo / "new.txt"));  // untracked counts as dirty
   const json d = repo_info(repo);
   EXPECT_EQ(d["dirty"], true);
   EXPECT_EQ(d["dirty_files"], 1);
@@ -139,7 +127,7 @@ TEST_F(EnvDataMix, VideoFactsMatchFfprobe) {
     const auto r = test::run_command(
         "ffprobe -v error -select_streams v:0 -show_entries "
         "stream=width,height,codec_name,nb_frames -of json " +
-        quote(e.path()));
+        test::shell_quote(e.path()));
     ASSERT_EQ(r.exit_code, 0) << r.output;
     const json s = json::parse(r.output)["streams"][0];
     ++resolutions[std::to_string(s["width"].get<int>()) + "x" +
@@ -170,7 +158,7 @@ TEST(EnvStorageLive, FilesystemTypeMatchesFindmnt) {
   test::TempDir dir;
   const fs::path path = fs::canonical(dir.path());
   const json s = storage_info(HostFiles(), path.string());
-  const auto r = test::run_command("findmnt -no FSTYPE,TARGET --target " + quote(path));
+  const auto r = test::run_command("findmnt -no FSTYPE,TARGET --target " + test::shell_quote(path));
   if (r.exit_code != 0) GTEST_SKIP() << "findmnt unavailable: " << r.output;
   const std::string out = trimmed(r.output);
   EXPECT_EQ(s["fs_type"], out.substr(0, out.find(' ')));

@@ -44,6 +44,24 @@ CommandResult run_command(const std::string& command) {
   return result;
 }
 
+std::string shell_quote(const std::filesystem::path& p) {
+  // Built by appending: GCC 12 warns falsely (-Wrestrict) on "'" + std::string.
+  std::string out(1, '\'');
+  for (const char c : p.string()) {
+    if (c == '\'') {
+      out.append("'\\''");
+    } else {
+      out.push_back(c);
+    }
+  }
+  out.push_back('\'');
+  return out;
+}
+
+CommandResult run_mmprof(const std::string& args) {
+  return run_command(shell_quote(mmprof_bin()) + " " + args + " </dev/null");
+}
+
 std::vector<uint8_t> read_bytes(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw std::runtime_error("cannot read " + path.string());

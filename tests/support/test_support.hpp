@@ -29,6 +29,11 @@ struct CommandResult {
 // Runs `command` through /bin/sh and captures its output.
 CommandResult run_command(const std::string& command);
 
+// Single-quotes a path or word for /bin/sh.
+std::string shell_quote(const std::filesystem::path& p);
+// Runs the built mmprof with `args` (already quoted), stdin closed.
+CommandResult run_mmprof(const std::string& args);
+
 std::vector<uint8_t> read_bytes(const std::filesystem::path& path);
 void write_bytes(const std::filesystem::path& path, const std::vector<uint8_t>& bytes);
 
