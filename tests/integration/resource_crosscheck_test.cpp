@@ -252,9 +252,9 @@ TEST_F(Crosscheck, PeriodicSamplesOverTheSmapsBudgetKeepRssFromStatm) {
     }
     usleep(1000);
   }
-  sampler.sample_now("asked");
-  const Snapshot asked = sampler.last_snapshot();
+  // stop() joins the thread, then takes its last sample ("stop"), which is one asked for.
   sampler.stop();
+  const Snapshot asked = sampler.last_snapshot();
   ASSERT_FALSE(periodic.empty());
   for (const auto& s : periodic) {
     const ProcessSample& self = s.processes.at(0);
