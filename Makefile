@@ -3,8 +3,11 @@
 JOBS ?= $(shell nproc)
 BUILD_RELEASE := build/release
 BUILD_TEST := build/test
+BUILD_FUZZ := build/fuzz
+FUZZ_SECONDS ?= 20
+FUZZ_TARGETS := tar_index image_probe video_probe config
 
-.PHONY: all deps build demo test bench format lint clean
+.PHONY: all deps build demo test bench speed-bench fuzz format lint clean
 
 all: build
 
@@ -33,6 +36,29 @@ test: deps $(BUILD_TEST)/CMakeCache.txt
 bench: deps $(BUILD_RELEASE)/CMakeCache.txt
 	cmake --build $(BUILD_RELEASE) -j $(JOBS) --target mmprof_loader_bench
 	./bench/run-loader-bench.sh
+
+# mmprof's loader against PyTorch's DataLoader and the hardware limit (bench/README.md);
+# results and plots go to docs/performance/.
+speed-bench: $(BUILD_RELEASE)/CMakeCache.txt
+	./scripts/install-deps --bench
+	cmake --build $(BUILD_RELEASE) -j $(JOBS) --target mmprof mmprof_video_bench
+	/usr/bin/python3 bench/speed_bench.py --build $(BUILD_RELEASE)
+
+$(BUILD_FUZZ)/CMakeCache.txt:
+	cmake -S . -B $(BUILD_FUZZ) -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
+	  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMMPROF_BUILD_FUZZ=ON -DMMPROF_BUILD_TESTS=OFF \
+	  -DMMPROF_BUILD_BENCH=OFF -DMMPROF_WITH_CUDA=OFF -DMMPROF_WITH_TORCH=OFF
+
+# libFuzzer (clang, ASan + UBSan): each target for FUZZ_SECONDS from the seeds in
+# tests/fuzz/corpus; new inputs go to build/fuzz/corpus, a crash to build/fuzz/crash-* and fails.
+fuzz: deps $(BUILD_FUZZ)/CMakeCache.txt
+	cmake --build $(BUILD_FUZZ) -j $(JOBS) --target $(addprefix fuzz_,$(FUZZ_TARGETS))
+	for t in $(FUZZ_TARGETS); do \
+	  mkdir -p $(BUILD_FUZZ)/corpus/$$t && \
+	  $(BUILD_FUZZ)/tests/fuzz/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -timeout=10 \
+	    -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix=$(BUILD_FUZZ)/ \
+	    $(BUILD_FUZZ)/corpus/$$t tests/fuzz/corpus/$$t || exit 1; \
+	done
 
 format:
 	git ls-files '*.cpp' '*.hpp' | xargs clang-format -i

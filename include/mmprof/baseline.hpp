@@ -4,6 +4,7 @@
 // `end_to_end` (loader + step); warm-up is excluded from each. Writes the run directory.
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -13,12 +14,16 @@
 
 namespace mmprof {
 
+struct ResumePoint;  // experiment/resume.hpp
+
 struct BaselineOptions {
   std::filesystem::path out;      // the run directory
   std::vector<std::string> argv;  // the command line, for the manifest
   nlohmann::json config_tree;     // the resolved configuration, for the manifest
   bool progress = false;          // a progress line with ETA on stderr
   std::filesystem::path repo;     // the user's repository for the manifest (empty: the cwd)
+  // `--resume RUN`: loader phases continue from RUN's checkpoint.json; null for a fresh run.
+  std::shared_ptr<const ResumePoint> resume;
 };
 
 // Runs the phases and writes manifest.json, summary.json, steps.csv, stages.csv, errors.jsonl.

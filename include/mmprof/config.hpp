@@ -12,8 +12,9 @@ namespace mmprof {
 enum class Layout { auto_detect, files, tar };
 enum class WorkerMode { process, thread };
 enum class OnError { skip, fail };
+enum class WorkerFailure { respawn, fail };
 enum class PinMemory { auto_detect, on, off };
-enum class StepKind { none, sleep, spin, torch };
+enum class StepKind { none, sleep, spin, torch, gemm };
 enum class ImageDType { uint8, float32 };
 enum class VideoSampling { uniform, random_window };
 
@@ -33,12 +34,20 @@ struct LoaderConfig {
   bool shuffle = true;
   uint64_t seed = 0;
   OnError on_error = OnError::skip;
+  // A worker process that dies (killed, crashed) or holds a batch past timeout_s: respawn it and
+  // retry its batches (at most max_respawns times per loader), or fail the run.
+  WorkerFailure on_worker_failure = WorkerFailure::respawn;
+  int max_respawns = 4;
+  double timeout_s = 300;  // longest a worker may hold one batch
 };
 
 struct ImageConfig {
   int size = 224;
   ImageDType dtype = ImageDType::float32;
   bool dct_scaling = true;
+  // Larger images are refused from their header, before any pixel buffer is allocated. The
+  // default is PIL's DecompressionBombError threshold (2 x Image.MAX_IMAGE_PIXELS).
+  int max_pixels = 178'956'970;
 };
 
 struct VideoConfig {
@@ -46,10 +55,12 @@ struct VideoConfig {
   int size = 224;
   VideoSampling sampling = VideoSampling::uniform;
   int decoder_threads = 1;
+  int max_pixels = 178'956'970;  // per frame, checked from the stream header
 };
 
 struct TextConfig {
   int seq_len = 77;
+  int max_bytes = 1 << 20;  // longer captions are refused before they are read
 };
 
 struct StepConfig {
@@ -64,6 +75,9 @@ struct PhasesConfig {
   int warmup_steps = 10;
   int steps = 100;
   double warmup_s = 0;  // 0 = by steps only; else warm-up lasts at least this long too
+  // > 0: after warm-up, a steady-state check over this many blocks of steps (steady.json;
+  // experiment/steady_state.hpp); 0 = no check.
+  int steady_blocks = 0;
 };
 
 struct DistConfig {
@@ -77,6 +91,12 @@ struct MetricsConfig {
   int interval_ms = 100;  // 0 = only at phase boundaries
 };
 
+// Event tracing (`mmprof trace`): which batches' samples get spans, and a cap on recorded events.
+struct TraceConfig {
+  int sample_every = 1;            // per-sample spans for every Nth batch (batch spans always)
+  int64_t max_events = 1'000'000;  // recorded events beyond this are counted as dropped
+};
+
 struct Config {
   DataConfig data;
   LoaderConfig loader;
@@ -87,6 +107,7 @@ struct Config {
   PhasesConfig phases;
   DistConfig dist;
   MetricsConfig metrics;
+  TraceConfig trace;
 };
 
 const char* to_string(StepKind kind) noexcept;
@@ -97,6 +118,8 @@ nlohmann::json default_config_tree();
 // Loads a YAML file over the defaults. Unknown keys and badly typed values throw UsageError
 // naming the file and key.
 nlohmann::json load_config_tree(const std::string& yaml_path);
+// The same from YAML text; `where` names its origin in error messages.
+nlohmann::json parse_config_yaml(const std::string& yaml_text, const std::string& where);
 
 // Applies "a.b=c" (c parsed as YAML scalar, typed by the default's type). Throws UsageError.
 void apply_override(nlohmann::json& tree, const std::string& assignment);

@@ -2,7 +2,7 @@
 // A dataset as the loader sees it: an index of samples (key, modality, where its bytes are).
 // Two layouts: a folder of files (any image or video FFmpeg reads, optional <key>.txt captions)
 // and WebDataset-style tar shards (members <key>.<ext> grouped by key). Opening a dataset reads
-// directory entries or tar headers only, never the media.
+// directory entries or tar headers only, never the media; tar members are never extracted.
 #include <cstdint>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -33,6 +33,14 @@ struct SampleEntry {
   ByteRange caption;
 };
 
+// A tar member or shard region the index refused: never read, reported as a skipped sample
+// (errors.jsonl stage "index") or, under loader.on_error=fail, the reason the run stops.
+struct RejectedEntry {
+  std::string key;     // the member's name ("" for damage not tied to one member)
+  std::string file;    // the shard, relative to the dataset root
+  std::string reason;  // e.g. "absolute member path, not used", "shard cut mid-member: ..."
+};
+
 class Dataset {
  public:
   // Opens `path` with `layout` (auto: tar shards if the folder holds *.tar files, else files).
@@ -44,6 +52,8 @@ class Dataset {
   const std::vector<std::string>& files() const noexcept { return files_; }
   const std::vector<SampleEntry>& samples() const noexcept { return samples_; }
   size_t size() const noexcept { return samples_.size(); }
+  // Members the tar index refused (unsafe paths, links, a shard cut mid-member); empty for files.
+  const std::vector<RejectedEntry>& rejected() const noexcept { return rejected_; }
   uint64_t total_bytes() const noexcept;
   // The same dataset restricted to one modality (e.g. images only, for a decode benchmark).
   Dataset only(Modality modality) const;
@@ -59,6 +69,7 @@ class Dataset {
   Layout layout_ = Layout::files;
   std::vector<std::string> files_;
   std::vector<SampleEntry> samples_;
+  std::vector<RejectedEntry> rejected_;
 };
 
 // Media extensions recognised as images / videos (lower case).

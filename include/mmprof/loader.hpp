@@ -74,7 +74,12 @@ struct Batch {
 struct LoaderStats {
   double time_to_first_batch_ms = -1;  // construction time + first next() call to its return
   int64_t batches = 0, samples = 0, failures = 0;
-  int worker_restarts = 0;
+  int worker_restarts = 0;  // pools or workers started again (epochs, respawns): new pids
+  // Worker faults (loader.on_worker_failure=respawn): workers replaced after dying or hanging,
+  // batches dispatched again because of that, workers killed for passing loader.timeout_s, and
+  // one sentence per fault naming the worker, its pid and the sample it held.
+  int respawns = 0, retries = 0, hung_workers = 0;
+  std::vector<std::string> worker_faults;
   std::vector<int> worker_pids;  // current workers (processes), empty for threads / 0 workers
   std::string pin_mode;          // "pinned" or "pageable: <reason>"
   size_t ring_bytes = 0;         // virtual size of the shared batch ring
@@ -84,7 +89,10 @@ class Loader {
  public:
   // Starts the workers (forks them in process mode); prefetching begins with the first next().
   // Construct it before anything a worker must not inherit (libtorch, a CUDA context).
-  Loader(const Config& config, const Dataset& dataset);
+  // `first_batch` > 0 starts the sequence there (a resumed run): the batches delivered are those
+  // an uninterrupted loader delivers with the same ids, since plans and augmentation are drawn
+  // from (seed, epoch, sample).
+  Loader(const Config& config, const Dataset& dataset, uint64_t first_batch = 0);
   ~Loader();
   Loader(const Loader&) = delete;
   Loader& operator=(const Loader&) = delete;

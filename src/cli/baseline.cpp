@@ -6,7 +6,9 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "cli/resume.hpp"
 #include "mmprof/baseline.hpp"
+#include "probe/clock.hpp"
 
 namespace mmprof::cli {
 namespace {
@@ -28,6 +30,9 @@ std::string dist_line(const char* name, const json& d) {
 void setup_baseline(CLI::App& app, BaselineCliOptions& o) {
   add_run_options(app, o.run);
   app.add_flag("--json", o.json, "Print summary.json instead of the human summary");
+  app.add_option("--resume", o.resume,
+                 "Continue the interrupted run directory RUN from its checkpoint.json, with its "
+                 "configuration, into a new run directory (--out, default RUN-resumed)");
 }
 
 std::string format_summary(const json& s) {
@@ -57,19 +62,48 @@ std::string format_summary(const json& s) {
   out += fmt::format("host memory: {}\n", l["pin_mode"].get<std::string>());
   out += fmt::format("errors: {} events over {} samples\n", s["errors"]["count"].get<int64_t>(),
                      s["errors"]["samples"].get<int64_t>());
+  if (s.contains("epoch_boundary") && s["epoch_boundary"]["stall_ms"].is_number()) {
+    const json& e = s["epoch_boundary"];
+    out += fmt::format("epoch boundary: first batch waits {} ms (steady {} ms), {} workers\n",
+                       num(e["stall_ms"], "{:.2f}"), num(e["pipeline"]["steady_wait_ms"], "{:.2f}"),
+                       e["persistent_workers"].get<bool>() ? "persistent" : "non-persistent");
+  }
+  if (s.contains("reliability") && s["reliability"].contains("resume")) {
+    const json& r = s["reliability"]["resume"];
+    out += fmt::format("resumed {} from {} at batch {}: first batch {} ms after the restart\n",
+                       r["phase"].get<std::string>(), r["from"].get<std::string>(),
+                       r["start_batch_id"].get<uint64_t>(), num(r["time_to_first_batch_ms"]));
+  }
+  if (s.contains("trace")) {
+    const json& tr = s["trace"];
+    out += fmt::format("trace: {} events in {} ({} recorded, {} dropped at trace.max_events={})\n",
+                       tr["events"].get<uint64_t>(), tr["file"].get<std::string>(),
+                       tr["recorded_events"].get<uint64_t>(), tr["dropped_events"].get<uint64_t>(),
+                       tr["max_events"].get<uint64_t>());
+  }
   return out;
 }
 
-int run_baseline_command(const BaselineCliOptions& o, const std::vector<std::string>& argv) {
-  ResolvedRun r = resolve_run(o.run);
-  const Dataset dataset = open_dataset(r.config);
+int run_baseline_command(const BaselineCliOptions& o, const std::vector<std::string>& argv,
+                         const std::string& command, BaselineRunner runner) {
+  const int64_t t_start = monotonic_ns();
   BaselineOptions b;
-  b.out = o.run.out.empty() ? default_out_dir("baseline") : o.run.out;
+  ResolvedRun r;
+  if (o.resume.empty()) {
+    r = resolve_run(o.run);
+    b.out = o.run.out.empty() ? default_out_dir(command) : o.run.out;
+  } else {
+    ResumedRun resumed = resolve_resume(o.resume, o.run, t_start);
+    r = std::move(resumed.resolved);
+    b.out = resumed.out;
+    b.resume = std::move(resumed.point);
+  }
+  const Dataset dataset = open_dataset(r.config);
   b.argv = argv;
   b.config_tree = r.tree;
   b.repo = o.run.repo;
   b.progress = !o.json;
-  const json summary = run_baseline(r.config, dataset, b);
+  const json summary = runner(r.config, dataset, b);
   if (o.json) {
     std::puts(summary.dump(2).c_str());
   } else {

@@ -2,16 +2,25 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/common.hpp"
+#include "mmprof/baseline.hpp"
 
 namespace mmprof::cli {
 
 struct BaselineCliOptions {
   RunOptions run;
-  bool json = false;  // print summary.json instead of the human summary
+  bool json = false;   // print summary.json instead of the human summary
+  std::string resume;  // --resume RUN: continue that interrupted run (a new run directory)
 };
 
 void setup_baseline(CLI::App& app, BaselineCliOptions& options);
-int run_baseline_command(const BaselineCliOptions& options, const std::vector<std::string>& argv);
+// Makes one measured run and writes its run directory: run_baseline, or a variant of it such as
+// run_traced_baseline.
+using BaselineRunner = nlohmann::json (*)(const Config&, const Dataset&, const BaselineOptions&);
+// `mmprof baseline`, and every command that is a baseline run plus something (`mmprof trace`):
+// `command` names the default run directory, `runner` makes the run.
+int run_baseline_command(const BaselineCliOptions& options, const std::vector<std::string>& argv,
+                         const std::string& command = "baseline",
+                         BaselineRunner runner = run_baseline);
 
 // The compact human summary of a run (pure: summary.json -> text).
 std::string format_summary(const nlohmann::json& summary);

@@ -9,6 +9,7 @@
 #include <filesystem>
 
 #include "data/gen/generator.hpp"
+#include "loader/memory_plan.hpp"
 
 namespace mmprof::cli {
 
@@ -19,6 +20,9 @@ void add_run_options(CLI::App& app, RunOptions& o) {
       ->allow_extra_args(false);
   app.add_option("--out,-o", o.out, "Output directory (default runs/<command>-<time>)");
   add_repo_option(app, o.repo);
+  app.add_option("--max-host-memory", o.max_host_memory,
+                 "Refuse configurations whose loader reserves more host memory (shared ring + "
+                 "pinned + worker scratch), e.g. 16G");
 }
 
 void add_repo_option(CLI::App& app, std::string& repo) {
@@ -34,7 +38,14 @@ ResolvedRun resolve_run(const RunOptions& o) {
   for (const auto& s : o.sets)
     apply_override(r.tree, s);
   r.config = resolve_config(r.tree);
+  check_max_host_memory(r.config, o.max_host_memory);
   return r;
+}
+
+void check_max_host_memory(const Config& config, const std::string& max_host_memory) {
+  if (max_host_memory.empty()) return;
+  check_host_memory(plan_host_memory(config, uses_pinned_memory(config.loader.pin_memory)),
+                    parse_byte_size(max_host_memory, "--max-host-memory"));
 }
 
 Dataset open_dataset(const Config& config) {

@@ -17,6 +17,7 @@ struct RunOptions {
   std::vector<std::string> sets;
   std::string out;
   std::string repo;  // the user's repository for provenance (empty: the working directory)
+  std::string max_host_memory;  // refuse configurations reserving more ("16G"); empty: no limit
 };
 
 void add_run_options(CLI::App& app, RunOptions& options);
@@ -27,8 +28,11 @@ struct ResolvedRun {
   Config config;
 };
 
-// Config file (or configs/default.yaml semantics: the built-in defaults), then --data, then --set.
+// Config file (or configs/default.yaml semantics: the built-in defaults), then --data, then --set;
+// then --max-host-memory is checked against the loader's reservation (UsageError with the sums).
 ResolvedRun resolve_run(const RunOptions& options);
+// --max-host-memory (empty: no limit) against the loader's reservation; UsageError with the sums.
+void check_max_host_memory(const Config& config, const std::string& max_host_memory);
 
 // Opens the configured dataset; data.path null means the embedded default (generated on first use).
 Dataset open_dataset(const Config& config);

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <optional>
 
+#include "cli/inspect_gpu.hpp"
 #include "env/inventory.hpp"
 #include "mmprof/error.hpp"
 #include "rundir/run_files.hpp"
@@ -224,6 +225,14 @@ void setup_inspect(CLI::App& app, InspectCliOptions& o) {
                  "Probe at most this many samples for the data mix (a seeded random sample)")
       ->check(CLI::PositiveNumber);
   app.add_option("--seed", o.seed, "Seed of the data-mix sample");
+  app.add_option("file", o.file,
+                 "Describe this file instead of the machine: a GPU events file written by "
+                 "libmmprof_cupti_inject.so");
+  app.add_option("--planted", o.planted,
+                 "With a GPU events file: check it against this planted plan "
+                 "(mmprof_gpu_planted's output); exit 1 beyond --tolerance");
+  app.add_option("--tolerance", o.tolerance, "Relative tolerance of the planted check")
+      ->check(CLI::Range(0.0, 1.0));
 }
 
 std::string format_inventory(const json& inv) {
@@ -237,6 +246,16 @@ std::string format_inventory(const json& inv) {
 }
 
 int run_inspect_command(const InspectCliOptions& o, const std::vector<std::string>& argv) {
+  if (!o.file.empty()) {
+    if (!std::filesystem::is_regular_file(o.file)) throw InputError(o.file + ": no such file");
+    if (!gpu::is_gpu_events_file(o.file)) {
+      throw InputError(o.file + " is not a file mmprof inspect recognizes (expected a GPU events " +
+                       "file, schema " + gpu::kGpuEventsSchema + ")");
+    }
+    return run_inspect_gpu_events(o.file, o.planted, o.tolerance);
+  }
+  if (!o.planted.empty())
+    throw UsageError("--planted needs a GPU events file (mmprof inspect FILE)");
   const ResolvedRun r = resolve_run(o.run);
   std::optional<Dataset> dataset;
   // No data path means no dataset: inspect does not generate the embedded default.

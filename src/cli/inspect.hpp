@@ -1,6 +1,7 @@
 #pragma once
 // `mmprof inspect`: the inventory alone (provenance, software, hardware, storage, network, data
 // mix) as readable tables, and as JSON ("mmprof.inventory/1") to --out or stdout.
+// `mmprof inspect FILE`: describes a file mmprof wrote (a GPU events file).
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -16,6 +17,9 @@ struct InspectCliOptions {
   bool json = false;
   size_t mix_samples = 2000;
   uint64_t seed = 0;
+  std::string file;     // a file to describe instead (a GPU events file: cli/inspect_gpu.hpp)
+  std::string planted;  // with a GPU events file: the planted plan to check it against
+  double tolerance = 0.02;
 };
 
 void setup_inspect(CLI::App& app, InspectCliOptions& options);

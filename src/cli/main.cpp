@@ -5,9 +5,12 @@
 #include <string>
 #include <vector>
 
+#include "cli/ab.hpp"
 #include "cli/baseline.hpp"
 #include "cli/gen.hpp"
 #include "cli/inspect.hpp"
+#include "cli/report.hpp"
+#include "cli/trace.hpp"
 #include "mmprof/error.hpp"
 #include "util/interrupt.hpp"
 #include "util/version.hpp"
@@ -25,11 +28,25 @@ int main(int argc, char** argv) {
   auto* baseline_app = app.add_subcommand(
       "baseline", "Measure a configuration: compute ceiling, pipeline only, end to end");
   cli::setup_baseline(*baseline_app, baseline);
+  cli::BaselineCliOptions trace;
+  cli::setup_trace(*app.add_subcommand("trace",
+                                       "A baseline run with event tracing: the run directory plus "
+                                       "trace.json (Chrome/Perfetto)"),
+                   trace);
+  cli::AbCliOptions ab;
+  cli::setup_ab(*app.add_subcommand(
+                    "ab", "One-factor-at-a-time A/B experiments with statistics and verdicts"),
+                ab);
   cli::InspectCliOptions inspect;
   cli::setup_inspect(
       *app.add_subcommand("inspect",
                           "Inventory: provenance, software, hardware, storage, network, data mix"),
       inspect);
+  cli::ReportCliOptions report;
+  cli::setup_report(*app.add_subcommand("report",
+                                        "Analyse runs and experiments: bottlenecks, "
+                                        "recommendations, adopt/rollback, CI gate"),
+                    report);
 
   try {
     app.parse(argc, argv);
@@ -47,7 +64,10 @@ int main(int argc, char** argv) {
   try {
     if (app.got_subcommand("gen")) return cli::run_gen_command(gen);
     if (app.got_subcommand("baseline")) return cli::run_baseline_command(baseline, args);
+    if (app.got_subcommand("trace")) return cli::run_trace_command(trace, args);
     if (app.got_subcommand("inspect")) return cli::run_inspect_command(inspect, args);
+    if (app.got_subcommand("ab")) return cli::run_ab_command(ab, args);
+    if (app.got_subcommand("report")) return cli::run_report_command(report);
   } catch (const Error& e) {
     std::fprintf(stderr, "mmprof: error: %s\n", e.what());
     return static_cast<int>(e.code());

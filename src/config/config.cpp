@@ -5,6 +5,7 @@
 
 #include <cerrno>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <optional>
 
@@ -165,6 +166,41 @@ int resolve_env_int(json& node, const char* env_name, int fallback) {
   return static_cast<int>(v);
 }
 
+// step.device "gpu" means "cuda". step.kind=gemm runs on the GPU only (CUDA device 0), so its
+// default device cpu becomes cuda, and it needs a duration to calibrate against.
+void resolve_gpu_step(StepConfig& step) {
+  if (step.device == "gpu") step.device = "cuda";
+  if (step.kind != StepKind::gemm) return;
+  if (!(step.ms > 0)) {
+    throw UsageError(fmt::format(
+        "step.kind=gemm needs step.ms > 0 (the GPU time per micro-batch), got {}", step.ms));
+  }
+  if (step.device == "cpu") step.device = "cuda";
+  if (step.device != "cuda" && step.device != "cuda:0") {
+    throw UsageError(fmt::format(
+        "step.kind=gemm runs on CUDA device 0: step.device must be cuda or cuda:0, got '{}'",
+        step.device));
+  }
+}
+
+}  // namespace
+
+namespace {
+
+json merge_root(const YAML::Node& root, const std::string& where) {
+  json tree = default_config_tree();
+  if (root.IsNull()) return tree;
+  if (!root.IsMap()) throw UsageError(fmt::format("config file {} must be a mapping", where));
+  try {
+    merge(tree, root, "", where);
+  } catch (const YAML::Exception& e) {
+    // A key that is not a scalar (`[a, b]: 1`) makes yaml-cpp's conversion to a name throw.
+    throw UsageError(
+        fmt::format("config file {} has a key that is not a name: {}", where, e.what()));
+  }
+  return tree;
+}
+
 }  // namespace
 
 const char* to_string(StepKind kind) noexcept {
@@ -177,6 +213,8 @@ const char* to_string(StepKind kind) noexcept {
       return "spin";
     case StepKind::torch:
       return "torch";
+    case StepKind::gemm:
+      return "gemm";
   }
   return "unknown";
 }
@@ -194,15 +232,25 @@ json default_config_tree() {
         {"pin_memory", "auto"},
         {"shuffle", true},
         {"seed", 0},
-        {"on_error", "skip"}}},
-      {"image", {{"size", 224}, {"dtype", "float32"}, {"dct_scaling", true}}},
-      {"video", {{"frames", 8}, {"size", 224}, {"sampling", "uniform"}, {"decoder_threads", 1}}},
-      {"text", {{"seq_len", 77}}},
+        {"on_error", "skip"},
+        {"on_worker_failure", "respawn"},
+        {"max_respawns", 4},
+        {"timeout_s", 300.0}}},
+      {"image",
+       {{"size", 224}, {"dtype", "float32"}, {"dct_scaling", true}, {"max_pixels", 178'956'970}}},
+      {"video",
+       {{"frames", 8},
+        {"size", 224},
+        {"sampling", "uniform"},
+        {"decoder_threads", 1},
+        {"max_pixels", 178'956'970}}},
+      {"text", {{"seq_len", 77}, {"max_bytes", 1 << 20}}},
       {"step",
        {{"kind", "none"}, {"ms", 0.0}, {"model", nullptr}, {"accum_steps", 1}, {"device", "cpu"}}},
-      {"phases", {{"warmup_steps", 10}, {"steps", 100}, {"warmup_s", 0.0}}},
+      {"phases", {{"warmup_steps", 10}, {"steps", 100}, {"warmup_s", 0.0}, {"steady_blocks", 0}}},
       {"dist", {{"rank", "env"}, {"world_size", "env"}, {"sync", "none"}}},
       {"metrics", {{"interval_ms", 100}}},
+      {"trace", {{"sample_every", 1}, {"max_events", 1'000'000}}},
   };
 }
 
@@ -215,11 +263,17 @@ json load_config_tree(const std::string& yaml_path) {
   } catch (const YAML::Exception& e) {
     throw UsageError(fmt::format("config file {} is not valid YAML: {}", yaml_path, e.what()));
   }
-  json tree = default_config_tree();
-  if (root.IsNull()) return tree;
-  if (!root.IsMap()) throw UsageError(fmt::format("config file {} must be a mapping", yaml_path));
-  merge(tree, root, "", yaml_path);
-  return tree;
+  return merge_root(root, yaml_path);
+}
+
+json parse_config_yaml(const std::string& yaml_text, const std::string& where) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(yaml_text);
+  } catch (const YAML::Exception& e) {
+    throw UsageError(fmt::format("config file {} is not valid YAML: {}", where, e.what()));
+  }
+  return merge_root(root, where);
 }
 
 void apply_override(json& tree, const std::string& assignment) {
@@ -269,11 +323,21 @@ Config resolve_config(json& tree) {
   c.loader.seed = static_cast<uint64_t>(get_int(t, "loader", "seed", 0, 1 << 30));
   c.loader.on_error = parse_enum<OnError>(t, "loader", "on_error",
                                           {{"skip", OnError::skip}, {"fail", OnError::fail}});
+  c.loader.on_worker_failure = parse_enum<WorkerFailure>(
+      t, "loader", "on_worker_failure",
+      {{"respawn", WorkerFailure::respawn}, {"fail", WorkerFailure::fail}});
+  c.loader.max_respawns = get_int(t, "loader", "max_respawns", 0, 1 << 16);
+  c.loader.timeout_s = t["loader"]["timeout_s"].get<double>();
+  if (c.loader.timeout_s <= 0) {
+    throw UsageError(fmt::format("loader.timeout_s must be > 0 (no wait is unbounded), got {}",
+                                 c.loader.timeout_s));
+  }
 
   c.image.size = get_int(t, "image", "size", 8, 4096);
   c.image.dtype = parse_enum<ImageDType>(
       t, "image", "dtype", {{"uint8", ImageDType::uint8}, {"float32", ImageDType::float32}});
   c.image.dct_scaling = t["image"]["dct_scaling"].get<bool>();
+  c.image.max_pixels = get_int(t, "image", "max_pixels", 1, INT32_MAX);
 
   c.video.frames = get_int(t, "video", "frames", 1, 1024);
   c.video.size = get_int(t, "video", "size", 8, 4096);
@@ -281,24 +345,31 @@ Config resolve_config(json& tree) {
       t, "video", "sampling",
       {{"uniform", VideoSampling::uniform}, {"random_window", VideoSampling::random_window}});
   c.video.decoder_threads = get_int(t, "video", "decoder_threads", 1, 64);
+  c.video.max_pixels = get_int(t, "video", "max_pixels", 1, INT32_MAX);
   c.text.seq_len = get_int(t, "text", "seq_len", 1, 1 << 16);
+  c.text.max_bytes = get_int(t, "text", "max_bytes", 0, INT32_MAX);
 
   c.step.kind = parse_enum<StepKind>(t, "step", "kind",
                                      {{"none", StepKind::none},
                                       {"sleep", StepKind::sleep},
                                       {"spin", StepKind::spin},
-                                      {"torch", StepKind::torch}});
+                                      {"torch", StepKind::torch},
+                                      {"gemm", StepKind::gemm}});
   c.step.ms = t["step"]["ms"].get<double>();
   if (c.step.ms < 0) throw UsageError(fmt::format("step.ms must be >= 0, got {}", c.step.ms));
   if (!t["step"]["model"].is_null()) c.step.model = t["step"]["model"].get<std::string>();
   c.step.accum_steps = get_int(t, "step", "accum_steps", 1, 1 << 16);
   c.step.device = t["step"]["device"].get<std::string>();
+  resolve_gpu_step(c.step);
 
   c.phases.warmup_steps = get_int(t, "phases", "warmup_steps", 0, 1 << 24);
   c.phases.steps = get_int(t, "phases", "steps", 1, 1 << 24);
   c.phases.warmup_s = t["phases"]["warmup_s"].get<double>();
+  c.phases.steady_blocks = get_int(t, "phases", "steady_blocks", 0, 1 << 10);
 
   c.metrics.interval_ms = get_int(t, "metrics", "interval_ms", 0, 60'000);
+  c.trace.sample_every = get_int(t, "trace", "sample_every", 1, INT32_MAX);
+  c.trace.max_events = get_int(t, "trace", "max_events", 1, INT32_MAX);
 
   c.dist.world_size = resolve_env_int(tree["dist"]["world_size"], "WORLD_SIZE", 1);
   c.dist.rank = resolve_env_int(tree["dist"]["rank"], "RANK", 0);

@@ -1,13 +1,11 @@
 #include "mmprof/dataset.hpp"
 
-#include <archive.h>
-#include <archive_entry.h>
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <map>
-#include <memory>
 
+#include "data/tar_index.hpp"
 #include "util/error.hpp"
 
 namespace mmprof {
@@ -28,10 +26,6 @@ std::pair<std::string, std::string> split_key(const std::string& name) {
   if (dot == std::string::npos) return {name, ""};
   return {name.substr(0, dot), lower(name.substr(dot + 1))};
 }
-
-struct ArchiveReaderDeleter {
-  void operator()(archive* a) const noexcept { archive_read_free(a); }
-};
 
 }  // namespace
 
@@ -132,32 +126,11 @@ void Dataset::index_shards(const std::vector<fs::path>& shards) {
   for (const auto& shard : shards) {
     files_.push_back(fs::relative(shard, root_).string());
     const auto file = static_cast<uint32_t>(files_.size() - 1);
-    const uint64_t shard_size = fs::file_size(shard);
-    std::unique_ptr<archive, ArchiveReaderDeleter> a(archive_read_new());
-    archive_read_support_format_tar(a.get());
-    if (archive_read_open_filename(a.get(), shard.c_str(), 1 << 16) != ARCHIVE_OK) {
-      throw InputError(fmt::format("cannot open tar shard {}: {}", shard.string(),
-                                   archive_error_string(a.get())));
-    }
-    archive_entry* entry = nullptr;
-    int rc;
-    while ((rc = archive_read_next_header(a.get(), &entry)) == ARCHIVE_OK) {
-      if (archive_entry_filetype(entry) != AE_IFREG) continue;
-      // Right after the header, the bytes consumed by the format reader are the member's data
-      // offset (pax and GNU long-name headers included); workers then pread() the member.
-      const auto offset = static_cast<uint64_t>(archive_filter_bytes(a.get(), 0));
-      const auto size = static_cast<uint64_t>(archive_entry_size(entry));
-      if (offset + size > shard_size) {
-        throw InputError(fmt::format("tar shard {} is truncated (member {} ends past the file)",
-                                     shard.string(), archive_entry_pathname(entry)));
-      }
-      std::string name = archive_entry_pathname(entry);
-      if (name.rfind("./", 0) == 0) name.erase(0, 2);
-      add_member(name, file, offset, size);
-    }
-    if (rc != ARCHIVE_EOF) {
-      throw InputError(fmt::format("tar shard {} is corrupt: {}", shard.string(),
-                                   archive_error_string(a.get())));
+    TarScan scan = scan_tar_file(shard);
+    for (auto& m : scan.members)
+      add_member(m.name, file, m.offset, m.size);
+    for (auto& r : scan.rejected) {
+      rejected_.push_back({split_key(r.name).first, files_.back(), std::move(r.reason)});
     }
   }
   std::erase_if(samples_, [](const SampleEntry& s) { return s.ext.empty(); });

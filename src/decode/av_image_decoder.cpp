@@ -38,6 +38,7 @@ void no_free(void*, uint8_t*) {}
 }  // namespace
 
 struct AvImageDecoder::Impl {
+  int64_t max_pixels = 0;
   AvCodecContextPtr codec;
   AvFramePtr frame{av_frame_alloc()};
   AvPacketPtr packet{av_packet_alloc()};
@@ -69,6 +70,10 @@ struct AvImageDecoder::Impl {
     if (!codec) throw std::bad_alloc();
     if (params != nullptr) avcodec_parameters_to_context(codec.get(), params);
     codec->thread_count = 1;
+    codec->max_pixels = max_pixels > 0 && max_pixels < INT_MAX ? max_pixels : INT_MAX;
+    // A PNG chunk whose CRC does not match is damage, not a warning (libpng and PIL refuse it);
+    // FFmpeg checks CRCs only when asked, and fails on them only with EXPLODE.
+    if (id == AV_CODEC_ID_PNG) codec->err_recognition |= AV_EF_CRCCHECK | AV_EF_EXPLODE;
     if (const int err = avcodec_open2(codec.get(), decoder, nullptr); err < 0) {
       codec.reset();
       fail(format, "cannot open the decoder", err);
@@ -111,7 +116,9 @@ struct AvImageDecoder::Impl {
   }
 };
 
-AvImageDecoder::AvImageDecoder() : impl_(std::make_unique<Impl>()) {}
+AvImageDecoder::AvImageDecoder(int64_t max_pixels) : impl_(std::make_unique<Impl>()) {
+  impl_->max_pixels = max_pixels;
+}
 AvImageDecoder::~AvImageDecoder() = default;
 
 void AvImageDecoder::decode(std::span<const uint8_t> bytes, std::string_view format,

@@ -13,7 +13,8 @@ namespace mmprof::detail {
 
 class AvImageDecoder {
  public:
-  AvImageDecoder();
+  // FFmpeg refuses frames above max_pixels (AVCodecContext.max_pixels) before allocating them.
+  explicit AvImageDecoder(int64_t max_pixels);
   ~AvImageDecoder();
   AvImageDecoder(const AvImageDecoder&) = delete;
   AvImageDecoder& operator=(const AvImageDecoder&) = delete;

@@ -49,31 +49,34 @@ uint32_t big_endian32(const uint8_t* p) {
 }
 
 // The PNG signature is followed by the IHDR chunk: length, "IHDR", width, height (big-endian).
-ImageInfo png_header(std::span<const uint8_t> b) {
+ImageInfo png_header(std::span<const uint8_t> b, int64_t max_pixels) {
   if (!starts_with(b, 12, "IHDR") || b.size() < 24) throw DecodeError("corrupt PNG header");
   const uint32_t w = big_endian32(b.data() + 16), h = big_endian32(b.data() + 20);
   if (w == 0 || h == 0 || w > INT32_MAX || h > INT32_MAX) {
     throw DecodeError("corrupt PNG header (size " + std::to_string(w) + "x" + std::to_string(h) +
                       ")");
   }
+  check_pixel_limit(w, h, max_pixels, "PNG image", "image.max_pixels");
   return {static_cast<int>(w), static_cast<int>(h), "png"};
 }
 
 }  // namespace
 
 struct ImageDecoder::Impl {
+  explicit Impl(int64_t limit) : max_pixels(limit), jpeg(limit), av(limit) {}
+  int64_t max_pixels;
   detail::JpegDecoder jpeg;
   detail::AvImageDecoder av;
   RgbImage scratch;  // probe() of formats whose header we do not parse
 };
 
-ImageDecoder::ImageDecoder() : impl_(std::make_unique<Impl>()) {}
+ImageDecoder::ImageDecoder(int64_t max_pixels) : impl_(std::make_unique<Impl>(max_pixels)) {}
 ImageDecoder::~ImageDecoder() = default;
 
 ImageInfo ImageDecoder::probe(std::span<const uint8_t> bytes) {
   const std::string_view format = sniff(bytes);
   if (format == "jpeg") return impl_->jpeg.probe(bytes);
-  if (format == "png") return png_header(bytes);
+  if (format == "png") return png_header(bytes, impl_->max_pixels);
   // Other formats are rare in training data: a full decode is the simplest exact header read.
   std::string name(format);
   if (format.empty()) {
@@ -90,6 +93,9 @@ void ImageDecoder::decode(std::span<const uint8_t> bytes, const CropRect& crop, 
   const std::string_view format = sniff(bytes);
   if (format == "jpeg") {
     impl_->jpeg.decode(bytes, crop, min_side, dct_scaling, out);
+  } else if (format == "png") {
+    png_header(bytes, impl_->max_pixels);  // refused before FFmpeg allocates anything
+    impl_->av.decode(bytes, format, out);
   } else if (!format.empty()) {
     impl_->av.decode(bytes, format, out);
   } else if (impl_->av.decode_probed(bytes, out).empty()) {

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "decode/pixel_limit.hpp"
 #include "transform/crop.hpp"
 
 namespace mmprof {
@@ -26,12 +27,15 @@ struct RgbImage {
 
 class ImageDecoder {
  public:
-  ImageDecoder();
+  // Images whose header claims more than max_pixels pixels are refused (DecodeError) before
+  // anything is allocated for their pixels.
+  explicit ImageDecoder(int64_t max_pixels = kDefaultMaxPixels);
   ~ImageDecoder();
   ImageDecoder(const ImageDecoder&) = delete;
   ImageDecoder& operator=(const ImageDecoder&) = delete;
 
-  // Reads the header only (dimensions, format). Throws DecodeError on data no decoder accepts.
+  // Reads the header only (dimensions, format). Throws DecodeError on data no decoder accepts
+  // and on images above the pixel limit.
   ImageInfo probe(std::span<const uint8_t> bytes);
 
   // Decodes to RGB24. With dct_scaling and a JPEG source, picks the smallest libjpeg-turbo scaling

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "decode/decode_error.hpp"
+#include "decode/pixel_limit.hpp"
 
 namespace mmprof::detail {
 namespace {
@@ -51,7 +52,8 @@ bool harmless_warning(const char* message) {
 
 }  // namespace
 
-JpegDecoder::JpegDecoder() : handle_(tjInitDecompress()) {
+JpegDecoder::JpegDecoder(int64_t max_pixels)
+    : handle_(tjInitDecompress()), max_pixels_(max_pixels) {
   if (handle_ == nullptr) throw std::bad_alloc();
 }
 
@@ -69,6 +71,7 @@ void JpegDecoder::header(std::span<const uint8_t> bytes, int& width, int& height
                           &height, &subsamp, &colorspace) != 0) {
     fail("corrupt JPEG header");
   }
+  check_pixel_limit(width, height, max_pixels_, "JPEG image", "image.max_pixels");
 }
 
 ImageInfo JpegDecoder::probe(std::span<const uint8_t> bytes) {

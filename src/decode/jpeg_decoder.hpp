@@ -10,7 +10,7 @@ namespace mmprof::detail {
 
 class JpegDecoder {
  public:
-  JpegDecoder();
+  explicit JpegDecoder(int64_t max_pixels);
   ~JpegDecoder();
   JpegDecoder(const JpegDecoder&) = delete;
   JpegDecoder& operator=(const JpegDecoder&) = delete;
@@ -23,6 +23,7 @@ class JpegDecoder {
   void header(std::span<const uint8_t> bytes, int& width, int& height);
   [[noreturn]] void fail(const char* what);
   void* handle_;  // tjhandle
+  int64_t max_pixels_;
 };
 
 }  // namespace mmprof::detail

@@ -6,6 +6,7 @@ list(APPEND MMPROF_SOURCES
   decode/image_decoder.cpp
   decode/jpeg_decoder.cpp
   decode/memory_io.cpp
+  decode/pixel_limit.cpp
   decode/rgb_convert.cpp
   decode/video_decoder.cpp
 )

@@ -86,6 +86,7 @@ void crop_planes(const AVFrame* f, const AVPixFmtDescriptor* d, int x, int y,
 
 struct VideoDecoder::Impl {
   int threads = 1;
+  int64_t max_pixels = 0;
   MemoryInput input;
   AvioPtr avio;  // declared before fmt: the demuxer must close before its I/O context goes
   AvFormatPtr fmt;
@@ -138,6 +139,8 @@ void VideoDecoder::Impl::open(std::span<const uint8_t> bytes) {
     fmt->streams[i]->discard = static_cast<int>(i) == index ? AVDISCARD_DEFAULT : AVDISCARD_ALL;
   }
   stream = fmt->streams[index];
+  check_pixel_limit(stream->codecpar->width, stream->codecpar->height, max_pixels, "video frame",
+                    "video.max_pixels");
   require_complete(stream, bytes.size());
   open_codec();
   info = describe(fmt.get(), stream);
@@ -158,6 +161,7 @@ void VideoDecoder::Impl::open_codec() {
   if (err < 0) corrupt(err);
   codec->pkt_timebase = stream->time_base;
   codec->thread_count = std::max(threads, 1);
+  codec->max_pixels = max_pixels > 0 && max_pixels < INT_MAX ? max_pixels : INT_MAX;
   if (threads > 1) codec->thread_type = FF_THREAD_FRAME | FF_THREAD_SLICE;
   if ((err = avcodec_open2(codec.get(), decoder, nullptr)) < 0) corrupt(err);
 }
@@ -250,9 +254,10 @@ void VideoDecoder::Impl::convert(const CropRect& crop, int dst_w, int dst_h, uin
   }
 }
 
-VideoDecoder::VideoDecoder(int threads) : impl_(std::make_unique<Impl>()) {
+VideoDecoder::VideoDecoder(int threads, int64_t max_pixels) : impl_(std::make_unique<Impl>()) {
   if (!impl_->cur || !impl_->next || !impl_->packet) throw std::bad_alloc();
   impl_->threads = threads;
+  impl_->max_pixels = max_pixels;
   quiet_ffmpeg_log();
 }
 

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "decode/pixel_limit.hpp"
 #include "transform/crop.hpp"
 #include "util/rng.hpp"
 
@@ -39,7 +40,8 @@ void sample_frame_times(const VideoInfo& info, int k, FrameSampling mode, Rng& r
 
 class VideoDecoder {
  public:
-  explicit VideoDecoder(int threads = 1);
+  // Clips whose frames are larger than max_pixels are refused from the stream header.
+  explicit VideoDecoder(int threads = 1, int64_t max_pixels = kDefaultMaxPixels);
   ~VideoDecoder();
   VideoDecoder(const VideoDecoder&) = delete;
   VideoDecoder& operator=(const VideoDecoder&) = delete;

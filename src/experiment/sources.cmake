@@ -1,6 +1,20 @@
 list(APPEND MMPROF_SOURCES
+  experiment/ab.cpp
+  experiment/ab_analysis.cpp
+  experiment/ab_design.cpp
+  experiment/ab_output.cpp
   experiment/baseline.cpp
+  experiment/gpu_phase.cpp
   experiment/manifest.cpp
   experiment/phase_metrics.cpp
   experiment/progress.cpp
+  experiment/reliability.cpp
+  experiment/resume.cpp
+  experiment/epoch_boundary.cpp
+  experiment/trace_run.cpp
+  experiment/stats.cpp
+  experiment/steady_state.cpp
+  experiment/content_check.cpp
+  experiment/trial_process.cpp
+  experiment/trial_record.cpp
 )

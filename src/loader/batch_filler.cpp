@@ -10,8 +10,10 @@
 #include <string_view>
 
 #include "data/tokenizer.hpp"
+#include "data/utf8.hpp"
 #include "decode/decode_error.hpp"
 #include "probe/clock.hpp"
+#include "trace/tracer.hpp"
 #include "util/digest.hpp"
 #include "util/error.hpp"
 #include "util/rng.hpp"
@@ -44,16 +46,19 @@ BatchFiller::BatchFiller(const Config& config, const Dataset& dataset, int worke
     : config_(config),
       dataset_(dataset),
       worker_id_(worker_id),
-      video_decoder_(config.video.decoder_threads),
+      image_decoder_(config.image.max_pixels),
+      video_decoder_(config.video.decoder_threads, config.video.max_pixels),
       dtype_(config.image.dtype == ImageDType::uint8 ? DType::uint8 : DType::float32),
       fds_(dataset.files().size(), -1) {
   const size_t image_hwc = 3 * static_cast<size_t>(config.image.size * config.image.size);
   const size_t video_hwc = 3 * static_cast<size_t>(config.video.frames) *
                            static_cast<size_t>(config.video.size * config.video.size);
   hwc_.resize(std::max(image_hwc, video_hwc));
+  trace::worker_started(worker_id_);
 }
 
 BatchFiller::~BatchFiller() {
+  trace::worker_stopped(worker_id_);
   for (int fd : fds_) {
     if (fd >= 0) ::close(fd);
   }
@@ -91,6 +96,34 @@ void BatchFiller::read_range(const ByteRange& range, std::vector<uint8_t>& buffe
     }
     done += static_cast<uint64_t>(n);
   }
+}
+
+// A caption is refused above text.max_bytes before a byte of it is read, and when it is not
+// UTF-8 (a Python loader reading it as str would raise UnicodeDecodeError).
+void BatchFiller::read_caption(const ByteRange& range) {
+  if (range.size > static_cast<uint64_t>(config_.text.max_bytes)) {
+    throw StageFailure{Stage::read, fmt::format("caption is {} bytes, above text.max_bytes={}",
+                                                range.size, config_.text.max_bytes)};
+  }
+  read_range(range, caption_);
+  const std::string_view text(reinterpret_cast<const char*>(caption_.data()), range.size);
+  if (const auto bad = first_invalid_utf8(text)) {
+    throw StageFailure{Stage::decode,
+                       fmt::format("caption is not valid UTF-8 (byte 0x{:02X} at offset {})",
+                                   static_cast<uint8_t>(text[*bad]), *bad)};
+  }
+}
+
+// Main quarantined this sample after it took down a worker twice: it fails at stage worker with
+// main's message, without being touched again.
+void BatchFiller::skip_quarantined(SampleRecord& rec) const noexcept {
+  rec.status = SampleStatus::failed;
+  rec.failed_stage = Stage::worker;
+  rec.worker = worker_id_;
+  rec.row = -1;
+  rec.read_ns = rec.decode_ns = rec.augment_ns = 0;
+  rec.bytes = 0;
+  rec.minflt = rec.majflt = 0;
 }
 
 void BatchFiller::finish_pixels(SampleRecord& rec, const uint8_t* hwc, int size, int frames,
@@ -177,6 +210,13 @@ void BatchFiller::fill(const SlotView& slot) {
   for (uint32_t i = 0; i < h.planned; ++i) {
     SampleRecord& rec = slot.records()[i];
     const SampleEntry& entry = dataset_.samples()[rec.index];
+    if (rec.status == SampleStatus::quarantined) {
+      skip_quarantined(rec);
+      h.n_failed++;
+      continue;
+    }
+    set_held_record(h, static_cast<int32_t>(i));
+    hooks_.before_sample(entry.key);
     rec.worker = worker_id_;
     rec.modality = static_cast<uint8_t>(entry.modality);
     rec.status = SampleStatus::ok;
@@ -189,7 +229,7 @@ void BatchFiller::fill(const SlotView& slot) {
     const uint64_t rng_key = static_cast<uint64_t>(h.epoch) << 32 | rec.index;
     try {
       read_range(entry.media, media_);
-      if (entry.has_caption) read_range(entry.caption, caption_);
+      if (entry.has_caption) read_caption(entry.caption);
       rec.bytes = entry.media.size + (entry.has_caption ? entry.caption.size : 0);
       rec.read_ns = monotonic_ns() - rec.t_start_ns;
       const bool video = entry.modality == Modality::video;
@@ -213,7 +253,9 @@ void BatchFiller::fill(const SlotView& slot) {
       rec.row = static_cast<int32_t>(row);
       (video ? h.n_videos : h.n_images)++;
       h.n_ok++;
-      collate_ns += monotonic_ns() - t_collate;
+      const int64_t t_collated = monotonic_ns();
+      collate_ns += t_collated - t_collate;
+      trace::collate(worker_id_, h.batch_id, rec.index, t_collate, t_collated);
     } catch (const StageFailure& f) {
       rec.status = SampleStatus::failed;
       rec.failed_stage = f.stage;
@@ -230,14 +272,19 @@ void BatchFiller::fill(const SlotView& slot) {
     thread_faults(flt1, maj1);
     rec.minflt = flt1 - flt0;
     rec.majflt = maj1 - maj0;
+    trace::sample(worker_id_, h.batch_id, rec.index, rec.t_start_ns, rec.read_ns, rec.decode_ns,
+                  rec.augment_ns,
+                  rec.status == SampleStatus::failed ? static_cast<int>(rec.failed_stage) : -1);
   }
   // A failed sample takes no row, so both tensors stay contiguous: n_images rows from
   // image_offset, n_videos rows from video_offset.
   h.payload_bytes = h.n_images * g.image_bytes() + h.n_videos * g.video_bytes() +
                     static_cast<uint64_t>(h.n_ok) * g.seq_len * sizeof(int32_t);
+  set_held_record(h, -1);
   h.digest = digest;
   h.collate_ns = collate_ns;
   h.t_end_ns = monotonic_ns();
+  trace::batch(worker_id_, h.batch_id, h.epoch, h.t_start_ns, h.t_end_ns, h.n_ok, h.n_failed);
 }
 
 }  // namespace mmprof

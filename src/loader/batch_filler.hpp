@@ -9,6 +9,7 @@
 #include "decode/image_decoder.hpp"
 #include "decode/video_decoder.hpp"
 #include "loader/batch_slot.hpp"
+#include "loader/fault_hooks.hpp"
 #include "mmprof/config.hpp"
 #include "mmprof/dataset.hpp"
 #include "transform/normalize.hpp"
@@ -29,6 +30,8 @@ class BatchFiller {
 
  private:
   void read_range(const ByteRange& range, std::vector<uint8_t>& buffer);
+  void read_caption(const ByteRange& range);
+  void skip_quarantined(SampleRecord& rec) const noexcept;
   void process_image(SampleRecord& rec, const SampleEntry& entry, void* dst, uint64_t rng_key);
   void process_video(SampleRecord& rec, const SampleEntry& entry, void* dst, uint64_t rng_key);
   void finish_pixels(SampleRecord& rec, const uint8_t* hwc, int size, int frames, void* dst);
@@ -46,6 +49,7 @@ class BatchFiller {
   std::vector<uint8_t> media_, caption_, hwc_;
   std::vector<double> frame_times_;
   std::vector<int> fds_;  // lazily opened, one per dataset file
+  FaultHooks hooks_;
 };
 
 }  // namespace mmprof

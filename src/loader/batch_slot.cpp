@@ -24,6 +24,8 @@ const char* stage_name(Stage s) noexcept {
       return "augment";
     case Stage::collate:
       return "collate";
+    case Stage::worker:
+      return "worker";
   }
   return "unknown";
 }

@@ -3,6 +3,7 @@
 // a worker fills in tensors and per-sample records, main reads them: only the 4-byte slot id
 // travels through a pipe. Everything here is plain data at fixed offsets, valid in every process
 // that mapped the ring.
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 
@@ -10,8 +11,10 @@
 
 namespace mmprof {
 
-enum class SampleStatus : uint8_t { ok = 0, failed = 1 };
-enum class Stage : uint8_t { read = 0, decode = 1, augment = 2, collate = 3 };
+// quarantined: set by main on a sample whose worker died holding it twice; the next worker to
+// fill the batch skips it as failed (stage worker) with main's message.
+enum class SampleStatus : uint8_t { ok = 0, failed = 1, quarantined = 2 };
+enum class Stage : uint8_t { read = 0, decode = 1, augment = 2, collate = 3, worker = 4 };
 const char* stage_name(Stage s) noexcept;
 
 struct SampleRecord {
@@ -45,8 +48,18 @@ struct SlotHeader {
   uint64_t image_offset = 0, video_offset = 0, tokens_offset = 0;  // from the arena start
   uint64_t payload_bytes = 0;  // bytes of tensors actually written
   uint64_t digest = 0;         // combination of the ok samples' digests in batch order
+  // The record the worker is processing, -1 before and after: when a worker dies, main reads it
+  // to name the sample it held. Accessed through held_record()/set_held_record().
+  int32_t held = -1;
   // SampleRecord records[capacity] follows.
 };
+
+inline void set_held_record(SlotHeader& h, int32_t record) noexcept {
+  std::atomic_ref<int32_t>(h.held).store(record, std::memory_order_release);
+}
+inline int32_t held_record(SlotHeader& h) noexcept {
+  return std::atomic_ref<int32_t>(h.held).load(std::memory_order_acquire);
+}
 
 // Sizes of one slot, derived from the config. Pixels are packed: images first, then videos, so a
 // slot reserves worst-case virtual space but only touches what its batches use.

@@ -9,24 +9,19 @@
 #include "data/sampler.hpp"
 #include "loader/batch_filler.hpp"
 #include "loader/batch_slot.hpp"
+#include "loader/memory_plan.hpp"
 #include "loader/pinned_memory.hpp"
 #include "loader/worker_pool.hpp"
+#include "loader/worker_recovery.hpp"
 #include "probe/clock.hpp"
+#include "trace/tracer.hpp"
 #include "util/error.hpp"
 #include "util/interrupt.hpp"
 
 namespace mmprof {
-namespace {
-
-bool want_pinned(PinMemory setting) {
-  return setting == PinMemory::on ||
-         (setting == PinMemory::auto_detect && gpu_availability().available);
-}
-
-}  // namespace
 
 struct Loader::Impl {
-  Impl(const Config& c, const Dataset& d)
+  Impl(const Config& c, const Dataset& d, uint64_t first_batch)
       : config(c),
         dataset(d),
         sampler{c.loader.shuffle, c.loader.seed, c.dist.rank, c.dist.world_size,
@@ -36,13 +31,15 @@ struct Loader::Impl {
         // Each worker owns prefetch_factor + 1 slots (its outstanding batches plus one the
         // consumer may hold): a worker keeps writing into the same pages, so after warm-up its
         // batches cost no page faults (about 15 us per 4 KB page on these VMs).
-        slots_per_worker(static_cast<uint32_t>(workers == 0 ? 2 : c.loader.prefetch_factor + 1)),
-        ring(slot_geometry(c), slots_per_worker * static_cast<uint32_t>(std::max(1, workers))),
-        plan(static_cast<uint32_t>(d.size()), 0, sampler) {
+        slots_per_worker(ring_slots_per_worker(c.loader)),
+        ring(slot_geometry(c), ring_slots(c.loader)),
+        plan(static_cast<uint32_t>(d.size()), 0, sampler),
+        recovery(config.loader, d, ring, workers, slots_per_worker) {
     if (plan.num_batches() == 0) {
       throw InputError(fmt::format("rank {} of {} gets no samples from dataset {} ({} samples)",
                                    c.dist.rank, c.dist.world_size, d.root().string(), d.size()));
     }
+    start_at(first_batch);
     free_slots.resize(static_cast<size_t>(std::max(1, workers)));
     for (uint32_t s = 0; s < ring.size(); ++s)
       free_slots[owner(s)].push_back(s);
@@ -51,8 +48,19 @@ struct Loader::Impl {
     stats.ring_bytes = ring.mapped_bytes();
   }
 
+  // Every epoch has the same number of batches, so a batch id names its epoch and place.
+  void start_at(uint64_t first_batch) {
+    const uint64_t per_epoch = plan.num_batches();
+    if (first_batch >= per_epoch) {
+      plan = EpochPlan(static_cast<uint32_t>(dataset.size()),
+                       static_cast<int64_t>(first_batch / per_epoch), sampler);
+    }
+    batch_in_epoch = first_batch % per_epoch;
+    next_dispatch = next_deliver = first_batch;
+  }
+
   void setup_pinning() {
-    if (!want_pinned(config.loader.pin_memory)) {
+    if (!uses_pinned_memory(config.loader.pin_memory)) {
       stats.pin_mode = "pageable: " + (config.loader.pin_memory == PinMemory::off
                                            ? std::string("loader.pin_memory=false")
                                            : gpu_availability().reason);
@@ -104,8 +112,12 @@ struct Loader::Impl {
     const uint32_t* idx = plan.batch_begin(batch_in_epoch);
     for (uint32_t i = 0; i < h.planned; ++i)
       slot.records()[i].index = idx[i];
+    recovery.prepare(slot);
     ++batch_in_epoch;
-    if (pool) pool->dispatch(worker, slot_id);
+    if (pool) {
+      pool->dispatch(worker, slot_id);  // to a dead worker: reported by the next wait
+      recovery.dispatched(worker, monotonic_ns());
+    }
     in_flight.emplace(next_dispatch, slot_id);
     ++next_dispatch;
     return true;
@@ -147,12 +159,21 @@ struct Loader::Impl {
       if (auto slot = deliverable()) return *slot;
       throw_if_interrupted();
       done.clear();
-      pool->wait_completions(100, done);
+      exits.clear();
+      pool->wait_completions(100, done, exits);
+      const int64_t now = monotonic_ns();
       for (const auto& [worker, slot] : done) {
         const uint64_t id = ring.slot(slot).header().batch_id;
         in_flight.erase(id);
         completed.emplace(id, slot);
+        recovery.completed(worker, now);
       }
+      // Every wait is bounded: a worker that died is seen by its done pipe's EOF, one that hangs
+      // by loader.timeout_s; either is replaced (its batches retried) or fails the run.
+      for (const auto& e : exits)
+        recovery.recover(e, false, in_flight, *pool, stats);
+      for (const int w : recovery.hung(now))
+        recovery.recover(pool->kill(w), true, in_flight, *pool, stats);
       while (dispatch_one()) {
       }
     }
@@ -195,6 +216,7 @@ struct Loader::Impl {
     batch.videos = arena + h.video_offset;
     batch.ready_ns = monotonic_ns();
     batch.wait_ms = static_cast<double>(now - t_wait_start) / 1e6;
+    trace::span(trace::EventName::wait, t_wait_start, now, static_cast<int64_t>(h.batch_id));
   }
 
   // The pin stage: the copy PyTorch's pin_memory thread makes, from the ring into page-locked
@@ -208,7 +230,9 @@ struct Loader::Impl {
                 h.n_ok * static_cast<size_t>(g.seq_len) * sizeof(int32_t));
     std::memcpy(dst + h.image_offset, slot.arena() + h.image_offset, h.n_images * g.image_bytes());
     std::memcpy(dst + h.video_offset, slot.arena() + h.video_offset, h.n_videos * g.video_bytes());
-    pin_ms = static_cast<double>(monotonic_ns() - t0) / 1e6;
+    const int64_t t1 = monotonic_ns();
+    pin_ms = static_cast<double>(t1 - t0) / 1e6;
+    trace::span(trace::EventName::pin, t0, t1, static_cast<int64_t>(h.batch_id));
     return dst;
   }
 
@@ -229,12 +253,14 @@ struct Loader::Impl {
   uint32_t slots_per_worker;
   SlotRing ring;
   EpochPlan plan;
+  WorkerRecovery recovery;
   size_t batch_in_epoch = 0;
   uint64_t next_dispatch = 0, next_deliver = 0;
   std::vector<std::vector<uint32_t>> free_slots;  // per owning worker
   std::map<uint64_t, uint32_t> in_flight;         // batch id -> slot
   std::map<uint64_t, uint32_t> completed;         // batch id -> slot, not yet delivered
   std::vector<std::pair<int, uint32_t>> done;
+  std::vector<WorkerExit> exits;
   std::optional<uint32_t> held_slot;
   std::optional<WorkerPool> pool;
   std::optional<BatchFiller> inline_filler;
@@ -245,11 +271,12 @@ struct Loader::Impl {
   int64_t first_next_ns = 0;  // when next() was first called
 };
 
-Loader::Loader(const Config& config, const Dataset& dataset) {
+Loader::Loader(const Config& config, const Dataset& dataset, uint64_t first_batch) {
   // Time to first batch counts from here: ring allocation and worker start-up included. Workers
   // are forked now; batches are first dispatched by next().
   const int64_t t0 = monotonic_ns();
-  impl_ = std::make_unique<Impl>(config, dataset);
+  trace::loader_started(config.loader.num_workers);  // a new batch-id space, before any fork
+  impl_ = std::make_unique<Impl>(config, dataset, first_batch);
   impl_->construct_ns = monotonic_ns() - t0;
 }
 
@@ -267,6 +294,7 @@ const Batch& Loader::next() {
   m.held_slot = slot;
   ++m.next_deliver;
   m.fill_batch_view(slot, t0);
+  trace::queue_depth(m.completed.size(), m.in_flight.size());
   m.stats.batches++;
   m.stats.samples += m.batch.size;
   m.stats.failures += static_cast<int64_t>(m.batch.failures.size());

@@ -1,7 +1,10 @@
 #pragma once
-// Worker processes (forked, like PyTorch's DataLoader on Linux) or threads, each with a task pipe
-// and a done pipe carrying 4-byte slot ids; the batches themselves stay in the shared ring.
+// Worker processes (forked, like PyTorch's DataLoader on Linux) or threads, each with a task
+// channel and a done pipe carrying 4-byte slot ids; the batches themselves stay in the shared
+// ring. A worker that dies is reported (reaped within a bounded time), never waited on forever;
+// the loader decides whether to restart() it.
 #include <cstdint>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -10,6 +13,14 @@
 #include "mmprof/dataset.hpp"
 
 namespace mmprof {
+
+// A worker that stopped: which, its pid (0 for a thread) and how ("was killed by signal 9
+// (Killed)", "exited with status 1", "stopped: <exception>").
+struct WorkerExit {
+  int worker = -1;
+  int pid = 0;
+  std::string how;
+};
 
 class WorkerPool {
  public:
@@ -20,10 +31,18 @@ class WorkerPool {
   WorkerPool& operator=(const WorkerPool&) = delete;
 
   int size() const noexcept { return static_cast<int>(workers_.size()); }
-  void dispatch(int worker, uint32_t slot);
-  // Appends the slots completed within timeout_ms to `done` (with the worker that filled each).
-  // Throws RunError naming the worker, its pid and its exit status when one has died.
-  void wait_completions(int timeout_ms, std::vector<std::pair<int, uint32_t>>& done);
+  // Queues a slot for a worker. False when the worker is gone: its exit is then reported by the
+  // next wait_completions().
+  bool dispatch(int worker, uint32_t slot);
+  // Appends the slots completed within timeout_ms (with the worker that filled each) to `done`,
+  // and the workers that stopped to `exits` (reaped). A stopped worker stays so until restart().
+  void wait_completions(int timeout_ms, std::vector<std::pair<int, uint32_t>>& done,
+                        std::vector<WorkerExit>& exits);
+  // Ends a worker that holds a batch too long: SIGKILL and reap (process mode). A thread cannot be
+  // stopped from outside: throws RunError saying so.
+  WorkerExit kill(int worker);
+  // Starts a fresh worker in place of a stopped one: new pipes, a new process or thread.
+  void restart(int worker);
   std::vector<int> pids() const;
 
  private:
@@ -32,9 +51,12 @@ class WorkerPool {
     int done_write = -1, done_read = -1;  // worker writes slot ids, main reads
     int pid = 0;                          // process mode
     std::thread thread;                   // thread mode
+    std::string thread_error;             // why a worker thread stopped (set before done closes)
   };
-  [[noreturn]] void report_death(int worker);
+  void start(int id);
   void start_process(int id);
+  void start_thread(int id);
+  WorkerExit reap(int worker);
   void close_other_fds(int keep) noexcept;
 
   const Config& config_;
@@ -44,7 +66,7 @@ class WorkerPool {
   std::vector<Worker> workers_;
 };
 
-// The loop every worker runs (in a child process or a thread) until its task pipe closes.
+// The loop every worker runs (in a child process or a thread) until its task channel closes.
 void run_worker_loop(const Config& config, const Dataset& dataset, const SlotRing& ring, int id,
                      int task_fd, int done_fd);
 

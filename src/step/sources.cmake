@@ -1,4 +1,5 @@
 list(APPEND MMPROF_SOURCES
+  step/gemm_step.cpp
   step/step.cpp
   step/torch_plugin.cpp
 )

@@ -4,6 +4,7 @@
 #include <time.h>
 
 #include "probe/clock.hpp"
+#include "step/gemm_step.hpp"
 #include "step/torch_plugin.hpp"
 #include "util/error.hpp"
 
@@ -65,6 +66,8 @@ std::unique_ptr<Step> make_step(const Config& config) {
     case StepKind::torch:
       // Loaded here, and only here, so that nothing else in mmprof pays libtorch's start-up.
       return std::make_unique<TorchPluginStep>(config);
+    case StepKind::gemm:
+      return std::make_unique<GemmStep>(config);
   }
   throw UsageError(fmt::format("unknown step.kind {}", static_cast<int>(config.step.kind)));
 }

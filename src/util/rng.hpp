@@ -56,6 +56,7 @@ enum RngStream : uint64_t {
   kStreamVideoWindow = 3,
   kStreamGenerate = 4,
   kStreamSynthBatch = 5,
+  kStreamAbOrder = 16,  // mmprof ab: the order of the arms in each round
 };
 
 }  // namespace mmprof

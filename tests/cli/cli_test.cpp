@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "loader/pinned_memory.hpp"
 #include "support/test_support.hpp"
 
 namespace mmprof {
@@ -38,55 +39,8 @@ json read_json(const fs::path& path) {
   return json::parse(read_text(path));
 }
 
-// A CSV table with RFC 4180 quoting (no field of ours spans lines).
-struct Csv {
-  std::vector<std::string> header;
-  std::vector<std::vector<std::string>> rows;
-
-  size_t column(const std::string& name) const {
-    const auto it = std::find(header.begin(), header.end(), name);
-    EXPECT_NE(it, header.end()) << "no column " << name;
-    return static_cast<size_t>(it - header.begin());
-  }
-};
-
-std::vector<std::string> split_csv_line(const std::string& line) {
-  std::vector<std::string> fields(1);
-  bool quoted = false;
-  for (size_t i = 0; i < line.size(); ++i) {
-    const char c = line[i];
-    if (quoted) {
-      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
-        fields.back() += '"';
-        ++i;
-      } else if (c == '"') {
-        quoted = false;
-      } else {
-        fields.back() += c;
-      }
-    } else if (c == '"') {
-      quoted = true;
-    } else if (c == ',') {
-      fields.emplace_back();
-    } else {
-      fields.back() += c;
-    }
-  }
-  return fields;
-}
-
-Csv read_csv(const fs::path& path) {
-  Csv csv;
-  std::stringstream in(read_text(path));
-  std::string line;
-  if (std::getline(in, line)) csv.header = split_csv_line(line);
-  while (std::getline(in, line)) {
-    if (line.empty()) continue;
-    csv.rows.push_back(split_csv_line(line));
-    EXPECT_EQ(csv.rows.back().size(), csv.header.size()) << path << ": " << line;
-  }
-  return csv;
-}
+using test::Csv;
+using test::read_csv;
 
 constexpr int kImages = 12, kVideos = 2, kSteps = 5, kBatch = 4;
 const char* const kPhases[] = {"compute", "pipeline", "end_to_end"};
@@ -536,6 +490,39 @@ TEST_F(CliTest, TorchStepWithoutThePluginExitsFourUnavailable) {
   EXPECT_EQ(summary["status"], "failed");
   EXPECT_NE(summary["message"].get<std::string>().find("unavailable"), std::string::npos);
   EXPECT_EQ(read_json(scratch() / "run-torch" / "manifest.json")["schema"], "mmprof.manifest/1");
+}
+
+TEST_F(CliTest, GemmStepWithoutAGpuExitsFourAndTheSummarySaysWhy) {
+  if (gpu_availability().available) GTEST_SKIP() << "this machine has a GPU";
+  const fs::path out = scratch() / "run-gemm";
+  const auto r = test::run_mmprof(baseline_args(test::shell_quote(dataset() / "files"), out,
+                                                "--set step.kind=gemm --set step.ms=5"));
+  EXPECT_EQ(r.exit_code, 4) << r.output;
+  EXPECT_NE(
+      r.output.find(std::string("step.kind=gemm is unavailable: ") + gpu_availability().reason),
+      std::string::npos)
+      << r.output;
+  // It fails before the pipeline phase (nothing is worth minutes of measuring first), and the
+  // run directory says why; gpu is null with the reason.
+  const json summary = read_json(out / "summary.json");
+  EXPECT_EQ(summary["status"], "failed");
+  EXPECT_TRUE(summary["throughput"]["pipeline"]["samples_per_s"].is_null());
+  EXPECT_TRUE(summary["gpu"].is_null());
+  EXPECT_EQ(summary["gpu_unavailable"], std::string("unavailable: ") + gpu_availability().reason);
+}
+
+TEST_F(CliTest, ACpuStepHasNoGpuBlockAndNoHostToDeviceTimes) {
+  const fs::path out = scratch() / "run-cpu-gpu-block";
+  const auto r = test::run_mmprof(baseline_args(test::shell_quote(dataset() / "files"), out));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const json summary = read_json(out / "summary.json");
+  EXPECT_TRUE(summary["gpu"].is_null());
+  EXPECT_EQ(summary["gpu_unavailable"],
+            "not used: step.kind=sleep with step.device=cpu does not run on the GPU");
+  EXPECT_TRUE(summary["latency_ms"]["h2d"]["mean"].is_null());
+  const Csv steps = read_csv(out / "steps.csv");
+  for (const auto& row : steps.rows)
+    EXPECT_EQ(row[steps.column("h2d_ms")], "");
 }
 
 // A copy of the generated files with a corrupt JPEG, a truncated MP4, a zero-byte file and an

@@ -1,5 +1,15 @@
 # Test sources of tests/cli (paths relative to tests/).
 list(APPEND MMPROF_TEST_SOURCES
+  cli/ab_cli_test.cpp
   cli/cli_test.cpp
   cli/inspect_test.cpp
+  cli/reliability_cli_test.cpp
+  cli/resume_test.cpp
+  cli/signals_test.cpp
+  cli/inspect_gpu_test.cpp
+  cli/report_cli_test.cpp
+  cli/trace_cli_test.cpp
 )
+if(MMPROF_HAVE_CUDA)
+  list(APPEND MMPROF_TEST_SOURCES cli/inject_test.cpp)  # the injection library (tests/gpu)
+endif()

@@ -206,6 +206,7 @@ TEST(Loader, OnErrorFailStopsAtTheFirstBadSampleNamingIt) {
 TEST(Loader, AKilledWorkerIsReportedWithItsPidAndSignal) {
   const Dataset ds = files_dataset();
   Config c = small_config();
+  c.loader.on_worker_failure = WorkerFailure::fail;  // respawn (the default): reliability_test
   Loader loader(c, ds);
   loader.next();
   const int victim = loader.stats().worker_pids.at(1);

@@ -4,6 +4,8 @@ list(APPEND MMPROF_TEST_SOURCES
   integration/env_inventory_test.cpp
   integration/generated_decode_test.cpp
   integration/loader_fixture.cpp
+  integration/loader_resume_test.cpp
   integration/loader_test.cpp
+  integration/reliability_test.cpp
   integration/resource_crosscheck_test.cpp
 )

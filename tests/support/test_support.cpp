@@ -1,7 +1,9 @@
 #include "support/test_support.hpp"
 
+#include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -10,6 +12,8 @@
 #include <random>
 #include <sstream>
 #include <stdexcept>
+
+#include "experiment/content_check.hpp"
 
 namespace mmprof::test {
 
@@ -68,6 +72,55 @@ std::vector<uint8_t> read_bytes(const std::filesystem::path& path) {
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
+namespace {
+
+std::vector<std::string> split_csv_line(const std::string& line) {
+  std::vector<std::string> fields(1);
+  bool quoted = false;
+  for (size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
+    if (quoted) {
+      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
+        fields.back() += '"';
+        ++i;
+      } else if (c == '"') {
+        quoted = false;
+      } else {
+        fields.back() += c;
+      }
+    } else if (c == '"') {
+      quoted = true;
+    } else if (c == ',') {
+      fields.emplace_back();
+    } else {
+      fields.back() += c;
+    }
+  }
+  return fields;
+}
+
+}  // namespace
+
+size_t Csv::column(const std::string& name) const {
+  const auto it = std::find(header.begin(), header.end(), name);
+  EXPECT_NE(it, header.end()) << "no column " << name;
+  return static_cast<size_t>(it - header.begin());
+}
+
+Csv read_csv(const std::filesystem::path& path) {
+  Csv csv;
+  const auto bytes = read_bytes(path);
+  std::stringstream in(std::string(bytes.begin(), bytes.end()));
+  std::string line;
+  if (std::getline(in, line)) csv.header = split_csv_line(line);
+  while (std::getline(in, line)) {
+    if (line.empty()) continue;
+    csv.rows.push_back(split_csv_line(line));
+    EXPECT_EQ(csv.rows.back().size(), csv.header.size()) << path << ": " << line;
+  }
+  return csv;
+}
+
 void write_bytes(const std::filesystem::path& path, const std::vector<uint8_t>& bytes) {
   std::ofstream out(path, std::ios::binary);
   out.write(reinterpret_cast<const char*>(bytes.data()),
@@ -76,14 +129,7 @@ void write_bytes(const std::filesystem::path& path, const std::vector<uint8_t>& 
 }
 
 double psnr(const uint8_t* a, const uint8_t* b, size_t n) {
-  double sse = 0;
-  for (size_t i = 0; i < n; ++i) {
-    const double d = double(a[i]) - double(b[i]);
-    sse += d * d;
-  }
-  if (sse == 0) return INFINITY;
-  const double mse = sse / double(n);
-  return 10.0 * std::log10(255.0 * 255.0 / mse);
+  return psnr_u8(a, b, n);
 }
 
 std::vector<uint8_t> ffmpeg_decode_rgb(const std::filesystem::path& file, int frame_index) {

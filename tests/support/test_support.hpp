@@ -37,6 +37,15 @@ CommandResult run_mmprof(const std::string& args);
 std::vector<uint8_t> read_bytes(const std::filesystem::path& path);
 void write_bytes(const std::filesystem::path& path, const std::vector<uint8_t>& bytes);
 
+// A CSV table with RFC 4180 quoting (no field of ours spans lines).
+struct Csv {
+  std::vector<std::string> header;
+  std::vector<std::vector<std::string>> rows;
+  // The index of a column (a test failure when there is none).
+  size_t column(const std::string& name) const;
+};
+Csv read_csv(const std::filesystem::path& path);
+
 // Peak signal-to-noise ratio in dB between two equally sized 8-bit buffers (inf if identical).
 double psnr(const uint8_t* a, const uint8_t* b, size_t n);
 

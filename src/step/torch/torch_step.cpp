@@ -192,8 +192,11 @@ class TorchStep {
                                            torch::TensorOptions().dtype(dtype())));
   }
 
+  // non_blocking: from the loader's pinned buffer the copy is asynchronous on the current stream
+  // (from pageable memory it is synchronous either way). The host buffer stays valid because
+  // run() returns only after the loss is read back, which waits for the copy.
   torch::Tensor to_model_input(const torch::Tensor& x) const {
-    torch::Tensor on_device = x.to(device_);
+    torch::Tensor on_device = x.to(device_, /*non_blocking=*/true);
     if (on_device.scalar_type() == torch::kUInt8) return on_device.to(torch::kFloat32).div_(255.0);
     return on_device;
   }

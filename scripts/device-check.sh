@@ -1,0 +1,383 @@
+#!/usr/bin/env bash
+# The device check of issue 4, run ONCE on the lent GPU machine from the repository root, with
+# .device/ carried (made here by scripts/device-bundle.sh). Results go to $OUT (default
+# ./device-out): one log per part plus runs.tar.gz (the run directories), 8 files at most.
+#
+#   a_env       nvidia-smi, the libraries found, `mmprof inspect` (provenance, GPUs), dataset gen
+#   b_gemm_pinned    mmprof baseline, step.kind=gemm (~20 ms), loader.pin_memory=true, CUPTI
+#   c_gemm_pageable  the same with loader.pin_memory=false: the pinned/pageable H2D A/B
+#   d_planted   gpucore's planted schedule through the injection library: idle within 2%
+#   e_pytorch   the injection library on an unmodified PyTorch script; `mmprof inspect EVENTS`
+#   f_trace     `mmprof trace` with gemm, when that subcommand exists
+#   g_torch     the torch step plugin built against the machine's CUDA libtorch, step.device=cuda
+#
+# Every part is independent (a failure never stops the others), runs under its own timeout and
+# ends its log with one "RESULT: PASS|FAIL ..." line; the summary of all parts is printed last.
+# The whole script stays under DEVICE_CHECK_BUDGET_S (default 420 s): a part that would start
+# too late is skipped and says so. Without a GPU every part fails fast with "unavailable: ...".
+set -u
+cd "$(dirname "$0")/.."
+export ROOT=$PWD
+export OUT=${OUT:-$ROOT/device-out}
+mkdir -p "$OUT"
+export WORK
+WORK=$(mktemp -d /tmp/mmprof-device.XXXXXX)
+export DEVICE=$ROOT/.device
+export BIN=$DEVICE/bin
+export MMPROF=$BIN/mmprof
+export INJECT=$BIN/libmmprof_cupti_inject.so
+export DATA=$WORK/data
+export RUNS=$WORK/runs
+mkdir -p "$RUNS"
+budget=${DEVICE_CHECK_BUDGET_S:-420}
+t_begin=$SECONDS
+
+# Common settings of the measured runs: short, but past warm-up and with enough steps for
+# percentiles (step.ms 20 x 60 steps ~ 1.2 s per phase).
+export RUN_SETTINGS="--set phases.warmup_steps=5 --set phases.steps=60 --set loader.batch_size=16
+  --set loader.num_workers=6 --set metrics.interval_ms=50"
+
+# ---- setup: unpack the carried libraries; find cuBLAS, CUPTI and torch on this machine -------
+setup() {
+  echo "== setup $(date -u +%FT%TZ) on $(hostname)"
+  if [[ ! -x $MMPROF ]]; then
+    echo "unavailable: $MMPROF is missing (run scripts/device-bundle.sh and carry .device)"
+    return 1
+  fi
+  mkdir -p "$WORK/lib"
+  if [[ -f $DEVICE/libs.tar.xz ]]; then
+    tar -C "$WORK" -xJf "$DEVICE/libs.tar.xz" || echo "warning: unpacking libs.tar.xz failed"
+  fi
+  echo "carried libraries: $(ls "$WORK/lib" | wc -l)"
+  # cuBLAS: the toolkit's, else the pip wheels' (nvidia/cu13/lib, nvidia/cublas/lib).
+  local py_nvidia
+  py_nvidia=$(python3 -c 'import nvidia, os; print(" ".join(list(nvidia.__path__)))' 2>/dev/null)
+  CUBLAS=$(find -L /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib $py_nvidia \
+    -maxdepth 3 -name 'libcublas.so.1[0-9]*' 2>/dev/null | sort | head -n1)
+  export CUBLAS
+  echo "cuBLAS: ${CUBLAS:-not found}"
+  [[ -n $CUBLAS ]] && export MMPROF_CUBLAS_LIB=$CUBLAS
+  # CUPTI is loaded by soname (libcupti.so.13), never by path: a process whose libtorch_cuda has
+  # already mapped the wheel's copy must reuse it, since two CUPTIs in one process conflict. Ours
+  # (carried) is found through the library path when nothing else has loaded one.
+  unset MMPROF_CUPTI_LIB
+  echo "CUPTI: $(ls "$WORK/lib/libcupti.so.13" 2>/dev/null || echo 'not carried'), by soname"
+  # mmprof alone sees the carried Debian libraries; Python and torch never do.
+  MM_LD=$WORK/lib:$BIN
+  [[ -n $CUBLAS ]] && MM_LD=$MM_LD:$(dirname "$CUBLAS")
+  export MM_LD
+  # The injection library's own dependencies (libfmt, ...), alone in a folder for Python runs.
+  mkdir -p "$WORK/inject_lib"
+  if [[ -f $INJECT ]]; then
+    LD_LIBRARY_PATH=$MM_LD ldd "$INJECT" | awk -v w="$WORK/lib/" '$3 ~ "^" w {print $3}' |
+      while read -r lib; do ln -sf "$lib" "$WORK/inject_lib/"; done
+    [[ -f $WORK/lib/libcupti.so.13 ]] && ln -sf "$WORK/lib/libcupti.so.13" "$WORK/inject_lib/"
+  fi
+  echo "injection library: $( [[ -f $INJECT ]] && echo "$INJECT" || echo 'not carried')"
+  if LD_LIBRARY_PATH=$MM_LD ldd "$MMPROF" | grep 'not found'; then
+    echo "error: mmprof has unresolved libraries (above)"
+  fi
+  return 0
+}
+
+mm() { LD_LIBRARY_PATH=$MM_LD "$MMPROF" "$@"; }
+export -f mm
+
+# Prints "key=value" figures from a run directory's summary.json and manifest.json, and checks
+# the gpu block (exit 1 with the reason when it is missing or inconsistent).
+check_run() {
+  python3 - "$1" "$2" <<'PY'
+import json, math, sys, csv, os
+run, mode = sys.argv[1], sys.argv[2]
+s = json.load(open(os.path.join(run, "summary.json")))
+m = json.load(open(os.path.join(run, "manifest.json")))
+def g(d, *keys):
+    for k in keys:
+        if not isinstance(d, dict) or d.get(k) is None: return None
+        d = d[k]
+    return d
+def f(x): return "null" if x is None else (f"{x:.4g}" if isinstance(x, float) else str(x))
+def find(d, key):
+    if isinstance(d, dict):
+        if key in d: return d[key]
+        for v in d.values():
+            r = find(v, key)
+            if r is not None: return r
+    return None
+print("step:", find(m, "training_step"))
+print("pin:", find(m, "pin_mode"))
+print("status", s.get("status"), "| e2e samples/s", f(g(s, "throughput", "end_to_end", "samples_per_s")),
+      "| compute samples/s", f(g(s, "throughput", "compute", "samples_per_s")),
+      "| pipeline samples/s", f(g(s, "throughput", "pipeline", "samples_per_s")),
+      "| stall_fraction", f(s.get("stall_fraction")))
+print("latency_ms.h2d", json.dumps(g(s, "latency_ms", "h2d")))
+gpu = s.get("gpu")
+print("gpu", json.dumps(gpu, indent=1))
+print("gpu_unavailable", s.get("gpu_unavailable"))
+rows = list(csv.DictReader(open(os.path.join(run, "steps.csv"))))
+e2e = [r for r in rows if r["phase"] == "end_to_end"]
+filled = [r for r in e2e if r["h2d_ms"] != ""]
+print(f"steps.csv: {len(e2e)} end_to_end rows, {len(filled)} with h2d_ms")
+problems = []
+if gpu is None:
+    problems.append("gpu is null: " + str(s.get("gpu_unavailable")))
+else:
+    for k in ("idle_fraction", "kernel_busy_fraction", "data_wait_idle_fraction"):
+        v = gpu.get(k)
+        if v is None or not (0 <= v <= 1): problems.append(f"gpu.{k}={v}")
+    h = gpu["h2d"]
+    cupti = h.get("mb_per_s_" + mode)
+    ev = g(h, "cuda_events", "mb_per_s")
+    print(f"H2D {mode}: CUPTI {f(cupti)} MB/s, CUDA events {f(ev)} MB/s, bytes CUPTI {h.get('bytes')} events {g(h, 'cuda_events', 'bytes')}")
+    if cupti is None or ev is None: problems.append(f"no {mode} H2D bandwidth")
+    elif abs(cupti - ev) / max(cupti, ev) > 0.35: problems.append(f"CUPTI and event H2D MB/s differ by >35%")
+    if (gpu.get("cupti") or {}).get("dropped_records"): problems.append("CUPTI dropped records")
+if len(filled) != len(e2e) or not e2e: problems.append("steps.csv h2d_ms not filled")
+print("CHECK:", "ok" if not problems else "; ".join(problems))
+sys.exit(1 if problems else 0)
+PY
+}
+export -f check_run
+
+# ---- the parts ---------------------------------------------------------------------------------
+part_a_env() {
+  nvidia-smi || echo "nvidia-smi: unavailable"
+  nvidia-smi -q -d CLOCK,POWER,PERFORMANCE 2>/dev/null | head -n 60
+  mm --version
+  echo "== mmprof gen (small dataset: 96 images, 8 short clips)"
+  local t0=$SECONDS rc=0
+  mm gen --out "$DATA" --images 96 --videos 8 --video-max-s 2 --video-max-height 360 \
+    --layout files || rc=1
+  local gen_s=$((SECONDS - t0))
+  echo "gen: ${gen_s} s"
+  echo "== mmprof inspect"
+  mm inspect --data "$DATA/files" --out "$WORK/inspect.json" || rc=1
+  mm inspect --data "$DATA/files"  # the human-readable form, for the log
+  cp "$WORK/inspect.json" "$RUNS/" 2>/dev/null
+  local gpus
+  gpus=$(python3 -c '
+import json, sys
+def find(d, key):
+    if isinstance(d, dict):
+        if key in d: return d[key]
+        for v in d.values():
+            r = find(v, key)
+            if r is not None: return r
+    return None
+d = json.load(open(sys.argv[1]))
+print(json.dumps({k: find(d, k) for k in ("gpus", "gpu_unavailable_reason", "cuda", "cupti")},
+                 indent=1), file=sys.stderr)
+print(len(find(d, "gpus") or []))' "$WORK/inspect.json") || rc=1
+  if ((rc == 0 && ${gpus:-0} > 0)); then
+    echo "RESULT: PASS inspect lists ${gpus} GPU(s); dataset generated in ${gen_s} s"
+  else
+    echo "RESULT: FAIL inspect lists ${gpus:-no} GPU(s), or inspect/gen failed (rc $rc)"
+    return 1
+  fi
+}
+
+gemm_run() {  # $1 name, $2 pin_memory, $3 pinned|pageable
+  mm baseline --data "$DATA/files" --set step.kind=gemm --set step.ms=20 --set loader.pin_memory="$2" \
+    $RUN_SETTINGS --out "$RUNS/$1"
+  local rc=$?
+  echo "mmprof baseline exit $rc"
+  check_run "$RUNS/$1" "$3" || rc=1
+  if ((rc == 0)); then
+    echo "RESULT: PASS $(grep '^H2D' "$OUT/$1.log" 2>/dev/null | head -n1)"
+  else
+    echo "RESULT: FAIL $1 (exit $rc) $(grep '^CHECK:' "$OUT/$1.log" 2>/dev/null | head -n1)"
+  fi
+  return $rc
+}
+part_b_gemm_pinned() { gemm_run b_gemm_pinned true pinned; }
+part_c_gemm_pageable() { gemm_run c_gemm_pageable false pageable; }
+
+part_d_planted() {
+  if [[ ! -x $ROOT/scripts/check-planted.sh ]]; then
+    echo "RESULT: FAIL scripts/check-planted.sh has not landed"
+    return 1
+  fi
+  # The injection library's own libraries (inject_lib) for the traced program; MM_LD for mmprof.
+  LD_LIBRARY_PATH=$WORK/inject_lib "$ROOT/scripts/check-planted.sh" "$WORK/planted"
+  local rc=$?
+  cp -r "$WORK/planted" "$RUNS/" 2>/dev/null
+  if ((rc == 0)); then echo "RESULT: PASS planted idle within 2% ($(tail -n 3 "$OUT/d_planted.log" | tr '\n' ' '))"
+  else echo "RESULT: FAIL check-planted.sh exit $rc"; fi
+  return $rc
+}
+
+part_e_pytorch() {
+  if [[ ! -f $INJECT ]]; then
+    echo "RESULT: FAIL the injection library was not carried"
+    return 1
+  fi
+  cat >"$WORK/torch_job.py" <<'PY'
+# An unmodified-style PyTorch job: host->device copies (pinned and pageable) and matmuls.
+import time, torch
+assert torch.cuda.is_available(), "torch sees no GPU"
+x_pinned = torch.randn(64, 3, 224, 224).pin_memory()
+x_pageable = torch.randn(64, 3, 224, 224)
+w = torch.randn(4096, 4096, device="cuda", dtype=torch.float16)
+for i in range(20):
+    a = x_pinned.cuda(non_blocking=True) if i % 2 == 0 else x_pageable.cuda()
+    h = a.reshape(64, -1)[:, :4096].half()
+    for _ in range(10):
+        h = h @ w
+    torch.cuda.synchronize()
+    time.sleep(0.005)  # a planted host gap per iteration
+print("job done:", float(h.float().abs().mean()))
+PY
+  local events=$WORK/torch-events.jsonl
+  # libtorch_cuda maps the wheel's libcupti.so.13 at `import torch`; the injection library then
+  # gets that copy by soname (ours in inject_lib is only the fallback).
+  CUDA_INJECTION64_PATH=$INJECT MMPROF_GPU_EVENTS=$events LD_LIBRARY_PATH=$WORK/inject_lib \
+    python3 "$WORK/torch_job.py"
+  local rc=$?
+  echo "python exit $rc"
+  if [[ ! -s $events ]]; then
+    echo "RESULT: FAIL the injection library wrote no events (python exit $rc)"
+    return 1
+  fi
+  ls -l "$events" && head -c 600 "$events" && echo
+  cp "$events" "$RUNS/" 2>/dev/null
+  mm inspect "$events" || rc=1
+  python3 - "$events" <<'PY' || rc=1
+import json, sys, collections
+lines = open(sys.argv[1]).read().splitlines()
+head = json.loads(lines[0]); ev = [json.loads(l) for l in lines[1:]]
+c = collections.Counter((e["kind"], e.get("copy")) for e in ev)
+print("header", head); print("counts", dict(c))
+h2d = [e for e in ev if e.get("copy") == "h2d"]
+for pinned in (True, False):
+    sel = [e for e in h2d if e.get("pinned") == pinned and e["end_ns"] > e["start_ns"]]
+    b = sum(e["bytes"] for e in sel); t = sum(e["end_ns"] - e["start_ns"] for e in sel)
+    print(f"h2d pinned={pinned}: {len(sel)} copies, {b/1e6:.1f} MB, {b/1e3/t if t else float('nan'):.0f} MB/s")
+kernels = sum(1 for e in ev if e["kind"] == "kernel")
+assert head.get("events") == len(ev), "event count mismatch (truncated file)"
+assert kernels >= 200, f"expected >= 200 matmul kernels, got {kernels}"
+assert len(h2d) >= 20, f"expected >= 20 H2D copies, got {len(h2d)}"
+PY
+  if ((rc == 0)); then echo "RESULT: PASS $(grep '^h2d pinned=True' "$OUT/e_pytorch.log" | head -n1)"
+  else echo "RESULT: FAIL injection on PyTorch (see log)"; fi
+  return $rc
+}
+
+part_f_trace() {
+  if ! mm trace --help >/dev/null 2>&1; then
+    echo "RESULT: FAIL mmprof trace has not landed"
+    return 1
+  fi
+  mm trace --data "$DATA/files" --set step.kind=gemm --set step.ms=20 --set loader.pin_memory=true \
+    $RUN_SETTINGS --out "$RUNS/f_trace"
+  local rc=$?
+  python3 - "$RUNS/f_trace/trace.json" <<'PY' || rc=1
+import json, sys, collections
+t = json.load(open(sys.argv[1]))
+ev = t["traceEvents"] if isinstance(t, dict) else t
+c = collections.Counter(e.get("ph") for e in ev)
+names = collections.Counter(e.get("cat", "") for e in ev)
+print("events by phase type", dict(c)); print("by category", dict(names.most_common(12)))
+# docs/trace.md: GPU activity is on processes named "GPU d"; otherData counts it.
+gpu_pids = {e["pid"] for e in ev if e.get("ph") == "M" and e.get("name") == "process_name" and e["args"]["name"].startswith("GPU ")}
+gpu = collections.Counter(e.get("cat") for e in ev if e.get("ph") == "X" and e.get("pid") in gpu_pids)
+print("GPU events by kind", dict(gpu), "otherData", t.get("otherData"))
+assert t["otherData"]["gpu_events"] > 0 and gpu["kernel"] > 0, "no GPU kernels in the trace"
+assert any(e.get("args", {}).get("copy") == "h2d" for e in ev if e.get("pid") in gpu_pids), "no H2D copy in the trace"
+PY
+  ls -l "$RUNS/f_trace" 2>/dev/null
+  if ((rc == 0)); then echo "RESULT: PASS trace.json with GPU events"
+  else echo "RESULT: FAIL mmprof trace exit/check $rc"; fi
+  return $rc
+}
+
+# The torch plugin builds in the background from the start (16 cores), part g only waits for it.
+# Compiled directly against the wheel's headers and libraries (no CMake package lookup, which
+# needs a matching CUDA toolkit layout); libtorch_cuda is linked with --no-as-needed, or the CUDA
+# backend would not be registered and torch::cuda::is_available() would say false.
+build_torch_plugin() {
+  local torch_dir abi
+  torch_dir=$(python3 -c 'import torch, os; print(os.path.dirname(torch.__file__))') || return 1
+  abi=$(python3 -c 'import torch; print(int(torch.compiled_with_cxx11_abi()))') || return 1
+  echo "torch at $torch_dir, _GLIBCXX_USE_CXX11_ABI=$abi"
+  mkdir -p "$WORK/torch_plugin"
+  ${CXX:-g++} -std=c++17 -O2 -fPIC -shared -fvisibility=hidden -D_GLIBCXX_USE_CXX11_ABI="$abi" \
+    -I"$ROOT/src" -isystem "$torch_dir/include" \
+    -isystem "$torch_dir/include/torch/csrc/api/include" \
+    "$ROOT/src/step/torch/torch_step.cpp" -o "$WORK/torch_plugin/libmmprof_torch_step.so" \
+    -L"$torch_dir/lib" -Wl,-rpath,"$torch_dir/lib" -Wl,--no-as-needed -ltorch_cuda -lc10_cuda \
+    -Wl,--as-needed -ltorch -ltorch_cpu -lc10 -Wl,--no-undefined
+}
+export -f build_torch_plugin
+
+part_g_torch() {
+  echo "== plugin build log"
+  while [[ ! -f $WORK/torch_plugin.done ]] && kill -0 "$TORCH_BUILD_PID" 2>/dev/null; do sleep 2; done
+  cat "$WORK/torch_plugin.log" 2>/dev/null | tail -n 30
+  local so=$WORK/torch_plugin/libmmprof_torch_step.so
+  if [[ ! -f $so ]]; then
+    echo "RESULT: FAIL the torch plugin did not build against this machine's libtorch"
+    return 1
+  fi
+  MMPROF_TORCH_PLUGIN=$so mm baseline --data "$DATA/files" --set step.kind=torch \
+    --set step.device=cuda --set loader.pin_memory=true $RUN_SETTINGS --out "$RUNS/g_torch"
+  local rc=$?
+  python3 -c '
+import json, sys; s = json.load(open(sys.argv[1] + "/summary.json"))
+print("e2e samples/s", s["throughput"]["end_to_end"]["samples_per_s"], "compute", s["throughput"]["compute"]["samples_per_s"], "stall", s.get("stall_fraction"))
+print("gpu", json.dumps(s.get("gpu"))[:800], s.get("gpu_unavailable"))' "$RUNS/g_torch" || rc=1
+  if ((rc == 0)); then echo "RESULT: PASS torch step on cuda, $(grep '^e2e' "$OUT/g_torch.log" | head -n1)"
+  else echo "RESULT: FAIL torch step on cuda (exit $rc)"; fi
+  return $rc
+}
+
+export -f part_a_env gemm_run part_b_gemm_pinned part_c_gemm_pageable part_d_planted \
+  part_e_pytorch part_f_trace part_g_torch
+
+# ---- driver --------------------------------------------------------------------------------------
+results=()
+run_part() {  # name timeout_s
+  local name=$1 limit=$2 log=$OUT/$1.log
+  local left=$((budget - (SECONDS - t_begin)))
+  if ((left < 15)); then
+    echo "RESULT: SKIP the time budget (${budget}s) is spent" >>"$log"
+    results+=("SKIP $name: time budget spent")
+    return
+  fi
+  ((limit > left)) && limit=$left
+  local t0=$SECONDS
+  echo "== $name (timeout ${limit}s)"
+  timeout -k 10 "$limit" bash -c "part_$name" >>"$log" 2>&1
+  local rc=$?
+  ((rc == 124 || rc == 137)) && echo "RESULT: FAIL timed out after ${limit}s" >>"$log"
+  local line
+  line=$(grep '^RESULT:' "$log" | tail -n1)
+  results+=("$(printf '%-16s %4ss  %s' "$name" $((SECONDS - t0)) "${line#RESULT: }")")
+  echo "   ${line:-RESULT: FAIL no result line (exit $rc)}"
+}
+
+rm -f "$OUT"/[a-g]_*.log "$OUT/runs.tar.gz"
+setup >"$OUT/a_env.log" 2>&1
+setup_rc=$?
+cat "$OUT/a_env.log"
+if ((setup_rc == 0)); then
+  (build_torch_plugin >"$WORK/torch_plugin.log" 2>&1; touch "$WORK/torch_plugin.done") &
+  export TORCH_BUILD_PID=$!
+  run_part a_env 120
+  run_part b_gemm_pinned 75
+  run_part c_gemm_pageable 75
+  run_part d_planted 60
+  run_part e_pytorch 90
+  run_part f_trace 60
+  run_part g_torch 150
+  kill "$TORCH_BUILD_PID" 2>/dev/null
+else
+  for p in a_env b_gemm_pinned c_gemm_pageable d_planted e_pytorch f_trace g_torch; do
+    echo "RESULT: FAIL setup failed (see a_env.log)" >>"$OUT/$p.log"
+    results+=("$p  FAIL setup failed")
+  done
+fi
+tar -C "$WORK" -czf "$OUT/runs.tar.gz" runs 2>/dev/null
+echo
+echo "== device-check summary ($((SECONDS - t_begin)) s, results in $OUT)"
+printf '%s\n' "${results[@]}"
+exit 0

@@ -1,0 +1,125 @@
+#include "cli/ab.hpp"
+
+#include <fmt/chrono.h>
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+
+#include "experiment/ab.hpp"
+#include "experiment/ab_output.hpp"
+#include "experiment/content_check.hpp"
+#include "experiment/trial_process.hpp"
+#include "mmprof/error.hpp"
+#include "probe/clock.hpp"
+
+namespace mmprof::cli {
+namespace {
+
+std::string utc_now() {
+  return fmt::format(
+      "{:%Y-%m-%dT%H:%M:%SZ}",
+      fmt::gmtime(std::chrono::system_clock::to_time_t(std::chrono::system_clock::now())));
+}
+
+// A resolved configuration (the base file, --data, then overrides), errors naming `what`.
+ResolvedRun resolve_arm(const RunOptions& r, const std::string& what) {
+  try {
+    return resolve_run(r);
+  } catch (const Error& e) {
+    throw UsageError(fmt::format("{}: {}", what, e.what()));
+  }
+}
+
+// Each factor value alone over the base, so that a bad key or value is named as the user wrote it.
+void check_factors(const ExperimentDesign& d, const nlohmann::json& base_tree) {
+  for (const auto& f : d.factors) {
+    for (const auto& v : f.values) {
+      nlohmann::json tree = base_tree;
+      try {
+        apply_override(tree, f.key + "=" + v);
+        resolve_config(tree);
+      } catch (const Error& e) {
+        throw UsageError(fmt::format("--factor {}={}: {}", f.key, v, e.what()));
+      }
+    }
+  }
+}
+
+}  // namespace
+
+void setup_ab(CLI::App& app, AbCliOptions& o) {
+  add_run_options(app, o.run);
+  app.add_option("--experiment,-e", o.experiment_file,
+                 "Experiment YAML file (config, data, set, factors, preserving, rounds, seed, "
+                 "cache, warmup_s)");
+  app.add_option("--factor,-f", o.factors,
+                 "KEY=V1,V2[,...]: V1 is the base's value, every other value one arm")
+      ->allow_extra_args(false);
+  app.add_option("--preserving", o.preserving,
+                 "Declare KEY content-preserving: its arms must deliver the base's batch digests")
+      ->allow_extra_args(false);
+  app.add_option("--rounds,-r", o.rounds,
+                 "Rounds (every arm once per round; at least 6, default 10)");
+  app.add_option("--seed", o.seed, "Seed of the arm order in each round (default 1)");
+  app.add_option("--cache", o.cache, "Page-cache regime: warm (default) or cold (root only)");
+  app.add_option("--warmup-s", o.warmup_s, "Warm-up of each phase of a trial, seconds (default 1)");
+}
+
+ExperimentSpec experiment_spec(const AbCliOptions& o) {
+  ExperimentSpec s;
+  if (!o.experiment_file.empty()) {
+    s = load_experiment_file(o.experiment_file);
+  } else if (o.factors.empty()) {
+    s = default_experiment();
+  }
+  if (!o.run.config_file.empty()) s.config_file = o.run.config_file;
+  if (!o.run.data.empty()) s.data = o.run.data;
+  s.sets.insert(s.sets.end(), o.run.sets.begin(), o.run.sets.end());
+  s.factors.insert(s.factors.end(), o.factors.begin(), o.factors.end());
+  s.preserving.insert(s.preserving.end(), o.preserving.begin(), o.preserving.end());
+  if (o.rounds) s.rounds = *o.rounds;
+  if (o.seed) s.seed = *o.seed;
+  if (o.cache) s.cache = *o.cache;
+  if (o.warmup_s) s.warmup_s = *o.warmup_s;
+  return s;
+}
+
+int run_ab_command(const AbCliOptions& o, const std::vector<std::string>& argv) {
+  const ExperimentDesign d = make_design(experiment_spec(o), host_memory_mb());
+  check_cache_regime(d.cache);
+  AbOptions a;
+  a.out = o.run.out.empty() ? default_out_dir("ab") : o.run.out;
+  a.self = self_executable();
+  a.argv = argv;
+  a.progress = true;
+  RunOptions base_only;
+  base_only.config_file = d.spec.config_file;
+  base_only.data = d.spec.data;
+  base_only.sets = d.spec.sets;
+  check_factors(d, resolve_arm(base_only, "the base (--config, --data, --set)").tree);
+  for (const auto& arm : d.arms) {
+    RunOptions r_opts = base_only;
+    r_opts.sets = arm.overrides;
+    ResolvedRun r = resolve_arm(r_opts, "arm " + arm.id);
+    if (a.arm_configs.empty()) a.base_tree = r.tree;
+    a.arm_configs.push_back(r.config);
+  }
+  const Dataset dataset = open_dataset(a.arm_configs[0]);
+  std::map<size_t, double> psnr;
+  for (size_t i = 0; i < d.arms.size(); ++i)
+    if (d.arms[i].content == ContentKind::lossy)
+      psnr[i] = batches_psnr(a.arm_configs[0], a.arm_configs[i], dataset, d.psnr_batches);
+  TrialHooks hooks;
+  hooks.run = run_child;
+  hooks.prepare_cache = [&] { prepare_cache(d.cache, dataset); };
+  hooks.now_ns = monotonic_ns;
+  hooks.utc_now = utc_now;
+  const auto experiment = run_ab(d, a, psnr, hooks);
+  std::fputs(matrix_md(experiment).c_str(), stdout);
+  std::printf("experiment directory: %s\n", std::filesystem::absolute(a.out).c_str());
+  return 0;
+}
+
+}  // namespace mmprof::cli

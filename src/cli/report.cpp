@@ -1,0 +1,107 @@
+#include "cli/report.hpp"
+
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "cli/common.hpp"
+#include "mmprof/error.hpp"
+#include "report/defaults.hpp"
+#include "report/knowledge_base.hpp"
+#include "report/report_builder.hpp"
+#include "report/writers.hpp"
+#include "rundir/run_files.hpp"
+
+namespace mmprof::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using report::InputKind;
+
+std::string read_option_file(const std::string& path, const char* option) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(fmt::format("{} {}: cannot read the file", option, path));
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+report::RunData load_compare_run(const std::string& dir) {
+  if (report::input_kind(dir) != InputKind::run)
+    throw UsageError(fmt::format(
+        "--compare {}: an experiment directory; compare takes two run directories", dir));
+  return report::load_run(dir);
+}
+
+report::ReportInputs load_inputs(const ReportCliOptions& o, const std::vector<std::string>& dirs) {
+  report::ReportInputs in;
+  in.knowledge_base =
+      o.knowledge_base.empty()
+          ? report::parse_knowledge_base(report::default_knowledge_base_yaml(),
+                                         "embedded configs/report/knowledge-base.yaml")
+          : report::parse_knowledge_base(read_option_file(o.knowledge_base, "--kb"),
+                                         o.knowledge_base);
+  const bool embedded = o.gate.empty() || o.gate == "default";
+  in.criteria_name = embedded ? "embedded configs/report/criteria.yaml" : o.gate;
+  in.criteria = report::parse_criteria(
+      embedded ? report::default_criteria_yaml() : read_option_file(o.gate, "--gate"),
+      in.criteria_name);
+  in.gated = !o.gate.empty();
+  for (const auto& d : dirs) {
+    if (report::input_kind(d) == InputKind::run) {
+      in.runs.push_back(report::load_run(d));
+    } else {
+      in.experiments.push_back(report::load_experiment(d));
+    }
+  }
+  if (!o.compare.empty())
+    in.compare.emplace(load_compare_run(o.compare[0]), load_compare_run(o.compare[1]));
+  return in;
+}
+
+}  // namespace
+
+void setup_report(CLI::App& app, ReportCliOptions& o) {
+  app.add_option("dirs", o.inputs,
+                 "Run directories (mmprof baseline) and/or experiment directories (mmprof ab); "
+                 "default: the latest under runs/");
+  app.add_option("--out,-o", o.out,
+                 "Where report.md, report.html and report.json go (default: the one input "
+                 "directory, else runs/report-<time>)");
+  app.add_option("--gate", o.gate,
+                 "Criteria YAML (or 'default' for configs/report/criteria.yaml): exit 0 pass, 1 "
+                 "regression or rollback, 2 inconclusive (gate.inconclusive_exit)");
+  app.add_option("--compare", o.compare, "Compare two runs: BASE_RUN NEW_RUN")->expected(2);
+  app.add_option("--kb", o.knowledge_base,
+                 "Knowledge base YAML (default: the embedded configs/report/knowledge-base.yaml)");
+}
+
+int run_report_command(const ReportCliOptions& o) {
+  std::vector<std::string> dirs = o.inputs;
+  if (dirs.empty() && o.compare.empty()) {
+    dirs.push_back(report::latest_input(o.runs_root).string());
+    std::fprintf(stderr, "mmprof: reporting on the latest input, %s\n", dirs.back().c_str());
+  }
+  const report::ReportInputs in = load_inputs(o, dirs);
+  const nlohmann::json r = report::build_report(in);
+  const fs::path out = !o.out.empty() ? fs::path(o.out)
+                       : dirs.size() == 1 && o.compare.empty()
+                           ? fs::path(dirs[0])
+                           : fs::path(default_out_dir("report"));
+  std::error_code ec;
+  fs::create_directories(out, ec);
+  if (ec)
+    throw InputError(
+        fmt::format("--out {}: cannot create the directory: {}", out.string(), ec.message()));
+  write_json_atomic(out / "report.json", r);
+  write_file_atomic(out / "report.md", report::render_markdown(r));
+  write_file_atomic(out / "report.html", report::render_html(r));
+  std::printf("report: %s/report.{md,html,json}\n", out.c_str());
+  std::printf("%s\n", r["gate"]["reason"].get<std::string>().c_str());
+  return in.gated ? r["gate"]["exit_code"].get<int>() : 0;
+}
+
+}  // namespace mmprof::cli

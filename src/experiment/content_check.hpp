@@ -1,0 +1,39 @@
+#pragma once
+// Correctness checks of `mmprof ab`: batch digest sequences (digests.csv of each trial) for
+// content-preserving factors, and PSNR of decoded batches for lossy ones.
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <utility>
+
+#include "mmprof/config.hpp"
+#include "mmprof/dataset.hpp"
+
+namespace mmprof {
+
+// (phase, batch_id) -> batch digest, as a trial's digests.csv recorded them.
+using DigestMap = std::map<std::pair<std::string, uint64_t>, uint64_t>;
+
+// Reads RUN/digests.csv; an absent file gives an empty map. Throws InputError on a bad row.
+DigestMap read_digests(const std::filesystem::path& run_dir);
+
+struct DigestComparison {
+  size_t compared = 0, mismatched = 0;
+  std::string first_mismatch;  // "phase P batch B" of the first differing batch
+};
+
+// Compares the batches both trials delivered (warm-up lengths differ between trials, so only
+// the common (phase, batch_id) pairs are compared).
+DigestComparison compare_digests(const DigestMap& base, const DigestMap& arm);
+
+// Peak signal-to-noise ratio of two 8-bit buffers in dB (infinity when identical).
+double psnr_u8(const uint8_t* a, const uint8_t* b, size_t n);
+
+// Builds the first `batches` batches of `base` and `arm` in this process (no worker processes,
+// uint8 tensors, same seed) and returns the PSNR of their image and video tensors together.
+// Throws RunError when the batches do not have the same shape.
+double batches_psnr(const Config& base, const Config& arm, const Dataset& dataset, int batches);
+
+}  // namespace mmprof

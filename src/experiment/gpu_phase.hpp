@@ -1,0 +1,103 @@
+#pragma once
+// The GPU side of a baseline's end-to-end phase (issue 4): CUPTI tracing over the phase, the
+// measured steps' windows and the consumer's waits inside them, and the batches' host-to-device
+// copies timed with CUDA events; at the end, summary.json's `gpu` block.
+//
+// For the trace writer (mmprof trace): after stop(), GpuPhase::trace().events holds every GPU
+// activity of the phase (kernels, memcpy with copy kind and pinned flag, memset, synchronisation)
+// as GpuEvents on CLOCK_MONOTONIC, and steps()/waits() the host windows they were attributed to.
+// The H2D copies and the compute are the memcpy (copy == h2d) and kernel events there.
+#include <cstdint>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gpu/gpu_event.hpp"
+#include "gpu/gpu_timeline.hpp"
+#include "gpu/h2d_copy.hpp"
+#include "mmprof/config.hpp"
+#include "mmprof/loader.hpp"
+
+namespace mmprof {
+
+// True when the run's step uses the GPU: step.kind=gemm, or step.device cuda / cuda:N.
+bool step_uses_gpu(const StepConfig& step);
+
+// Event-based H2D figures: per-copy bandwidth (bytes / event elapsed) over the measured copies.
+struct H2DCopyStats {
+  int64_t copies = 0, pinned_copies = 0;
+  uint64_t bytes = 0;
+  double ms = 0;                          // summed copy time
+  std::vector<double> per_copy_mb_per_s;  // one per copy
+};
+H2DCopyStats h2d_copy_stats(const std::vector<gpu::H2DCopy>& copies);
+
+// What CUPTI tracing produced, or why it did not.
+struct GpuTraceResult {
+  std::optional<std::string> unavailable;  // set when CUPTI could not trace
+  std::vector<gpu::GpuEvent> events;
+  uint64_t dropped_records = 0, incomplete_records = 0;
+  std::string clock_method;
+};
+
+// summary.json's `gpu` block (pure). Fractions are of the union of the measured steps' windows;
+// idle and busy figures are null when tracing was unavailable (its reason under cupti).
+nlohmann::json gpu_block(const GpuTraceResult& trace, const std::vector<gpu::Interval>& steps,
+                         const std::vector<gpu::Interval>& waits,
+                         const std::vector<gpu::H2DCopy>& copies);
+
+namespace gpu {
+class GpuTracer;
+}
+
+// What one step's micro-batches contribute to the GPU figures.
+struct StepGpuRecord {
+  std::vector<gpu::Interval> waits;
+  std::vector<gpu::H2DCopy> copies;
+  // The consumer's wait for `batch` ([ready_ns - wait_ms, ready_ns]) and the copy a GPU step made
+  // of it (nullopt when none).
+  void add(const Batch& batch, const std::optional<gpu::H2DCopy>& copy);
+  // Summed copy time in ms; NaN without copies.
+  double h2d_ms() const noexcept;
+};
+
+// Collects the end-to-end phase's GPU figures for BaselineRun.
+class GpuPhase {
+ public:
+  explicit GpuPhase(const StepConfig& step);
+  ~GpuPhase();
+  GpuPhase(const GpuPhase&) = delete;
+  GpuPhase& operator=(const GpuPhase&) = delete;
+
+  // Throws UnavailableError ("<step> is unavailable: <reason>") when the step uses the GPU and
+  // none is usable. Asks the CUDA runtime only (no context), as the loader's pin setup does.
+  void require_gpu() const;
+  // Starts CUPTI tracing when the step uses the GPU. Called after the step exists, so the CUDA
+  // context is made in the main process after the workers were forked (DESIGN.md).
+  void start();
+  // One measured step: its window, the consumer's waits inside it, the batches' H2D copies.
+  // Ignored unless start() was called.
+  void add_step(gpu::Interval step, const StepGpuRecord& record);
+  // Stops tracing and keeps the events; idempotent.
+  void stop();
+  // summary["gpu"] (the block, or null) and summary["gpu_unavailable"] (why it is null, or null).
+  void write_into(nlohmann::json& summary) const;
+
+  const GpuTraceResult& trace() const noexcept { return trace_; }
+  const std::vector<gpu::Interval>& steps() const noexcept { return steps_; }
+  const std::vector<gpu::Interval>& waits() const noexcept { return waits_; }
+
+ private:
+  bool used_;
+  std::string what_;      // "step.kind=gemm" or "step.device=cuda", for messages
+  std::string not_used_;  // why the run has no GPU block when !used_
+  bool started_ = false;
+  std::unique_ptr<gpu::GpuTracer> tracer_;
+  GpuTraceResult trace_;
+  std::vector<gpu::Interval> steps_, waits_;
+  std::vector<gpu::H2DCopy> copies_;
+};
+
+}  // namespace mmprof

@@ -1,0 +1,244 @@
+#include "report/analysis.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+
+#include "report/json_access.hpp"
+
+namespace mmprof::report {
+namespace {
+
+using nlohmann::json;
+
+double ratio_or_zero(std::optional<double> a, std::optional<double> b) {
+  return a && b && *b > 0 ? *a / *b : 0.0;
+}
+
+// The stage, among `per_batch`, with the largest cost (ties: the earlier stage).
+std::string largest(const json& per_batch) {
+  std::string best;
+  double best_ms = -1;
+  for (const auto& [stage, ms] : per_batch.items()) {
+    if (ms.is_number() && ms.get<double>() > best_ms) {
+      best = stage;
+      best_ms = ms.get<double>();
+    }
+  }
+  return best;
+}
+
+int worker_count(const json& manifest) {
+  return std::max(1,
+                  static_cast<int>(number_at(manifest, "/config/loader/num_workers").value_or(1)));
+}
+
+}  // namespace
+
+std::string input_bound_level(double stall) {
+  if (stall < kModeratelyInputBound) return "not";
+  if (stall < kHighlyInputBound) return "moderately";
+  return "highly";
+}
+
+json classify(const json& s) {
+  json c;
+  const auto stall = number_at(s, "/stall_fraction");
+  const auto step = number_at(s, "/latency_ms/step/mean");
+  const double compute_share = ratio_or_zero(number_at(s, "/latency_ms/compute/mean"), step);
+  const auto h2d = number_at(s, "/latency_ms/h2d/mean");
+  c["stall_fraction"] = or_null(stall);
+  c["compute_share"] = step ? json(compute_share) : json(nullptr);
+  c["h2d_share"] = h2d && step ? json(ratio_or_zero(h2d, step)) : json(nullptr);
+  c["thresholds"] = {{"moderately_input_bound", kModeratelyInputBound},
+                     {"highly_input_bound", kHighlyInputBound},
+                     {"transfer_bound_h2d_share", kTransferBoundShare}};
+  if (!stall) {
+    c["primary"] = "pipeline-only";
+    c["input_bound"] = nullptr;
+    c["why"] = "no end-to-end phase (step.kind none): only the pipeline's own rate is known";
+    return c;
+  }
+  const std::string level = input_bound_level(*stall);
+  c["input_bound"] = level;
+  if (level != "not") {
+    c["primary"] = "input-bound";
+    c["why"] = fmt::format(
+        "the step waited for data {:.1f} % of its time ({} input-bound: >= {:.0f} %)", 100 * *stall,
+        level, 100 * (level == "highly" ? kHighlyInputBound : kModeratelyInputBound));
+  } else if (h2d && ratio_or_zero(h2d, step) >= kTransferBoundShare) {
+    c["primary"] = "transfer-bound";
+    c["why"] = fmt::format("host-to-device copies take {:.1f} % of the step (>= {:.0f} %)",
+                           100 * ratio_or_zero(h2d, step), 100 * kTransferBoundShare);
+  } else {
+    c["primary"] = "compute-bound";
+    c["why"] = fmt::format(
+        "the step waited for data only {:.1f} % of its time (< {:.0f} %); compute takes {:.1f} %",
+        100 * *stall, 100 * kModeratelyInputBound, 100 * compute_share);
+  }
+  return c;
+}
+
+json prediction(const json& s) {
+  const auto predicted = number_at(s, "/throughput/predicted_end_to_end/samples_per_s");
+  const auto measured = number_at(s, "/throughput/end_to_end/samples_per_s");
+  json p = {{"predicted_samples_per_s", or_null(predicted)},
+            {"measured_samples_per_s", or_null(measured)},
+            {"ratio", nullptr},
+            {"interference", nullptr}};
+  if (predicted && measured && *predicted > 0) {
+    p["ratio"] = *measured / *predicted;
+    p["interference"] = *measured / *predicted < kInterferenceRatio;
+  }
+  return p;
+}
+
+json attribute_stages(const json& s, const json& manifest) {
+  const double batch = number_at(manifest, "/config/loader/batch_size").value_or(1);
+  const double workers = worker_count(manifest);
+  json per_batch = json::object();
+  // Per-sample stages run in parallel in the workers: their cost per delivered batch is
+  // batch_size x mean / workers. Collate is per batch, in the worker too.
+  for (const char* stage : {"read", "decode", "augment"}) {
+    const auto mean = number_at(s, fmt::format("/latency_ms/stages/{}/mean", stage));
+    per_batch[stage] = mean ? json(*mean * batch / workers) : json(nullptr);
+  }
+  const auto collate = number_at(s, "/latency_ms/stages/collate/mean");
+  per_batch["collate"] = collate ? json(*collate / workers) : json(nullptr);
+  // Pin and H2D run in the main process, one batch after the other.
+  per_batch["pin"] = or_null(number_at(s, "/latency_ms/stages/pin/mean"));
+  const double accum = number_at(manifest, "/config/step/accum_steps").value_or(1);
+  const auto h2d = number_at(s, "/latency_ms/h2d/mean");
+  per_batch["h2d"] = h2d ? json(*h2d / std::max(1.0, accum)) : json(nullptr);
+  // What the stage timers do not explain of the measured batch period: handing batches over
+  // (shared memory ring, queue wake-ups) and workers waiting for a CPU.
+  double explained = 0;
+  for (const char* stage : {"read", "decode", "augment", "collate"})
+    explained += per_batch[stage].is_number() ? per_batch[stage].get<double>() : 0.0;
+  explained =
+      std::max(explained, per_batch["pin"].is_number() ? per_batch["pin"].get<double>() : 0);
+  const auto batches_per_s = number_at(s, "/throughput/pipeline/batches_per_s");
+  per_batch["ipc"] = batches_per_s && *batches_per_s > 0
+                         ? json(std::max(0.0, 1000.0 / *batches_per_s - explained))
+                         : json(nullptr);
+  double total = 0;
+  for (const auto& [stage, ms] : per_batch.items())
+    total += ms.is_number() ? ms.get<double>() : 0.0;
+  json shares = json::object();
+  for (const auto& [stage, ms] : per_batch.items())
+    shares[stage] = ms.is_number() && total > 0 ? json(ms.get<double>() / total) : json(nullptr);
+  json out = {{"per_batch_ms", per_batch},
+              {"shares", shares},
+              {"limit", total > 0 ? json(largest(per_batch)) : json(nullptr)},
+              {"batch_period_ms", batches_per_s ? json(1000.0 / *batches_per_s) : json(nullptr)}};
+  out["basis"] = fmt::format(
+      "pipeline phase; per-sample means x batch_size {} / {} workers; collate / workers; pin and "
+      "h2d serial in main; ipc = measured batch period minus the stages",
+      batch, workers);
+  return out;
+}
+
+namespace {
+
+json cpu_resource(const json& s, const json& m) {
+  const auto used = number_at(s, "/cpu/utilization_cores");
+  auto cores = number_at(s, "/cpu/effective_cores");
+  std::string cores_source = "summary cpu.effective_cores";
+  if (!cores) {
+    cores = number_at(m, "/hardware/cpu/logical_cpus");
+    cores_source = "manifest hardware.cpu.logical_cpus";
+  }
+  json c = {{"utilization_cores", or_null(used)},
+            {"available_cores", or_null(cores)},
+            {"available_source", cores_source}};
+  c["saturated"] = used && cores ? json(*used >= kCpuSaturated * *cores) : json(nullptr);
+  c["idle_cores"] = used && cores ? json(std::max(0.0, *cores - *used)) : json(nullptr);
+  return c;
+}
+
+json storage_resource(const json& s, const json& m) {
+  const auto read = number_at(s, "/io/read_mb_per_s");
+  const auto rchar = number_at(s, "/io/rchar_mb_per_s");
+  const auto probe = number_at(m, "/storage/probe/sequential/mb_per_s");
+  json st = {{"read_mb_per_s", or_null(read)},
+             {"rchar_mb_per_s", or_null(rchar)},
+             {"probe_sequential_mb_per_s", or_null(probe)},
+             {"fs_type", value_at(m, "/storage/fs_type")},
+             {"rotational", value_at(m, "/storage/rotational")}};
+  st["page_cache_share"] = read && rchar && *rchar > 0
+                               ? json(std::clamp(1.0 - *read / *rchar, 0.0, 1.0))
+                               : json(nullptr);
+  if (read && probe && *probe > 0) {
+    st["saturated"] = *read >= kStorageSaturated * *probe;
+  } else {
+    st["saturated"] = nullptr;
+    st["reason"] = probe ? "no storage reads measured (io.read_mb_per_s null)"
+                         : "no storage probe in the manifest (mmprof inspect --probe-storage)";
+  }
+  return st;
+}
+
+json memory_resource(const json& s, const json& m) {
+  const auto peak = number_at(s, "/memory/host_peak_mb");
+  auto total = number_at(s, "/memory/host_total_mb");
+  if (!total) total = number_at(m, "/hardware/memory/total_mb");
+  const auto majflt = number_at(s, "/io/majflt");
+  json mem = {{"host_peak_mb", or_null(peak)},
+              {"host_total_mb", or_null(total)},
+              {"total_pss_peak_mb", or_null(number_at(s, "/memory/total_pss_peak_mb"))},
+              {"majflt", or_null(majflt)},
+              {"minflt_per_sample", or_null(number_at(s, "/io/minflt_per_sample"))}};
+  double swap = number_at(s, "/memory/main/swap_peak_mb").value_or(0);
+  for (const auto& w : value_at(s, "/memory/workers"))
+    swap = std::max(swap, w.value("swap_peak_mb", 0.0));
+  mem["swap_peak_mb"] = swap;
+  mem["pressure"] =
+      peak && total ? json(*peak >= kMemoryPressure * *total || swap > 0 || majflt.value_or(0) > 0)
+                    : json(nullptr);
+  return mem;
+}
+
+// From the GPU's own timeline (CUPTI, docs/metrics.md): idle time while the consumer waited
+// for a batch is the input pipeline's; idle time otherwise is the step's own (launch gaps,
+// synchronisation, another process on the device). Busy = kernels cover >= 90 % of the window.
+json gpu_resource(const json& s, const json& m) {
+  const json& g = s.value("gpu", json(nullptr));
+  if (!g.is_object()) {
+    return {
+        {"measured", false},
+        {"saturated", nullptr},
+        {"reason", s.value("gpu_unavailable", json(string_at(m, "/hardware/gpu_unavailable_reason",
+                                                             "summary.json has no gpu block")))}};
+  }
+  const auto busy = number_at(g, "/kernel_busy_fraction");
+  return {{"measured", true},
+          {"idle_fraction", or_null(number_at(g, "/idle_fraction"))},
+          {"data_wait_idle_fraction", or_null(number_at(g, "/data_wait_idle_fraction"))},
+          {"other_idle_fraction", or_null(number_at(g, "/other_idle_fraction"))},
+          {"kernel_busy_fraction", or_null(busy)},
+          {"saturated", busy ? json(*busy >= kGpuSaturated) : json(nullptr)}};
+}
+
+}  // namespace
+
+json attribute_resources(const json& s, const json& m) {
+  json r = {{"cpu", cpu_resource(s, m)},
+            {"storage", storage_resource(s, m)},
+            {"memory", memory_resource(s, m)},
+            {"gpu", gpu_resource(s, m)}};
+  r["limit"] = "none saturated";
+  const std::array<std::pair<const char*, const char*>, 4> order = {{{"storage", "saturated"},
+                                                                     {"cpu", "saturated"},
+                                                                     {"memory", "pressure"},
+                                                                     {"gpu", "saturated"}}};
+  for (const auto& [resource, flag] : order) {
+    if (r[resource][flag] == true) {
+      r["limit"] = resource;
+      break;
+    }
+  }
+  return r;
+}
+
+}  // namespace mmprof::report

@@ -1,0 +1,50 @@
+#pragma once
+// Analysis of one run directory: pure functions from what the run wrote to findings. Nothing is
+// re-measured; every figure below names the summary key (or file) it comes from.
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+#include "report/inputs.hpp"
+
+namespace mmprof::report {
+
+// TensorFlow Profiler's input-pipeline analyzer: the share of step time spent waiting for
+// input is NOT input-bound below 5 %, MODERATELY below 20 %, HIGHLY from 20 % on
+// (kModeratelyInfeedBoundThresholdInPercent / kHighlyInfeedBoundThresholdInPercent in
+// tensorflow/core/profiler/convert/op_stats_to_input_pipeline_analysis.cc).
+constexpr double kModeratelyInputBound = 0.05;
+constexpr double kHighlyInputBound = 0.20;
+// A run is transfer-bound when host-to-device copies take this share of the step or more.
+constexpr double kTransferBoundShare = 0.20;
+// Measured end to end below this fraction of min(pipeline, compute): the two interfere.
+constexpr double kInterferenceRatio = 0.90;
+// Resource saturation thresholds (fractions of what the machine offers).
+constexpr double kCpuSaturated = 0.85;
+constexpr double kStorageSaturated = 0.80;
+constexpr double kMemoryPressure = 0.90;
+constexpr double kGpuSaturated = 0.90;  // kernels cover this share of the GPU window
+
+// "not" | "moderately" | "highly"
+std::string input_bound_level(double stall_fraction);
+
+// {primary, input_bound, stall_fraction, compute_share, h2d_share, why}. primary is
+// input-bound | transfer-bound | compute-bound, or pipeline-only when no step ran.
+nlohmann::json classify(const nlohmann::json& summary);
+
+// {predicted_samples_per_s, measured_samples_per_s, ratio, interference}; nulls when a phase
+// did not run.
+nlohmann::json prediction(const nlohmann::json& summary);
+
+// Per-batch cost of each stage (read, decode, augment, collate, ipc, pin, h2d) and the stage
+// that limits the pipeline: {per_batch_ms{...}, shares{...}, limit, basis}.
+nlohmann::json attribute_stages(const nlohmann::json& summary, const nlohmann::json& manifest);
+
+// CPU, storage, memory and GPU against what the manifest says the machine has:
+// {cpu{...}, storage{...}, memory{...}, gpu{...}, limit}.
+nlohmann::json attribute_resources(const nlohmann::json& summary, const nlohmann::json& manifest);
+
+// Everything above plus observed facts (each with metric and value) for one run.
+nlohmann::json analyze_run(const RunData& run);
+
+}  // namespace mmprof::report

@@ -1,0 +1,140 @@
+// compare_runs: two single runs (--compare BASE NEW) against the compare criteria. A single run
+// has no repeat to estimate noise from, so the throughput judgement uses the per-step times of
+// both runs (Welch's t interval of the difference of mean step time per sample) and says
+// "inconclusive" when that interval straddles the allowed drop.
+#include <fmt/format.h>
+
+#include <boost/math/distributions/students_t.hpp>
+#include <cmath>
+
+#include "probe/stats.hpp"
+#include "report/criteria.hpp"
+#include "report/json_access.hpp"
+
+namespace mmprof::report {
+namespace {
+
+using nlohmann::json;
+
+// Milliseconds per sample of every measured step of `phase`.
+std::vector<double> ms_per_sample(const CsvTable& steps, const std::string& phase) {
+  const size_t p = steps.require("phase"), ms = steps.require("step_ms");
+  const size_t n = steps.require("samples");
+  std::vector<double> out;
+  for (size_t r = 0; r < steps.size(); ++r) {
+    if (steps.row(r)[p] != phase) continue;
+    const auto t = steps.number(r, ms), k = steps.number(r, n);
+    if (t && k && *k > 0) out.push_back(*t / *k);
+  }
+  return out;
+}
+
+double variance(const std::vector<double>& v, double m) {
+  double s = 0;
+  for (double x : v)
+    s += (x - m) * (x - m);
+  return s / static_cast<double>(v.size() - 1);
+}
+
+}  // namespace
+
+std::optional<std::pair<double, double>> welch_change_pct(const std::vector<double>& a,
+                                                          const std::vector<double>& b) {
+  if (a.size() < 2 || b.size() < 2) return std::nullopt;
+  const double ma = mean(a), mb = mean(b);
+  const double na = static_cast<double>(a.size()), nb = static_cast<double>(b.size());
+  const double va = variance(a, ma) / na, vb = variance(b, mb) / nb;
+  const double se = std::sqrt(va + vb);
+  if (ma <= 0) return std::nullopt;
+  if (se == 0) return std::make_pair(100 * (mb - ma) / ma, 100 * (mb - ma) / ma);
+  const double df = (va + vb) * (va + vb) / (va * va / (na - 1) + vb * vb / (nb - 1));
+  const double t = boost::math::quantile(boost::math::students_t(df), 0.975);
+  return std::make_pair(100 * (mb - ma - t * se) / ma, 100 * (mb - ma + t * se) / ma);
+}
+
+namespace {
+
+json row(const std::string& name, std::optional<double> base, std::optional<double> next,
+         std::optional<double> limit_pct, bool higher_is_worse) {
+  json r = {{"name", name},          {"base", or_null(base)},           {"new", or_null(next)},
+            {"change_pct", nullptr}, {"limit_pct", or_null(limit_pct)}, {"outcome", "pass"}};
+  if (base && next && *base > 0) {
+    const double change = 100 * (*next / *base - 1);
+    r["change_pct"] = change;
+    const double worse = higher_is_worse ? change : -change;
+    if (limit_pct && worse > *limit_pct) r["outcome"] = "regression";
+  }
+  return r;
+}
+
+}  // namespace
+
+// The throughput judgement from the step-time interval: {outcome, reason}.
+std::pair<std::string, std::string> judge_step_time(
+    const std::optional<std::pair<double, double>>& ci, double drop) {
+  if (!ci)
+    return {"inconclusive", "fewer than 2 measured steps on a side: no interval for the step time"};
+  const std::string range =
+      fmt::format("time per sample changed {:+.1f} to {:+.1f} % (95 % CI)", ci->first, ci->second);
+  if (ci->first > drop)
+    return {"regression", fmt::format("{}: slower by more than the allowed {:.0f} %", range, drop)};
+  if (ci->second > drop)
+    return {"inconclusive",
+            fmt::format("{}: cannot rule out more than {:.0f} % slower", range, drop)};
+  return {"pass", fmt::format("{}, within {:.0f} %", range, drop)};
+}
+
+json compare_runs(const RunData& base, const RunData& next, const Criteria& c) {
+  const bool e2e = number_at(base.summary, "/throughput/end_to_end/samples_per_s") &&
+                   number_at(next.summary, "/throughput/end_to_end/samples_per_s");
+  const std::string phase = e2e ? "end_to_end" : "pipeline";
+  const std::string metric = "throughput." + phase + ".samples_per_s";
+  const std::string mp = "/throughput/" + phase + "/samples_per_s";
+  const auto ci =
+      welch_change_pct(ms_per_sample(base.steps, phase), ms_per_sample(next.steps, phase));
+  const auto [step_outcome, step_reason] = judge_step_time(ci, c.compare_max_throughput_drop_pct);
+  json rows = json::array();
+  json throughput = row(metric, number_at(base.summary, mp), number_at(next.summary, mp),
+                        c.compare_max_throughput_drop_pct, false);
+  throughput["outcome"] = step_outcome;  // judged on the step-time interval, not two numbers
+  rows.push_back(throughput);
+  rows.push_back(row("stall_fraction", number_at(base.summary, "/stall_fraction"),
+                     number_at(next.summary, "/stall_fraction"), std::nullopt, true));
+  for (const char* which : {"step", "wait"}) {
+    const std::string p = fmt::format("/latency_ms/{}/p99", which);
+    rows.push_back(row(fmt::format("latency_ms.{}.p99", which), number_at(base.summary, p),
+                       number_at(next.summary, p), c.compare_max_p99_regression_pct, true));
+  }
+  rows.push_back(row(
+      "memory.total_pss_peak_mb", number_at(base.summary, "/memory/total_pss_peak_mb"),
+      number_at(next.summary, "/memory/total_pss_peak_mb"), c.compare_max_memory_growth_pct, true));
+  const auto be = number_at(base.summary, "/errors/count").value_or(0);
+  const auto ne = number_at(next.summary, "/errors/count").value_or(0);
+  json errors = row("errors.count", be, ne, std::nullopt, true);
+  if (ne > be) errors["outcome"] = "regression";
+  rows.push_back(errors);
+
+  json out = {
+      {"base", base.dir.string()}, {"new", next.dir.string()}, {"metric", metric}, {"rows", rows}};
+  out["step_time_ci_pct"] = ci ? json::array({ci->first, ci->second}) : json(nullptr);
+  std::string outcome = step_outcome, reason = step_reason;
+  for (const auto& r : rows) {
+    if (outcome != "regression" && r["outcome"] == "regression") {
+      outcome = "regression";
+      reason = fmt::format("{} went from {:.4g} to {:.4g} ({:+.1f} %, limit {:.0f} %)",
+                           r["name"].get<std::string>(), r["base"].get<double>(),
+                           r["new"].get<double>(), r["change_pct"].get<double>(),
+                           r["limit_pct"].is_number() ? r["limit_pct"].get<double>() : 0.0);
+    }
+  }
+  if (string_at(next.summary, "/status") != "complete") {
+    outcome = "regression";
+    reason = fmt::format("{} did not complete ({})", next.dir.string(),
+                         string_at(next.summary, "/status", "unknown"));
+  }
+  out["outcome"] = outcome;
+  out["reason"] = "compare: " + reason;
+  return out;
+}
+
+}  // namespace mmprof::report

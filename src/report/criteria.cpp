@@ -1,0 +1,265 @@
+#include "report/criteria.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+
+#include "mmprof/error.hpp"
+#include "probe/stats.hpp"
+#include "report/json_access.hpp"
+#include "report/yaml_json.hpp"
+
+namespace mmprof::report {
+namespace {
+
+using nlohmann::json;
+
+// Reads section.key into `out` when present; a wrong type names the key.
+template <typename T>
+void read(const json& j, const std::string& section, const std::string& key, T& out,
+          const std::string& name) {
+  const json v = value_at(j, "/" + section + "/" + key);
+  if (v.is_null()) return;
+  try {
+    out = v.get<T>();
+  } catch (const json::exception&) {
+    throw UsageError(
+        fmt::format("{}: {}.{} has the wrong type ({})", name, section, key, v.dump()));
+  }
+}
+
+void check_keys(const json& j, const std::string& name) {
+  static const std::map<std::string, std::vector<std::string>> known = {
+      {"adopt",
+       {"accepted_verdicts", "min_throughput_gain_pct", "max_p99_regression_pct",
+        "memory_budget_mb", "require_correctness"}},
+      {"compare", {"max_throughput_drop_pct", "max_p99_regression_pct", "max_memory_growth_pct"}},
+      {"run", {"max_stall_fraction"}},
+      {"rollback", {"window", "throughput_drop_pct", "p99_regression_pct"}},
+      {"gate", {"inconclusive_exit"}},
+      {"version", {}}};
+  for (const auto& [section, body] : j.items()) {
+    const auto it = known.find(section);
+    if (it == known.end()) throw UsageError(fmt::format("{}: unknown section '{}'", name, section));
+    if (!body.is_object()) continue;
+    for (const auto& [key, v] : body.items()) {
+      if (std::find(it->second.begin(), it->second.end(), key) == it->second.end())
+        throw UsageError(fmt::format("{}: unknown key '{}.{}'", name, section, key));
+    }
+  }
+}
+
+// Median over the arm's complete trials of trials[].<pointer>.
+std::optional<double> trial_median(const json& experiment, const std::string& arm,
+                                   const std::string& pointer) {
+  std::vector<double> v;
+  for (const auto& t : value_at(experiment, "/trials")) {
+    if (t.value("arm", "") != arm || t.value("status", "") != "complete") continue;
+    if (const auto x = number_at(t, pointer)) v.push_back(*x);
+  }
+  if (v.empty()) return std::nullopt;
+  std::sort(v.begin(), v.end());
+  return quantile_sorted(v, 0.5);
+}
+
+json trigger(const std::string& metric, const char* op, double threshold, const std::string& window,
+             const std::string& why) {
+  return {{"metric", metric},
+          {"condition", op},
+          {"threshold", threshold},
+          {"window", window},
+          {"why", why}};
+}
+
+json rollback_triggers(const json& e, const json& r, const Criteria& c) {
+  json out = json::array();
+  const std::string arm = r.value("arm", "");
+  const std::string metric =
+      string_at(e, "/design/metric/key", "throughput.end_to_end.samples_per_s");
+  if (const auto m = number_at(r, "/arm_median")) {
+    out.push_back(trigger(
+        metric, "<", *m * (1 - c.rollback_throughput_drop_pct / 100), c.rollback_window,
+        fmt::format("{:.0f} % below the adopted arm's median", c.rollback_throughput_drop_pct)));
+  }
+  if (const auto p99 = trial_median(e, arm, "/latency_ms/step_p99")) {
+    out.push_back(trigger(
+        "latency_ms.step.p99", ">", *p99 * (1 + c.rollback_p99_regression_pct / 100),
+        c.rollback_window,
+        fmt::format("{:.0f} % above the adopted arm's step p99", c.rollback_p99_regression_pct)));
+  }
+  if (c.memory_budget_mb) {
+    out.push_back(trigger("memory.total_pss_peak_mb", ">", *c.memory_budget_mb, c.rollback_window,
+                          "the memory budget"));
+  }
+  const double base_errors = trial_median(e, "base", "/errors").value_or(0);
+  out.push_back(trigger("errors.count", ">", base_errors, c.rollback_window,
+                        "more bad samples than the base had"));
+  return out;
+}
+
+// p99 growth of the arm over the base (medians over rounds), or nullopt.
+std::optional<double> p99_growth_pct(const json& e, const std::string& arm, const char* which) {
+  const std::string pointer = fmt::format("/latency_ms/{}_p99", which);
+  const auto a = trial_median(e, arm, pointer), b = trial_median(e, "base", pointer);
+  if (!a || !b || *b <= 0) return std::nullopt;
+  return 100 * (*a / *b - 1);
+}
+
+}  // namespace
+
+const char* to_string(Outcome o) noexcept {
+  switch (o) {
+    case Outcome::pass:
+      return "pass";
+    case Outcome::inconclusive:
+      return "inconclusive";
+    case Outcome::regression:
+      return "regression";
+  }
+  return "?";
+}
+
+Criteria parse_criteria(const std::string& text, const std::string& name) {
+  const json j = yaml_to_json(text, name);
+  if (!j.is_object()) throw UsageError(name + " is not a YAML map of criteria");
+  check_keys(j, name);
+  Criteria c;
+  c.source = j;
+  read(j, "adopt", "accepted_verdicts", c.accepted_verdicts, name);
+  read(j, "adopt", "min_throughput_gain_pct", c.min_throughput_gain_pct, name);
+  read(j, "adopt", "max_p99_regression_pct", c.max_p99_regression_pct, name);
+  double budget = 0;
+  if (!value_at(j, "/adopt/memory_budget_mb").is_null()) {
+    read(j, "adopt", "memory_budget_mb", budget, name);
+    c.memory_budget_mb = budget;
+  }
+  read(j, "adopt", "require_correctness", c.require_correctness, name);
+  read(j, "compare", "max_throughput_drop_pct", c.compare_max_throughput_drop_pct, name);
+  read(j, "compare", "max_p99_regression_pct", c.compare_max_p99_regression_pct, name);
+  read(j, "compare", "max_memory_growth_pct", c.compare_max_memory_growth_pct, name);
+  read(j, "run", "max_stall_fraction", c.run_max_stall_fraction, name);
+  read(j, "rollback", "window", c.rollback_window, name);
+  read(j, "rollback", "throughput_drop_pct", c.rollback_throughput_drop_pct, name);
+  read(j, "rollback", "p99_regression_pct", c.rollback_p99_regression_pct, name);
+  read(j, "gate", "inconclusive_exit", c.inconclusive_exit, name);
+  if (c.inconclusive_exit < 0 || c.inconclusive_exit > 2)
+    throw UsageError(name + ": gate.inconclusive_exit must be 0, 1 or 2");
+  return c;
+}
+
+json decide_experiment(const json& e, const Criteria& c) {
+  json decisions = json::array();
+  for (const auto& r : value_at(e, "/results")) {
+    if (r.value("role", "") != "factor") continue;
+    const std::string arm = r.value("arm", "");
+    const std::string verdict = r.value("verdict", "");
+    std::vector<std::string> regressions, doubts, notes;
+    if (c.require_correctness && value_at(r, "/correctness/ok") == false)
+      regressions.push_back("correctness lost: " +
+                            string_at(r, "/correctness/detail", "check failed"));
+    if (verdict == "INVALID" || verdict == "REJECT")
+      regressions.push_back(fmt::format("ab verdict {}: {}", verdict, r.value("reason", "")));
+    for (const char* which : {"step", "wait"}) {
+      const auto g = p99_growth_pct(e, arm, which);
+      if (g && *g > c.max_p99_regression_pct)
+        regressions.push_back(fmt::format("{} p99 grew {:.1f} % (max {:.0f} %)", which, *g,
+                                          c.max_p99_regression_pct));
+    }
+    const auto pss = trial_median(e, arm, "/pss_peak_mb");
+    if (c.memory_budget_mb && pss && *pss > *c.memory_budget_mb)
+      regressions.push_back(
+          fmt::format("peak PSS {:.0f} MB over the {:.0f} MB budget", *pss, *c.memory_budget_mb));
+    const auto lo = number_at(r, "/ci_pct/0"), hi = number_at(r, "/ci_pct/1");
+    const bool accepted = std::find(c.accepted_verdicts.begin(), c.accepted_verdicts.end(),
+                                    verdict) != c.accepted_verdicts.end();
+    if (verdict == "INCONCLUSIVE")
+      doubts.push_back("ab verdict INCONCLUSIVE: " + r.value("reason", ""));
+    const bool gain = lo && *lo > c.min_throughput_gain_pct;
+    if (!gain && hi && *hi > c.min_throughput_gain_pct && verdict != "REJECT")
+      doubts.push_back(
+          fmt::format("the gain's CI [{:.1f}, {:.1f}] % straddles the required {:.0f} %",
+                      lo.value_or(0), *hi, c.min_throughput_gain_pct));
+    if (!gain)
+      notes.push_back(
+          fmt::format("gain CI lower bound not above {:.0f} %", c.min_throughput_gain_pct));
+    if (!accepted) notes.push_back("verdict " + verdict + " is not an accepted verdict");
+    const Outcome outcome = !regressions.empty() ? Outcome::regression
+                            : !doubts.empty()    ? Outcome::inconclusive
+                                                 : Outcome::pass;
+    const bool adopt = regressions.empty() && doubts.empty() && accepted && gain;
+    json reasons = json::array();
+    for (const auto* list : {&regressions, &doubts, &notes})
+      for (const auto& s : *list)
+        reasons.push_back(s);
+    if (adopt)
+      reasons.push_back(fmt::format("gain CI lower bound {:.1f} % > {:.0f} %, guardrails hold", *lo,
+                                    c.min_throughput_gain_pct));
+    decisions.push_back(
+        {{"arm", arm},
+         {"factor", r.value("factor", json(nullptr))},
+         {"value", r.value("value", json(nullptr))},
+         {"verdict", verdict},
+         {"effect_pct", r.value("effect_pct", json(nullptr))},
+         {"ci_pct", r.value("ci_pct", json(nullptr))},
+         {"base_median", r.value("base_median", json(nullptr))},
+         {"arm_median", r.value("arm_median", json(nullptr))},
+         {"decision", adopt                              ? "adopt"
+                      : outcome == Outcome::inconclusive ? "undecided"
+                                                         : "do not adopt"},
+         {"outcome", to_string(outcome)},
+         {"reason",
+          fmt::format("{}: {}", arm, reasons.empty() ? "" : reasons[0].get<std::string>())},
+         {"reasons", reasons},
+         {"rollback_triggers", adopt ? rollback_triggers(e, r, c) : json::array()}});
+  }
+  return decisions;
+}
+
+json gate_run(const json& analysis, const Criteria& c) {
+  const auto stall = number_at(analysis, "/classification/stall_fraction");
+  const std::string dir = string_at(analysis, "/dir");
+  if (string_at(analysis, "/status") != "complete")
+    return {{"outcome", "regression"},
+            {"reason",
+             fmt::format("run {} did not complete ({})", dir, string_at(analysis, "/status"))}};
+  if (!stall)
+    return {{"outcome", "inconclusive"},
+            {"reason",
+             fmt::format("run {} has no end-to-end phase: no stall fraction to gate on", dir)}};
+  if (*stall > c.run_max_stall_fraction) {
+    return {{"outcome", "regression"},
+            {"reason", fmt::format("run {} waits for data {:.1f} % of the step (max {:.0f} %)", dir,
+                                   100 * *stall, 100 * c.run_max_stall_fraction)}};
+  }
+  return {{"outcome", "pass"},
+          {"reason", fmt::format("run {} waits for data {:.1f} % of the step (max {:.0f} %)", dir,
+                                 100 * *stall, 100 * c.run_max_stall_fraction)}};
+}
+
+Outcome parse_outcome(const std::string& s) {
+  if (s == "regression") return Outcome::regression;
+  if (s == "inconclusive") return Outcome::inconclusive;
+  return Outcome::pass;
+}
+
+GateResult gate(const std::vector<json>& items, const Criteria& c) {
+  Outcome worst = Outcome::pass;
+  const json* first = nullptr;  // the first item with the worst outcome
+  for (const auto& item : items) {
+    const Outcome o = parse_outcome(item.value("outcome", "pass"));
+    if (first == nullptr || o > worst) {
+      worst = o;
+      first = &item;
+    }
+  }
+  GateResult g;
+  g.exit_code = worst == Outcome::regression     ? 1
+                : worst == Outcome::inconclusive ? c.inconclusive_exit
+                                                 : 0;
+  g.reason = first ? fmt::format("{}: {}", to_string(worst), first->value("reason", ""))
+                   : "pass: nothing to gate on";
+  return g;
+}
+
+}  // namespace mmprof::report

@@ -1,0 +1,93 @@
+#include "report/csv_table.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+#include <fstream>
+#include <sstream>
+
+#include "mmprof/error.hpp"
+
+namespace mmprof::report {
+namespace {
+
+// Splits RFC 4180 records: quoted fields may hold commas, doubled quotes and newlines.
+std::vector<std::vector<std::string>> parse_records(std::string_view text) {
+  std::vector<std::vector<std::string>> records;
+  std::vector<std::string> fields(1);
+  bool quoted = false;
+  bool any = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    any = true;
+    if (quoted) {
+      if (c == '"' && i + 1 < text.size() && text[i + 1] == '"') {
+        fields.back() += '"';
+        ++i;
+      } else if (c == '"') {
+        quoted = false;
+      } else {
+        fields.back() += c;
+      }
+    } else if (c == '"') {
+      quoted = true;
+    } else if (c == ',') {
+      fields.emplace_back();
+    } else if (c == '\n') {
+      records.push_back(std::move(fields));
+      fields.assign(1, std::string());
+      any = false;
+    } else if (c != '\r') {
+      fields.back() += c;
+    }
+  }
+  if (any) records.push_back(std::move(fields));
+  return records;
+}
+
+}  // namespace
+
+CsvTable::CsvTable(std::string_view text, std::string name) : name_(std::move(name)) {
+  auto records = parse_records(text);
+  if (records.empty()) throw InputError(fmt::format("{} is empty (no header row)", name_));
+  header_ = std::move(records.front());
+  for (size_t i = 1; i < records.size(); ++i) {
+    // A run interrupted mid-write can leave a short last line: keep only complete rows.
+    if (records[i].size() == header_.size()) rows_.push_back(std::move(records[i]));
+  }
+}
+
+std::optional<size_t> CsvTable::column(std::string_view name) const {
+  const auto it = std::find(header_.begin(), header_.end(), name);
+  if (it == header_.end()) return std::nullopt;
+  return static_cast<size_t>(it - header_.begin());
+}
+
+size_t CsvTable::require(std::string_view name) const {
+  const auto c = column(name);
+  if (!c) throw InputError(fmt::format("{} has no column '{}'", name_, name));
+  return *c;
+}
+
+std::optional<double> CsvTable::number(size_t row, size_t col) const {
+  const std::string& cell = rows_.at(row).at(col);
+  if (cell.empty()) return std::nullopt;
+  double v = 0;
+  const auto [end, ec] = std::from_chars(cell.data(), cell.data() + cell.size(), v);
+  if (ec != std::errc() || end != cell.data() + cell.size()) {
+    throw InputError(fmt::format("{} row {} column '{}': '{}' is not a number", name_, row + 2,
+                                 header_[col], cell));
+  }
+  return v;
+}
+
+CsvTable read_csv(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(fmt::format("cannot read {}", path.string()));
+  std::ostringstream text;
+  text << in.rdbuf();
+  return CsvTable(text.str(), path.string());
+}
+
+}  // namespace mmprof::report

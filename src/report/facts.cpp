@@ -1,0 +1,191 @@
+// analyze_run: the analysis of one run plus its observed facts, each with the metric and value
+// that shows it, and the cross-checks of summary figures against the CSV files.
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "report/analysis.hpp"
+#include "report/json_access.hpp"
+#include "report/series.hpp"
+
+namespace mmprof::report {
+namespace {
+
+using nlohmann::json;
+
+json fact(const std::string& id, const std::string& text, const std::string& metric,
+          const json& value, const std::string& unit) {
+  return {{"id", id}, {"text", text}, {"metric", metric}, {"value", value}, {"unit", unit}};
+}
+
+void throughput_facts(const json& s, const json& prediction, json& facts) {
+  for (const char* phase : {"compute", "pipeline", "end_to_end"}) {
+    const auto v = number_at(s, fmt::format("/throughput/{}/samples_per_s", phase));
+    if (!v) continue;
+    facts.push_back(fact(fmt::format("throughput.{}", phase),
+                         fmt::format("{} phase delivers {:.1f} samples/s", phase, *v),
+                         fmt::format("throughput.{}.samples_per_s", phase), *v, "samples/s"));
+  }
+  if (prediction["ratio"].is_number()) {
+    const double r = prediction["ratio"];
+    // Above the prediction by as much as interference would put it below: not trustworthy.
+    const char* note = prediction["interference"] == true ? ": the pipeline and the step interfere"
+                       : r > 1 / kInterferenceRatio
+                           ? ": above the prediction, so the phases were too short or the "
+                             "machine too noisy to trust it"
+                           : "";
+    facts.push_back(fact(
+        "prediction",
+        fmt::format("measured end to end is {:.0f} % of min(pipeline, compute){}", 100 * r, note),
+        "throughput.end_to_end / throughput.predicted_end_to_end", r, "ratio"));
+  }
+}
+
+void stage_facts(const json& stages, json& facts) {
+  if (!stages["limit"].is_string()) return;
+  const std::string limit = stages["limit"];
+  facts.push_back(fact("stage.limit",
+                       fmt::format("{} costs {:.1f} ms per batch, {:.0f} % of the pipeline's "
+                                   "per-batch time",
+                                   limit, stages["per_batch_ms"][limit].get<double>(),
+                                   100 * stages["shares"][limit].get<double>()),
+                       fmt::format("per_batch_ms.{}", limit), stages["per_batch_ms"][limit],
+                       "ms/batch"));
+}
+
+void resource_facts(const json& r, json& facts) {
+  const json& cpu = r["cpu"];
+  if (cpu["utilization_cores"].is_number() && cpu["available_cores"].is_number()) {
+    facts.push_back(fact(
+        "cpu",
+        fmt::format("the run used {:.2f} of {:.0f} available cores{}",
+                    cpu["utilization_cores"].get<double>(), cpu["available_cores"].get<double>(),
+                    cpu["saturated"] == true ? " (saturated)" : ""),
+        "cpu.utilization_cores", cpu["utilization_cores"], "cores"));
+  }
+  const json& st = r["storage"];
+  if (st["read_mb_per_s"].is_number()) {
+    std::string text =
+        fmt::format("storage delivered {:.1f} MB/s", st["read_mb_per_s"].get<double>());
+    if (st["probe_sequential_mb_per_s"].is_number()) {
+      text += fmt::format(" against a probed {:.0f} MB/s sequential",
+                          st["probe_sequential_mb_per_s"].get<double>());
+    }
+    if (st["page_cache_share"].is_number()) {
+      text += fmt::format("; {:.0f} % of the bytes read came from the page cache",
+                          100 * st["page_cache_share"].get<double>());
+    }
+    facts.push_back(fact("storage", text, "io.read_mb_per_s", st["read_mb_per_s"], "MB/s"));
+  }
+  const json& m = r["memory"];
+  if (m["host_peak_mb"].is_number() && m["host_total_mb"].is_number()) {
+    facts.push_back(fact(
+        "memory",
+        fmt::format("host memory peaked at {:.0f} of {:.0f} MB{}", m["host_peak_mb"].get<double>(),
+                    m["host_total_mb"].get<double>(), m["pressure"] == true ? " (pressure)" : ""),
+        "memory.host_peak_mb", m["host_peak_mb"], "MB"));
+  }
+  const json& g = r["gpu"];
+  if (g["idle_fraction"].is_number()) {
+    facts.push_back(fact(
+        "gpu",
+        fmt::format(
+            "the GPU was idle {:.1f} % of the end-to-end window, {} while the step waited for data",
+            100 * g["idle_fraction"].get<double>(),
+            g["data_wait_idle_fraction"].is_number()
+                ? fmt::format("{:.1f} %", 100 * g["data_wait_idle_fraction"].get<double>())
+                : std::string("n/a")),
+        "gpu.idle_fraction", g["idle_fraction"], "fraction of the GPU window"));
+  }
+  if (m["minflt_per_sample"].is_number()) {
+    facts.push_back(fact("faults",
+                         fmt::format("{:.1f} minor and {} major page faults per sample",
+                                     m["minflt_per_sample"].get<double>(),
+                                     m["majflt"].is_number() && m["majflt"] != 0 ? "some" : "no"),
+                         "io.minflt_per_sample", m["minflt_per_sample"], "faults/sample"));
+  }
+}
+
+void error_facts(const RunData& run, json& facts) {
+  const auto count = number_at(run.summary, "/errors/count").value_or(0);
+  if (count <= 0) return;
+  std::string first;
+  if (!run.errors.empty()) {
+    const json& e = run.errors.front();
+    first = fmt::format(" (first: {} at {}: {})", e.value("key", "?"), e.value("stage", "?"),
+                        e.value("message", "?"));
+  }
+  facts.push_back(fact("errors", fmt::format("{:.0f} bad samples were skipped{}", count, first),
+                       "errors.count", count, "events"));
+}
+
+// Summary figures recomputed from the CSV files: two independent paths to the same number.
+json cross_checks(const RunData& run) {
+  json checks = json::array();
+  auto add = [&](const std::string& what, std::optional<double> summary,
+                 std::optional<double> recomputed) {
+    if (!summary || !recomputed) return;
+    const double tol = 1e-3 * std::max(1.0, std::fabs(*summary));
+    checks.push_back({{"what", what},
+                      {"summary", *summary},
+                      {"recomputed", *recomputed},
+                      {"ok", std::fabs(*summary - *recomputed) <= tol}});
+  };
+  add("stall_fraction vs steps.csv", number_at(run.summary, "/stall_fraction"),
+      stall_from_steps(run.steps, "end_to_end"));
+  for (const char* stage : {"read", "decode", "augment"}) {
+    add(fmt::format("latency_ms.stages.{}.mean vs stages.csv", stage),
+        number_at(run.summary, fmt::format("/latency_ms/stages/{}/mean", stage)),
+        column_mean(run.stages, "pipeline", std::string(stage) + "_ms"));
+  }
+  return checks;
+}
+
+json charts(const RunData& run) {
+  json c;
+  json cdfs = json::array();
+  for (const char* p : {"pipeline", "end_to_end"}) {
+    for (const char* column : {"wait_ms", "step_ms"}) {
+      json points = latency_cdf(run.steps, p, column);
+      if (!points.empty()) cdfs.push_back({{"phase", p}, {"column", column}, {"points", points}});
+    }
+  }
+  c["latency_cdf"] = cdfs;
+  c["memory"] = run.resources ? memory_series(*run.resources) : json::array();
+  return c;
+}
+
+}  // namespace
+
+json analyze_run(const RunData& run) {
+  const json& s = run.summary;
+  json a;
+  a["dir"] = run.dir.string();
+  a["status"] = string_at(s, "/status", "unknown");
+  a["config"] = value_at(run.manifest, "/config");
+  a["classification"] = classify(s);
+  a["prediction"] = prediction(s);
+  a["stages"] = attribute_stages(s, run.manifest);
+  a["resources"] = attribute_resources(s, run.manifest);
+  json facts = json::array();
+  const json& c = a["classification"];
+  if (c["stall_fraction"].is_number()) {
+    facts.push_back(fact("stall", c["why"].get<std::string>(), "stall_fraction",
+                         c["stall_fraction"], "fraction of step time"));
+  }
+  throughput_facts(s, a["prediction"], facts);
+  stage_facts(a["stages"], facts);
+  resource_facts(a["resources"], facts);
+  error_facts(run, facts);
+  a["facts"] = facts;
+  a["cross_checks"] = cross_checks(run);
+  a["slowest_samples"] = slowest_samples(run.stages, "pipeline", 5);
+  json errors = json::array();
+  for (size_t i = 0; i < run.errors.size() && i < 10; ++i)
+    errors.push_back(run.errors[i]);
+  a["errors"] = errors;
+  a["charts"] = charts(run);
+  return a;
+}
+
+}  // namespace mmprof::report

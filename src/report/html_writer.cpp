@@ -1,0 +1,128 @@
+#include <fmt/format.h>
+
+#include "report/document.hpp"
+#include "report/svg_chart.hpp"
+#include "report/text_escape.hpp"
+#include "report/writers.hpp"
+
+namespace mmprof::report {
+namespace {
+
+using nlohmann::json;
+
+// No scripts, fonts or external resources; the policy makes the browser refuse any that a bug
+// might let through.
+constexpr const char* kHead = R"(<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data:">
+<title>mmprof report</title>
+<style>
+body { font-family: sans-serif; max-width: 70em; margin: 1em auto; padding: 0 1em; color: #222; }
+table { border-collapse: collapse; margin: 0.5em 0 1em; }
+th, td { border: 1px solid #ccc; padding: 0.2em 0.5em; text-align: left; vertical-align: top; }
+th { background: #f2f2f2; }
+pre { background: #f6f6f6; padding: 0.5em; overflow-x: auto; }
+figure { margin: 0.5em 0 1.5em; }
+figcaption { font-weight: bold; margin-bottom: 0.3em; }
+.strong { font-weight: bold; }
+</style>
+</head>
+<body>
+)";
+
+// Lines from [{..., points: [[x, y], ...]}], each named by `name`.
+template <typename Name>
+std::vector<Series> series_of(const json& data, Name name) {
+  std::vector<Series> out;
+  for (const auto& s : data) {
+    Series series;
+    series.name = name(s);
+    for (const auto& p : s["points"])
+      series.points.emplace_back(p[0].get<double>(), p[1].get<double>());
+    out.push_back(std::move(series));
+  }
+  return out;
+}
+
+std::string chart_svg(const Chart& c) {
+  if (c.kind == "stages") {
+    std::vector<Bar> bars;
+    for (const auto& [stage, ms] : c.data.items())
+      if (ms.is_number()) bars.push_back({stage, ms.get<double>()});
+    return bars.empty() ? "" : svg_bars(bars, "ms");
+  }
+  if (c.kind == "cdf") {
+    const auto series = series_of(c.data, [](const json& s) {
+      return s["phase"].get<std::string>() + " " + s["column"].get<std::string>();
+    });
+    return series.empty() ? "" : svg_lines(series, "ms", "fraction");
+  }
+  if (c.kind == "memory") {
+    const auto series =
+        series_of(c.data, [](const json& s) { return s["process"].get<std::string>(); });
+    return series.empty() ? "" : svg_lines(series, "seconds since the first sample", "MB");
+  }
+  std::vector<ErrorBar> bars;  // "arms"
+  for (const auto& a : c.data) {
+    ErrorBar b{a["arm"].get<std::string>(), a["median"].get<double>(), std::nullopt, std::nullopt};
+    if (a["low"].is_number() && a["high"].is_number()) b.low = a["low"], b.high = a["high"];
+    bars.push_back(std::move(b));
+  }
+  return bars.empty() ? "" : svg_error_bars(bars, "samples/s");
+}
+
+struct HtmlBlock {
+  std::string& out;
+
+  void operator()(const Paragraph& p) const {
+    out += fmt::format("<p{}>{}</p>\n", p.strong ? " class=\"strong\"" : "", html_escape(p.text));
+  }
+  void operator()(const Table& t) const {
+    out += "<table>\n<tr>";
+    for (const auto& h : t.header)
+      out += "<th>" + html_escape(h) + "</th>";
+    out += "</tr>\n";
+    for (const auto& row : t.rows) {
+      out += "<tr>";
+      for (const auto& cell : row)
+        out += "<td>" + html_escape(cell) + "</td>";
+      out += "</tr>\n";
+    }
+    out += "</table>\n";
+  }
+  void operator()(const CodeLines& c) const {
+    out += "<pre>";
+    for (const auto& l : c.lines)
+      out += html_escape(l) + "\n";
+    out += "</pre>\n";
+  }
+  void operator()(const Links& l) const {
+    out += "<ul>\n";
+    for (const auto& link : l.links)
+      out += fmt::format("<li><a href=\"{}\">{}</a> ({})</li>\n", html_escape(link.url),
+                         html_escape(link.title), html_escape(link.note));
+    out += "</ul>\n";
+  }
+  void operator()(const Chart& c) const {
+    const std::string svg = chart_svg(c);
+    if (svg.empty()) return;
+    out +=
+        "<figure>\n<figcaption>" + html_escape(c.title) + "</figcaption>\n" + svg + "</figure>\n";
+  }
+};
+
+}  // namespace
+
+std::string render_html(const json& report) {
+  std::string out = kHead;
+  for (const auto& section : layout_report(report)) {
+    out += fmt::format("<h{0}>{1}</h{0}>\n", section.level, html_escape(section.title));
+    for (const auto& block : section.blocks)
+      std::visit(HtmlBlock{out}, block);
+  }
+  return out + "</body>\n</html>\n";
+}
+
+}  // namespace mmprof::report

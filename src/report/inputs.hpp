@@ -1,0 +1,43 @@
+#pragma once
+// The report's inputs, read back from disk: run directories (`mmprof baseline`, DESIGN.md) and
+// experiment directories (`mmprof ab`, docs/experiment.md). Reading only: report never re-runs.
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "report/csv_table.hpp"
+
+namespace mmprof::report {
+
+struct RunData {
+  std::filesystem::path dir;
+  nlohmann::json manifest;  // "mmprof.manifest/1"
+  nlohmann::json summary;   // "mmprof.summary/1"
+  CsvTable steps, stages;
+  std::optional<CsvTable> resources;  // absent in runs made before the procfs sampler
+  std::vector<nlohmann::json> errors;
+};
+
+struct ExperimentData {
+  std::filesystem::path dir;
+  nlohmann::json experiment;    // "mmprof.experiment/1"
+  std::optional<RunData> base;  // the first complete base trial, analysed like a run
+};
+
+enum class InputKind { run, experiment };
+
+// What `dir` holds (experiment.json, or summary.json + manifest.json); throws InputError
+// naming the directory when it is neither.
+InputKind input_kind(const std::filesystem::path& dir);
+
+// Throw InputError naming the file on a missing file, bad JSON or a foreign schema.
+RunData load_run(const std::filesystem::path& dir);
+ExperimentData load_experiment(const std::filesystem::path& dir);
+
+// The embedded default: the most recently modified run or experiment directory under `root`
+// (runs/); throws InputError saying what to pass when there is none.
+std::filesystem::path latest_input(const std::filesystem::path& root);
+
+}  // namespace mmprof::report

@@ -1,0 +1,82 @@
+#include "report/json_access.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+namespace mmprof::report {
+
+using nlohmann::json;
+
+namespace {
+
+// "/a/b" -> {"a", "b"} (our pointers never hold "~" escapes).
+std::vector<std::string> split(const std::string& pointer) {
+  std::vector<std::string> tokens;
+  size_t start = 1;
+  while (start <= pointer.size()) {
+    const size_t end = std::min(pointer.find('/', start), pointer.size());
+    tokens.push_back(pointer.substr(start, end - start));
+    start = end + 1;
+  }
+  return tokens;
+}
+
+}  // namespace
+
+json value_at(const json& j, const std::string& pointer) {
+  // contains() of a pointer through a scalar throws in some versions: walk it.
+  const json* node = &j;
+  for (const auto& token : split(pointer)) {
+    if (node->is_array()) {
+      // Array elements by index ("/ci_pct/0").
+      const bool digits =
+          !token.empty() && token.find_first_not_of("0123456789") == std::string::npos;
+      if (!digits || std::stoul(token) >= node->size()) return nullptr;
+      node = &(*node)[std::stoul(token)];
+      continue;
+    }
+    if (!node->is_object() || !node->contains(token)) return nullptr;
+    node = &node->at(token);
+  }
+  return *node;
+}
+
+std::optional<double> number_at(const json& j, const std::string& pointer) {
+  const json v = value_at(j, pointer);
+  if (!v.is_number()) return std::nullopt;
+  return v.get<double>();
+}
+
+std::string string_at(const json& j, const std::string& pointer, const std::string& fallback) {
+  const json v = value_at(j, pointer);
+  return v.is_string() ? v.get<std::string>() : fallback;
+}
+
+std::string value_text(const json& v) {
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_number_integer()) return std::to_string(v.get<int64_t>());
+  if (v.is_number()) {
+    const double d = v.get<double>();
+    return d == std::floor(d) ? fmt::format("{:.0f}", d) : fmt::format("{}", d);
+  }
+  return v.dump();
+}
+
+json run_config_value(const std::string& key, const json& manifest) {
+  if (key.rfind("data.", 0) == 0) {
+    const json resolved = value_at(manifest, "/data/" + key.substr(5));
+    if (!resolved.is_null()) return resolved;
+  }
+  std::string pointer = "/config/" + key;
+  std::replace(pointer.begin(), pointer.end(), '.', '/');
+  return value_at(manifest, pointer);
+}
+
+json or_null(const std::optional<double>& v) {
+  return v ? json(*v) : json(nullptr);
+}
+
+}  // namespace mmprof::report

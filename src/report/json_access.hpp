@@ -1,0 +1,26 @@
+#pragma once
+// Reading optional figures out of summary/manifest JSON: a missing key and a null are the same
+// thing here ("not measured"), never a 0.
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+namespace mmprof::report {
+
+// The number at JSON pointer `pointer` ("/a/b"), or nullopt when absent, null or not a number.
+std::optional<double> number_at(const nlohmann::json& j, const std::string& pointer);
+// The string at `pointer`, or `fallback`.
+std::string string_at(const nlohmann::json& j, const std::string& pointer,
+                      const std::string& fallback = "");
+// The value at `pointer`, or null when absent (never throws on a null parent).
+nlohmann::json value_at(const nlohmann::json& j, const std::string& pointer);
+// A value as `--set` writes it: strings bare, whole numbers without a decimal point.
+std::string value_text(const nlohmann::json& v);
+// The run's value of config key `key` ("loader.num_workers") from its manifest; data.* keys as
+// resolved in the manifest's data block (the real path of the embedded default, "files" rather
+// than "auto").
+nlohmann::json run_config_value(const std::string& key, const nlohmann::json& manifest);
+// A JSON number or null.
+nlohmann::json or_null(const std::optional<double>& v);
+
+}  // namespace mmprof::report

@@ -1,0 +1,176 @@
+#include "report/knowledge_base.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <functional>
+#include <map>
+
+#include "mmprof/error.hpp"
+#include "report/json_access.hpp"
+#include "report/yaml_json.hpp"
+
+namespace mmprof::report {
+namespace {
+
+using nlohmann::json;
+
+json result(const std::string& check, bool ok, const std::string& detail) {
+  return {{"check", check}, {"ok", ok}, {"detail", detail}};
+}
+
+bool network_fs(const std::string& fs) {
+  static const char* kNetwork[] = {"nfs",  "nfs4",   "cifs",      "smb3", "lustre",
+                                   "gpfs", "beegfs", "glusterfs", "ceph"};
+  return fs.rfind("fuse.", 0) == 0 || std::any_of(std::begin(kNetwork), std::end(kNetwork),
+                                                  [&](const char* n) { return fs == n; });
+}
+
+// "13.0" >= "11.0", component by component.
+bool version_at_least(const std::string& have, const std::string& need) {
+  int h1 = 0, h2 = 0, n1 = 0, n2 = 0;
+  std::sscanf(have.c_str(), "%d.%d", &h1, &h2);
+  std::sscanf(need.c_str(), "%d.%d", &n1, &n2);
+  return h1 != n1 ? h1 > n1 : h2 >= n2;
+}
+
+using Check = std::function<json(const json& arg, const json& analysis, const json& manifest)>;
+
+json check_gpu(const json&, const json&, const json& m) {
+  const json gpus = value_at(m, "/hardware/gpus");
+  if (gpus.is_array() && !gpus.empty())
+    return result(
+        "gpu", true,
+        fmt::format("{} GPU(s): {}", gpus.size(), value_text(gpus[0].value("name", json("?")))));
+  return result("gpu", false,
+                "no GPU: " + string_at(m, "/hardware/gpu_unavailable_reason", "none listed"));
+}
+
+const std::map<std::string, Check>& checks() {
+  static const std::map<std::string, Check> table = {
+      {"idle_cores",
+       [](const json& arg, const json& a, const json&) {
+         const auto idle = number_at(a, "/resources/cpu/idle_cores");
+         if (!idle) return result("idle_cores", false, "cannot verify: CPU use not measured");
+         return result("idle_cores", *idle >= arg.get<double>(),
+                       fmt::format("{:.2f} cores idle in the pipeline phase (need {})", *idle,
+                                   value_text(arg)));
+       }},
+      {"memory_headroom",
+       [](const json& arg, const json& a, const json&) {
+         const auto peak = number_at(a, "/resources/memory/host_peak_mb");
+         const auto total = number_at(a, "/resources/memory/host_total_mb");
+         if (!peak || !total)
+           return result("memory_headroom", false, "cannot verify: memory not sampled");
+         const double free = 1.0 - *peak / *total;
+         return result("memory_headroom", free >= arg.get<double>(),
+                       fmt::format("{:.0f} % of host memory free at peak (need {:.0f} %)",
+                                   100 * free, 100 * arg.get<double>()));
+       }},
+      {"gpu", check_gpu},
+      {"nvdec",
+       [](const json&, const json& a, const json& m) {
+         const json gpu = check_gpu(json(), a, m);
+         if (gpu["ok"] != true) return result("nvdec", false, gpu["detail"]);
+         for (const auto& g : value_at(m, "/hardware/gpus"))
+           if (g.value("nvdec", false) == true) return result("nvdec", true, "a GPU with NVDEC");
+         return result("nvdec", false, "cannot verify: the manifest lists no NVDEC capability");
+       }},
+      {"ffmpeg_decoder",
+       [](const json& arg, const json&, const json& m) {
+         const json decoders = value_at(m, "/software/ffmpeg/decoders");
+         if (!decoders.is_array())
+           return result("ffmpeg_decoder", false,
+                         "cannot verify: the manifest does not list FFmpeg's decoders");
+         const bool has = std::find(decoders.begin(), decoders.end(), arg) != decoders.end();
+         return result("ffmpeg_decoder", has,
+                       "FFmpeg " + std::string(has ? "has " : "lacks ") + value_text(arg));
+       }},
+      {"cuda_min",
+       [](const json& arg, const json&, const json& m) {
+         const json driver = value_at(m, "/software/cuda/driver");
+         if (!driver.is_string())
+           return result(
+               "cuda_min", false,
+               "no CUDA driver: " + string_at(m, "/software/cuda/driver_reason", "unknown"));
+         const bool ok = version_at_least(driver.get<std::string>(), value_text(arg));
+         return result(
+             "cuda_min", ok,
+             fmt::format("CUDA driver {} (need {})", value_text(driver), value_text(arg)));
+       }},
+      {"config_in",
+       [](const json& arg, const json&, const json& m) {
+         for (const auto& [key, allowed] : arg.items()) {
+           const std::string have = value_text(run_config_value(key, m));
+           const bool ok = std::any_of(allowed.begin(), allowed.end(),
+                                       [&](const json& v) { return value_text(v) == have; });
+           if (!ok) return result("config_in", false, fmt::format("{} is {} already", key, have));
+         }
+         return result("config_in", true, "configuration allows it");
+       }},
+      {"image_format",
+       [](const json& arg, const json&, const json& m) {
+         const auto n = number_at(m, "/data_mix/images/formats/" + value_text(arg));
+         return result("image_format", n.value_or(0) > 0,
+                       fmt::format("{} {} images in the data mix", n.value_or(0), value_text(arg)));
+       }},
+      {"modality",
+       [](const json& arg, const json&, const json& m) {
+         const auto n = number_at(m, "/data/" + value_text(arg) + "s");
+         return result("modality", n.value_or(0) > 0,
+                       fmt::format("{} {}s in the dataset", n.value_or(0), value_text(arg)));
+       }},
+      {"layout",
+       [](const json& arg, const json&, const json& m) {
+         const std::string have = string_at(m, "/data/layout", "unknown");
+         return result("layout", have == value_text(arg), "the dataset's layout is " + have);
+       }},
+      {"network_storage",
+       [](const json&, const json&, const json& m) {
+         const std::string fs = string_at(m, "/storage/fs_type", "");
+         if (fs.empty())
+           return result("network_storage", false,
+                         "cannot verify: no storage block in the manifest");
+         return result("network_storage", network_fs(fs), "the data is on " + fs);
+       }},
+  };
+  return table;
+}
+
+void require(const json& j, const char* key, const std::string& where, const std::string& name) {
+  if (!j.contains(key)) throw UsageError(fmt::format("{}: {} has no '{}'", name, where, key));
+}
+
+}  // namespace
+
+json parse_knowledge_base(const std::string& yaml_text, const std::string& name) {
+  json kb = yaml_to_json(yaml_text, name);
+  if (!kb.is_object()) throw UsageError(name + " is not a YAML map");
+  require(kb, "version", "the knowledge base", name);
+  require(kb, "changes", "the knowledge base", name);
+  for (const auto& c : kb["changes"]) {
+    require(c, "id", "a change", name);
+    const std::string where = "change " + value_text(c["id"]);
+    for (const char* key : {"title", "factor", "values", "addresses", "preconditions", "sources"})
+      require(c, key, where, name);
+    for (const auto& p : c["preconditions"]) {
+      if (!p.is_object() || p.size() != 1 || !checks().count(p.begin().key()))
+        throw UsageError(
+            fmt::format("{}: {} has an unknown precondition {}", name, where, p.dump()));
+    }
+    for (const auto& s : c["sources"]) {
+      require(s, "url", where + "'s source", name);
+      require(s, "title", where + "'s source", name);
+      if (!s.contains("published") && !s.contains("accessed"))
+        throw UsageError(fmt::format("{}: {} has a source without a date", name, where));
+    }
+  }
+  return kb;
+}
+
+json check_precondition(const json& p, const json& analysis, const json& manifest) {
+  const auto it = checks().find(p.begin().key());
+  return it->second(p.begin().value(), analysis, manifest);
+}
+
+}  // namespace mmprof::report

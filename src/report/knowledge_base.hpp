@@ -1,0 +1,27 @@
+#pragma once
+// The knowledge base of candidate changes (configs/report/knowledge-base.yaml, versioned data) and
+// its evaluation against one analysed run: compatible and relevant changes become recommendations
+// with a ready `mmprof ab` command line; the others are listed as excluded, with the reason.
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace mmprof::report {
+
+// The YAML as JSON ({version, updated, changes[...]}), validated: every change has an id, a
+// title, addresses and sources with url, title and a date. Throws UsageError naming `name`.
+nlohmann::json parse_knowledge_base(const std::string& yaml_text, const std::string& name);
+
+// One precondition (a single-key map, e.g. {"idle_cores": 1}) against the run:
+// {check, ok, detail}. A fact the manifest does not hold is not ok ("cannot verify: ...").
+nlohmann::json check_precondition(const nlohmann::json& precondition,
+                                  const nlohmann::json& analysis, const nlohmann::json& manifest);
+
+// {recommended: [...], excluded: [{id, title, reason}], hypotheses: [...]}.
+nlohmann::json evaluate_knowledge_base(const nlohmann::json& kb, const nlohmann::json& analysis,
+                                       const nlohmann::json& manifest);
+
+// `mmprof ab` with the run's --config/--data/--set and one factor, shell-quoted.
+std::string ab_command(const nlohmann::json& manifest, const std::string& factor,
+                       const std::vector<std::string>& values);
+
+}  // namespace mmprof::report

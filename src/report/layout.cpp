@@ -1,0 +1,241 @@
+// layout_report: what the report shows, in which order (format-independent).
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "report/document.hpp"
+#include "report/json_access.hpp"
+
+namespace mmprof::report {
+namespace {
+
+using nlohmann::json;
+
+std::string str(const json& v) {
+  return v.is_null() ? "n/a" : value_text(v);
+}
+
+std::string pct(const json& v) {
+  return v.is_number() ? fmt::format("{:.1f} %", 100 * v.get<double>()) : "n/a";
+}
+
+void run_overview(const json& run, Section& s) {
+  const json& c = run["classification"];
+  s.blocks.push_back(Paragraph{str(c["why"]), false});
+  const json& p = run["prediction"];
+  if (p["ratio"].is_number()) {
+    s.blocks.push_back(Paragraph{fmt::format(
+        "Predicted end to end, min(pipeline, compute): {} samples/s; measured: {} samples/s "
+        "({} of the prediction{}).",
+        format_number(p["predicted_samples_per_s"]), format_number(p["measured_samples_per_s"]),
+        pct(p["ratio"]),
+        p["interference"] == true ? ": the pipeline and the step interfere" : "")});
+  }
+  const json& st = run["stages"];
+  s.blocks.push_back(Paragraph{
+      fmt::format(
+          "Limit: stage {} ({} of the per-batch time), resource: {}.", str(st["limit"]),
+          st["limit"].is_string() ? pct(st["shares"][st["limit"].get<std::string>()]) : "n/a",
+          str(value_at(run, "/resources/limit"))),
+      true});
+}
+
+void run_facts(const json& run, std::vector<Section>& out, int level) {
+  Section s{level, "Observed", {}};
+  Table t{{"fact", "metric", "value"}, {}};
+  for (const auto& f : run["facts"])
+    t.rows.push_back(
+        {str(f["text"]), str(f["metric"]), format_number(f["value"], 3) + " " + str(f["unit"])});
+  s.blocks.push_back(t);
+  s.blocks.push_back(
+      Chart{"stages", "Per-batch time by stage (ms)", run["stages"]["per_batch_ms"]});
+  s.blocks.push_back(
+      Chart{"cdf", "Latency CDFs from steps.csv (ms)", run["charts"]["latency_cdf"]});
+  s.blocks.push_back(
+      Chart{"memory", "Memory per process over time (PSS, MB)", run["charts"]["memory"]});
+  out.push_back(std::move(s));
+}
+
+void run_hypotheses(const json& run, std::vector<Section>& out, int level) {
+  Section s{level, "Hypotheses (to confirm or refute with mmprof ab)", {}};
+  if (run["hypotheses"].empty())
+    s.blocks.push_back(Paragraph{"None: no compatible change addresses this run's limit."});
+  for (const auto& h : run["hypotheses"]) {
+    s.blocks.push_back(Paragraph{str(h["text"]) + ". Refuted if " + str(h["refuted_if"]) + "."});
+    if (h["confirm_or_refute"].is_string())
+      s.blocks.push_back(CodeLines{{h["confirm_or_refute"].get<std::string>()}});
+    if (h["note"].is_string()) s.blocks.push_back(Paragraph{h["note"].get<std::string>()});
+  }
+  out.push_back(std::move(s));
+}
+
+void run_recommendations(const json& run, std::vector<Section>& out, int level) {
+  Section s{
+      level,
+      fmt::format("Recommended changes (knowledge base v{}, {})",
+                  str(run["knowledge_base"]["version"]), str(run["knowledge_base"]["updated"])),
+      {}};
+  Table t{{"change", "expected effect", "risks", "preconditions"}, {}};
+  Links sources;
+  for (const auto& r : run["recommended"]) {
+    std::string checks;
+    for (const auto& p : r["preconditions"])
+      checks += (checks.empty() ? "" : "; ") + str(p["detail"]);
+    t.rows.push_back({str(r["title"]), str(r["expected_effect"]), str(r["risks"]),
+                      checks.empty() ? "none" : checks});
+    for (const auto& src : r["sources"]) {
+      const bool published = src.contains("published");
+      sources.links.push_back(
+          {str(src["title"]), str(src["url"]),
+           fmt::format("{}: {} {}", str(r["id"]), published ? "published" : "accessed",
+                       str(published ? src["published"] : src["accessed"]))});
+    }
+  }
+  if (t.rows.empty()) {
+    s.blocks.push_back(Paragraph{"No compatible change addresses this run's limit."});
+  } else {
+    s.blocks.push_back(t);
+    s.blocks.push_back(sources);
+  }
+  Table ex{{"excluded change", "reason"}, {}};
+  for (const auto& e : run["excluded"])
+    ex.rows.push_back({str(e["title"]), str(e["reason"])});
+  if (!ex.rows.empty()) s.blocks.push_back(ex);
+  out.push_back(std::move(s));
+}
+
+void run_samples(const json& run, std::vector<Section>& out, int level) {
+  Section s{level, "Slowest samples, errors and cross-checks", {}};
+  Table slow{{"key", "modality", "worker", "read ms", "decode ms", "augment ms"}, {}};
+  for (const auto& x : run["slowest_samples"]) {
+    slow.rows.push_back({str(x["key"]), str(x["modality"]), str(x["worker"]),
+                         format_number(x["read_ms"], 2), format_number(x["decode_ms"], 2),
+                         format_number(x["augment_ms"], 2)});
+  }
+  s.blocks.push_back(slow);
+  if (!run["errors"].empty()) {
+    Table errors{{"key", "stage", "message"}, {}};
+    for (const auto& e : run["errors"])
+      errors.rows.push_back({str(e.value("key", json())), str(e.value("stage", json())),
+                             str(e.value("message", json()))});
+    s.blocks.push_back(errors);
+  }
+  Table checks{{"cross-check", "summary.json", "recomputed from CSV", "agrees"}, {}};
+  for (const auto& c : run["cross_checks"])
+    checks.rows.push_back({str(c["what"]), format_number(c["summary"], 4),
+                           format_number(c["recomputed"], 4), c["ok"] == true ? "yes" : "NO"});
+  s.blocks.push_back(checks);
+  out.push_back(std::move(s));
+}
+
+void run_sections(const json& run, const std::string& title, std::vector<Section>& out, int level) {
+  Section s{level, title, {}};
+  run_overview(run, s);
+  out.push_back(std::move(s));
+  run_facts(run, out, level + 1);
+  run_hypotheses(run, out, level + 1);
+  run_recommendations(run, out, level + 1);
+  run_samples(run, out, level + 1);
+}
+
+std::string ci_text(const json& ci) {
+  if (!ci.is_array() || ci.size() != 2) return "";
+  return fmt::format(" [{}, {}]", format_number(ci[0]), format_number(ci[1]));
+}
+
+// The indifference band in percent: calibration.tau_pct, else tau (log units) converted.
+std::string tau_text(const json& x) {
+  if (const auto pct = number_at(x, "/calibration/tau_pct")) return fmt::format("{:.1f} %", *pct);
+  if (const auto tau = number_at(x, "/calibration/tau"))
+    return fmt::format("{:.1f} %", 100 * (std::exp(*tau) - 1));
+  return "n/a";
+}
+
+void experiment_sections(const json& x, std::vector<Section>& out) {
+  Section s{2, "Experiment " + str(x["dir"]), {}};
+  s.blocks.push_back(Paragraph{fmt::format(
+      "Status {}; metric {}; {} rounds, {} cache; indifference band tau = {}.", str(x["status"]),
+      str(value_at(x, "/metric/key")), str(x["rounds"]), str(x["cache"]), tau_text(x))});
+  Table t{{"arm", "ab verdict", "effect % [95 % CI]", "decision", "reason"}, {}};
+  Table triggers{{"adopted change", "metric", "rollback when", "window", "why"}, {}};
+  for (const auto& d : x["decisions"]) {
+    t.rows.push_back({str(d["arm"]), str(d["verdict"]),
+                      format_number(d["effect_pct"]) + ci_text(d["ci_pct"]), str(d["decision"]),
+                      str(d["reason"])});
+    for (const auto& tr : d["rollback_triggers"])
+      triggers.rows.push_back(
+          {str(d["arm"]), str(tr["metric"]),
+           fmt::format("{} {}", str(tr["condition"]), format_number(tr["threshold"], 2)),
+           str(tr["window"]), str(tr["why"])});
+  }
+  s.blocks.push_back(t);
+  s.blocks.push_back(
+      Chart{"arms", "Throughput per arm, median with 95 % CI (samples/s)", x["arm_throughput"]});
+  if (!triggers.rows.empty()) s.blocks.push_back(triggers);
+  out.push_back(std::move(s));
+  if (x["base_run"].is_object()) run_sections(x["base_run"], "Base arm, first trial", out, 3);
+}
+
+void compare_section(const json& c, std::vector<Section>& out) {
+  Section s{2, "Compare " + str(c["base"]) + " -> " + str(c["new"]), {}};
+  Table t{{"metric", "base", "new", "change %", "limit %", "outcome"}, {}};
+  for (const auto& r : c["rows"])
+    t.rows.push_back({str(r["name"]), format_number(r["base"], 2), format_number(r["new"], 2),
+                      format_number(r["change_pct"]), format_number(r["limit_pct"], 0),
+                      str(r["outcome"])});
+  s.blocks.push_back(t);
+  s.blocks.push_back(Paragraph{str(c["outcome"]) + ": " + str(c["reason"]), true});
+  out.push_back(std::move(s));
+}
+
+Section method_section() {
+  Section s{2, "Method and sources", {}};
+  s.blocks.push_back(Paragraph{
+      "Input-bound thresholds (stall fraction < 5 % not, 5-20 % moderately, >= 20 % highly) are "
+      "TensorFlow Profiler's; predicted end to end = min(pipeline, compute) is DS-Analyzer's "
+      "differential method; A/B verdicts come from mmprof ab's randomized interleaved rounds."});
+  s.blocks.push_back(Links{{
+      {"Optimize TensorFlow performance using the Profiler (input pipeline analyzer)",
+       "https://www.tensorflow.org/guide/profiler", "accessed 2026-11-30"},
+      {"Mohan et al., Analyzing and Mitigating Data Stalls in DNN Training, PVLDB 14(5)",
+       "https://www.vldb.org/pvldb/vol14/p771-mohan.pdf", "published 2021-01"},
+      {"Abedi and Brecht, Conducting Repeatable Experiments in Highly Variable Cloud Computing "
+       "Environments, ICPE 2017",
+       "https://doi.org/10.1145/3030207.3030229", "published 2017-04"},
+  }});
+  return s;
+}
+
+}  // namespace
+
+std::string format_number(const json& v, int decimals) {
+  if (!v.is_number()) return "n/a";
+  return fmt::format("{:.{}f}", v.get<double>(), decimals);
+}
+
+std::vector<Section> layout_report(const json& report) {
+  std::vector<Section> out;
+  Section title{1, "mmprof report", {}};
+  const bool gated = value_at(report, "/gate/requested") == true;
+  title.blocks.push_back(Paragraph{
+      fmt::format("{}: {} (exit {}; criteria: {})", gated ? "Gate" : "Gate (not requested)",
+                  str(value_at(report, "/gate/reason")), str(value_at(report, "/gate/exit_code")),
+                  str(value_at(report, "/criteria/file"))),
+      true});
+  out.push_back(std::move(title));
+  for (const auto& run : report["runs"])
+    run_sections(
+        run,
+        fmt::format("Run {}: {}{}", str(run["dir"]), str(run["classification"]["primary"]),
+                    run["classification"]["input_bound"].is_string()
+                        ? " (" + str(run["classification"]["input_bound"]) + " input-bound)"
+                        : ""),
+        out, 2);
+  for (const auto& x : report["experiments"])
+    experiment_sections(x, out);
+  if (report["compare"].is_object()) compare_section(report["compare"], out);
+  out.push_back(method_section());
+  return out;
+}
+
+}  // namespace mmprof::report

@@ -1,0 +1,168 @@
+// evaluate_knowledge_base and ab_command: which changes of the knowledge base fit this run, and
+// the experiment that would confirm or refute each.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <filesystem>
+
+#include "report/json_access.hpp"
+#include "report/knowledge_base.hpp"
+
+namespace mmprof::report {
+namespace {
+
+using nlohmann::json;
+
+// The factor's values with $current, $double and $cores filled in.
+std::vector<std::string> render_values(const json& change, const json& analysis,
+                                       const json& manifest) {
+  const json current = run_config_value(change["factor"].get<std::string>(), manifest);
+  std::vector<std::string> out;
+  for (const auto& v : change["values"]) {
+    const std::string s = value_text(v);
+    if (s == "$current") {
+      out.push_back(value_text(current));
+    } else if (s == "$double" && current.is_number()) {
+      out.push_back(value_text(json(std::max(1.0, 2 * current.get<double>()))));
+    } else if (s == "$cores") {
+      out.push_back(
+          value_text(json(number_at(analysis, "/resources/cpu/available_cores").value_or(1))));
+    } else {
+      out.push_back(s);
+    }
+  }
+  return out;
+}
+
+bool contains(const json& list, const json& value) {
+  return list.is_array() && std::find(list.begin(), list.end(), value) != list.end();
+}
+
+// Why the change does not address this run's limit; empty when it does.
+std::string irrelevance(const json& change, const json& analysis) {
+  const json& a = change["addresses"];
+  const json primary = value_at(analysis, "/classification/primary");
+  if (a.contains("classification") && !contains(a["classification"], primary))
+    return fmt::format("addresses {} runs; this run is {}", a["classification"].dump(),
+                       value_text(primary));
+  const json stage = value_at(analysis, "/stages/limit");
+  const json resource = value_at(analysis, "/resources/limit");
+  const bool any_target = a.contains("stages") || a.contains("resources");
+  if (any_target && !contains(a.value("stages", json()), stage) &&
+      !contains(a.value("resources", json()), resource)) {
+    return fmt::format(
+        "addresses stages {} / resources {}; the limit here is stage {}, resource {}",
+        a.value("stages", json::array()).dump(), a.value("resources", json::array()).dump(),
+        value_text(stage), value_text(resource));
+  }
+  return "";
+}
+
+bool needs_quoting(const std::string& s) {
+  return s.empty() || s.find_first_not_of(
+                          "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                          "0123456789_./=,:+-$") != std::string::npos;
+}
+
+std::string quote(const std::string& s) {
+  if (!needs_quoting(s)) return s;
+  std::string out(1, '\'');
+  for (const char c : s) {
+    if (c == '\'') {
+      out.append("'\\''");
+    } else {
+      out.push_back(c);
+    }
+  }
+  out.push_back('\'');
+  return out;
+}
+
+json hypothesis(const json& change, const json& analysis, const std::string& command) {
+  const std::string stage = value_text(value_at(analysis, "/stages/limit"));
+  const std::string resource = value_text(value_at(analysis, "/resources/limit"));
+  return {{"id", change["id"]},
+          {"text",
+           fmt::format("{} raises the run's throughput: the run is {}, limited by stage "
+                       "{} (resource: {})",
+                       change["title"].get<std::string>(),
+                       value_text(value_at(analysis, "/classification/primary")), stage, resource)},
+          {"confirm_or_refute", command.empty() ? json(nullptr) : json(command)},
+          {"refuted_if", "mmprof ab gives REJECT or EQUIVALENT for the changed arm"},
+          {"note", command.empty() ? json("not testable with mmprof ab yet: no config key")
+                   : command.find("$LOCAL_COPY") != std::string::npos
+                       ? json("set LOCAL_COPY to the path of the local copy first")
+                       : json(nullptr)}};
+}
+
+}  // namespace
+
+std::string ab_command(const json& manifest, const std::string& factor,
+                       const std::vector<std::string>& values) {
+  std::string cmd = "mmprof ab";
+  const json argv = value_at(manifest, "/command");
+  if (argv.is_array()) {
+    // Keep how the run chose its configuration and data; drop --out and the rest. Relative
+    // paths were relative to the run's working directory: made absolute.
+    const std::filesystem::path cwd = string_at(manifest, "/cwd");
+    auto path = [&](const std::string& p) {
+      return cwd.empty() || std::filesystem::path(p).is_absolute() ? p : (cwd / p).string();
+    };
+    for (size_t i = 0; i + 1 < argv.size(); ++i) {
+      const std::string a = value_text(argv[i]);
+      if (a == "--config" || a == "-c" || a == "--data") {
+        cmd += " " + a + " " + quote(path(value_text(argv[i + 1])));
+        ++i;
+      } else if (a == "--set") {
+        cmd += " --set " + quote(value_text(argv[i + 1]));
+        ++i;
+      } else if (a.rfind("--set=", 0) == 0) {
+        cmd += " " + quote(a);
+      }
+    }
+  }
+  std::string joined;
+  for (const auto& v : values)
+    joined += (joined.empty() ? "" : ",") + v;
+  return cmd + " --factor " + quote(factor + "=" + joined);
+}
+
+json evaluate_knowledge_base(const json& kb, const json& analysis, const json& manifest) {
+  json out = {{"knowledge_base_version", kb["version"]},
+              {"knowledge_base_updated", kb.value("updated", json(nullptr))},
+              {"recommended", json::array()},
+              {"excluded", json::array()},
+              {"hypotheses", json::array()}};
+  for (const auto& change : kb["changes"]) {
+    json checks = json::array();
+    std::string reason;
+    for (const auto& p : change["preconditions"]) {
+      checks.push_back(check_precondition(p, analysis, manifest));
+      if (reason.empty() && checks.back()["ok"] != true) reason = checks.back()["detail"];
+    }
+    std::vector<std::string> values;
+    if (change["factor"].is_string()) values = render_values(change, analysis, manifest);
+    if (reason.empty() && !values.empty() &&
+        std::all_of(values.begin(), values.end(), [&](const auto& v) { return v == values[0]; })) {
+      reason = fmt::format("already in effect: {} = {}", value_text(change["factor"]), values[0]);
+    }
+    if (reason.empty()) reason = irrelevance(change, analysis);
+    if (!reason.empty()) {
+      out["excluded"].push_back({{"id", change["id"]},
+                                 {"title", change["title"]},
+                                 {"reason", reason},
+                                 {"preconditions", checks}});
+      continue;
+    }
+    const std::string command =
+        values.empty() ? "" : ab_command(manifest, change["factor"].get<std::string>(), values);
+    json rec = change;
+    rec["preconditions"] = checks;
+    rec["experiment"] = command.empty() ? json(nullptr) : json(command);
+    out["recommended"].push_back(rec);
+    out["hypotheses"].push_back(hypothesis(change, analysis, command));
+  }
+  return out;
+}
+
+}  // namespace mmprof::report

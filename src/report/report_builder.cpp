@@ -1,0 +1,109 @@
+#include "report/report_builder.hpp"
+
+#include "report/analysis.hpp"
+#include "report/json_access.hpp"
+#include "report/knowledge_base.hpp"
+#include "util/version.hpp"
+
+namespace mmprof::report {
+namespace {
+
+using nlohmann::json;
+
+json run_section(const RunData& run, const json& kb) {
+  json a = analyze_run(run);
+  json kbr = evaluate_knowledge_base(kb, a, run.manifest);
+  a["hypotheses"] = kbr["hypotheses"];
+  a["recommended"] = kbr["recommended"];
+  a["excluded"] = kbr["excluded"];
+  a["knowledge_base"] = {{"version", kbr["knowledge_base_version"]},
+                         {"updated", kbr["knowledge_base_updated"]}};
+  return a;
+}
+
+// Throughput per arm with its CI, for the chart: the base's median, each arm's median and the
+// arm's CI mapped from percent onto the base median.
+json arm_throughput(const json& e) {
+  json arms = json::array();
+  const json results = value_at(e, "/results");
+  // The base is the reference of every CI: drawn first, without an interval of its own.
+  if (results.is_array() && !results.empty() && number_at(results[0], "/base_median")) {
+    arms.push_back({{"arm", "base"},
+                    {"median", *number_at(results[0], "/base_median")},
+                    {"low", nullptr},
+                    {"high", nullptr},
+                    {"verdict", ""}});
+  }
+  for (const auto& r : results) {
+    const auto base = number_at(r, "/base_median");
+    const auto median = number_at(r, "/arm_median");
+    const auto lo = number_at(r, "/ci_pct/0"), hi = number_at(r, "/ci_pct/1");
+    if (!median || r.value("role", "") == "base") continue;
+    json a = {{"arm", r.value("arm", "")},
+              {"median", *median},
+              {"low", nullptr},
+              {"high", nullptr},
+              {"verdict", r.value("verdict", "")}};
+    if (base && lo && hi) {
+      a["low"] = *base * (1 + *lo / 100);
+      a["high"] = *base * (1 + *hi / 100);
+    }
+    arms.push_back(a);
+  }
+  return arms;
+}
+
+json experiment_section(const ExperimentData& x, const json& kb, const Criteria& c) {
+  const json& e = x.experiment;
+  json s = {{"dir", x.dir.string()},
+            {"status", value_at(e, "/status")},
+            {"message", value_at(e, "/message")},
+            {"metric", value_at(e, "/design/metric")},
+            {"rounds", value_at(e, "/design/rounds")},
+            {"cache", value_at(e, "/design/cache")},
+            {"calibration", value_at(e, "/calibration")},
+            {"results", value_at(e, "/results")},
+            {"decisions", decide_experiment(e, c)},
+            {"arm_throughput", arm_throughput(e)}};
+  s["base_run"] = x.base ? run_section(*x.base, kb) : json(nullptr);
+  return s;
+}
+
+}  // namespace
+
+json build_report(const ReportInputs& in) {
+  json r;
+  r["schema"] = "mmprof.report/1";
+  r["mmprof"] = {{"version", version()}, {"commit", git_commit()}};
+  r["criteria"] = {{"file", in.criteria_name}, {"values", in.criteria.source}};
+  r["runs"] = json::array();
+  for (const auto& run : in.runs)
+    r["runs"].push_back(run_section(run, in.knowledge_base));
+  r["experiments"] = json::array();
+  for (const auto& x : in.experiments)
+    r["experiments"].push_back(experiment_section(x, in.knowledge_base, in.criteria));
+  r["compare"] =
+      in.compare ? compare_runs(in.compare->first, in.compare->second, in.criteria) : json(nullptr);
+  std::vector<json> items;
+  for (const auto& run : r["runs"])
+    items.push_back(gate_run(run, in.criteria));
+  for (const auto& x : r["experiments"]) {
+    const std::string status = x["status"].is_string() ? x["status"].get<std::string>() : "unknown";
+    if (status != "complete" && status != "stopped_early") {
+      items.push_back({{"outcome", "inconclusive"},
+                       {"reason", "experiment " + x["dir"].get<std::string>() + " is " + status}});
+    } else if (x["decisions"].empty()) {
+      items.push_back(
+          {{"outcome", "inconclusive"},
+           {"reason", "experiment " + x["dir"].get<std::string>() + " has no factor arm results"}});
+    }
+    for (const auto& d : x["decisions"])
+      items.push_back(d);
+  }
+  if (!r["compare"].is_null()) items.push_back(r["compare"]);
+  const GateResult g = gate(items, in.criteria);
+  r["gate"] = {{"requested", in.gated}, {"exit_code", g.exit_code}, {"reason", g.reason}};
+  return r;
+}
+
+}  // namespace mmprof::report

@@ -1,0 +1,173 @@
+// Reliability through the built binary: the bad-input corpus (files and tar shards) is skipped and
+// logged with key and stage under on_error=skip and stops the run naming it under fail; a worker
+// crash is survived and counted; bad configuration exits 2 with one sentence naming the key or
+// file. summary.json's reliability counters are cross-checked against errors.jsonl.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+#include <string>
+
+#include "support/bad_corpus.hpp"
+#include "support/test_support.hpp"
+
+namespace mmprof {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+std::string read_text(const fs::path& path) {
+  const auto bytes = test::read_bytes(path);
+  return {bytes.begin(), bytes.end()};
+}
+
+std::vector<json> read_jsonl(const fs::path& path) {
+  std::vector<json> out;
+  std::istringstream lines(read_text(path));
+  for (std::string line; std::getline(lines, line);)
+    out.push_back(json::parse(line));
+  return out;
+}
+
+class ReliabilityCli : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = std::make_unique<test::TempDir>();
+    const auto gen = test::run_mmprof("gen --out " + test::shell_quote(dir_->path() / "ds") +
+                                      " --images 12 --videos 2 --video-max-s 2 "
+                                      "--video-max-height 360 --layout files --seed 4");
+    ASSERT_EQ(gen.exit_code, 0) << gen.output;
+    corpus_ = std::make_unique<test::BadCorpus>(
+        test::make_bad_corpus(dir_->path() / "ds" / "files", dir_->path() / "bad"));
+  }
+  static void TearDownTestSuite() {
+    corpus_.reset();
+    dir_.reset();
+  }
+  static fs::path scratch() { return dir_->path(); }
+  static const test::BadCorpus& corpus() { return *corpus_; }
+
+  // Two epochs of the bad corpus in batches of 4: every bad sample is met at least once.
+  static test::CommandResult baseline(const fs::path& data, const fs::path& out,
+                                      const std::string& extra = "", const std::string& env = "") {
+    return test::run_command(env + " " + test::shell_quote(test::mmprof_bin()) +
+                             " baseline --data " + test::shell_quote(data) +
+                             " --set loader.batch_size=4 --set phases.warmup_steps=0"
+                             " --set phases.steps=8 --set loader.shuffle=false " +
+                             extra + " --out " + test::shell_quote(out) + " </dev/null");
+  }
+
+  static std::unique_ptr<test::TempDir> dir_;
+  static std::unique_ptr<test::BadCorpus> corpus_;
+};
+
+std::unique_ptr<test::TempDir> ReliabilityCli::dir_;
+std::unique_ptr<test::BadCorpus> ReliabilityCli::corpus_;
+
+std::map<std::string, std::string> stages_by_key(const fs::path& run) {
+  std::map<std::string, std::string> out;
+  for (const json& e : read_jsonl(run / "errors.jsonl")) {
+    EXPECT_FALSE(e["message"].get<std::string>().empty()) << e.dump();
+    out[e["key"]] = e["stage"];
+  }
+  return out;
+}
+
+TEST_F(ReliabilityCli, DamagedFilesAreSkippedLoggedAndCounted) {
+  const fs::path out = scratch() / "run-files";
+  const auto r = baseline(corpus().files, out);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(stages_by_key(out), corpus().files_bad);
+  const json summary = json::parse(read_text(out / "summary.json"));
+  EXPECT_EQ(summary["status"], "complete");
+  const json& rel = summary["reliability"];
+  EXPECT_EQ(rel["skipped_samples"], corpus().files_bad.size());
+  EXPECT_EQ(rel["skipped_samples"], summary["errors"]["samples"]);
+  EXPECT_EQ(rel["rejected_members"], 0);
+  EXPECT_EQ(rel["respawns"], 0);
+}
+
+TEST_F(ReliabilityCli, UnsafeAndCutTarMembersAreLoggedAtIndexTime) {
+  const fs::path out = scratch() / "run-shards";
+  const auto r = baseline(corpus().shards, out, "--set data.layout=tar");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(stages_by_key(out), corpus().shards_bad);
+  for (const json& e : read_jsonl(out / "errors.jsonl")) {
+    EXPECT_EQ(e["phase"], "index");
+    EXPECT_NE(e["file"].get<std::string>().find("shard-00000"), std::string::npos);
+  }
+  const json summary = json::parse(read_text(out / "summary.json"));
+  EXPECT_EQ(summary["reliability"]["rejected_members"], corpus().shards_bad.size());
+  EXPECT_EQ(summary["reliability"]["skipped_samples"], corpus().shards_bad.size());
+  // Nothing was written outside the run directory or the corpus.
+  EXPECT_FALSE(fs::exists(scratch() / "escape.jpg"));
+  EXPECT_FALSE(fs::exists("/abs/evil.jpg"));
+}
+
+TEST_F(ReliabilityCli, OnErrorFailStopsAtTheFirstRefusedMemberNamingIt) {
+  const fs::path out = scratch() / "run-shards-fail";
+  const auto r = baseline(corpus().shards, out, "--set data.layout=tar --set loader.on_error=fail");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("shard-000000.tar: member '../escape' refused"), std::string::npos)
+      << r.output;
+  const json summary = json::parse(read_text(out / "summary.json"));
+  EXPECT_EQ(summary["status"], "failed");
+  EXPECT_EQ(read_jsonl(out / "errors.jsonl").size(), corpus().shards_bad.size());
+}
+
+TEST_F(ReliabilityCli, AWorkerCrashIsSurvivedAndCounted) {
+  const fs::path out = scratch() / "run-crash";
+  const auto r = baseline(corpus().files, out, "", "MMPROF_TEST_CRASH_AT=good-a");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("while processing sample good-a"), std::string::npos) << r.output;
+  EXPECT_EQ(stages_by_key(out)["good-a"], "worker");
+  const json rel = json::parse(read_text(out / "summary.json"))["reliability"];
+  // Quarantined after two crashes (three when the next epoch's copy was already dispatched).
+  const int respawns = rel["respawns"].get<int>();
+  EXPECT_GE(respawns, 2);
+  EXPECT_LE(respawns, 3);
+  EXPECT_GE(rel["retries"].get<int>(), respawns);
+  ASSERT_EQ(rel["worker_faults"].size(), static_cast<size_t>(respawns));
+  EXPECT_NE(rel["worker_faults"].dump().find("sample good-a quarantined"), std::string::npos);
+}
+
+// One line on stderr, exit 2, naming what is wrong.
+void expect_usage_error(const test::CommandResult& r, const std::string& names) {
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find(names), std::string::npos) << r.output;
+  EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 1) << r.output;
+}
+
+TEST_F(ReliabilityCli, BadConfigurationExitsTwoWithOneSentenceNamingIt) {
+  const fs::path yaml = scratch() / "bad-type.yaml";
+  test::write_bytes(yaml, {});
+  const auto write = [&](const std::string& text) {
+    test::write_bytes(yaml, std::vector<uint8_t>(text.begin(), text.end()));
+  };
+  const std::string run = "baseline --data " + test::shell_quote(corpus().files) + " --config " +
+                          test::shell_quote(yaml) + " --out " +
+                          test::shell_quote(scratch() / "never");
+  write("loader:\n  num_workers: many\n");
+  expect_usage_error(test::run_mmprof(run), "loader.num_workers must be an integer");
+  write("loader:\n  workers: 2\n");
+  expect_usage_error(test::run_mmprof(run), "unknown config key 'loader.workers'");
+  write("loader:\n  timeout_s: 0\n");
+  expect_usage_error(test::run_mmprof(run), "loader.timeout_s must be > 0");
+  write("loader:\n  on_worker_failure: retry\n");
+  expect_usage_error(test::run_mmprof(run), "loader.on_worker_failure must be one of respawn");
+  const fs::path missing = scratch() / "missing.yaml";
+  expect_usage_error(test::run_mmprof("baseline --config " + test::shell_quote(missing)),
+                     missing.string());
+  expect_usage_error(test::run_mmprof(run.substr(0, run.find(" --config")) +
+                                      " --set loader.num_workers=8 --max-host-memory 64M"),
+                     "above --max-host-memory=64.0 MB: shared batch ring 8 workers x 3 slots");
+  EXPECT_FALSE(fs::exists(scratch() / "never"));
+}
+
+}  // namespace
+}  // namespace mmprof

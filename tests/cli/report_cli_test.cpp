@@ -1,0 +1,177 @@
+// `mmprof report` end to end through the built binary: the gate's exit codes and one-line
+// reasons, bad input named in one sentence, the embedded default, a real baseline run, and the
+// HTML report opened in headless Chromium (no console errors, charts present, file names
+// escaped, a screenshot taken).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "support/test_support.hpp"
+
+namespace mmprof {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using test::shell_quote;
+
+const fs::path kFixtures = test::source_dir() / "tests/fixtures/report";
+
+std::string fixture(const char* name) {
+  return shell_quote(kFixtures / name);
+}
+
+std::string read_text(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// The gate's reason is the output's last line.
+std::string last_line(const std::string& out) {
+  std::string s = out;
+  while (!s.empty() && s.back() == '\n')
+    s.pop_back();
+  return s.substr(s.rfind('\n') + 1);
+}
+
+class ReportCli : public ::testing::Test {
+ protected:
+  test::TempDir tmp;
+  std::string out() const { return "--out " + shell_quote(tmp.path() / "out"); }
+  std::string criteria(const std::string& yaml) const {
+    const fs::path p = tmp.path() / "criteria.yaml";
+    std::ofstream(p) << yaml;
+    return shell_quote(p);
+  }
+};
+
+TEST_F(ReportCli, GateOnExperimentExitsOneTwoOrZero) {
+  auto r = test::run_mmprof("report " + fixture("experiment") + " --gate default " + out());
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_EQ(last_line(r.output),
+            "regression: loader.in_order=false: step p99 grew 31.8 % (max 10 %)");
+  // Tolerating the p99 growth leaves the undecided prefetch arm: inconclusive.
+  r = test::run_mmprof("report " + fixture("experiment") + " --gate " +
+                       criteria("adopt: {max_p99_regression_pct: 50}\n") + " " + out());
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_EQ(last_line(r.output).rfind("inconclusive: loader.prefetch_factor=4", 0), 0u) << r.output;
+  r = test::run_mmprof(
+      "report " + fixture("experiment") + " --gate " +
+      criteria("adopt: {max_p99_regression_pct: 50}\ngate: {inconclusive_exit: 0}\n") + " " +
+      out());
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  // Without --gate the report is written and the exit is 0 whatever it found.
+  r = test::run_mmprof("report " + fixture("experiment") + " " + out());
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  const json report = json::parse(read_text(tmp.path() / "out/report.json"));
+  EXPECT_EQ(report["schema"], "mmprof.report/1");
+  EXPECT_EQ(report["gate"]["exit_code"], 1);
+}
+
+TEST_F(ReportCli, CompareAndRunGates) {
+  auto r = test::run_mmprof("report --compare " + fixture("run-input-bound") + " " +
+                            fixture("run-slower") + " --gate default " + out());
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_EQ(last_line(r.output).rfind("regression: compare: time per sample changed", 0), 0u)
+      << r.output;
+  r = test::run_mmprof("report --compare " + fixture("run-slower") + " " +
+                       fixture("run-input-bound") + " --gate default " + out());
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  r = test::run_mmprof("report " + fixture("run-input-bound") + " --gate default " + out());
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(last_line(r.output).find("waits for data 58.5 %"), std::string::npos) << r.output;
+}
+
+TEST_F(ReportCli, BadInputIsNamedInOneSentence) {
+  auto r = test::run_mmprof("report " + shell_quote(tmp.path() / "missing") + " " + out());
+  EXPECT_EQ(r.exit_code, 3) << r.output;
+  EXPECT_NE(r.output.find("missing is not a directory"), std::string::npos) << r.output;
+  const fs::path broken = tmp.path() / "broken";
+  fs::copy(kFixtures / "run-input-bound", broken);
+  std::ofstream(broken / "summary.json") << "{\"schema\": \"mmprof.summary/1\",";
+  r = test::run_mmprof("report " + shell_quote(broken) + " " + out());
+  EXPECT_EQ(r.exit_code, 3) << r.output;
+  EXPECT_NE(r.output.find((broken / "summary.json").string() + " is not valid JSON"),
+            std::string::npos)
+      << r.output;
+  r = test::run_mmprof("report " + fixture("run-input-bound") + " --gate " +
+                       criteria("adopt: {min_gain: 1}\n") + " " + out());
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("unknown key 'adopt.min_gain'"), std::string::npos) << r.output;
+  r = test::run_mmprof("report --compare " + fixture("experiment") + " " + fixture("run-slower") +
+                       " " + out());
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+}
+
+TEST_F(ReportCli, EmbeddedDefaultTakesTheLatestRunOrSaysWhatToPass) {
+  auto r = test::run_command("cd " + shell_quote(tmp.path()) + " && " +
+                             shell_quote(test::mmprof_bin()) + " report </dev/null");
+  EXPECT_EQ(r.exit_code, 3) << r.output;
+  EXPECT_NE(r.output.find("no run or experiment directory under runs/"), std::string::npos)
+      << r.output;
+  fs::create_directories(tmp.path() / "runs");
+  fs::copy(kFixtures / "run-input-bound", tmp.path() / "runs/baseline-1");
+  r = test::run_command("cd " + shell_quote(tmp.path()) + " && " + shell_quote(test::mmprof_bin()) +
+                        " report </dev/null");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(fs::exists(tmp.path() / "runs/baseline-1/report.html"));
+}
+
+// A real baseline (short phases on the embedded default dataset), then its report: the summary
+// figures must agree with the run's own CSV files.
+TEST_F(ReportCli, RealBaselineRun) {
+  const fs::path run = tmp.path() / "run";
+  auto r = test::run_mmprof(
+      "baseline --set phases.steps=6 --set phases.warmup_steps=2 "
+      "--set step.kind=sleep --set step.ms=5 --set loader.batch_size=8 --out " +
+      shell_quote(run));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  r = test::run_mmprof("report " + shell_quote(run));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const json report = json::parse(read_text(run / "report.json"));
+  const json& a = report["runs"][0];
+  EXPECT_TRUE(a["classification"]["primary"].is_string());
+  ASSERT_EQ(a["cross_checks"].size(), 4u);
+  for (const auto& c : a["cross_checks"])
+    EXPECT_EQ(c["ok"], true) << c.dump();
+  EXPECT_FALSE(a["charts"]["memory"].empty());
+  EXPECT_GT(fs::file_size(run / "report.md"), 0u);
+}
+
+TEST_F(ReportCli, HtmlOpensInHeadlessChromium) {
+  auto r = test::run_mmprof("report " + fixture("run-input-bound") + " " + fixture("experiment") +
+                            " " + out());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const fs::path html = tmp.path() / "out/report.html";
+  ASSERT_EQ(test::run_command("command -v chromium").exit_code, 0)
+      << "chromium is missing: scripts/install-deps installs it";
+  const std::string chromium =
+      "chromium --headless --no-sandbox --disable-gpu --enable-logging=stderr --v=0 ";
+  const std::string url = shell_quote("file://" + html.string());
+  r = test::run_command("HOME=" + shell_quote(tmp.path()) + " timeout 120 " + chromium +
+                        "--dump-dom " + url);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  // Console messages (errors, CSP violations) are logged as INFO:CONSOLE lines.
+  EXPECT_EQ(r.output.find(":CONSOLE"), std::string::npos) << r.output;
+  size_t svgs = 0;
+  for (size_t at = 0; (at = r.output.find("<svg", at)) != std::string::npos; ++at)
+    ++svgs;
+  EXPECT_EQ(svgs, 4u);
+  EXPECT_NE(r.output.find("&lt;script&gt;alert(1)&lt;/script&gt;.jpg"), std::string::npos);
+  EXPECT_EQ(r.output.find("<script"), std::string::npos);
+  const fs::path shot = tmp.path() / "report.png";
+  r = test::run_command("HOME=" + shell_quote(tmp.path()) + " timeout 120 " + chromium +
+                        "--window-size=1200,2400 --screenshot=" + shell_quote(shot) + " " + url);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.output.find(":CONSOLE"), std::string::npos) << r.output;
+  ASSERT_TRUE(fs::exists(shot));
+  EXPECT_GT(fs::file_size(shot), 10'000u);
+}
+
+}  // namespace
+}  // namespace mmprof

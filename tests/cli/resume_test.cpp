@@ -1,0 +1,245 @@
+// `mmprof baseline --resume RUN` through the built binary: a run interrupted by SIGINT in the
+// middle of a phase, resumed, delivers the batches of an uninterrupted run (digests.csv equal at
+// every batch id); a completed, already resumed or checkpoint-less run is refused with one
+// sentence naming it. summary.json's epoch-boundary stall is cross-checked against steps.csv.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+#include <utility>
+
+#include "support/test_support.hpp"
+
+namespace mmprof {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using DigestRows = std::map<std::pair<std::string, uint64_t>, std::string>;
+
+json read_json(const fs::path& path) {
+  const auto bytes = test::read_bytes(path);
+  return json::parse(std::string(bytes.begin(), bytes.end()));
+}
+
+// (phase, batch_id) -> digest, from digests.csv.
+DigestRows digests(const fs::path& run) {
+  const test::Csv csv = test::read_csv(run / "digests.csv");
+  DigestRows rows;
+  for (const auto& r : csv.rows) {
+    rows[{r[csv.column("phase")], std::stoull(r[csv.column("batch_id")])}] =
+        r[csv.column("digest")];
+  }
+  return rows;
+}
+
+// Pipeline-only runs of 60 steps of 2 samples (17 samples: 9 batches an epoch), no warm-up, so
+// step i of a phase consumes batch i.
+const std::string kBase =
+    " --set loader.batch_size=2 --set loader.num_workers=2 --set phases.warmup_steps=0"
+    " --set phases.warmup_s=0 --set phases.steps=60 --set metrics.interval_ms=50";
+// With a 20 ms sleep step: compute and end_to_end phases of 1.2 s each.
+const std::string kWithStep = kBase + " --set step.kind=sleep --set step.ms=20";
+
+class ResumeCli : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = std::make_unique<test::TempDir>();
+    const auto gen = test::run_mmprof("gen --out " + test::shell_quote(dir_->path() / "ds") +
+                                      " --images 16 --videos 1 --video-max-s 1 "
+                                      "--video-max-height 240 --layout files --seed 9");
+    ASSERT_EQ(gen.exit_code, 0) << gen.output;
+  }
+  static void TearDownTestSuite() { dir_.reset(); }
+
+  static fs::path out(const std::string& name) { return dir_->path() / name; }
+  static std::string data() { return " --data " + test::shell_quote(dir_->path() / "ds/files"); }
+
+  static test::CommandResult baseline(const std::string& args, const fs::path& run) {
+    return test::run_mmprof("baseline" + args + " --out " + test::shell_quote(run));
+  }
+
+  // Starts a run in the background, sends SIGINT once steps.csv has `rows` rows of `phase`
+  // (at most 60 s later) and returns its exit code.
+  static int interrupted(const std::string& env, const std::string& args, const fs::path& run,
+                         const std::string& phase, int rows) {
+    const std::string steps = test::shell_quote(run / "steps.csv");
+    const std::string script =
+        env + " " + test::shell_quote(test::mmprof_bin()) + " baseline" + args + " --out " +
+        test::shell_quote(run) + " </dev/null >" + test::shell_quote(run.string() + ".log") +
+        " 2>&1 & p=$!; i=0; until [ \"$(cat " + steps + " 2>/dev/null | grep -c '," + phase +
+        ",')\" -ge " + std::to_string(rows) +
+        " ]; do i=$((i+1)); [ $i -gt 1200 ] && break; sleep 0.05; done; kill -INT $p; wait $p";
+    return test::run_command(script).exit_code;
+  }
+
+  // Resumes `run`; checks the pair of runs against `full` (uninterrupted): the interrupted run
+  // and its continuation delivered, between them, exactly the batches of `full` (same ids, same
+  // digests); the continuation started at the checkpoint.
+  static json resume_and_compare(const fs::path& run, const fs::path& full,
+                                 const std::string& phase) {
+    const json checkpoint = read_json(run / "checkpoint.json");
+    const uint64_t start = checkpoint["phases"][phase]["next_batch_id"].get<uint64_t>();
+    const auto r = test::run_mmprof("baseline --resume " + test::shell_quote(run));
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    const fs::path resumed = run.string() + "-resumed";
+    const json summary = read_json(resumed / "summary.json");
+    EXPECT_EQ(summary["status"], "complete");
+    EXPECT_EQ(read_json(run / "summary.json")["status"], "resumed");
+    EXPECT_EQ(read_json(run / "checkpoint.json")["resumed_by"], fs::absolute(resumed).string());
+
+    const DigestRows before = digests(run), after = digests(resumed), whole = digests(full);
+    DigestRows both = before;
+    for (const auto& [key, digest] : after) {
+      EXPECT_EQ(key.first, phase) << "a finished phase was run again";
+      EXPECT_GE(key.second, start) << "the resumed run went back before its checkpoint";
+      EXPECT_TRUE(both.emplace(key, digest).second) << "batch " << key.second << " twice";
+    }
+    EXPECT_EQ(both, whole);
+    EXPECT_FALSE(after.empty());
+
+    const json& resume = summary["reliability"]["resume"];
+    EXPECT_EQ(resume["from"], fs::absolute(run).string());
+    EXPECT_EQ(resume["phase"], phase);
+    EXPECT_EQ(resume["start_batch_id"], start);
+    EXPECT_EQ(resume["start_epoch"], start / 9);
+    // From the start of the resume (config, dataset, manifest, loader) to the first batch: more
+    // than the loader's own start-up and first wait.
+    EXPECT_GT(resume["time_to_first_batch_ms"].get<double>(),
+              resume["loader_time_to_first_batch_ms"].get<double>());
+    EXPECT_GT(resume["loader_time_to_first_batch_ms"].get<double>(), 0);
+    return checkpoint;
+  }
+
+  static std::unique_ptr<test::TempDir> dir_;
+};
+
+std::unique_ptr<test::TempDir> ResumeCli::dir_;
+
+TEST_F(ResumeCli, SigintInThePipelinePhaseThenResumeGivesTheUninterruptedBatches) {
+  const fs::path full = out("pipeline-full");
+  const auto ok = baseline(data() + kBase, full);
+  ASSERT_EQ(ok.exit_code, 0) << ok.output;
+  // The sample batch 3 holds (epoch 0, shuffled): a worker hangs there, so the run is stopped
+  // with exactly batches 0-2 consumed.
+  const test::Csv stages = test::read_csv(full / "stages.csv");
+  const auto hold = std::find_if(stages.rows.begin(), stages.rows.end(), [&](const auto& row) {
+    return row[stages.column("step")] == "3";
+  });
+  ASSERT_NE(hold, stages.rows.end());
+  const fs::path run = out("pipeline-part");
+  EXPECT_EQ(interrupted("MMPROF_TEST_HANG_AT=" + (*hold)[stages.column("key")], data() + kBase, run,
+                        "pipeline", 3),
+            130);
+  EXPECT_EQ(read_json(run / "summary.json")["status"], "interrupted");
+  const json checkpoint = resume_and_compare(run, full, "pipeline");
+  EXPECT_EQ(checkpoint["phases"]["pipeline"]["next_batch_id"], 3);
+  EXPECT_EQ(checkpoint["phases"]["pipeline"]["measured_steps"], 3);
+  EXPECT_EQ(checkpoint["phases"]["pipeline"]["done"], false);
+  // The continuation measured only the steps still missing.
+  EXPECT_EQ(test::read_csv(out("pipeline-part-resumed") / "steps.csv").rows.size(), 57u);
+  const auto again = test::run_mmprof("baseline --resume " + test::shell_quote(run));
+  EXPECT_EQ(again.exit_code, 2) << again.output;
+  EXPECT_NE(again.output.find("resumed already"), std::string::npos) << again.output;
+}
+
+TEST_F(ResumeCli, SigintInTheEndToEndPhaseResumesThereWithoutRerunningThePipeline) {
+  const fs::path full = out("e2e-full");
+  const auto ok = baseline(data() + kWithStep, full);
+  ASSERT_EQ(ok.exit_code, 0) << ok.output;
+  const fs::path run = out("e2e-part");
+  EXPECT_EQ(interrupted("", data() + kWithStep, run, "end_to_end", 10), 130);
+  EXPECT_EQ(read_json(run / "summary.json")["status"], "interrupted");
+  const json checkpoint = resume_and_compare(run, full, "end_to_end");
+  EXPECT_EQ(checkpoint["phases"]["pipeline"]["done"], true);
+  EXPECT_GE(checkpoint["phases"]["end_to_end"]["next_batch_id"].get<int>(), 10);
+  EXPECT_LT(checkpoint["phases"]["end_to_end"]["next_batch_id"].get<int>(), 60);
+}
+
+TEST_F(ResumeCli, RefusesACompletedRunAndMissingOrCorruptFiles) {
+  const fs::path done = out("refuse-complete");
+  ASSERT_EQ(baseline(data() + kBase, done).exit_code, 0);
+  const auto complete = test::run_mmprof("baseline --resume " + test::shell_quote(done));
+  EXPECT_EQ(complete.exit_code, 2) << complete.output;
+  EXPECT_NE(complete.output.find(done.string() + " completed"), std::string::npos)
+      << complete.output;
+  const auto with_set =
+      test::run_mmprof("baseline --resume " + test::shell_quote(done) + " --set phases.steps=3");
+  EXPECT_EQ(with_set.exit_code, 2) << with_set.output;
+  EXPECT_NE(with_set.output.find("--set"), std::string::npos) << with_set.output;
+
+  // A run killed before it wrote summary.json: manifest only, then damaged checkpoints.
+  const fs::path killed = out("refuse-killed");
+  fs::create_directories(killed);
+  fs::copy_file(done / "manifest.json", killed / "manifest.json");
+  const auto expect_refused = [&](const std::string& what) {
+    const auto r = test::run_mmprof("baseline --resume " + test::shell_quote(killed));
+    EXPECT_EQ(r.exit_code, 3) << r.output;
+    EXPECT_NE(r.output.find((killed / "checkpoint.json").string() + " " + what), std::string::npos)
+        << r.output;
+    EXPECT_FALSE(fs::exists(killed.string() + "-resumed/summary.json"));
+  };
+  expect_refused("is missing");
+  test::write_bytes(killed / "checkpoint.json", {'{', '"', 's'});
+  expect_refused("is not valid JSON");
+  const std::string wrong =
+      R"({"schema_version": 1, "batches_per_epoch": 9, "phases": {"pipeline": {"next_batch_id":
+      "x", "measured_steps": 0, "done": false}}})";
+  test::write_bytes(killed / "checkpoint.json", {wrong.begin(), wrong.end()});
+  expect_refused("is not a valid checkpoint");
+
+  const auto not_a_run = test::run_mmprof("baseline --resume " + test::shell_quote(out("ds")));
+  EXPECT_EQ(not_a_run.exit_code, 3) << not_a_run.output;
+  EXPECT_NE(not_a_run.output.find((out("ds") / "manifest.json").string() + " is missing"),
+            std::string::npos)
+      << not_a_run.output;
+}
+
+// The stall figure is the mean wait of the epoch-first batches in steps.csv (step i is batch i):
+// with non-persistent workers each of those waits for a new pool to start.
+TEST_F(ResumeCli, EpochBoundaryStallMatchesStepsCsvWithAndWithoutPersistentWorkers) {
+  for (const bool persistent : {true, false}) {
+    const fs::path run = out(persistent ? "stall-persistent" : "stall-fresh");
+    const auto r = baseline(
+        data() + kBase + " --set loader.persistent_workers=" + (persistent ? "true" : "false"),
+        run);
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    const json e = read_json(run / "summary.json")["epoch_boundary"];
+    EXPECT_EQ(e["persistent_workers"], persistent);
+    EXPECT_EQ(e["batches_per_epoch"], 9);
+    const test::Csv steps = test::read_csv(run / "steps.csv");
+    double sum = 0;
+    int boundaries = 0;
+    std::vector<double> others;
+    for (const auto& row : steps.rows) {
+      const int step = std::stoi(row[steps.column("step")]);
+      const double wait = std::stod(row[steps.column("wait_ms")]);
+      if (step > 0 && step % 9 == 0) {
+        sum += wait;
+        ++boundaries;
+      } else {
+        others.push_back(wait);
+      }
+    }
+    ASSERT_EQ(boundaries, 6);  // batches 9, 18, ..., 54
+    const json& p = e["pipeline"];
+    EXPECT_EQ(p["boundaries"], boundaries);
+    EXPECT_NEAR(p["stall_ms"].get<double>(), sum / boundaries, 1e-3);  // steps.csv: 4 decimals
+    EXPECT_EQ(e["stall_ms"], p["stall_ms"]);
+    std::sort(others.begin(), others.end());
+    EXPECT_NEAR(p["steady_wait_ms"].get<double>(), (others[26] + others[27]) / 2, 1e-3);
+    EXPECT_NEAR(p["excess_ms"].get<double>(),
+                p["stall_ms"].get<double>() - p["steady_wait_ms"].get<double>(), 1e-9);
+    if (!persistent) {
+      // A fresh pool (fork, first batch from nothing) against prefetched batches.
+      EXPECT_GT(p["excess_ms"].get<double>(), 0) << e.dump();
+    }
+  }
+}
+
+}  // namespace
+}  // namespace mmprof

@@ -1,0 +1,330 @@
+// `mmprof ab` without processes: the design (factors, arms, order, looks), the verdicts on
+// fabricated trial records, the steady-state check on a fake clock, the content checks, the
+// matrix writers, and the whole protocol driven through fake trial hooks.
+#include "experiment/ab.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <set>
+
+#include "experiment/ab_analysis.hpp"
+#include "experiment/ab_design.hpp"
+#include "experiment/ab_output.hpp"
+#include "experiment/content_check.hpp"
+#include "experiment/steady_state.hpp"
+#include "mmprof/error.hpp"
+#include "support/test_support.hpp"
+#include "util/rng.hpp"
+
+namespace mmprof {
+namespace {
+
+ExperimentDesign design_of(std::vector<std::string> factors, int rounds = 6) {
+  ExperimentSpec s;
+  s.factors = std::move(factors);
+  s.rounds = rounds;
+  return make_design(s, 1000);
+}
+
+TEST(AbDesignTest, FirstValueIsTheBaseAndEveryOtherValueAnArm) {
+  const ExperimentDesign d = design_of({"step.ms=2,6,10", "loader.num_workers=1,2"});
+  ASSERT_EQ(d.arms.size(), 5u);  // base, A/A, step.ms=6, step.ms=10, loader.num_workers=2
+  EXPECT_EQ(d.arms[0].id, "base");
+  EXPECT_EQ(d.arms[1].id, "A/A");
+  EXPECT_EQ(d.arms[1].overrides, d.arms[0].overrides);
+  EXPECT_EQ(d.arms[0].overrides, (std::vector<std::string>{"step.ms=2", "loader.num_workers=1"}));
+  EXPECT_EQ(d.arms[2].id, "step.ms=6");
+  EXPECT_EQ(d.arms[2].overrides.back(), "step.ms=6");
+  EXPECT_EQ(d.arms[4].id, "loader.num_workers=2");
+  EXPECT_EQ(d.arms[2].content, ContentKind::changing);
+  EXPECT_EQ(d.arms[4].content, ContentKind::preserving);
+  EXPECT_EQ(content_kind("image.dct_scaling"), ContentKind::lossy);
+  EXPECT_DOUBLE_EQ(d.guardrails.memory_budget_mb, 800);
+}
+
+TEST(AbDesignTest, RejectsBadSpecifications) {
+  EXPECT_THROW(design_of({"step.ms"}), UsageError);
+  EXPECT_THROW(design_of({"step.ms=2"}), UsageError);
+  EXPECT_THROW(design_of({"step.ms=2,"}), UsageError);
+  EXPECT_THROW(design_of({"step.ms=2,4", "step.ms=1,3"}), UsageError);
+  EXPECT_THROW(design_of({"step.ms=2,4"}, 5), UsageError);
+  EXPECT_THROW(design_of({}), UsageError);
+  ExperimentSpec s;
+  s.factors = {"step.ms=1,2"};
+  s.cache = "lukewarm";
+  EXPECT_THROW(make_design(s, 1000), UsageError);
+}
+
+TEST(AbDesignTest, DeclaredPreservingOverridesTheTable) {
+  ExperimentSpec s;
+  s.factors = {"loader.seed=0,1"};
+  s.preserving = {"loader.seed"};
+  EXPECT_EQ(make_design(s, 1000).arms[2].content, ContentKind::preserving);
+}
+
+TEST(AbDesignTest, RoundOrderIsASeededPermutationPerRound) {
+  const ExperimentDesign d = design_of({"step.ms=1,2,3,4,5"});
+  std::set<std::vector<size_t>> seen;
+  for (int r = 0; r < 6; ++r) {
+    const auto order = round_order(d, r);
+    EXPECT_EQ(order, round_order(d, r));
+    std::vector<size_t> sorted = order;
+    std::sort(sorted.begin(), sorted.end());
+    EXPECT_EQ(sorted, (std::vector<size_t>{0, 1, 2, 3, 4, 5}));
+    seen.insert(order);
+  }
+  EXPECT_GT(seen.size(), 1u);  // 6 rounds of 6! orders: all equal would mean no shuffling
+}
+
+TEST(AbDesignTest, LooksAndAlphaSpending) {
+  const ExperimentDesign ten = design_of({"step.ms=1,2"}, 10);
+  EXPECT_EQ(ten.looks, (std::vector<int>{6, 10}));
+  const double first = look_alpha(ten, 6), second = look_alpha(ten, 10);
+  EXPECT_NEAR(first, stats::obf_alpha_spent(0.6, 0.05), 1e-12);
+  EXPECT_NEAR(first + second, 0.05, 1e-12);     // the whole alpha is spent, no more
+  EXPECT_DOUBLE_EQ(look_alpha(ten, 3), first);  // before the first look: its alpha
+  const ExperimentDesign six = design_of({"step.ms=1,2"}, 6);
+  EXPECT_EQ(six.looks, (std::vector<int>{6}));
+  EXPECT_NEAR(look_alpha(six, 6), 0.05, 1e-12);
+}
+
+TEST(AbDesignTest, ExperimentFile) {
+  test::TempDir tmp;
+  const auto file = tmp.path() / "exp.yaml";
+  std::ofstream(file) << "factors:\n  loader.num_workers: [1, 2]\n  step.ms: [2, 6]\n"
+                         "rounds: 8\nseed: 7\nset: [step.kind=sleep]\npreserving: [loader.seed]\n";
+  const ExperimentSpec s = load_experiment_file(file.string());
+  EXPECT_EQ(s.factors, (std::vector<std::string>{"loader.num_workers=1,2", "step.ms=2,6"}));
+  EXPECT_EQ(s.rounds, 8);
+  EXPECT_EQ(s.seed, 7u);
+  EXPECT_EQ(s.sets, (std::vector<std::string>{"step.kind=sleep"}));
+  std::ofstream(file) << "factor:\n  step.ms: [2, 6]\n";
+  try {
+    load_experiment_file(file.string());
+    FAIL() << "an unknown key was accepted";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("'factor'"), std::string::npos) << e.what();
+  }
+}
+
+// Trials with metric = base_rate x effect x multiplicative noise (deterministic by seed).
+std::vector<TrialRecord> fabricate(const ExperimentDesign& d, const std::vector<double>& effect,
+                                   double noise, uint64_t seed = 3) {
+  std::vector<TrialRecord> out;
+  Rng rng(seed);
+  for (int r = 0; r < d.spec.rounds; ++r) {
+    for (size_t arm = 0; arm < d.arms.size(); ++arm) {
+      TrialRecord t;
+      t.round = r;
+      t.arm = arm;
+      t.status = "complete";
+      t.run_dir = "trials/r" + std::to_string(r);
+      t.metric = 1000 * effect[arm] * (1 + rng.uniform(-noise, noise));
+      t.step_p95 = t.step_p99 = t.wait_p95 = t.wait_p99 = 5;
+      t.pss_peak_mb = 100;
+      t.host_peak_mb = 500;
+      t.steady = true;
+      t.digests[{"pipeline", 0}] = 42;
+      out.push_back(t);
+    }
+  }
+  return out;
+}
+
+const ArmResult& result(const Analysis& a, size_t arm) {
+  return a.arms.at(arm - 1);
+}
+
+TEST(AbAnalysisTest, VerdictsFollowTheEffectAndTheBand) {
+  const ExperimentDesign d = design_of({"step.ms=2,6,3,4"}, 8);
+  // base, A/A, +20 %, -20 %, +0.1 %
+  const auto trials = fabricate(d, {1, 1, 1.2, 0.8, 1.001}, 0.002);
+  const Analysis a = analyze(d, trials, {}, 0.05);
+  EXPECT_DOUBLE_EQ(a.calibration.tau, d.tau_floor);  // A/A noise is far below the 2 % floor
+  EXPECT_EQ(result(a, 2).verdict, "ADOPT") << result(a, 2).reason;
+  EXPECT_NEAR(log_to_pct(result(a, 2).t.mean), 20, 1);
+  EXPECT_EQ(result(a, 3).verdict, "REJECT") << result(a, 3).reason;
+  EXPECT_EQ(result(a, 4).verdict, "EQUIVALENT") << result(a, 4).reason;
+  EXPECT_NE(result(a, 1).verdict, "ADOPT");
+  EXPECT_EQ(result(a, 2).n, 8u);
+  EXPECT_TRUE(result(a, 2).wilcoxon.exact);
+  EXPECT_LT(result(a, 2).bootstrap.lo, result(a, 2).t.mean);
+}
+
+TEST(AbAnalysisTest, NoisyOrShortExperimentsAreInconclusive) {
+  const ExperimentDesign d = design_of({"step.ms=2,6"}, 6);
+  const auto noisy = fabricate(d, {1, 1, 1.02}, 0.3);
+  EXPECT_EQ(result(analyze(d, noisy, {}, 0.05), 2).verdict, "INCONCLUSIVE");
+  std::vector<TrialRecord> short_run(noisy.begin(), noisy.begin() + 9);  // 3 rounds
+  const Analysis a = analyze(d, short_run, {}, 0.05);
+  EXPECT_EQ(result(a, 2).verdict, "INCONCLUSIVE");
+  EXPECT_NE(result(a, 2).reason.find("only 3 paired rounds"), std::string::npos);
+}
+
+TEST(AbAnalysisTest, DigestMismatchOrFailedTrialIsInvalid) {
+  const ExperimentDesign d = design_of({"loader.num_workers=1,2", "step.ms=1,2"}, 6);
+  auto trials = fabricate(d, {1, 1, 1.5, 1.5}, 0.001);
+  trials[2 * 4 + 2].digests[{"pipeline", 0}] = 43;  // round 2, arm loader.num_workers=2
+  trials[5 * 4 + 3].status = "failed";              // round 5, arm step.ms=2
+  trials[5 * 4 + 3].exit_code = 1;
+  const Analysis a = analyze(d, trials, {}, 0.05);
+  EXPECT_EQ(result(a, 2).verdict, "INVALID");
+  EXPECT_EQ(result(a, 2).correctness.ok, false);
+  EXPECT_NE(result(a, 2).reason.find("round 2 phase pipeline batch 0"), std::string::npos)
+      << result(a, 2).reason;
+  EXPECT_EQ(result(a, 3).verdict, "INVALID");
+  EXPECT_EQ(result(a, 3).correctness.kind, "none");  // step.ms changes content by design
+  EXPECT_EQ(result(a, 1).correctness.ok, true);      // A/A: the base's digests
+}
+
+TEST(AbAnalysisTest, LossyArmsAreJudgedByPsnr) {
+  const ExperimentDesign d = design_of({"image.dct_scaling=true,false"}, 6);
+  const auto trials = fabricate(d, {1, 1, 1.3}, 0.001);
+  EXPECT_EQ(result(analyze(d, trials, {{2, 35.0}}, 0.05), 2).verdict, "ADOPT");
+  const ArmResult low = result(analyze(d, trials, {{2, 20.0}}, 0.05), 2);
+  EXPECT_EQ(low.verdict, "INVALID");
+  EXPECT_NE(low.reason.find("PSNR 20.0 dB"), std::string::npos) << low.reason;
+}
+
+TEST(AbAnalysisTest, GuardrailViolationRejects) {
+  const ExperimentDesign d = design_of({"loader.num_workers=1,2"}, 6);
+  auto trials = fabricate(d, {1, 1, 1.3}, 0.001);
+  for (auto& t : trials)
+    if (t.arm == 2) t.pss_peak_mb = 400;  // 4x the base's peak PSS, limit 1.5x
+  const ArmResult r = result(analyze(d, trials, {}, 0.05), 2);
+  EXPECT_EQ(r.verdict, "REJECT");
+  EXPECT_NE(r.reason.find("pss_peak_mb"), std::string::npos) << r.reason;
+}
+
+TEST(AbAnalysisTest, MaterialDriftDowngrades) {
+  const ExperimentDesign d = design_of({"step.ms=2,6"}, 8);
+  auto trials = fabricate(d, {1, 1, 1.3}, 0.001);
+  for (auto& t : trials)
+    if (t.arm == 2) *t.metric *= 1 + 0.05 * t.round;  // the effect grows by 5 % per round
+  const ArmResult r = result(analyze(d, trials, {}, 0.05), 2);
+  EXPECT_TRUE(r.drift.drift);
+  EXPECT_EQ(r.verdict, "INCONCLUSIVE");
+  EXPECT_NE(r.reason.find("would be ADOPT"), std::string::npos) << r.reason;
+}
+
+TEST(AbSteadyStateTest, JudgesBlocksAndExtendsOnce) {
+  SteadyCriteria c;
+  c.blocks = 5;
+  c.block_steps = 2;
+  EXPECT_TRUE(judge_blocks({100, 101, 99, 100, 100.5}, c).steady);
+  EXPECT_FALSE(judge_blocks({100, 101, 102, 103, 104}, c).steady);  // monotone: p = 2/120
+  EXPECT_FALSE(judge_blocks({50, 150, 50, 150, 50}, c).steady);     // CV far above 0.10
+  // Fake clock: steps get faster for the first 10 steps (one check), then steady.
+  int64_t now = 0;
+  int steps = 0;
+  const auto step = [&] { now += steps++ < 10 ? 1'000'000 * (20 - steps) : 1'000'000; };
+  const SteadyState s = settle(c, step, [&] { return now; });
+  EXPECT_TRUE(s.steady);
+  EXPECT_TRUE(s.extended);
+  EXPECT_EQ(steps, 20);
+  ASSERT_EQ(s.attempts.size(), 2u);
+  EXPECT_NEAR(s.attempts[1][0], 1000.0, 1e-9);  // 2 steps in 2 ms
+}
+
+TEST(AbContentTest, DigestComparisonAndPsnr) {
+  DigestMap base = {{{"pipeline", 0}, 1}, {{"pipeline", 1}, 2}, {{"pipeline", 2}, 3}};
+  DigestMap arm = {{{"pipeline", 1}, 2}, {{"pipeline", 2}, 9}, {{"pipeline", 3}, 4}};
+  const DigestComparison c = compare_digests(base, arm);
+  EXPECT_EQ(c.compared, 2u);
+  EXPECT_EQ(c.mismatched, 1u);
+  EXPECT_EQ(c.first_mismatch, "phase pipeline batch 2");
+  const uint8_t a[] = {0, 0}, b[] = {0, 255};
+  EXPECT_NEAR(psnr_u8(a, b, 2), 10 * std::log10(2.0), 1e-12);  // MSE = 255^2 / 2
+  EXPECT_TRUE(std::isinf(psnr_u8(a, a, 2)));
+}
+
+// The protocol with fake trials: each "process" writes the files a baseline would.
+struct FakeWorld {
+  std::map<std::string, double> rate;  // by the last --set that names a factor
+  int runs = 0;
+  int interrupt_after = -1;
+
+  int run(const std::vector<std::string>& argv, const std::filesystem::path& log) {
+    std::filesystem::path out;
+    double metric = 1000;
+    for (size_t i = 0; i + 1 < argv.size(); ++i) {
+      if (argv[i] == "--out") out = argv[i + 1];
+      if (argv[i] == "--set" && rate.count(argv[i + 1]) != 0) metric = rate[argv[i + 1]];
+    }
+    std::filesystem::create_directories(out);
+    std::ofstream(log) << "fake\n";
+    metric *= 1 + 0.001 * (runs % 3);
+    const nlohmann::json summary = {{"throughput", {{"pipeline", {{"samples_per_s", metric}}}}},
+                                    {"memory", {{"total_pss_peak_mb", 100}, {"host_peak_mb", 300}}},
+                                    {"errors", {{"count", 0}}}};
+    std::ofstream(out / "summary.json") << summary.dump();
+    std::ofstream(out / "steps.csv") << "step,phase,t_start_ns,wait_ms,h2d_ms,compute_ms,step_ms,"
+                                        "samples,bytes\n0,pipeline,1,0.5,,0,2.0,8,100\n";
+    std::ofstream(out / "digests.csv")
+        << "phase,batch_id,epoch,digest\npipeline,0,0,00000000000000ff\n";
+    return ++runs == interrupt_after ? 130 : 0;
+  }
+};
+
+TEST(AbProtocolTest, RunsEveryArmEveryRoundAndWritesTheDirectory) {
+  test::TempDir tmp;
+  const ExperimentDesign d = design_of({"loader.num_workers=1,2"}, 6);
+  FakeWorld world;
+  world.rate["loader.num_workers=2"] = 1500;
+  AbOptions o;
+  o.out = tmp.path() / "exp";
+  o.self = "/bin/false";
+  o.arm_configs.assign(d.arms.size(), Config{});
+  int64_t clock = 0;
+  int primed = 0;
+  TrialHooks hooks{[&](const auto& argv, const auto& log) { return world.run(argv, log); },
+                   [&] { ++primed; }, [&] { return clock += 1'000'000'000; },
+                   [] { return std::string("2026-01-01T00:00:00Z"); }};
+  const auto e = run_ab(d, o, {}, hooks);
+  EXPECT_EQ(e["status"], "complete");
+  EXPECT_EQ(world.runs, 18);  // 6 rounds x (base, A/A, one arm)
+  EXPECT_EQ(primed, 18);
+  ASSERT_EQ(e["order"].size(), 6u);
+  EXPECT_EQ(e["trials"].size(), 18u);
+  EXPECT_EQ(e["design"]["metric"]["key"], "throughput.pipeline.samples_per_s");
+  const auto& arm = e["results"][1];
+  EXPECT_EQ(arm["arm"], "loader.num_workers=2");
+  EXPECT_EQ(arm["verdict"], "ADOPT") << arm["reason"];
+  EXPECT_EQ(arm["correctness"]["ok"], true);
+  EXPECT_EQ(e["trials"][0]["wall_s"], 1.0);
+  // The tables agree with experiment.json: one row per arm, the verdicts in place.
+  std::ifstream csv(o.out / "matrix.csv");
+  std::string line;
+  std::vector<std::string> lines;
+  while (std::getline(csv, line))
+    lines.push_back(line);
+  ASSERT_EQ(lines.size(), 4u);
+  EXPECT_EQ(lines[0].rfind("arm,factor,value,role", 0), 0u);
+  EXPECT_NE(lines[3].find(",ADOPT,"), std::string::npos) << lines[3];
+  EXPECT_TRUE(std::filesystem::exists(o.out / "matrix.md"));
+}
+
+TEST(AbProtocolTest, ATrialInterruptedAloneIsRecordedAndTheRoundsGoOn) {
+  test::TempDir tmp;
+  const ExperimentDesign d = design_of({"loader.num_workers=1,2"}, 6);
+  FakeWorld world;
+  world.interrupt_after = 5;
+  AbOptions o;
+  o.out = tmp.path() / "exp";
+  o.arm_configs.assign(d.arms.size(), Config{});
+  int64_t clock = 0;
+  TrialHooks hooks{[&](const auto& argv, const auto& log) { return world.run(argv, log); }, [] {},
+                   [&] { return clock += 1000; }, [] { return std::string("t"); }};
+  // The child reports the interrupt (exit 130); this process's flag is not set in a unit test,
+  // so the experiment records the trial as interrupted and goes on.
+  const auto e = run_ab(d, o, {}, hooks);
+  EXPECT_EQ(e["trials"][4]["status"], "interrupted");
+  EXPECT_EQ(e["trials"].size(), 18u);
+  std::ifstream in(o.out / "experiment.json");
+  EXPECT_EQ(nlohmann::json::parse(in)["trials"].size(), 18u);
+}
+
+}  // namespace
+}  // namespace mmprof

@@ -1,0 +1,180 @@
+// Bad input at the unit level: the pixel limit (refused from the header, before any allocation),
+// PNG CRCs, caption UTF-8 validation, and the tar reader against hand-made POSIX ustar files
+// (paths outside the shard, links, a shard cut mid-member, garbage).
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "data/gen/image_encode.hpp"
+#include "data/tar_index.hpp"
+#include "data/utf8.hpp"
+#include "decode/decode_error.hpp"
+#include "decode/image_decoder.hpp"
+#include "support/bad_corpus.hpp"
+
+namespace mmprof {
+namespace {
+
+using test::append_tar_member;
+using test::end_tar;
+
+gen::RgbImage gradient(int w, int h) {
+  gen::RgbImage img;
+  img.width = w;
+  img.height = h;
+  img.pixels.resize(static_cast<size_t>(w) * h * 3);
+  for (size_t i = 0; i < img.pixels.size(); ++i)
+    img.pixels[i] = static_cast<uint8_t>(i * 13 / 7);
+  return img;
+}
+
+std::vector<uint8_t> small_jpeg() {
+  std::vector<uint8_t> out;
+  gen::JpegEncoder().encode(gradient(64, 48), 90, out);
+  return out;
+}
+
+std::vector<uint8_t> small_png() {
+  std::vector<uint8_t> out;
+  gen::encode_png(gradient(64, 48), out);
+  return out;
+}
+
+std::string decode_error(ImageDecoder& dec, const std::vector<uint8_t>& bytes, RgbImage& img) {
+  try {
+    dec.decode(bytes, {}, 0, false, img);
+  } catch (const DecodeError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(PixelLimitTest, HugeJpegHeaderIsRefusedBeforeAnyPixelBufferExists) {
+  const auto bomb = test::jpeg_claiming_size(small_jpeg(), 65500, 65500);
+  ImageDecoder dec;  // the default limit, PIL's 178,956,970
+  RgbImage img;
+  const std::string what = decode_error(dec, bomb, img);
+  EXPECT_NE(what.find("65500x65500 = 4290250000 pixels"), std::string::npos) << what;
+  EXPECT_NE(what.find("image.max_pixels=178956970"), std::string::npos) << what;
+  EXPECT_EQ(img.pixels.capacity(), 0u) << "a buffer was allocated for the refused image";
+  EXPECT_THROW(dec.probe(bomb), DecodeError);
+}
+
+TEST(PixelLimitTest, TheLimitIsConfigurableAndInclusive) {
+  const auto jpeg = small_jpeg();
+  const auto png = small_png();
+  RgbImage img;
+  ImageDecoder exact(64 * 48);
+  EXPECT_EQ(exact.probe(jpeg).width, 64);
+  exact.decode(jpeg, {}, 0, false, img);
+  EXPECT_EQ(img.height, 48);
+  exact.decode(png, {}, 0, false, img);
+  EXPECT_EQ(img.width, 64);
+  ImageDecoder below(64 * 48 - 1);
+  EXPECT_NE(decode_error(below, jpeg, img).find("64x48 = 3072 pixels"), std::string::npos);
+  EXPECT_NE(decode_error(below, png, img).find("image.max_pixels=3071"), std::string::npos);
+  EXPECT_THROW(below.probe(png), DecodeError);
+}
+
+TEST(PngCrcTest, AChunkWithAWrongCrcIsADecodeError) {
+  ImageDecoder dec;
+  RgbImage img;
+  dec.decode(small_png(), {}, 0, false, img);  // the intact file decodes
+  EXPECT_FALSE(decode_error(dec, test::png_with_bad_crc(small_png()), img).empty());
+}
+
+TEST(Utf8Test, FirstInvalidByteIsFound) {
+  EXPECT_EQ(first_invalid_utf8(""), std::nullopt);
+  EXPECT_EQ(first_invalid_utf8("plain ascii"), std::nullopt);
+  EXPECT_EQ(first_invalid_utf8("caf\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80"), std::nullopt);
+  EXPECT_EQ(first_invalid_utf8("caf\xE9"), 3u);           // Latin-1, not UTF-8
+  EXPECT_EQ(first_invalid_utf8("ab\xFF"), 2u);            // never a lead byte
+  EXPECT_EQ(first_invalid_utf8("\xC0\xAF"), 0u);          // overlong '/'
+  EXPECT_EQ(first_invalid_utf8("x\xED\xA0\x80"), 1u);     // a UTF-16 surrogate
+  EXPECT_EQ(first_invalid_utf8("\xF4\x90\x80\x80"), 0u);  // above U+10FFFF
+  EXPECT_EQ(first_invalid_utf8("ok\xE2\x82"), 2u);        // cut mid-sequence
+  EXPECT_EQ(first_invalid_utf8("\xE2\x28\xA1"), 0u);      // bad continuation
+  EXPECT_EQ(first_invalid_utf8(std::string("a\0b", 3)), std::nullopt);
+}
+
+std::vector<uint8_t> bytes(const std::string& s) {
+  return {s.begin(), s.end()};
+}
+
+TEST(TarIndexTest, MembersAndDataOffsetsFollowThePosixLayout) {
+  std::vector<uint8_t> tar;
+  append_tar_member(tar, "a.jpg", bytes("12345"));
+  append_tar_member(tar, "./a.txt", bytes("caption"));
+  append_tar_member(tar, "dir/b.mp4", std::vector<uint8_t>(700, 7));
+  end_tar(tar);
+  const TarScan scan = scan_tar_memory(tar);
+  ASSERT_EQ(scan.members.size(), 3u);
+  EXPECT_TRUE(scan.rejected.empty());
+  // header 512, data padded to 512: offsets 512, 1536, 2560
+  EXPECT_EQ(scan.members[0].name, "a.jpg");
+  EXPECT_EQ(scan.members[0].offset, 512u);
+  EXPECT_EQ(scan.members[0].size, 5u);
+  EXPECT_EQ(scan.members[1].name, "a.txt");
+  EXPECT_EQ(scan.members[1].offset, 1536u);
+  EXPECT_EQ(scan.members[2].offset, 2560u);
+  EXPECT_EQ(scan.members[2].size, 700u);
+  EXPECT_EQ(tar[scan.members[2].offset], 7);
+}
+
+TEST(TarIndexTest, PathsOutsideTheShardAndLinksAreRefusedNeverFollowed) {
+  std::vector<uint8_t> tar;
+  append_tar_member(tar, "../up.jpg", bytes("x"));
+  append_tar_member(tar, "/etc/abs.jpg", bytes("x"));
+  append_tar_member(tar, "a/../../b.jpg", bytes("x"));
+  append_tar_member(tar, "sym.jpg", {}, '2', "/etc/passwd");
+  append_tar_member(tar, "hard.jpg", {}, '1', "../up.jpg");
+  append_tar_member(tar, "fine..name.jpg", bytes("ok"));
+  end_tar(tar);
+  const TarScan scan = scan_tar_memory(tar);
+  ASSERT_EQ(scan.members.size(), 1u);
+  EXPECT_EQ(scan.members[0].name, "fine..name.jpg");
+  ASSERT_EQ(scan.rejected.size(), 5u);
+  EXPECT_EQ(scan.rejected[0].name, "../up.jpg");
+  EXPECT_NE(scan.rejected[0].reason.find(".."), std::string::npos);
+  EXPECT_NE(scan.rejected[1].reason.find("absolute"), std::string::npos);
+  EXPECT_EQ(scan.rejected[2].name, "a/../../b.jpg");
+  EXPECT_NE(scan.rejected[3].reason.find("symbolic link to '/etc/passwd'"), std::string::npos);
+  EXPECT_NE(scan.rejected[4].reason.find("hard link"), std::string::npos);
+}
+
+TEST(TarIndexTest, UnsafeNamesAreRecognised) {
+  EXPECT_EQ(unsafe_member_name("a/b.jpg"), std::nullopt);
+  EXPECT_EQ(unsafe_member_name("a..b/c...jpg"), std::nullopt);
+  EXPECT_NE(unsafe_member_name(".."), std::nullopt);
+  EXPECT_NE(unsafe_member_name("a/.."), std::nullopt);
+  EXPECT_NE(unsafe_member_name("/a"), std::nullopt);
+  EXPECT_NE(unsafe_member_name(""), std::nullopt);
+}
+
+TEST(TarIndexTest, AShardCutMidMemberKeepsTheMembersBeforeTheCut) {
+  std::vector<uint8_t> tar;
+  append_tar_member(tar, "a.jpg", std::vector<uint8_t>(600, 1));
+  append_tar_member(tar, "b.jpg", std::vector<uint8_t>(3000, 2));
+  tar.resize(tar.size() - 2000);  // inside b's data
+  const TarScan scan = scan_tar_memory(tar);
+  ASSERT_EQ(scan.members.size(), 1u);
+  EXPECT_EQ(scan.members[0].name, "a.jpg");
+  ASSERT_EQ(scan.rejected.size(), 1u);
+  EXPECT_EQ(scan.rejected[0].name, "b.jpg");
+  EXPECT_NE(scan.rejected[0].reason.find("cut mid-member"), std::string::npos);
+}
+
+TEST(TarIndexTest, GarbageAfterGoodMembersIsReportedNotThrown) {
+  std::vector<uint8_t> tar;
+  append_tar_member(tar, "a.jpg", bytes("abc"));
+  tar.resize(tar.size() + 512, 0x5A);  // a "header" whose checksum cannot match
+  const TarScan scan = scan_tar_memory(tar);
+  ASSERT_EQ(scan.members.size(), 1u);
+  ASSERT_EQ(scan.rejected.size(), 1u);
+  EXPECT_NE(scan.rejected[0].reason.find("after 1 members"), std::string::npos);
+  EXPECT_FALSE(scan_tar_memory(bytes("not a tar at all")).rejected.empty());
+}
+
+}  // namespace
+}  // namespace mmprof

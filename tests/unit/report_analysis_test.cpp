@@ -1,0 +1,151 @@
+// report/analysis, series, csv_table: classification thresholds, stage and resource
+// attribution, and the summary figures recomputed from the fixture run's CSV files.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "mmprof/error.hpp"
+#include "report/analysis.hpp"
+#include "report/csv_table.hpp"
+#include "report/inputs.hpp"
+#include "report/series.hpp"
+#include "support/test_support.hpp"
+
+namespace mmprof::report {
+namespace {
+
+using nlohmann::json;
+
+json summary_with_stall(double stall) {
+  return {{"stall_fraction", stall},
+          {"latency_ms", {{"step", {{"mean", 100.0}}}, {"compute", {{"mean", 80.0}}}}}};
+}
+
+TEST(ReportClassify, TensorFlowProfilerThresholds) {
+  EXPECT_EQ(input_bound_level(0.0), "not");
+  EXPECT_EQ(input_bound_level(0.0499), "not");
+  EXPECT_EQ(input_bound_level(0.05), "moderately");
+  EXPECT_EQ(input_bound_level(0.1999), "moderately");
+  EXPECT_EQ(input_bound_level(0.20), "highly");
+  EXPECT_EQ(classify(summary_with_stall(0.3))["primary"], "input-bound");
+  EXPECT_EQ(classify(summary_with_stall(0.01))["primary"], "compute-bound");
+  EXPECT_DOUBLE_EQ(classify(summary_with_stall(0.01))["compute_share"].get<double>(), 0.8);
+}
+
+TEST(ReportClassify, TransferBoundWhenCopiesTakeAFifthOfTheStep) {
+  json s = summary_with_stall(0.01);
+  s["latency_ms"]["h2d"] = {{"mean", 25.0}};
+  EXPECT_EQ(classify(s)["primary"], "transfer-bound");
+  s["latency_ms"]["h2d"]["mean"] = 15.0;
+  EXPECT_EQ(classify(s)["primary"], "compute-bound");
+}
+
+TEST(ReportClassify, PipelineOnlyWithoutAnEndToEndPhase) {
+  const json c = classify(json{{"stall_fraction", nullptr}});
+  EXPECT_EQ(c["primary"], "pipeline-only");
+  EXPECT_TRUE(c["input_bound"].is_null());
+}
+
+TEST(ReportPrediction, InterferenceBelowNinetyPercent) {
+  json s;
+  s["throughput"]["predicted_end_to_end"]["samples_per_s"] = 100.0;
+  s["throughput"]["end_to_end"]["samples_per_s"] = 89.0;
+  EXPECT_EQ(prediction(s)["interference"], true);
+  s["throughput"]["end_to_end"]["samples_per_s"] = 95.0;
+  EXPECT_EQ(prediction(s)["interference"], false);
+  EXPECT_DOUBLE_EQ(prediction(s)["ratio"].get<double>(), 0.95);
+}
+
+TEST(ReportStages, PerBatchCostAndResidualHandoff) {
+  json s, m;
+  m["config"]["loader"] = {{"batch_size", 8}, {"num_workers", 4}};
+  s["latency_ms"]["stages"] = {{"read", {{"mean", 1.0}}},
+                               {"decode", {{"mean", 10.0}}},
+                               {"augment", {{"mean", 2.0}}},
+                               {"collate", {{"mean", 4.0}}}};
+  s["throughput"]["pipeline"]["batches_per_s"] = 10.0;  // 100 ms per batch
+  const json a = attribute_stages(s, m);
+  EXPECT_DOUBLE_EQ(a["per_batch_ms"]["decode"].get<double>(), 20.0);  // 10 x 8 / 4
+  EXPECT_DOUBLE_EQ(a["per_batch_ms"]["collate"].get<double>(), 1.0);
+  // 100 - (2 + 20 + 4 + 1) = 73 ms unexplained by the stage timers.
+  EXPECT_DOUBLE_EQ(a["per_batch_ms"]["ipc"].get<double>(), 73.0);
+  EXPECT_EQ(a["limit"], "ipc");
+  EXPECT_TRUE(a["per_batch_ms"]["pin"].is_null());
+}
+
+TEST(ReportResources, SaturationAgainstTheManifest) {
+  json s, m;
+  s["cpu"] = {{"utilization_cores", 3.5}, {"effective_cores", 4.0}};
+  s["io"] = {{"read_mb_per_s", 90.0}, {"rchar_mb_per_s", 100.0}};
+  m["storage"]["probe"]["sequential"]["mb_per_s"] = 100.0;
+  const json r = attribute_resources(s, m);
+  EXPECT_EQ(r["cpu"]["saturated"], true);
+  EXPECT_EQ(r["storage"]["saturated"], true);
+  EXPECT_EQ(r["limit"], "storage");
+  EXPECT_NEAR(r["storage"]["page_cache_share"].get<double>(), 0.1, 1e-12);
+  EXPECT_EQ(r["gpu"]["measured"], false);
+  s["gpu"] = {
+      {"idle_fraction", 0.04}, {"data_wait_idle_fraction", 0.03}, {"kernel_busy_fraction", 0.95}};
+  const json busy = attribute_resources(s, m);
+  EXPECT_EQ(busy["gpu"]["saturated"], true);
+  EXPECT_DOUBLE_EQ(busy["gpu"]["data_wait_idle_fraction"].get<double>(), 0.03);
+  s.erase("gpu");
+  m.erase("storage");
+  const json no_probe = attribute_resources(s, m);
+  EXPECT_TRUE(no_probe["storage"]["saturated"].is_null());
+  EXPECT_EQ(no_probe["limit"], "cpu");
+}
+
+TEST(ReportCsv, QuotedFieldsAndBadNumbers) {
+  const CsvTable t("key,ms\n\"a,\"\"b\"\"\",1.5\nc,\nd,x\n", "t.csv");
+  ASSERT_EQ(t.size(), 3u);
+  EXPECT_EQ(t.row(0)[0], "a,\"b\"");
+  EXPECT_EQ(t.number(0, 1), 1.5);
+  EXPECT_FALSE(t.number(1, 1).has_value());
+  EXPECT_THROW(t.number(2, 1), InputError);
+  EXPECT_THROW(t.require("nope"), InputError);
+}
+
+TEST(ReportSeries, CdfIsMonotoneAndEndsAtTheMaximum) {
+  const CsvTable steps("phase,wait_ms\np,3\np,1\np,2\nq,100\n", "steps.csv");
+  const json cdf = latency_cdf(steps, "p", "wait_ms");
+  ASSERT_EQ(cdf.size(), 101u);
+  EXPECT_DOUBLE_EQ(cdf.front()[0].get<double>(), 1.0);
+  EXPECT_DOUBLE_EQ(cdf.back()[0].get<double>(), 3.0);
+  EXPECT_DOUBLE_EQ(cdf[50][0].get<double>(), 2.0);
+  for (size_t i = 1; i < cdf.size(); ++i)
+    EXPECT_GE(cdf[i][0].get<double>(), cdf[i - 1][0].get<double>());
+}
+
+// The fixture run's summary.json was written from the same samples as its CSV files: the
+// analysis must find them in agreement (the independent path to each figure).
+TEST(ReportFixtureRun, CrossChecksAgreeAndFactsNameTheirMetric) {
+  const RunData run = load_run(test::source_dir() / "tests/fixtures/report/run-input-bound");
+  const json a = analyze_run(run);
+  ASSERT_EQ(a["cross_checks"].size(), 4u);
+  for (const auto& c : a["cross_checks"])
+    EXPECT_EQ(c["ok"], true) << c.dump();
+  EXPECT_EQ(a["classification"]["input_bound"], "highly");
+  EXPECT_EQ(a["stages"]["limit"], "decode");
+  EXPECT_EQ(a["resources"]["limit"], "storage");
+  for (const auto& f : a["facts"]) {
+    EXPECT_FALSE(f["metric"].get<std::string>().empty());
+    EXPECT_FALSE(f["value"].is_null());
+  }
+  EXPECT_EQ(a["slowest_samples"][0]["key"], "<script>alert(1)</script>.jpg");
+  ASSERT_EQ(a["charts"]["memory"].size(), 3u);  // main and two workers
+}
+
+TEST(ReportInputs, ForeignDirectoriesAreRefusedByName) {
+  test::TempDir dir;
+  try {
+    input_kind(dir.path());
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find(dir.path().string()), std::string::npos);
+  }
+  EXPECT_THROW(latest_input(dir.path()), InputError);
+}
+
+}  // namespace
+}  // namespace mmprof::report

@@ -1,0 +1,113 @@
+// report/criteria and compare: adopt / do not adopt per ab arm, rollback triggers, the gate's
+// exit codes, and Welch's interval against values computed by hand.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "mmprof/error.hpp"
+#include "report/criteria.hpp"
+#include "report/defaults.hpp"
+#include "report/inputs.hpp"
+#include "support/test_support.hpp"
+
+namespace mmprof::report {
+namespace {
+
+using nlohmann::json;
+
+json fixture_experiment() {
+  return load_experiment(test::source_dir() / "tests/fixtures/report/experiment").experiment;
+}
+
+const json& decision(const json& decisions, const std::string& arm) {
+  for (const auto& d : decisions)
+    if (d["arm"] == arm) return d;
+  throw std::runtime_error("no decision for " + arm);
+}
+
+TEST(ReportCriteria, DefaultsParseAndUnknownKeysAreRefused) {
+  const Criteria c = parse_criteria(default_criteria_yaml(), "embedded");
+  EXPECT_DOUBLE_EQ(c.min_throughput_gain_pct, 3);
+  EXPECT_EQ(c.inconclusive_exit, 2);
+  EXPECT_THROW(parse_criteria("adopt: {min_gain: 3}\n", "c.yaml"), UsageError);
+  EXPECT_THROW(parse_criteria("adopt: {min_throughput_gain_pct: lots}\n", "c.yaml"), UsageError);
+  EXPECT_THROW(parse_criteria("gate: {inconclusive_exit: 7}\n", "c.yaml"), UsageError);
+}
+
+TEST(ReportCriteria, AbVerdictsBecomeDecisions) {
+  const Criteria c = parse_criteria(default_criteria_yaml(), "embedded");
+  const json d = decide_experiment(fixture_experiment(), c);
+  ASSERT_EQ(d.size(), 3u);  // factor arms only: not base, not A/A
+  const json& workers = decision(d, "loader.num_workers=4");
+  EXPECT_EQ(workers["decision"], "adopt");
+  EXPECT_EQ(workers["outcome"], "pass");
+  // Rollback: throughput 5 % under the arm's median (110), step p99 10 % over its median.
+  ASSERT_GE(workers["rollback_triggers"].size(), 2u);
+  EXPECT_DOUBLE_EQ(workers["rollback_triggers"][0]["threshold"].get<double>(), 110.0 * 0.95);
+  EXPECT_EQ(workers["rollback_triggers"][0]["window"], "15m");
+  EXPECT_NEAR(workers["rollback_triggers"][1]["threshold"].get<double>(), 48.25 * 1.1, 1e-9);
+  const json& prefetch = decision(d, "loader.prefetch_factor=4");
+  EXPECT_EQ(prefetch["decision"], "undecided");
+  EXPECT_EQ(prefetch["outcome"], "inconclusive");
+  // ab said ADOPT, but step p99 grew 66.25 / 50.25 - 1 = 31.8 % > 10 %: do not adopt.
+  const json& order = decision(d, "loader.in_order=false");
+  EXPECT_EQ(order["decision"], "do not adopt");
+  EXPECT_EQ(order["outcome"], "regression");
+  EXPECT_NE(order["reason"].get<std::string>().find("31.8 %"), std::string::npos);
+  EXPECT_TRUE(order["rollback_triggers"].empty());
+}
+
+TEST(ReportCriteria, GainBelowTheMinimumIsNotAdopted) {
+  Criteria c = parse_criteria(default_criteria_yaml(), "embedded");
+  c.min_throughput_gain_pct = 8;  // workers' CI lower bound is 6 %, upper 14 %
+  const json narrow = decide_experiment(fixture_experiment(), c);
+  EXPECT_EQ(decision(narrow, "loader.num_workers=4")["decision"], "undecided");
+  c.min_throughput_gain_pct = 20;  // above the whole CI: a clear no, not a regression
+  const json wide = decide_experiment(fixture_experiment(), c);
+  EXPECT_EQ(decision(wide, "loader.num_workers=4")["decision"], "do not adopt");
+  EXPECT_EQ(decision(wide, "loader.num_workers=4")["outcome"], "pass");
+}
+
+TEST(ReportCriteria, GateExitCodes) {
+  Criteria c;
+  EXPECT_EQ(gate({}, c).exit_code, 0);
+  EXPECT_EQ(gate({{{"outcome", "pass"}, {"reason", "a"}}}, c).exit_code, 0);
+  const GateResult g = gate({{{"outcome", "inconclusive"}, {"reason", "b"}},
+                             {{"outcome", "regression"}, {"reason", "c"}},
+                             {{"outcome", "regression"}, {"reason", "d"}}},
+                            c);
+  EXPECT_EQ(g.exit_code, 1);
+  EXPECT_EQ(g.reason, "regression: c");
+  EXPECT_EQ(gate({{{"outcome", "inconclusive"}, {"reason", "b"}}}, c).exit_code, 2);
+  c.inconclusive_exit = 0;
+  EXPECT_EQ(gate({{{"outcome", "inconclusive"}, {"reason", "b"}}}, c).exit_code, 0);
+}
+
+// Welch: a = {1,2,3,4}, b = {2,3,4,5}: difference 1, se = sqrt(2 x 5/3/4) = 0.91287,
+// df = 6, t(0.975, 6) = 2.446912; in percent of mean(a) = 2.5.
+TEST(ReportCompare, WelchIntervalByHand) {
+  const auto ci = welch_change_pct({1, 2, 3, 4}, {2, 3, 4, 5});
+  ASSERT_TRUE(ci.has_value());
+  const double half = 2.446912 * 0.9128709 / 2.5 * 100;
+  EXPECT_NEAR(ci->first, 40 - half, 1e-3);
+  EXPECT_NEAR(ci->second, 40 + half, 1e-3);
+  EXPECT_FALSE(welch_change_pct({1}, {2, 3}).has_value());
+}
+
+TEST(ReportCompare, SlowerRunIsARegression) {
+  const Criteria c = parse_criteria(default_criteria_yaml(), "embedded");
+  const auto dir = test::source_dir() / "tests/fixtures/report";
+  const json r = compare_runs(load_run(dir / "run-input-bound"), load_run(dir / "run-slower"), c);
+  EXPECT_EQ(r["outcome"], "regression");
+  EXPECT_GT(r["step_time_ci_pct"][0].get<double>(), 5.0);
+  EXPECT_EQ(r["rows"][0]["outcome"], "regression");
+  // Reversed, the new run is faster: the throughput row passes.
+  const json back =
+      compare_runs(load_run(dir / "run-slower"), load_run(dir / "run-input-bound"), c);
+  EXPECT_EQ(back["rows"][0]["outcome"], "pass");
+  EXPECT_EQ(back["outcome"], "pass");
+}
+
+}  // namespace
+}  // namespace mmprof::report

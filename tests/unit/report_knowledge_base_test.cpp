@@ -1,0 +1,125 @@
+// report/knowledge_base and recommend: the checked-in knowledge base parses, every change has
+// dated sources, preconditions are checked against the manifest, and only compatible changes
+// that address the run's limit are recommended, each with a ready `mmprof ab` command.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "mmprof/error.hpp"
+#include "report/analysis.hpp"
+#include "report/defaults.hpp"
+#include "report/knowledge_base.hpp"
+#include "support/test_support.hpp"
+
+namespace mmprof::report {
+namespace {
+
+using nlohmann::json;
+
+json embedded_kb() {
+  return parse_knowledge_base(default_knowledge_base_yaml(), "embedded");
+}
+
+std::string read_text(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+TEST(ReportKnowledgeBase, EmbeddedCopyIsTheCheckedInFile) {
+  EXPECT_EQ(default_knowledge_base_yaml(),
+            read_text(test::source_dir() / "configs/report/knowledge-base.yaml"));
+  EXPECT_EQ(default_criteria_yaml(),
+            read_text(test::source_dir() / "configs/report/criteria.yaml"));
+}
+
+TEST(ReportKnowledgeBase, EveryChangeHasDatedHttpsSources) {
+  const json kb = embedded_kb();
+  EXPECT_GE(kb["version"].get<int>(), 1);
+  ASSERT_GE(kb["changes"].size(), 10u);
+  for (const auto& c : kb["changes"]) {
+    ASSERT_FALSE(c["sources"].empty()) << c["id"];
+    for (const auto& s : c["sources"]) {
+      EXPECT_EQ(s["url"].get<std::string>().rfind("https://", 0), 0u) << s.dump();
+      const std::string date =
+          (s.contains("published") ? s["published"] : s["accessed"]).get<std::string>();
+      EXPECT_GE(date.size(), 7u) << s.dump();  // YYYY-MM at least
+    }
+  }
+}
+
+TEST(ReportKnowledgeBase, MalformedFilesAreRefusedByName) {
+  EXPECT_THROW(parse_knowledge_base("version: 1\nchanges:\n  - id: x\n", "kb.yaml"), UsageError);
+  try {
+    parse_knowledge_base(
+        "version: 1\nchanges:\n  - {id: x, title: t, factor: null, values: [], addresses: {},\n"
+        "     preconditions: [{warp_drive: true}], sources: []}\n",
+        "kb.yaml");
+    FAIL() << "no error";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("kb.yaml"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("warp_drive"), std::string::npos);
+  }
+}
+
+TEST(ReportKnowledgeBase, PreconditionsReadTheManifestAndNeverGuess) {
+  json m;
+  m["hardware"]["gpus"] = json::array();
+  m["hardware"]["gpu_unavailable_reason"] = "no driver";
+  const json a;
+  EXPECT_EQ(check_precondition({{"gpu", true}}, a, m)["ok"], false);
+  EXPECT_NE(
+      check_precondition({{"gpu", true}}, a, m)["detail"].get<std::string>().find("no driver"),
+      std::string::npos);
+  m["hardware"]["gpus"] = json::array({{{"name", "H200"}}});
+  EXPECT_EQ(check_precondition({{"gpu", true}}, a, m)["ok"], true);
+  // NVDEC and FFmpeg's decoder list are not in the manifest: unknown means not compatible.
+  EXPECT_EQ(check_precondition({{"nvdec", true}}, a, m)["ok"], false);
+  EXPECT_EQ(check_precondition({{"ffmpeg_decoder", "h264_cuvid"}}, a, m)["ok"], false);
+  m["software"]["cuda"]["driver"] = "12.4";
+  EXPECT_EQ(check_precondition({{"cuda_min", "11.0"}}, a, m)["ok"], true);
+  EXPECT_EQ(check_precondition({{"cuda_min", "12.8"}}, a, m)["ok"], false);
+  m["storage"]["fs_type"] = "fuse.gcsfuse";
+  EXPECT_EQ(check_precondition({{"network_storage", true}}, a, m)["ok"], true);
+  m["config"]["loader"]["worker_mode"] = "thread";
+  EXPECT_EQ(check_precondition({{"config_in", {{"loader.worker_mode", {"process"}}}}}, a, m)["ok"],
+            false);
+}
+
+TEST(ReportKnowledgeBase, FixtureRunGetsOnlyCompatibleRelevantChanges) {
+  const RunData run = load_run(test::source_dir() / "tests/fixtures/report/run-input-bound");
+  const json a = analyze_run(run);
+  const json r = evaluate_knowledge_base(embedded_kb(), a, run.manifest);
+  std::set<std::string> recommended, excluded;
+  for (const auto& c : r["recommended"])
+    recommended.insert(c["id"]);
+  for (const auto& c : r["excluded"])
+    excluded.insert(c["id"]);
+  // Decode-limited, storage-saturated, on NFS, JPEG with DCT scaling off, 5 idle cores, no GPU.
+  for (const char* id : {"more-workers", "dct-scaled-decode", "tar-shards", "local-nvme-staging"})
+    EXPECT_TRUE(recommended.count(id)) << id;
+  for (const char* id : {"pinned-memory", "gpu-video-decode", "gpu-jpeg-decode",
+                         "persistent-workers", "video-decoder-threads"})
+    EXPECT_TRUE(excluded.count(id)) << id;
+  EXPECT_EQ(r["hypotheses"].size(), r["recommended"].size());
+  for (const auto& h : r["hypotheses"]) {
+    if (h["id"] == "more-workers") {
+      EXPECT_EQ(h["confirm_or_refute"],
+                "mmprof ab --config /work/main/configs/emulated-accelerator.yaml --set "
+                "loader.batch_size=4 --factor loader.num_workers=2,4");
+    }
+  }
+}
+
+TEST(ReportKnowledgeBase, AbCommandQuotesForTheShell) {
+  json m;
+  m["command"] = {"mmprof", "baseline", "--data", "/data/my set", "--out", "x"};
+  EXPECT_EQ(ab_command(m, "data.layout", {"files", "tar"}),
+            "mmprof ab --data '/data/my set' --factor data.layout=files,tar");
+}
+
+}  // namespace
+}  // namespace mmprof::report

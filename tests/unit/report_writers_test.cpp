@@ -1,0 +1,148 @@
+// report/text_escape, svg_chart, markdown and HTML writers: escaping of everything that came from
+// a file, chart structure, and golden files (numbers compared fuzzily) for the fixture inputs.
+// MMPROF_UPDATE_GOLDEN=1 rewrites the golden files.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <sstream>
+
+#include "report/criteria.hpp"
+#include "report/defaults.hpp"
+#include "report/knowledge_base.hpp"
+#include "report/report_builder.hpp"
+#include "report/svg_chart.hpp"
+#include "report/text_escape.hpp"
+#include "report/writers.hpp"
+#include "support/test_support.hpp"
+
+namespace mmprof::report {
+namespace {
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+const fs::path kFixtures = test::source_dir() / "tests/fixtures/report";
+
+TEST(ReportEscape, HtmlAndMarkdown) {
+  EXPECT_EQ(html_escape("<script>alert('x')</script>&\""),
+            "&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;&amp;&quot;");
+  EXPECT_EQ(md_escape("a|b `c` *d* <i>\n"), "a\\|b \\`c\\` \\*d\\* &lt;i&gt; ");
+}
+
+TEST(ReportSvg, ChartsEscapeLabelsAndDrawEveryElement) {
+  const std::string bars = svg_bars({{"<b>", 1.0}, {"decode", 3.0}}, "ms");
+  EXPECT_EQ(bars.find("<b>"), std::string::npos);
+  EXPECT_NE(bars.find("&lt;b&gt;"), std::string::npos);
+  size_t rects = 0;
+  for (size_t at = 0; (at = bars.find("<rect", at)) != std::string::npos; ++at)
+    ++rects;
+  EXPECT_EQ(rects, 2u);
+  const std::string lines = svg_lines({{"a", {{0, 0}, {1, 1}}}, {"b", {{0, 1}}}}, "x", "y");
+  EXPECT_NE(lines.find("<path d=\"M"), std::string::npos);
+  const std::string arms = svg_error_bars(
+      {{"base", 100, std::nullopt, std::nullopt}, {"arm", 110, 105.0, 115.0}}, "samples/s");
+  EXPECT_NE(arms.find("class=\"ci\""), std::string::npos);
+  EXPECT_EQ(arms.find("nan"), std::string::npos);
+}
+
+std::string read_text(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// Numbers equal within a relative 1e-6 (other platforms' last digits), everything else exact.
+void expect_fuzzy_equal(const json& want, const json& got, const std::string& path) {
+  if (want.is_number() && got.is_number()) {
+    const double a = want.get<double>(), b = got.get<double>();
+    EXPECT_LE(std::fabs(a - b), 1e-6 * std::max(1.0, std::fabs(a))) << path;
+    return;
+  }
+  ASSERT_EQ(want.type(), got.type()) << path;
+  if (want.is_object()) {
+    ASSERT_EQ(want.size(), got.size()) << path;
+    for (const auto& [k, v] : want.items()) {
+      ASSERT_TRUE(got.contains(k)) << path << "/" << k;
+      expect_fuzzy_equal(v, got[k], path + "/" + k);
+    }
+  } else if (want.is_array()) {
+    ASSERT_EQ(want.size(), got.size()) << path;
+    for (size_t i = 0; i < want.size(); ++i)
+      expect_fuzzy_equal(want[i], got[i], path + "/" + std::to_string(i));
+  } else {
+    EXPECT_EQ(want, got) << path;
+  }
+}
+
+// Text with its numbers compared fuzzily: the non-numeric parts must match exactly.
+void expect_text_fuzzy_equal(const std::string& want, const std::string& got) {
+  static const std::regex number(R"([-+]?[0-9]+\.[0-9]+)");
+  std::vector<double> want_numbers, got_numbers;
+  auto numbers = [&](const std::string& s, std::vector<double>& out) {
+    for (std::sregex_iterator it(s.begin(), s.end(), number), end; it != end; ++it)
+      out.push_back(std::stod(it->str()));
+    return std::regex_replace(s, number, "#");
+  };
+  EXPECT_EQ(numbers(want, want_numbers), numbers(got, got_numbers));
+  ASSERT_EQ(want_numbers.size(), got_numbers.size());
+  for (size_t i = 0; i < want_numbers.size(); ++i)
+    EXPECT_NEAR(want_numbers[i], got_numbers[i], 0.011 * std::max(1.0, std::fabs(want_numbers[i])));
+}
+
+json fixture_report() {
+  ReportInputs in;
+  in.knowledge_base = parse_knowledge_base(default_knowledge_base_yaml(), "embedded");
+  in.criteria = parse_criteria(default_criteria_yaml(), "embedded");
+  in.criteria_name = "embedded configs/report/criteria.yaml";
+  in.gated = true;
+  in.runs.push_back(load_run(kFixtures / "run-input-bound"));
+  in.runs.back().dir =
+      "run-input-bound";  // paths in the golden files do not depend on the checkout
+  in.experiments.push_back(load_experiment(kFixtures / "experiment"));
+  in.experiments.back().dir = "experiment";
+  json r = build_report(in);
+  r.erase("mmprof");  // version and commit change with every build
+  return r;
+}
+
+void check_golden(const fs::path& golden, const std::string& got, bool json_file) {
+  if (std::getenv("MMPROF_UPDATE_GOLDEN") != nullptr) {
+    std::ofstream(golden, std::ios::binary) << got;
+    GTEST_SKIP() << "rewrote " << golden;
+  }
+  ASSERT_TRUE(fs::exists(golden)) << golden;
+  if (json_file) {
+    expect_fuzzy_equal(json::parse(read_text(golden)), json::parse(got), "");
+  } else {
+    expect_text_fuzzy_equal(read_text(golden), got);
+  }
+}
+
+TEST(ReportGolden, ReportJson) {
+  check_golden(kFixtures / "golden/report.json", fixture_report().dump(2) + "\n", true);
+}
+
+TEST(ReportGolden, ReportMarkdown) {
+  check_golden(kFixtures / "golden/report.md", render_markdown(fixture_report()), false);
+}
+
+TEST(ReportHtml, SelfContainedAndEscaped) {
+  const std::string html = render_html(fixture_report());
+  EXPECT_EQ(html.find("<script"), std::string::npos);
+  EXPECT_EQ(html.find("<b>bad"), std::string::npos);
+  EXPECT_NE(html.find("&lt;script&gt;alert(1)&lt;/script&gt;.jpg"), std::string::npos);
+  EXPECT_EQ(html.find("src=\"http"), std::string::npos);  // nothing fetched from outside
+  EXPECT_EQ(html.find("@import"), std::string::npos);
+  size_t svgs = 0;
+  for (size_t at = 0; (at = html.find("<svg", at)) != std::string::npos; ++at)
+    ++svgs;
+  EXPECT_EQ(svgs, 4u);  // stage breakdown, latency CDFs, memory, throughput per arm
+}
+
+}  // namespace
+}  // namespace mmprof::report
