@@ -83,6 +83,19 @@ setup() {
 mm() { LD_LIBRARY_PATH=$MM_LD "$MMPROF" "$@"; }
 export -f mm
 
+# A Python helper both summaries use: the first value of `key` anywhere in nested JSON.
+export PYTHONPATH=$WORK/py${PYTHONPATH:+:$PYTHONPATH}
+mkdir -p "$WORK/py"
+cat >"$WORK/py/devcheck.py" <<'PY'
+def find(d, key):
+    if isinstance(d, dict):
+        if key in d: return d[key]
+        for v in d.values():
+            r = find(v, key)
+            if r is not None: return r
+    return None
+PY
+
 # Prints "key=value" figures from a run directory's summary.json and manifest.json, and checks
 # the gpu block (exit 1 with the reason when it is missing or inconsistent).
 check_run() {
@@ -97,13 +110,7 @@ def g(d, *keys):
         d = d[k]
     return d
 def f(x): return "null" if x is None else (f"{x:.4g}" if isinstance(x, float) else str(x))
-def find(d, key):
-    if isinstance(d, dict):
-        if key in d: return d[key]
-        for v in d.values():
-            r = find(v, key)
-            if r is not None: return r
-    return None
+from devcheck import find
 print("step:", find(m, "training_step"))
 print("pin:", find(m, "pin_mode"))
 print("status", s.get("status"), "| e2e samples/s", f(g(s, "throughput", "end_to_end", "samples_per_s")),
@@ -157,13 +164,7 @@ part_a_env() {
   local gpus
   gpus=$(python3 -c '
 import json, sys
-def find(d, key):
-    if isinstance(d, dict):
-        if key in d: return d[key]
-        for v in d.values():
-            r = find(v, key)
-            if r is not None: return r
-    return None
+from devcheck import find
 d = json.load(open(sys.argv[1]))
 print(json.dumps({k: find(d, k) for k in ("gpus", "gpu_unavailable_reason", "cuda", "cupti")},
                  indent=1), file=sys.stderr)

@@ -7,6 +7,7 @@
 
 #include "report/json_access.hpp"
 #include "report/knowledge_base.hpp"
+#include "util/shell_quote.hpp"
 
 namespace mmprof::report {
 namespace {
@@ -58,26 +59,6 @@ std::string irrelevance(const json& change, const json& analysis) {
   return "";
 }
 
-bool needs_quoting(const std::string& s) {
-  return s.empty() || s.find_first_not_of(
-                          "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-                          "0123456789_./=,:+-$") != std::string::npos;
-}
-
-std::string quote(const std::string& s) {
-  if (!needs_quoting(s)) return s;
-  std::string out(1, '\'');
-  for (const char c : s) {
-    if (c == '\'') {
-      out.append("'\\''");
-    } else {
-      out.push_back(c);
-    }
-  }
-  out.push_back('\'');
-  return out;
-}
-
 json hypothesis(const json& change, const json& analysis, const std::string& command) {
   const std::string stage = value_text(value_at(analysis, "/stages/limit"));
   const std::string resource = value_text(value_at(analysis, "/resources/limit"));
@@ -111,20 +92,20 @@ std::string ab_command(const json& manifest, const std::string& factor,
     for (size_t i = 0; i + 1 < argv.size(); ++i) {
       const std::string a = value_text(argv[i]);
       if (a == "--config" || a == "-c" || a == "--data") {
-        cmd += " " + a + " " + quote(path(value_text(argv[i + 1])));
+        cmd += " " + a + " " + shell_word(path(value_text(argv[i + 1])));
         ++i;
       } else if (a == "--set") {
-        cmd += " --set " + quote(value_text(argv[i + 1]));
+        cmd += " --set " + shell_word(value_text(argv[i + 1]));
         ++i;
       } else if (a.rfind("--set=", 0) == 0) {
-        cmd += " " + quote(a);
+        cmd += " " + shell_word(a);
       }
     }
   }
   std::string joined;
   for (const auto& v : values)
     joined += (joined.empty() ? "" : ",") + v;
-  return cmd + " --factor " + quote(factor + "=" + joined);
+  return cmd + " --factor " + shell_word(factor + "=" + joined);
 }
 
 json evaluate_knowledge_base(const json& kb, const json& analysis, const json& manifest) {

@@ -2,4 +2,5 @@ list(APPEND MMPROF_SOURCES
   util/digest.cpp
   util/error.cpp
   util/interrupt.cpp
+  util/shell_quote.cpp
 )

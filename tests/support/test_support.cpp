@@ -14,6 +14,8 @@
 #include <stdexcept>
 
 #include "experiment/content_check.hpp"
+#include "report/csv_table.hpp"
+#include "util/shell_quote.hpp"
 
 namespace mmprof::test {
 
@@ -49,17 +51,7 @@ CommandResult run_command(const std::string& command) {
 }
 
 std::string shell_quote(const std::filesystem::path& p) {
-  // Built by appending: GCC 12 warns falsely (-Wrestrict) on "'" + std::string.
-  std::string out(1, '\'');
-  for (const char c : p.string()) {
-    if (c == '\'') {
-      out.append("'\\''");
-    } else {
-      out.push_back(c);
-    }
-  }
-  out.push_back('\'');
-  return out;
+  return mmprof::shell_quote(p.string());
 }
 
 CommandResult run_mmprof(const std::string& args) {
@@ -72,35 +64,6 @@ std::vector<uint8_t> read_bytes(const std::filesystem::path& path) {
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
-namespace {
-
-std::vector<std::string> split_csv_line(const std::string& line) {
-  std::vector<std::string> fields(1);
-  bool quoted = false;
-  for (size_t i = 0; i < line.size(); ++i) {
-    const char c = line[i];
-    if (quoted) {
-      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
-        fields.back() += '"';
-        ++i;
-      } else if (c == '"') {
-        quoted = false;
-      } else {
-        fields.back() += c;
-      }
-    } else if (c == '"') {
-      quoted = true;
-    } else if (c == ',') {
-      fields.emplace_back();
-    } else {
-      fields.back() += c;
-    }
-  }
-  return fields;
-}
-
-}  // namespace
-
 size_t Csv::column(const std::string& name) const {
   const auto it = std::find(header.begin(), header.end(), name);
   EXPECT_NE(it, header.end()) << "no column " << name;
@@ -108,15 +71,11 @@ size_t Csv::column(const std::string& name) const {
 }
 
 Csv read_csv(const std::filesystem::path& path) {
-  Csv csv;
-  const auto bytes = read_bytes(path);
-  std::stringstream in(std::string(bytes.begin(), bytes.end()));
-  std::string line;
-  if (std::getline(in, line)) csv.header = split_csv_line(line);
-  while (std::getline(in, line)) {
-    if (line.empty()) continue;
-    csv.rows.push_back(split_csv_line(line));
-    EXPECT_EQ(csv.rows.back().size(), csv.header.size()) << path << ": " << line;
+  const report::CsvTable table = report::read_csv(path);
+  Csv csv{table.header(), {}};
+  for (size_t i = 0; i < table.size(); ++i) {
+    csv.rows.push_back(table.row(i));
+    EXPECT_EQ(csv.rows.back().size(), csv.header.size()) << path << ": row " << i;
   }
   return csv;
 }
