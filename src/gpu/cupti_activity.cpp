@@ -197,22 +197,27 @@ std::optional<GpuEvent> timed(GpuEventKind kind, uint64_t start, uint64_t end,
   return e;
 }
 
-std::optional<GpuEvent> from_kernel(const CUpti_ActivityKernel10& k, const ClockConversion& c) {
-  auto e = timed(GpuEventKind::kernel, k.start, k.end, c);
+// Records that run on a stream (kernel, memcpy, memset) carry the same placement fields.
+template <class Record>
+std::optional<GpuEvent> on_stream(GpuEventKind kind, const Record& r, const ClockConversion& c) {
+  auto e = timed(kind, r.start, r.end, c);
   if (!e) return e;
-  e->device = k.deviceId;
-  e->stream = k.streamId;
-  e->correlation = k.correlationId;
+  e->device = r.deviceId;
+  e->stream = r.streamId;
+  e->correlation = r.correlationId;
+  return e;
+}
+
+std::optional<GpuEvent> from_kernel(const CUpti_ActivityKernel10& k, const ClockConversion& c) {
+  auto e = on_stream(GpuEventKind::kernel, k, c);
+  if (!e) return e;
   e->name = demangle(k.name);
   return e;
 }
 
 std::optional<GpuEvent> from_memcpy(const CUpti_ActivityMemcpy6& m, const ClockConversion& c) {
-  auto e = timed(GpuEventKind::memcpy, m.start, m.end, c);
+  auto e = on_stream(GpuEventKind::memcpy, m, c);
   if (!e) return e;
-  e->device = m.deviceId;
-  e->stream = m.streamId;
-  e->correlation = m.correlationId;
   e->bytes = m.bytes;
   switch (m.copyKind) {
     case CUPTI_ACTIVITY_MEMCPY_KIND_HTOD:
@@ -237,11 +242,8 @@ std::optional<GpuEvent> from_memcpy(const CUpti_ActivityMemcpy6& m, const ClockC
 }
 
 std::optional<GpuEvent> from_memset(const CUpti_ActivityMemset4& m, const ClockConversion& c) {
-  auto e = timed(GpuEventKind::memset, m.start, m.end, c);
+  auto e = on_stream(GpuEventKind::memset, m, c);
   if (!e) return e;
-  e->device = m.deviceId;
-  e->stream = m.streamId;
-  e->correlation = m.correlationId;
   e->bytes = m.bytes;
   e->name = "memset";
   return e;
