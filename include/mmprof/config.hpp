@@ -17,6 +17,7 @@ enum class PinMemory { auto_detect, on, off };
 enum class StepKind { none, sleep, spin, torch, gemm };
 enum class ImageDType { uint8, float32 };
 enum class VideoSampling { uniform, random_window };
+enum class ImageResizer { mmprof, swscale };
 
 struct DataConfig {
   std::optional<std::string> path;  // nullopt = the embedded default dataset
@@ -39,12 +40,23 @@ struct LoaderConfig {
   WorkerFailure on_worker_failure = WorkerFailure::respawn;
   int max_respawns = 4;
   double timeout_s = 300;  // longest a worker may hold one batch
+  // Speed levers (docs/performance.md measures each as an mmprof ab experiment):
+  // keep each worker's decode buffers between samples (false: freed after every sample, so each
+  // sample faults its pages in again, as a loader allocating fresh arrays per sample does);
+  bool buffer_reuse = true;
+  // back the batch ring with huge pages (memfd MFD_HUGETLB from the hugetlbfs pool; refused with
+  // the pool's numbers when it is too small);
+  bool huge_pages = false;
+  // pin worker i to the i-th CPU of the process's affinity mask (modulo its size).
+  bool pin_workers = false;
 };
 
 struct ImageConfig {
   int size = 224;
   ImageDType dtype = ImageDType::float32;
   bool dct_scaling = true;
+  ImageResizer resizer =
+      ImageResizer::mmprof;  // crop+resize: mmprof's PIL-equivalent filter, or swscale
   // Larger images are refused from their header, before any pixel buffer is allocated. The
   // default is PIL's DecompressionBombError threshold (2 x Image.MAX_IMAGE_PIXELS).
   int max_pixels = 178'956'970;
@@ -55,6 +67,10 @@ struct VideoConfig {
   int size = 224;
   VideoSampling sampling = VideoSampling::uniform;
   int decoder_threads = 1;
+  // Speed levers (docs/performance.md): keep the codec context open across clips with the same
+  // decoder setup; skip non-reference frames presented before the frame wanted.
+  bool reuse_decoder = false;
+  bool skip_nonref = true;
   int max_pixels = 178'956'970;  // per frame, checked from the stream header
 };
 

@@ -55,6 +55,10 @@ class Dataset {
   // Members the tar index refused (unsafe paths, links, a shard cut mid-member); empty for files.
   const std::vector<RejectedEntry>& rejected() const noexcept { return rejected_; }
   uint64_t total_bytes() const noexcept;
+  // A digest of the sample index (keys, extensions, modalities, media and caption sizes, in
+  // order), the same for both layouts of the same samples: a checkpoint's guard against resuming
+  // on a dataset that changed since (files replaced, added or removed).
+  uint64_t fingerprint() const noexcept;
   // The same dataset restricted to one modality (e.g. images only, for a decode benchmark).
   Dataset only(Modality modality) const;
   // Counts per modality and extension, total bytes, layout: for the manifest.

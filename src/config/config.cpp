@@ -235,14 +235,23 @@ json default_config_tree() {
         {"on_error", "skip"},
         {"on_worker_failure", "respawn"},
         {"max_respawns", 4},
-        {"timeout_s", 300.0}}},
+        {"timeout_s", 300.0},
+        {"buffer_reuse", true},
+        {"huge_pages", false},
+        {"pin_workers", false}}},
       {"image",
-       {{"size", 224}, {"dtype", "float32"}, {"dct_scaling", true}, {"max_pixels", 178'956'970}}},
+       {{"size", 224},
+        {"dtype", "float32"},
+        {"dct_scaling", true},
+        {"resizer", "mmprof"},
+        {"max_pixels", 178'956'970}}},
       {"video",
        {{"frames", 8},
         {"size", 224},
         {"sampling", "uniform"},
         {"decoder_threads", 1},
+        {"reuse_decoder", false},
+        {"skip_nonref", true},
         {"max_pixels", 178'956'970}}},
       {"text", {{"seq_len", 77}, {"max_bytes", 1 << 20}}},
       {"step",
@@ -332,11 +341,22 @@ Config resolve_config(json& tree) {
     throw UsageError(fmt::format("loader.timeout_s must be > 0 (no wait is unbounded), got {}",
                                  c.loader.timeout_s));
   }
+  c.loader.buffer_reuse = t["loader"]["buffer_reuse"].get<bool>();
+  c.loader.huge_pages = t["loader"]["huge_pages"].get<bool>();
+  c.loader.pin_workers = t["loader"]["pin_workers"].get<bool>();
+  if (c.loader.huge_pages && !c.loader.buffer_reuse) {
+    throw UsageError(
+        "loader.huge_pages=true needs loader.buffer_reuse=true: hugetlbfs pages cannot be "
+        "discarded one batch slot at a time");
+  }
 
   c.image.size = get_int(t, "image", "size", 8, 4096);
   c.image.dtype = parse_enum<ImageDType>(
       t, "image", "dtype", {{"uint8", ImageDType::uint8}, {"float32", ImageDType::float32}});
   c.image.dct_scaling = t["image"]["dct_scaling"].get<bool>();
+  c.image.resizer = parse_enum<ImageResizer>(
+      t, "image", "resizer",
+      {{"mmprof", ImageResizer::mmprof}, {"swscale", ImageResizer::swscale}});
   c.image.max_pixels = get_int(t, "image", "max_pixels", 1, INT32_MAX);
 
   c.video.frames = get_int(t, "video", "frames", 1, 1024);
@@ -345,6 +365,8 @@ Config resolve_config(json& tree) {
       t, "video", "sampling",
       {{"uniform", VideoSampling::uniform}, {"random_window", VideoSampling::random_window}});
   c.video.decoder_threads = get_int(t, "video", "decoder_threads", 1, 64);
+  c.video.reuse_decoder = t["video"]["reuse_decoder"].get<bool>();
+  c.video.skip_nonref = t["video"]["skip_nonref"].get<bool>();
   c.video.max_pixels = get_int(t, "video", "max_pixels", 1, INT32_MAX);
   c.text.seq_len = get_int(t, "text", "seq_len", 1, 1 << 16);
   c.text.max_bytes = get_int(t, "text", "max_bytes", 0, INT32_MAX);

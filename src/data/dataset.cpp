@@ -6,6 +6,7 @@
 #include <map>
 
 #include "data/tar_index.hpp"
+#include "util/digest.hpp"
 #include "util/error.hpp"
 
 namespace mmprof {
@@ -147,6 +148,19 @@ uint64_t Dataset::total_bytes() const noexcept {
   for (const auto& s : samples_)
     total += s.media.size + (s.has_caption ? s.caption.size : 0);
   return total;
+}
+
+uint64_t Dataset::fingerprint() const noexcept {
+  const uint64_t n = samples_.size();
+  uint64_t d = digest64(&n, sizeof n);
+  for (const auto& s : samples_) {
+    const uint64_t sizes[] = {static_cast<uint64_t>(s.modality), s.media.size,
+                              s.has_caption ? s.caption.size + 1 : 0};
+    d = digest_combine(d, digest64(s.key.data(), s.key.size()));
+    d = digest_combine(d, digest64(s.ext.data(), s.ext.size()));
+    d = digest_combine(d, digest64(sizes, sizeof sizes));
+  }
+  return d;
 }
 
 nlohmann::json Dataset::summary() const {

@@ -8,5 +8,6 @@ list(APPEND MMPROF_SOURCES
   decode/memory_io.cpp
   decode/pixel_limit.cpp
   decode/rgb_convert.cpp
+  decode/sws_resize.cpp
   decode/video_decoder.cpp
 )

@@ -6,6 +6,8 @@
 #include <new>
 #include <stdexcept>
 #include <string>
+#include <utility>
+#include <vector>
 
 extern "C" {
 #include <libavutil/pixdesc.h>
@@ -82,15 +84,58 @@ void crop_planes(const AVFrame* f, const AVPixFmtDescriptor* d, int x, int y,
   }
 }
 
+// Everything of a stream's parameters that reaches an opened decoder (avcodec_parameters_to_context
+// plus the packet time base); bit rate and other per-clip figures are left out, as the decoder
+// does not read them. Two clips with equal setups can share one codec context.
+struct DecoderSetup {
+  AVCodecID codec_id = AV_CODEC_ID_NONE;
+  uint32_t codec_tag = 0;
+  int width = 0, height = 0, format = -1, profile = 0, level = 0, video_delay = 0;
+  int field_order = 0, color_range = 0, color_primaries = 0, color_trc = 0, color_space = 0;
+  int chroma_location = 0;
+  int sar_num = 0, sar_den = 0, time_base_num = 0, time_base_den = 0;
+  std::vector<uint8_t> extradata;
+
+  bool operator==(const DecoderSetup&) const = default;
+};
+
+DecoderSetup setup_of(const AVStream* st) {
+  const AVCodecParameters* p = st->codecpar;
+  DecoderSetup s;
+  s.codec_id = p->codec_id;
+  s.codec_tag = p->codec_tag;
+  s.width = p->width;
+  s.height = p->height;
+  s.format = p->format;
+  s.profile = p->profile;
+  s.level = p->level;
+  s.video_delay = p->video_delay;
+  s.field_order = p->field_order;
+  s.color_range = p->color_range;
+  s.color_primaries = p->color_primaries;
+  s.color_trc = p->color_trc;
+  s.color_space = p->color_space;
+  s.chroma_location = p->chroma_location;
+  s.sar_num = p->sample_aspect_ratio.num;
+  s.sar_den = p->sample_aspect_ratio.den;
+  s.time_base_num = st->time_base.num;
+  s.time_base_den = st->time_base.den;
+  if (p->extradata != nullptr) s.extradata.assign(p->extradata, p->extradata + p->extradata_size);
+  return s;
+}
+
 }  // namespace
 
 struct VideoDecoder::Impl {
   int threads = 1;
   int64_t max_pixels = 0;
+  VideoDecodeLevers levers;
   MemoryInput input;
   AvioPtr avio;  // declared before fmt: the demuxer must close before its I/O context goes
   AvFormatPtr fmt;
   AvCodecContextPtr codec;
+  DecoderSetup codec_setup;     // what `codec` was opened for
+  bool codec_reusable = false;  // false once an error may have left state in `codec`
   AvFramePtr cur{av_frame_alloc()}, next{av_frame_alloc()};
   AvPacketPtr packet{av_packet_alloc()};
   SwsPtr sws;  // kept across clips: sws_getCachedContext reuses it while sizes repeat
@@ -100,11 +145,14 @@ struct VideoDecoder::Impl {
   VideoDecodeStats stats;
   bool have_cur = false, demux_eof = false;
   int64_t start_pts = 0;
-  int64_t pos_pts = 0;  // pts of the last decoded frame (the stream start before any)
+  int64_t last_pos = -1;    // byte position of the last packet sent to the decoder (-1: none yet)
+  int64_t index_shift = 0;  // pts - index timestamp of keyframes (MP4 indexes by dts), as read
   int64_t last_target = INT64_MIN;
+  int64_t skip_before = INT64_MIN;  // non-reference packets presented before this are dropped
+  bool skipped = false;             // a packet was sent with AVDISCARD_NONREF for this target
 
   void close() noexcept {
-    codec.reset();
+    if (!levers.reuse_decoder || !codec_reusable) codec.reset();
     fmt.reset();
     avio.reset();
     av_frame_unref(cur.get());
@@ -116,9 +164,12 @@ struct VideoDecoder::Impl {
 
   void open(std::span<const uint8_t> bytes);
   void open_codec();
+  bool seek_skips_packets(int64_t target) const;
   void position_at(int64_t target);
+  bool decode_until(int64_t target, bool skip_nonref);
   void seek(int64_t target);
   bool next_frame();
+  void note_packet_position() noexcept;
   void convert(const CropRect& crop, int dst_w, int dst_h, uint8_t* out);
 };
 
@@ -145,11 +196,20 @@ void VideoDecoder::Impl::open(std::span<const uint8_t> bytes) {
   open_codec();
   info = describe(fmt.get(), stream);
   start_pts = stream->start_time != AV_NOPTS_VALUE ? stream->start_time : 0;
-  pos_pts = start_pts;
+  last_pos = -1;
+  index_shift = 0;
   last_target = INT64_MIN;
 }
 
+// A context kept from the previous clip is flushed, exactly as a seek does, when this clip needs
+// the same setup; otherwise a new one is opened.
 void VideoDecoder::Impl::open_codec() {
+  DecoderSetup setup = setup_of(stream);
+  if (codec && levers.reuse_decoder && codec_reusable && setup == codec_setup) {
+    avcodec_flush_buffers(codec.get());
+    return;
+  }
+  codec_reusable = false;
   const AVCodec* decoder = avcodec_find_decoder(stream->codecpar->codec_id);
   if (decoder == nullptr) {
     throw DecodeError(std::string("no decoder for video codec ") +
@@ -164,30 +224,59 @@ void VideoDecoder::Impl::open_codec() {
   codec->max_pixels = max_pixels > 0 && max_pixels < INT_MAX ? max_pixels : INT_MAX;
   if (threads > 1) codec->thread_type = FF_THREAD_FRAME | FF_THREAD_SLICE;
   if ((err = avcodec_open2(codec.get(), decoder, nullptr)) < 0) corrupt(err);
+  codec_setup = std::move(setup);
+  codec_reusable = true;
+  ++stats.decoder_opens;
+}
+
+// Whether seeking for `target` would skip packets not yet decoded: the keyframe the demuxer lands
+// on (found in its index the way libavformat's mov_seek_stream does, after mapping the pts target
+// onto the index's timeline) lies beyond the last packet sent, with at least one packet between.
+// Positions are compared in bytes, which holds whatever timeline the index uses. Without an index
+// (or a position) the answer is no, and decoding goes forward.
+bool VideoDecoder::Impl::seek_skips_packets(int64_t target) const {
+  const int i = av_index_search_timestamp(stream, target - index_shift, AVSEEK_FLAG_BACKWARD);
+  if (i <= 0) return false;  // no keyframe, or the first entry: nothing before it to skip
+  const AVIndexEntry* key = avformat_index_get_entry(stream, i);
+  const AVIndexEntry* before = avformat_index_get_entry(stream, i - 1);
+  return key != nullptr && before != nullptr && key->pos > last_pos && before->pos > last_pos;
 }
 
 // Keyframe-aware positioning for the first frame with pts >= target. The frame in hand is reused
-// when it already qualifies; going backwards needs a seek; going forwards seeks only when the
-// keyframe at or before the target lies beyond the last decoded frame (else decoding on from here
-// is no more work than decoding from that keyframe).
+// when it already qualifies; going backwards needs a seek; going forwards seeks only when that
+// skips packets (seek_skips_packets): a target before the next keyframe is decoded forward, as a
+// seek would land on a keyframe already decoded and decode its frames again.
 void VideoDecoder::Impl::position_at(int64_t target) {
   if (have_cur && target >= last_target && frame_pts(cur.get()) >= target) {
     last_target = target;
     return;
   }
-  if (target < last_target) {
-    seek(target);
-  } else {
-    const int i = av_index_search_timestamp(stream, target, AVSEEK_FLAG_BACKWARD);
-    const AVIndexEntry* key = i >= 0 ? avformat_index_get_entry(stream, i) : nullptr;
-    if (key != nullptr && key->timestamp > pos_pts) seek(target);
-  }
+  if (target < last_target || seek_skips_packets(target)) seek(target);
   last_target = target;
-  while (!have_cur || frame_pts(cur.get()) < target) {
-    if (!next_frame()) break;  // drained: the last frame stands for times past the end
+  if (!decode_until(target, levers.skip_nonref) && skipped) {
+    // Past the end the last frame stands for the target, and it may have been a skipped
+    // non-reference frame: decode the last GOP again, every frame.
+    seek(target);
+    decode_until(target, false);
   }
   if (!have_cur)
     throw DecodeError("truncated or corrupt video: no frame decoded" + ffmpeg_error_suffix());
+}
+
+// Decodes until the frame in hand is presented at or after target; false when the stream drained
+// first (the last frame stands for times past the end).
+bool VideoDecoder::Impl::decode_until(int64_t target, bool skip_nonref) {
+  skip_before = skip_nonref ? target : INT64_MIN;
+  skipped = false;
+  bool reached = true;
+  while (!have_cur || frame_pts(cur.get()) < target) {
+    if (!next_frame()) {
+      reached = false;
+      break;
+    }
+  }
+  skip_before = INT64_MIN;
+  return reached;
 }
 
 void VideoDecoder::Impl::seek(int64_t target) {
@@ -208,7 +297,6 @@ bool VideoDecoder::Impl::next_frame() {
       av_frame_unref(cur.get());
       av_frame_move_ref(cur.get(), next.get());
       have_cur = true;
-      pos_pts = frame_pts(cur.get());
       ++stats.frames_decoded;
       return true;
     }
@@ -222,11 +310,28 @@ bool VideoDecoder::Impl::next_frame() {
     } else if (err >= 0) {
       if (packet->stream_index == stream->index) {
         ++stats.packets_read;
+        note_packet_position();
+        // Per packet: the decoder reads skip_frame for each picture (frame threads copy it when
+        // the packet is submitted).
+        const bool before_target = packet->pts != AV_NOPTS_VALUE && packet->pts < skip_before;
+        codec->skip_frame = before_target ? AVDISCARD_NONREF : AVDISCARD_DEFAULT;
+        skipped = skipped || before_target;
         err = avcodec_send_packet(codec.get(), packet.get());
       }
       av_packet_unref(packet.get());
     }
     if (err < 0) corrupt(err);
+  }
+}
+
+// MP4's index holds decode timestamps and libavformat seeks it with a pts target shifted by the
+// stream's constant pts - dts offset; a keyframe packet shows that offset (0 where the index, as
+// Matroska's, holds pts and packets carry no separate dts).
+void VideoDecoder::Impl::note_packet_position() noexcept {
+  if (packet->pos >= 0) last_pos = packet->pos;
+  if ((packet->flags & AV_PKT_FLAG_KEY) != 0 && packet->pts != AV_NOPTS_VALUE &&
+      packet->dts != AV_NOPTS_VALUE) {
+    index_shift = packet->pts - packet->dts;
   }
 }
 
@@ -254,10 +359,12 @@ void VideoDecoder::Impl::convert(const CropRect& crop, int dst_w, int dst_h, uin
   }
 }
 
-VideoDecoder::VideoDecoder(int threads, int64_t max_pixels) : impl_(std::make_unique<Impl>()) {
+VideoDecoder::VideoDecoder(int threads, int64_t max_pixels, VideoDecodeLevers levers)
+    : impl_(std::make_unique<Impl>()) {
   if (!impl_->cur || !impl_->next || !impl_->packet) throw std::bad_alloc();
   impl_->threads = threads;
   impl_->max_pixels = max_pixels;
+  impl_->levers = levers;
   quiet_ffmpeg_log();
 }
 
@@ -267,6 +374,7 @@ VideoInfo VideoDecoder::open(std::span<const uint8_t> bytes) {
   try {
     impl_->open(bytes);
   } catch (...) {
+    impl_->codec_reusable = false;
     impl_->close();
     throw;
   }
@@ -279,12 +387,17 @@ void VideoDecoder::decode_frames(std::span<const double> times, const CropRect& 
   if (dst_w <= 0 || dst_h <= 0) throw std::invalid_argument("VideoDecoder: empty output size");
   const double tb = av_q2d(impl_->stream->time_base);
   const size_t frame_bytes = static_cast<size_t>(dst_w) * dst_h * 3;
-  for (size_t i = 0; i < times.size(); ++i) {
-    // Times are compared at the stream's resolution: rounded to the nearest tick, so k / fps
-    // give or take floating-point error (or a microsecond) names frame k.
-    const auto target = impl_->start_pts + std::llround(std::max(times[i], 0.0) / tb);
-    impl_->position_at(target);
-    impl_->convert(crop, dst_w, dst_h, out + i * frame_bytes);
+  try {
+    for (size_t i = 0; i < times.size(); ++i) {
+      // Times are compared at the stream's resolution: rounded to the nearest tick, so k / fps
+      // give or take floating-point error (or a microsecond) names frame k.
+      const auto target = impl_->start_pts + std::llround(std::max(times[i], 0.0) / tb);
+      impl_->position_at(target);
+      impl_->convert(crop, dst_w, dst_h, out + i * frame_bytes);
+    }
+  } catch (...) {
+    impl_->codec_reusable = false;  // the next clip gets a fresh context
+    throw;
   }
 }
 

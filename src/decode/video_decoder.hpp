@@ -1,8 +1,25 @@
 #pragma once
 // Video decoding through libavformat/libavcodec from an in-memory file (a file read by the read
 // stage, or a member of a tar shard). Frames are sampled at requested times with keyframe-aware
-// seeking: a seek happens only when the keyframe before the target lies beyond the current decode
-// position, so a clip never decodes the whole file.
+// seeking: a seek happens only when the keyframe the demuxer would land on for the target lies
+// beyond the packets already decoded (so at least one packet is skipped); a target before the
+// next keyframe is reached by decoding forward, and a clip never decodes the whole file.
+//
+// Non-reference skipping (issue 7): with `skip_nonref`, packets presented before the current target
+// are sent with AVDISCARD_NONREF, so the decoder drops the frames no other frame predicts from
+// (H.264's nal_ref_idc 0, about half of an x264 GOP) instead of decoding frames nobody asked for.
+// The wanted frame and every reference are decoded as before, so pixels are the same (tested);
+// a target past the last frame, which needs the last frame whatever its kind, is decoded again
+// from its keyframe without skipping.
+//
+// Decoder context reuse (issue 7): with `reuse_decoder`, the codec context stays open across
+// clips whose decoder setup (codec, tag, size, pixel format, profile, colour description, reorder
+// delay, time base and extradata) is the same; the next clip only flushes it
+// (avcodec_flush_buffers, as a seek does) instead of free + alloc + avcodec_open2. Decoded pixels
+// are the same either way (tested). A context that saw an error is never reused. Limitation: a
+// stream that replaces its extradata's parameter sets in band (H.264 SPS/PPS in the packets) would
+// leave them in a reused context; MP4 'avc1' keeps them in the extradata, as every encoder we
+// generate with does.
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -25,9 +42,10 @@ struct VideoInfo {
 };
 
 struct VideoDecodeStats {
-  int64_t frames_decoded = 0;  // frames that came out of the decoder (including skipped ones)
+  int64_t frames_decoded = 0;  // frames that came out of the decoder (including passed-over ones)
   int64_t seeks = 0;
   int64_t packets_read = 0;
+  int64_t decoder_opens = 0;  // 1 when open() opened a codec context, 0 when it reused one
 };
 
 // Frame times for K frames: uniform = centres of K equal segments of the clip; random_window =
@@ -38,10 +56,18 @@ enum class FrameSampling { uniform, random_window };
 void sample_frame_times(const VideoInfo& info, int k, FrameSampling mode, Rng& rng,
                         std::vector<double>& out);
 
+// Work-saving switches that keep the decoded pixels (see the top of this file); each is an A/B
+// lever of issue 7.
+struct VideoDecodeLevers {
+  bool reuse_decoder = false;  // keep the codec context across clips with the same decoder setup
+  bool skip_nonref = true;     // do not decode non-reference frames presented before the target
+};
+
 class VideoDecoder {
  public:
   // Clips whose frames are larger than max_pixels are refused from the stream header.
-  explicit VideoDecoder(int threads = 1, int64_t max_pixels = kDefaultMaxPixels);
+  explicit VideoDecoder(int threads = 1, int64_t max_pixels = kDefaultMaxPixels,
+                        VideoDecodeLevers levers = {});
   ~VideoDecoder();
   VideoDecoder(const VideoDecoder&) = delete;
   VideoDecoder& operator=(const VideoDecoder&) = delete;
@@ -58,6 +84,7 @@ class VideoDecoder {
                      uint8_t* out);
 
   const VideoDecodeStats& stats() const noexcept;
+  // Releases the clip; with reuse_decoder the codec context stays open for the next open().
   void close() noexcept;
 
  private:

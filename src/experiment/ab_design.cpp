@@ -21,10 +21,11 @@ const std::set<std::string> kPreservingKeys = {
     "loader.num_workers", "loader.prefetch_factor",    "loader.pin_memory",
     "loader.worker_mode", "loader.persistent_workers", "loader.in_order",
     "data.layout",        "video.decoder_threads",     "metrics.interval_ms",
-    "image.dtype",
+    "image.dtype",        "loader.buffer_reuse",       "loader.huge_pages",
+    "loader.pin_workers", "video.reuse_decoder",       "video.skip_nonref",
 };
-// Keys that change decoded pixels within a bound (DCT-domain downscaling in libjpeg-turbo).
-const std::set<std::string> kLossyKeys = {"image.dct_scaling"};
+// Keys that change decoded pixels within a bound (DCT-domain downscaling, another resize filter).
+const std::set<std::string> kLossyKeys = {"image.dct_scaling", "image.resizer"};
 
 Factor parse_factor(const std::string& text) {
   const auto eq = text.find('=');

@@ -204,7 +204,7 @@ class BaselineRun {
     sampler_.sample_now(phase.name + "_start");
     trace::mark(trace::EventName::phase, phase.name);
     batches_per_epoch_ = loader.batches_per_epoch();
-    checkpoint_.set_batches_per_epoch(static_cast<int64_t>(batches_per_epoch_));
+    checkpoint_.set_dataset(static_cast<int64_t>(batches_per_epoch_), dataset_.fingerprint());
     first_batch_id_ = checkpoint_.start_batch(phase.name);
     const int64_t t_phase = monotonic_ns();
     int64_t s = 0;

@@ -70,6 +70,7 @@ json to_json(const Checkpoint& c) {
   }
   return {{"schema_version", kSchemaVersion},
           {"batches_per_epoch", c.batches_per_epoch},
+          {"dataset_fingerprint", c.dataset_fingerprint},
           {"phases", phases}};
 }
 
@@ -81,6 +82,7 @@ Checkpoint checkpoint_from_json(const json& j, const fs::path& file) {
     }
     Checkpoint c;
     c.batches_per_epoch = j.at("batches_per_epoch").get<int64_t>();
+    c.dataset_fingerprint = j.value("dataset_fingerprint", "");
     for (const auto& [name, p] : j.at("phases").items()) {
       if (name != "pipeline" && name != "end_to_end") {
         throw InputError(fmt::format("{} names an unknown phase '{}'", file.string(), name));
@@ -157,15 +159,27 @@ int64_t CheckpointKeeper::steps_done(const std::string& phase) const {
   return it == checkpoint_.phases.end() ? 0 : it->second.measured_steps;
 }
 
-void CheckpointKeeper::set_batches_per_epoch(int64_t n) {
-  const int64_t before = resume_ != nullptr ? resume_->checkpoint.batches_per_epoch : 0;
-  if (before > 0 && before != n) {
-    throw InputError(
-        fmt::format("{} was taken at {} batches an epoch, the dataset now gives {}: "
-                    "it changed since the run, which cannot be resumed on it",
-                    (resume_->run / "checkpoint.json").string(), before, n));
+void CheckpointKeeper::set_dataset(int64_t batches_per_epoch, uint64_t fingerprint) {
+  const std::string hex = fmt::format("{:016x}", fingerprint);
+  if (resume_ != nullptr) {
+    const Checkpoint& before = resume_->checkpoint;
+    const std::string file = (resume_->run / "checkpoint.json").string();
+    if (before.batches_per_epoch > 0 && before.batches_per_epoch != batches_per_epoch) {
+      throw InputError(
+          fmt::format("{} was taken at {} batches an epoch, the dataset now gives {}: "
+                      "it changed since the run, which cannot be resumed on it",
+                      file, before.batches_per_epoch, batches_per_epoch));
+    }
+    if (!before.dataset_fingerprint.empty() && before.dataset_fingerprint != hex) {
+      throw InputError(fmt::format(
+          "{} was taken on a dataset with fingerprint {}, the dataset now has {}: its files "
+          "changed since the run (replaced, renamed, added or removed), which cannot be resumed on "
+          "it",
+          file, before.dataset_fingerprint, hex));
+    }
   }
-  checkpoint_.batches_per_epoch = n;
+  checkpoint_.batches_per_epoch = batches_per_epoch;
+  checkpoint_.dataset_fingerprint = hex;
 }
 
 void CheckpointKeeper::step_done(const std::string& phase, uint64_t last_batch_id, bool measured,

@@ -21,6 +21,7 @@ struct PhaseCheckpoint {
 
 struct Checkpoint {
   int64_t batches_per_epoch = 0;
+  std::string dataset_fingerprint;  // Dataset::fingerprint in hex; empty: not recorded
   std::map<std::string, PhaseCheckpoint> phases;  // "pipeline", "end_to_end"
 };
 
@@ -58,9 +59,10 @@ class CheckpointKeeper {
   uint64_t start_batch(const std::string& phase) const;
   int64_t steps_done(const std::string& phase) const;
 
-  // The loader's; a resumed run whose dataset no longer gives the checkpoint's count (files
-  // added or removed since) is refused (InputError): its positions would name other batches.
-  void set_batches_per_epoch(int64_t n);
+  // The loader's batches an epoch and the dataset's fingerprint. A resumed run whose dataset
+  // changed since (another fingerprint: files replaced, added or removed; or another count) is
+  // refused (InputError): its positions would name other batches.
+  void set_dataset(int64_t batches_per_epoch, uint64_t fingerprint);
   // After a step that consumed batches up to `last_batch_id`; `measured`: inside the window.
   void step_done(const std::string& phase, uint64_t last_batch_id, bool measured, int64_t now_ns);
   // The first batch a resumed run delivers (ready at `ready_ns`): time from restart to it, and

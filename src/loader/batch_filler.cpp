@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <malloc.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -40,6 +41,12 @@ void set_message(SampleRecord& rec, const std::string& message) noexcept {
   rec.message[n] = '\0';
 }
 
+// Grow-only buffers: a warm worker works in memory that is already faulted in.
+uint8_t* grow(std::vector<uint8_t>& buffer, size_t size) {
+  if (buffer.size() < size) buffer.resize(size);
+  return buffer.data();
+}
+
 }  // namespace
 
 BatchFiller::BatchFiller(const Config& config, const Dataset& dataset, int worker_id)
@@ -47,13 +54,11 @@ BatchFiller::BatchFiller(const Config& config, const Dataset& dataset, int worke
       dataset_(dataset),
       worker_id_(worker_id),
       image_decoder_(config.image.max_pixels),
-      video_decoder_(config.video.decoder_threads, config.video.max_pixels),
+      video_decoder_(
+          config.video.decoder_threads, config.video.max_pixels,
+          {.reuse_decoder = config.video.reuse_decoder, .skip_nonref = config.video.skip_nonref}),
       dtype_(config.image.dtype == ImageDType::uint8 ? DType::uint8 : DType::float32),
       fds_(dataset.files().size(), -1) {
-  const size_t image_hwc = 3 * static_cast<size_t>(config.image.size * config.image.size);
-  const size_t video_hwc = 3 * static_cast<size_t>(config.video.frames) *
-                           static_cast<size_t>(config.video.size * config.video.size);
-  hwc_.resize(std::max(image_hwc, video_hwc));
   trace::worker_started(worker_id_);
 }
 
@@ -81,8 +86,7 @@ void BatchFiller::read_range(const ByteRange& range, std::vector<uint8_t>& buffe
     throw StageFailure{Stage::read,
                        fmt::format("{} is empty (0 bytes)", dataset_.files()[range.file])};
   }
-  // Grow-only buffers: a warm worker reads into memory that is already faulted in.
-  if (buffer.size() < range.size) buffer.resize(range.size);
+  grow(buffer, range.size);
   const int fd = fd_for(range.file);
   uint64_t done = 0;
   while (done < range.size) {
@@ -126,6 +130,16 @@ void BatchFiller::skip_quarantined(SampleRecord& rec) const noexcept {
   rec.minflt = rec.majflt = 0;
 }
 
+// malloc would hand the freed blocks straight back, already faulted in; malloc_trim returns the
+// free pages to the kernel, so the next sample's buffers fault in fresh pages.
+void BatchFiller::release_buffers() noexcept {
+  for (auto* buffer : {&media_, &caption_, &hwc_, &decoded_.pixels})
+    std::vector<uint8_t>().swap(*buffer);
+  resizer_.release();
+  sws_resizer_.release();
+  malloc_trim(0);
+}
+
 void BatchFiller::finish_pixels(SampleRecord& rec, const uint8_t* hwc, int size, int frames,
                                 void* dst) {
   const size_t frame_hwc = 3 * static_cast<size_t>(size) * static_cast<size_t>(size);
@@ -149,6 +163,10 @@ void BatchFiller::process_image(SampleRecord& rec, const SampleEntry& entry, voi
     Rng rng = Rng::for_item(config_.loader.seed, kStreamAugment, rng_key);
     crop = random_resized_crop(rng, info.width, info.height);
     rec.flipped = rng.uniform() < 0.5 ? 1 : 0;
+    if (config_.image.resizer == ImageResizer::swscale) {
+      decoded_.pixels.reserve(3 * static_cast<size_t>(info.width) * info.height +
+                              SwsResizer::kSlack);
+    }
     image_decoder_.decode(bytes, crop, size, config_.image.dct_scaling, decoded_);
   } catch (const DecodeError& e) {
     throw StageFailure{Stage::decode, e.what()};
@@ -157,8 +175,13 @@ void BatchFiller::process_image(SampleRecord& rec, const SampleEntry& entry, voi
   rec.decode_ns = t_decoded - t;
   scaled =
       scale_crop(crop, decoded_.scale_num, decoded_.scale_den, decoded_.width, decoded_.height);
-  resizer_.resize(decoded_.pixels.data(), decoded_.width * 3, scaled, hwc_.data(), size, size);
-  finish_pixels(rec, hwc_.data(), size, 1, dst);
+  uint8_t* hwc = grow(hwc_, 3 * static_cast<size_t>(size) * size);
+  if (config_.image.resizer == ImageResizer::swscale) {
+    sws_resizer_.resize(decoded_.pixels.data(), decoded_.width * 3, scaled, hwc, size, size);
+  } else {
+    resizer_.resize(decoded_.pixels.data(), decoded_.width * 3, scaled, hwc, size, size);
+  }
+  finish_pixels(rec, hwc, size, 1, dst);
   rec.augment_ns = monotonic_ns() - t_decoded;
 }
 
@@ -179,7 +202,8 @@ void BatchFiller::process_video(SampleRecord& rec, const SampleEntry& entry, voi
     sample_frame_times(info, frames, mode, rng, frame_times_);
     // The crop and resize happen inside the decoder's colour conversion (one swscale pass), so
     // for video they count as decode; augment is flip + normalize.
-    video_decoder_.decode_frames(frame_times_, crop, size, size, hwc_.data());
+    video_decoder_.decode_frames(frame_times_, crop, size, size,
+                                 grow(hwc_, 3 * static_cast<size_t>(frames) * size * size));
   } catch (const DecodeError& e) {
     throw StageFailure{Stage::decode, e.what()};
   }
@@ -272,6 +296,7 @@ void BatchFiller::fill(const SlotView& slot) {
     thread_faults(flt1, maj1);
     rec.minflt = flt1 - flt0;
     rec.majflt = maj1 - maj0;
+    if (!config_.loader.buffer_reuse) release_buffers();
     trace::sample(worker_id_, h.batch_id, rec.index, rec.t_start_ns, rec.read_ns, rec.decode_ns,
                   rec.augment_ns,
                   rec.status == SampleStatus::failed ? static_cast<int>(rec.failed_stage) : -1);

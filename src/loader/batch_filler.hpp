@@ -1,12 +1,14 @@
 #pragma once
 // What a worker does with one batch slot: read, decode, augment every planned sample into the
 // slot's tensors, tokenize captions and record per-sample timings. One BatchFiller per worker; it
-// owns the decoders and every scratch buffer, so a warm worker allocates nothing per sample.
+// owns the decoders and every scratch buffer, so a warm worker allocates nothing per sample
+// (unless loader.buffer_reuse=false, which frees the buffers after every sample to measure that).
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "decode/image_decoder.hpp"
+#include "decode/sws_resize.hpp"
 #include "decode/video_decoder.hpp"
 #include "loader/batch_slot.hpp"
 #include "loader/fault_hooks.hpp"
@@ -35,6 +37,7 @@ class BatchFiller {
   void process_image(SampleRecord& rec, const SampleEntry& entry, void* dst, uint64_t rng_key);
   void process_video(SampleRecord& rec, const SampleEntry& entry, void* dst, uint64_t rng_key);
   void finish_pixels(SampleRecord& rec, const uint8_t* hwc, int size, int frames, void* dst);
+  void release_buffers() noexcept;
   int fd_for(uint32_t file);
 
   const Config& config_;
@@ -43,6 +46,7 @@ class BatchFiller {
   ImageDecoder image_decoder_;
   VideoDecoder video_decoder_;
   Resizer resizer_;
+  SwsResizer sws_resizer_;  // image.resizer=swscale
   Normalization norm_;
   DType dtype_;
   RgbImage decoded_;

@@ -4,6 +4,10 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstring>
+
+#include "probe/procfs.hpp"
 #include "util/error.hpp"
 
 namespace mmprof {
@@ -59,10 +63,20 @@ size_t SlotGeometry::arena_bytes() const noexcept {
   return tokens + page_align(capacity * std::max(image_bytes(), video_bytes()));
 }
 
-SlotRing::SlotRing(const SlotGeometry& geometry, uint32_t slots)
+SlotRing::SlotRing(const SlotGeometry& geometry, uint32_t slots, bool huge_pages)
     : geometry_(geometry), slots_(slots), bytes_(geometry.slot_bytes() * slots) {
-  // memfd pages are allocated on first touch, so worst-case reservations cost address space only.
-  const int fd = memfd_create("mmprof-batches", MFD_CLOEXEC);
+  const procfs::MemInfo pool = huge_pages ? procfs::ProcFs().meminfo() : procfs::MemInfo{};
+  const size_t huge_page = static_cast<size_t>(pool.huge_page_kb.value_or(2048)) * 1024;
+  if (huge_pages) bytes_ = (bytes_ + huge_page - 1) / huge_page * huge_page;
+  // memfd pages are allocated on first touch, so worst-case reservations cost address space only
+  // (hugetlbfs pages are reserved by mmap, and then owned until unmapped).
+  const int fd = memfd_create("mmprof-batches", MFD_CLOEXEC | (huge_pages ? MFD_HUGETLB : 0u));
+  if (fd < 0 && huge_pages) {
+    throw RunError(
+        fmt::format("loader.huge_pages=true, but this kernel cannot create a hugetlbfs "
+                    "memfd for the batch ring: {}",
+                    std::strerror(errno)));
+  }
   if (fd < 0) throw_errno("memfd_create for", "the batch ring");
   if (ftruncate(fd, static_cast<off_t>(bytes_)) != 0) {
     close(fd);
@@ -70,8 +84,27 @@ SlotRing::SlotRing(const SlotGeometry& geometry, uint32_t slots)
   }
   void* p = mmap(nullptr, bytes_, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   close(fd);
+  if (p == MAP_FAILED && huge_pages) {
+    const int64_t need = static_cast<int64_t>(bytes_ / huge_page);
+    const int64_t total = pool.huge_pages_total.value_or(0);
+    const int64_t available = pool.huge_pages_free.value_or(0);
+    throw RunError(fmt::format(
+        "loader.huge_pages=true: the {} MB batch ring needs {} huge pages of {} kB, but the "
+        "hugetlbfs pool has {} free of {} (HugePages_Free, HugePages_Total in /proc/meminfo); "
+        "reserve them with `sysctl -w vm.nr_hugepages={}` or set loader.huge_pages=false",
+        bytes_ >> 20, need, huge_page / 1024, available, total,
+        total + std::max<int64_t>(0, need - available)));
+  }
   if (p == MAP_FAILED) throw RunError(fmt::format("cannot map the {} MB batch ring", bytes_ >> 20));
   base_ = static_cast<std::byte*>(p);
+}
+
+void SlotRing::discard_arena(uint32_t i) const {
+  if (madvise(slot(i).arena(), geometry_.arena_bytes(), MADV_REMOVE) != 0) {
+    throw RunError(
+        fmt::format("cannot discard the pages of batch slot {} (loader.buffer_reuse=false): {}", i,
+                    std::strerror(errno)));
+  }
 }
 
 SlotRing::~SlotRing() {

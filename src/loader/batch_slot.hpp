@@ -93,10 +93,12 @@ class SlotView {
   const SlotGeometry* geometry_;
 };
 
-// The ring: `slots` slots in one memfd mapped MAP_SHARED before workers are forked.
+// The ring: `slots` slots in one memfd mapped MAP_SHARED before workers are forked. With
+// huge_pages (loader.huge_pages) the memfd comes from the hugetlbfs pool, reserved at mapping time:
+// a pool too small is refused here, with its numbers, rather than by a SIGBUS later.
 class SlotRing {
  public:
-  SlotRing(const SlotGeometry& geometry, uint32_t slots);
+  SlotRing(const SlotGeometry& geometry, uint32_t slots, bool huge_pages = false);
   ~SlotRing();
   SlotRing(const SlotRing&) = delete;
   SlotRing& operator=(const SlotRing&) = delete;
@@ -107,6 +109,9 @@ class SlotRing {
   }
   const SlotGeometry& geometry() const noexcept { return geometry_; }
   size_t mapped_bytes() const noexcept { return bytes_; }
+  // Gives slot i's tensor pages back to the kernel (loader.buffer_reuse=false): the next batch
+  // written there faults in fresh pages, as a loader allocating a new shared tensor per batch does.
+  void discard_arena(uint32_t i) const;
 
  private:
   SlotGeometry geometry_;

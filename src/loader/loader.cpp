@@ -32,7 +32,7 @@ struct Loader::Impl {
         // consumer may hold): a worker keeps writing into the same pages, so after warm-up its
         // batches cost no page faults (about 15 us per 4 KB page on these VMs).
         slots_per_worker(ring_slots_per_worker(c.loader)),
-        ring(slot_geometry(c), ring_slots(c.loader)),
+        ring(slot_geometry(c), ring_slots(c.loader), c.loader.huge_pages),
         plan(static_cast<uint32_t>(d.size()), 0, sampler),
         recovery(config.loader, d, ring, workers, slots_per_worker) {
     if (plan.num_batches() == 0) {
@@ -285,6 +285,7 @@ Loader::~Loader() = default;
 const Batch& Loader::next() {
   Impl& m = *impl_;
   if (m.held_slot) {
+    if (!m.config.loader.buffer_reuse) m.ring.discard_arena(*m.held_slot);
     m.free_slots[m.owner(*m.held_slot)].push_back(*m.held_slot);
     m.held_slot.reset();
   }

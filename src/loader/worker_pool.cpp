@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -12,6 +13,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <vector>
 
 #include "loader/batch_filler.hpp"
 #include "probe/clock.hpp"
@@ -91,6 +93,30 @@ bool wait_until(pid_t pid, int64_t deadline_ns, int& status) noexcept {
   }
 }
 
+// loader.pin_workers: worker `id` runs only on the id-th CPU (modulo) of the affinity mask it
+// inherited, so it stops migrating between cores; its buffers are first touched there, which is
+// what places them on that CPU's NUMA node.
+void pin_to_cpu(int id) {
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  if (sched_getaffinity(0, sizeof allowed, &allowed) != 0) {
+    throw RunError(
+        fmt::format("loader worker {}: sched_getaffinity failed: {}", id, std::strerror(errno)));
+  }
+  std::vector<int> cpus;
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+    if (CPU_ISSET(cpu, &allowed)) cpus.push_back(cpu);
+  }
+  const int cpu = cpus[static_cast<size_t>(id) % cpus.size()];
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(cpu, &one);
+  if (sched_setaffinity(0, sizeof one, &one) != 0) {
+    throw RunError(fmt::format("loader worker {}: cannot pin it to CPU {} (loader.pin_workers): {}",
+                               id, cpu, std::strerror(errno)));
+  }
+}
+
 // Reaps a child, killing it when it does not exit within the grace period.
 std::string reap_process(pid_t pid) noexcept {
   int status = 0;
@@ -104,6 +130,7 @@ std::string reap_process(pid_t pid) noexcept {
 
 void run_worker_loop(const Config& config, const Dataset& dataset, const SlotRing& ring, int id,
                      int task_fd, int done_fd) {
+  if (config.loader.pin_workers) pin_to_cpu(id);
   BatchFiller filler(config, dataset, id);
   uint32_t slot = 0;
   while (read_full(task_fd, &slot, sizeof slot)) {
@@ -130,19 +157,23 @@ void WorkerPool::start(int id) {
   }
 }
 
+// The thread owns its channel ends and its error slot, never this pool's Worker: a stuck thread
+// is detached when the pool goes (~WorkerPool), and must not then touch the pool, nor find its
+// descriptors closed under it (their numbers reused by another open).
 void WorkerPool::start_thread(int id) {
   Worker& w = workers_[id];
-  w.thread_error.clear();
-  w.thread = std::thread([this, id] {
-    Worker& self = workers_[id];
+  w.thread_error = std::make_shared<std::string>();
+  w.thread = std::thread([&config = config_, &dataset = dataset_, &ring = ring_, id,
+                          task = w.task_read, done = w.done_write, error = w.thread_error] {
     try {
-      run_worker_loop(config_, dataset_, ring_, id, self.task_read, self.done_write);
+      run_worker_loop(config, dataset, ring, id, task, done);
     } catch (const std::exception& e) {
-      self.thread_error = e.what();
+      *error = e.what();
     }
-    // Closing the done pipe is how main learns this worker stopped.
-    close_fd(self.done_write);
+    ::close(task);
+    ::close(done);  // the last act: closing the done pipe is how main learns this worker stopped
   });
+  w.task_read = w.done_write = -1;
 }
 
 void WorkerPool::close_other_fds(int keep) noexcept {
@@ -194,7 +225,9 @@ WorkerPool::~WorkerPool() {
   for (auto& w : workers_) {
     if (w.thread.joinable()) {
       // A thread cannot be killed: one that does not close its done pipe in time (a hung decode)
-      // is detached rather than joined, so that mmprof never hangs on it.
+      // is detached rather than joined, so that mmprof never hangs on it. It keeps its own
+      // descriptors; it still refers to the loader's configuration, dataset and ring, so a stuck
+      // thread ends the run (Loader throws) and the process is expected to exit.
       bool closed = w.done_read < 0;
       while (!closed && monotonic_ns() < deadline) {
         pollfd p{w.done_read, POLLIN, 0};
@@ -218,7 +251,6 @@ WorkerPool::~WorkerPool() {
         wait_until(w.pid, monotonic_ns() + kExitGraceNs, status);
       }
     }
-    close_fd(w.task_read);
     close_fd(w.done_read);
   }
 }
@@ -270,9 +302,9 @@ WorkerExit WorkerPool::reap(int worker) {
     w.pid = 0;
   } else {
     if (w.thread.joinable()) w.thread.join();  // it closed its done pipe as its last act
-    close_fd(w.task_read);
-    exit.how =
-        "stopped: " + (w.thread_error.empty() ? std::string("no error given") : w.thread_error);
+    exit.how = "stopped: " + (w.thread_error == nullptr || w.thread_error->empty()
+                                  ? std::string("no error given")
+                                  : *w.thread_error);
   }
   return exit;
 }

@@ -4,6 +4,7 @@
 // ring. A worker that dies is reported (reaped within a bounded time), never waited on forever;
 // the loader decides whether to restart() it.
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -51,7 +52,8 @@ class WorkerPool {
     int done_write = -1, done_read = -1;  // worker writes slot ids, main reads
     int pid = 0;                          // process mode
     std::thread thread;                   // thread mode
-    std::string thread_error;             // why a worker thread stopped (set before done closes)
+    // Why a worker thread stopped (set before its done pipe closes; shared with the thread).
+    std::shared_ptr<std::string> thread_error;
   };
   void start(int id);
   void start_process(int id);

@@ -149,7 +149,10 @@ MemInfo parse_meminfo(std::string_view text) {
       {"MemTotal", &MemInfo::mem_total_kb},
       {"MemAvailable", &MemInfo::mem_available_kb},
       {"Cached", &MemInfo::cached_kb},
-      {"Shmem", &MemInfo::shmem_kb}};
+      {"Shmem", &MemInfo::shmem_kb},
+      {"HugePages_Total", &MemInfo::huge_pages_total},
+      {"HugePages_Free", &MemInfo::huge_pages_free},
+      {"Hugepagesize", &MemInfo::huge_page_kb}};
   for_each_key_line(text, [&](std::string_view key, std::string_view value) {
     const auto it = fields.find(key);
     if (it != fields.end()) m.*(it->second) = to_number<int64_t>(value);

@@ -39,6 +39,7 @@ struct ProcIo {
 // /proc/meminfo, in kB.
 struct MemInfo {
   std::optional<int64_t> mem_total_kb, mem_available_kb, cached_kb, shmem_kb;
+  std::optional<int64_t> huge_pages_total, huge_pages_free, huge_page_kb;  // the hugetlbfs pool
 };
 
 // The cgroup v2 group of this process, and what its files say (each optional on its own:

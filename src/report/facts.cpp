@@ -53,56 +53,49 @@ void stage_facts(const json& stages, json& facts) {
                        "ms/batch"));
 }
 
+// r may come from an older or foreign run: every figure is optional (number_at), never read
+// with operator[] on a key that may be missing.
 void resource_facts(const json& r, json& facts) {
-  const json& cpu = r["cpu"];
-  if (cpu["utilization_cores"].is_number() && cpu["available_cores"].is_number()) {
-    facts.push_back(fact(
-        "cpu",
-        fmt::format("the run used {:.2f} of {:.0f} available cores{}",
-                    cpu["utilization_cores"].get<double>(), cpu["available_cores"].get<double>(),
-                    cpu["saturated"] == true ? " (saturated)" : ""),
-        "cpu.utilization_cores", cpu["utilization_cores"], "cores"));
+  const auto num = [&](const char* pointer) { return number_at(r, pointer); };
+  const auto flag = [&](const char* pointer) { return value_at(r, pointer) == true; };
+  if (const auto used = num("/cpu/utilization_cores"), cores = num("/cpu/available_cores");
+      used && cores) {
+    facts.push_back(fact("cpu",
+                         fmt::format("the run used {:.2f} of {:.0f} available cores{}", *used,
+                                     *cores, flag("/cpu/saturated") ? " (saturated)" : ""),
+                         "cpu.utilization_cores", *used, "cores"));
   }
-  const json& st = r["storage"];
-  if (st["read_mb_per_s"].is_number()) {
-    std::string text =
-        fmt::format("storage delivered {:.1f} MB/s", st["read_mb_per_s"].get<double>());
-    if (st["probe_sequential_mb_per_s"].is_number()) {
-      text += fmt::format(" against a probed {:.0f} MB/s sequential",
-                          st["probe_sequential_mb_per_s"].get<double>());
+  if (const auto read = num("/storage/read_mb_per_s")) {
+    std::string text = fmt::format("storage delivered {:.1f} MB/s", *read);
+    if (const auto probe = num("/storage/probe_sequential_mb_per_s")) {
+      text += fmt::format(" against a probed {:.0f} MB/s sequential", *probe);
     }
-    if (st["page_cache_share"].is_number()) {
-      text += fmt::format("; {:.0f} % of the bytes read came from the page cache",
-                          100 * st["page_cache_share"].get<double>());
+    if (const auto cached = num("/storage/page_cache_share")) {
+      text += fmt::format("; {:.0f} % of the bytes read came from the page cache", 100 * *cached);
     }
-    facts.push_back(fact("storage", text, "io.read_mb_per_s", st["read_mb_per_s"], "MB/s"));
+    facts.push_back(fact("storage", text, "io.read_mb_per_s", *read, "MB/s"));
   }
-  const json& m = r["memory"];
-  if (m["host_peak_mb"].is_number() && m["host_total_mb"].is_number()) {
-    facts.push_back(fact(
-        "memory",
-        fmt::format("host memory peaked at {:.0f} of {:.0f} MB{}", m["host_peak_mb"].get<double>(),
-                    m["host_total_mb"].get<double>(), m["pressure"] == true ? " (pressure)" : ""),
-        "memory.host_peak_mb", m["host_peak_mb"], "MB"));
+  if (const auto peak = num("/memory/host_peak_mb"), total = num("/memory/host_total_mb");
+      peak && total) {
+    facts.push_back(fact("memory",
+                         fmt::format("host memory peaked at {:.0f} of {:.0f} MB{}", *peak, *total,
+                                     flag("/memory/pressure") ? " (pressure)" : ""),
+                         "memory.host_peak_mb", *peak, "MB"));
   }
-  const json& g = r["gpu"];
-  if (g["idle_fraction"].is_number()) {
+  if (const auto idle = num("/gpu/idle_fraction")) {
+    const auto wait_idle = num("/gpu/data_wait_idle_fraction");
     facts.push_back(fact(
         "gpu",
         fmt::format(
             "the GPU was idle {:.1f} % of the end-to-end window, {} while the step waited for data",
-            100 * g["idle_fraction"].get<double>(),
-            g["data_wait_idle_fraction"].is_number()
-                ? fmt::format("{:.1f} %", 100 * g["data_wait_idle_fraction"].get<double>())
-                : std::string("n/a")),
-        "gpu.idle_fraction", g["idle_fraction"], "fraction of the GPU window"));
+            100 * *idle, wait_idle ? fmt::format("{:.1f} %", 100 * *wait_idle) : "n/a"),
+        "gpu.idle_fraction", *idle, "fraction of the GPU window"));
   }
-  if (m["minflt_per_sample"].is_number()) {
+  if (const auto minflt = num("/memory/minflt_per_sample")) {
     facts.push_back(fact("faults",
-                         fmt::format("{:.1f} minor and {} major page faults per sample",
-                                     m["minflt_per_sample"].get<double>(),
-                                     m["majflt"].is_number() && m["majflt"] != 0 ? "some" : "no"),
-                         "io.minflt_per_sample", m["minflt_per_sample"], "faults/sample"));
+                         fmt::format("{:.1f} minor and {} major page faults per sample", *minflt,
+                                     num("/memory/majflt").value_or(0) != 0 ? "some" : "no"),
+                         "io.minflt_per_sample", *minflt, "faults/sample"));
   }
 }
 

@@ -15,6 +15,8 @@ class Resizer {
   // src: RGB24 rows of `src_stride` bytes. Writes dst_w*dst_h*3 bytes to dst (stride dst_w*3).
   void resize(const uint8_t* src, int src_stride, const CropRect& crop, uint8_t* dst, int dst_w,
               int dst_h);
+  // Frees the intermediate buffer (loader.buffer_reuse=false); the tables stay.
+  void release() noexcept { std::vector<uint8_t>().swap(temp_); }
 
  private:
   struct Taps {

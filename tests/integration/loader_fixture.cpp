@@ -83,8 +83,10 @@ Delivered drain(const Config& config, const Dataset& dataset, int epochs) {
   const size_t batches = loader.batches_per_epoch() * static_cast<size_t>(epochs);
   for (size_t b = 0; b < batches; ++b) {
     const Batch& batch = loader.next();
-    for (const auto& s : batch.samples)
+    for (const auto& s : batch.samples) {
       d.indices.push_back(s.index);
+      d.minflt.push_back(s.minflt);
+    }
     d.digests.push_back(batch.digest);
     d.epochs.push_back(batch.epoch);
   }

@@ -25,6 +25,7 @@ Config small_config();
 // digests in delivery order.
 struct Delivered {
   std::vector<uint32_t> indices;
+  std::vector<int64_t> minflt;  // per sample, as indices
   std::vector<uint64_t> digests;
   std::vector<int64_t> epochs;
 };

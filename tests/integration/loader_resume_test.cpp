@@ -4,11 +4,14 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <filesystem>
+#include <fstream>
 #include <ostream>
 #include <string>
 #include <vector>
 
 #include "integration/loader_fixture.hpp"
+#include "support/test_support.hpp"
 
 namespace mmprof::test {
 namespace {
@@ -77,6 +80,25 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(Shape{0, WorkerMode::process, true}, Shape{2, WorkerMode::process, true},
                       Shape{2, WorkerMode::process, false}, Shape{2, WorkerMode::thread, true}),
     [](const ::testing::TestParamInfo<Shape>& param) { return name(param.param); });
+
+// What a checkpoint guards a resume with: the same samples give the same fingerprint in both
+// layouts; one file a byte longer, or one file fewer, gives another.
+TEST(DatasetFingerprint, IsLayoutFreeAndSeesAChangedOrMissingFile) {
+  namespace fs = std::filesystem;
+  const fs::path root = loader_fixture().root;
+  const uint64_t files = Dataset::open(root / "files", Layout::files).fingerprint();
+  EXPECT_EQ(Dataset::open(root / "shards", Layout::tar).fingerprint(), files);
+
+  TempDir dir;
+  fs::copy(root / "files", dir.path() / "files");
+  const Dataset copy = Dataset::open(dir.path() / "files", Layout::files);
+  EXPECT_EQ(copy.fingerprint(), files);
+  const fs::path changed = copy.root() / copy.files()[copy.samples().front().media.file];
+  std::ofstream(changed, std::ios::app) << 'x';
+  EXPECT_NE(Dataset::open(dir.path() / "files", Layout::files).fingerprint(), files);
+  fs::remove(changed);
+  EXPECT_NE(Dataset::open(dir.path() / "files", Layout::files).fingerprint(), files);
+}
 
 }  // namespace
 }  // namespace mmprof::test

@@ -8,4 +8,5 @@ list(APPEND MMPROF_TEST_SOURCES
   integration/loader_test.cpp
   integration/reliability_test.cpp
   integration/resource_crosscheck_test.cpp
+  integration/speed_levers_test.cpp
 )

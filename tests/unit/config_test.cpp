@@ -105,6 +105,12 @@ TEST_F(ConfigTest, DefaultsResolveToTheDesignValues) {
   EXPECT_EQ(c.image.size, 224);
   EXPECT_EQ(c.image.dtype, ImageDType::float32);
   EXPECT_TRUE(c.image.dct_scaling);
+  EXPECT_EQ(c.image.resizer, ImageResizer::mmprof);
+  EXPECT_TRUE(c.loader.buffer_reuse);
+  EXPECT_FALSE(c.loader.huge_pages);
+  EXPECT_FALSE(c.loader.pin_workers);
+  EXPECT_FALSE(c.video.reuse_decoder);
+  EXPECT_TRUE(c.video.skip_nonref);
   EXPECT_EQ(c.video.frames, 8);
   EXPECT_EQ(c.video.size, 224);
   EXPECT_EQ(c.video.sampling, VideoSampling::uniform);
@@ -321,8 +327,9 @@ TEST_F(ConfigTest, WorkerModeEnumListsTheChoices) {
 }
 
 TEST_F(ConfigTest, EveryEnumRejectsAnUnknownValueNamingItsKey) {
-  for (const char* key : {"data.layout", "loader.worker_mode", "loader.pin_memory",
-                          "loader.on_error", "image.dtype", "video.sampling", "step.kind"}) {
+  for (const char* key :
+       {"data.layout", "loader.worker_mode", "loader.pin_memory", "loader.on_error", "image.dtype",
+        "image.resizer", "video.sampling", "step.kind"}) {
     SCOPED_TRACE(key);
     const std::string msg = resolve_usage_error(std::string(key) + "=bogus");
     EXPECT_NE(msg.find(key), std::string::npos) << msg;
@@ -332,7 +339,8 @@ TEST_F(ConfigTest, EveryEnumRejectsAnUnknownValueNamingItsKey) {
 TEST_F(ConfigTest, EnumValuesMapToTheirEnumerators) {
   json tree = default_config_tree();
   for (const char* set : {"data.layout=files", "loader.worker_mode=thread", "loader.on_error=fail",
-                          "image.dtype=uint8", "video.sampling=random_window", "step.kind=spin"}) {
+                          "image.dtype=uint8", "image.resizer=swscale",
+                          "video.sampling=random_window", "step.kind=spin"}) {
     apply_override(tree, set);
   }
   const Config c = resolve_config(tree);
@@ -340,8 +348,18 @@ TEST_F(ConfigTest, EnumValuesMapToTheirEnumerators) {
   EXPECT_EQ(c.loader.worker_mode, WorkerMode::thread);
   EXPECT_EQ(c.loader.on_error, OnError::fail);
   EXPECT_EQ(c.image.dtype, ImageDType::uint8);
+  EXPECT_EQ(c.image.resizer, ImageResizer::swscale);
   EXPECT_EQ(c.video.sampling, VideoSampling::random_window);
   EXPECT_EQ(c.step.kind, StepKind::spin);
+}
+
+TEST_F(ConfigTest, HugePagesWithoutBufferReuseIsRejectedNamingBoth) {
+  json tree = default_config_tree();
+  apply_override(tree, "loader.huge_pages=true");
+  apply_override(tree, "loader.buffer_reuse=false");
+  const std::string msg = message_of<UsageError>([&] { (void)resolve_config(tree); });
+  EXPECT_NE(msg.find("loader.huge_pages"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("loader.buffer_reuse"), std::string::npos) << msg;
 }
 
 // pin_memory is auto | true | false (PyTorch's DataLoader takes a boolean); an unquoted YAML

@@ -51,6 +51,9 @@ class Fixtures {
     make("-f lavfi -i testsrc2=size=320x240 -frames:v 1", "img.png");
     make("-f lavfi -i testsrc2=size=640x360:rate=24:duration=3 -c:v libx264 -pix_fmt yuv420p -g 48",
          "clip.mp4");
+    // Other pictures and length, the same encoder settings: the same decoder setup as clip.mp4.
+    make("-f lavfi -i testsrc=size=640x360:rate=24:duration=2 -c:v libx264 -pix_fmt yuv420p -g 48",
+         "clip2.mp4");
     make(
         "-f lavfi -i testsrc2=size=320x240:rate=24:duration=10 -c:v libx264 -pix_fmt yuv420p "
         "-g 48 -keyint_min 48 -sc_threshold 0",
@@ -286,6 +289,92 @@ TEST(VideoSeekTest, BackwardAndBoundaryTimesMatchFreshDecoders) {
     const auto single = decode_times(bytes, {times[i]});
     EXPECT_EQ(0, std::memcmp(out.data() + i * frame_bytes, single.data(), frame_bytes))
         << "t=" << times[i];
+  }
+}
+
+// Targets inside the current GOP are decoded forward. Frame 47 is the last before the keyframe at
+// 48 (2 s), whose decode timestamp (MP4's index timeline) is already <= 47's presentation time: a
+// seek there would land on frame 0 again. Frame 150 lies beyond the keyframe at 144 and seeks.
+// Non-reference skipping is off so that every frame up to a target comes out and is counted.
+TEST(VideoSeekTest, ForwardTargetInsideTheGopDoesNotSeek) {
+  const auto bytes = read_bytes(Fixtures::get().file("long.mp4"));
+  VideoDecoder dec(1, kDefaultMaxPixels, {.skip_nonref = false});
+  const VideoInfo info = dec.open(bytes);
+  const size_t frame_bytes = static_cast<size_t>(info.width) * info.height * 3;
+  std::vector<uint8_t> out(frame_bytes);
+  const auto decode = [&](int k) {
+    const std::vector<double> t = {k / 24.0};
+    dec.decode_frames(t, {0, 0, info.width, info.height}, info.width, info.height, out.data());
+    EXPECT_EQ(out, decode_times(bytes, t)) << "frame " << k;
+  };
+  decode(10);
+  decode(47);
+  EXPECT_EQ(dec.stats().seeks, 0);
+  EXPECT_EQ(dec.stats().frames_decoded, 48);  // frames 0..47, each once
+  decode(150);
+  EXPECT_EQ(dec.stats().seeks, 1);
+  EXPECT_EQ(dec.stats().frames_decoded, 48 + 7);  // then 144..150
+}
+
+// One decoder over several clips, with and without context reuse: the same bytes out, a context
+// opened only when the setup changes or after an error.
+TEST(VideoReuseTest, ReusedContextGivesIdenticalFrames) {
+  const auto& fx = Fixtures::get();
+  const auto clip = read_bytes(fx.file("clip.mp4"));
+  const auto clip2 = read_bytes(fx.file("clip2.mp4"));
+  const auto long_clip = read_bytes(fx.file("long.mp4"));
+  const auto broken = prefix(clip, 0.4);
+  const std::vector<const std::vector<uint8_t>*> sequence = {&clip,  &clip2,  &clip, &long_clip,
+                                                             &clip2, &broken, &clip2};
+  const auto run = [&](bool reuse, std::vector<int64_t>& opens) {
+    VideoDecoder dec(1, kDefaultMaxPixels, {.reuse_decoder = reuse});
+    std::vector<uint8_t> all, out(8 * 96 * 96 * 3);
+    std::vector<double> times;
+    Rng rng(0);
+    for (const auto* bytes : sequence) {
+      try {
+        const VideoInfo info = dec.open(*bytes);
+        sample_frame_times(info, 8, FrameSampling::uniform, rng, times);
+        dec.decode_frames(times, {0, 0, info.width, info.height}, 96, 96, out.data());
+        all.insert(all.end(), out.begin(), out.end());
+        opens.push_back(dec.stats().decoder_opens);
+      } catch (const DecodeError&) {
+        opens.push_back(-1);
+      }
+      dec.close();
+    }
+    return all;
+  };
+  std::vector<int64_t> opens_reuse, opens_fresh;
+  const auto reused = run(true, opens_reuse);
+  const auto fresh = run(false, opens_fresh);
+  EXPECT_EQ(opens_fresh, (std::vector<int64_t>{1, 1, 1, 1, 1, -1, 1}));
+  EXPECT_EQ(opens_reuse, (std::vector<int64_t>{1, 0, 0, 1, 1, -1, 1}));
+  ASSERT_EQ(reused.size(), 6 * 8 * 96 * 96 * 3u);
+  EXPECT_TRUE(reused == fresh);  // not EXPECT_EQ: a mismatch would print 1.3 MB
+}
+
+// Skipping the non-reference frames before each target gives the same frames, with fewer frames
+// decoded: ascending, descending, every frame around a keyframe, and a time past the end (the last
+// frame, which the skipping path decodes again without skipping).
+TEST(VideoSkipTest, SkippingNonReferenceFramesKeepsPixels) {
+  std::vector<double> times = {0.3, 1.0, 1.5, 1.9, 2.5, 2.6, 1.2};
+  for (int k = 44; k <= 50; ++k)
+    times.push_back(k / 24.0);
+  times.push_back(100.0);
+  for (const char* name : {"clip.mp4", "long.mp4"}) {
+    const auto bytes = read_bytes(Fixtures::get().file(name));
+    const auto run = [&](bool skip, VideoDecodeStats& stats) {
+      VideoDecoder dec(1, kDefaultMaxPixels, {.skip_nonref = skip});
+      const VideoInfo info = dec.open(bytes);
+      std::vector<uint8_t> out(times.size() * 128 * 96 * 3);
+      dec.decode_frames(times, {0, 0, info.width, info.height}, 128, 96, out.data());
+      stats = dec.stats();
+      return out;
+    };
+    VideoDecodeStats skipping, every;
+    EXPECT_TRUE(run(true, skipping) == run(false, every)) << name;
+    EXPECT_LT(skipping.frames_decoded, every.frames_decoded) << name;
   }
 }
 

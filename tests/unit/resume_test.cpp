@@ -24,12 +24,14 @@ json read_json(const fs::path& path) {
 TEST(Checkpoint, RoundTripsAndNamesTheEpoch) {
   Checkpoint c;
   c.batches_per_epoch = 9;
+  c.dataset_fingerprint = "00000000000000ab";
   c.phases["pipeline"] = {60, 60, true};
   c.phases["end_to_end"] = {23, 20, false};
   const json j = to_json(c);
   EXPECT_EQ(j["phases"]["end_to_end"]["epoch"], 2);  // batch 23 of 9 an epoch
   const Checkpoint back = checkpoint_from_json(j, "c.json");
   EXPECT_EQ(back.batches_per_epoch, 9);
+  EXPECT_EQ(back.dataset_fingerprint, "00000000000000ab");
   ASSERT_EQ(back.phases.size(), 2u);
   EXPECT_EQ(back.phases.at("end_to_end").next_batch_id, 23u);
   EXPECT_EQ(back.phases.at("end_to_end").measured_steps, 20);
@@ -66,14 +68,24 @@ TEST(CheckpointKeeper, StartsWhereTheResumePointSaysAndWritesAtMostEveryInterval
   ResumePoint point;
   point.run = dir.path() / "old";
   point.checkpoint.batches_per_epoch = 9;
+  point.checkpoint.dataset_fingerprint = "00000000000000ab";
   point.checkpoint.phases["pipeline"] = {12, 10, false};
   CheckpointKeeper keeper(dir.path(), &point, /*interval_ns=*/1000);
   EXPECT_FALSE(keeper.phase_done("pipeline"));
   EXPECT_EQ(keeper.start_batch("pipeline"), 12u);
   EXPECT_EQ(keeper.steps_done("pipeline"), 10);
   EXPECT_EQ(keeper.start_batch("end_to_end"), 0u);
-  EXPECT_THROW(keeper.set_batches_per_epoch(10), InputError);  // another dataset
-  keeper.set_batches_per_epoch(9);
+  EXPECT_THROW(keeper.set_dataset(10, 0xab), InputError);  // another sample count
+  try {
+    keeper.set_dataset(9, 0xac);  // the same count, other files
+    ADD_FAILURE() << "a changed dataset was accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("fingerprint 00000000000000ab, the dataset now has "
+                                         "00000000000000ac"),
+              std::string::npos)
+        << e.what();
+  }
+  keeper.set_dataset(9, 0xab);
 
   const fs::path file = dir.path() / "checkpoint.json";
   keeper.step_done("pipeline", 12, /*measured=*/true, 1000);  // first write

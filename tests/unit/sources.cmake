@@ -32,6 +32,7 @@ list(APPEND MMPROF_TEST_SOURCES
   unit/trace_arena_test.cpp
   unit/trace_writer_test.cpp
   unit/tracer_test.cpp
+  unit/sws_resize_test.cpp
   unit/transform_test.cpp
 )
 # The CUPTI converter tests need cupti.h's record structs: only with the CUDA toolkit (tests/gpu
