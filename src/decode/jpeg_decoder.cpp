@@ -61,8 +61,15 @@ JpegDecoder::~JpegDecoder() {
   tjDestroy(handle_);
 }
 
+// A handle that failed is replaced: libjpeg-turbo 2.1 keeps state from an aborted stream, and the
+// same handle then reported a 0x0 "success" for the next header it read (found by fuzz_image_probe
+// with one input read twice).
 void JpegDecoder::fail(const char* what) {
-  throw DecodeError(std::string(what) + ": " + tjGetErrorStr2(handle_));
+  const std::string message = std::string(what) + ": " + tjGetErrorStr2(handle_);
+  tjDestroy(handle_);
+  handle_ = tjInitDecompress();
+  if (handle_ == nullptr) throw std::bad_alloc();
+  throw DecodeError(message);
 }
 
 void JpegDecoder::header(std::span<const uint8_t> bytes, int& width, int& height) {
@@ -70,6 +77,10 @@ void JpegDecoder::header(std::span<const uint8_t> bytes, int& width, int& height
   if (tjDecompressHeader3(handle_, bytes.data(), static_cast<unsigned long>(bytes.size()), &width,
                           &height, &subsamp, &colorspace) != 0) {
     fail("corrupt JPEG header");
+  }
+  if (width <= 0 || height <= 0) {
+    throw DecodeError("corrupt JPEG header: " + std::to_string(width) + "x" +
+                      std::to_string(height) + " pixels");
   }
   check_pixel_limit(width, height, max_pixels_, "JPEG image", "image.max_pixels");
 }

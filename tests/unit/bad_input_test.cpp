@@ -12,6 +12,7 @@
 #include "decode/decode_error.hpp"
 #include "decode/image_decoder.hpp"
 #include "support/bad_corpus.hpp"
+#include "support/test_support.hpp"
 
 namespace mmprof {
 namespace {
@@ -75,6 +76,19 @@ TEST(PixelLimitTest, TheLimitIsConfigurableAndInclusive) {
   EXPECT_NE(decode_error(below, jpeg, img).find("64x48 = 3072 pixels"), std::string::npos);
   EXPECT_NE(decode_error(below, png, img).find("image.max_pixels=3071"), std::string::npos);
   EXPECT_THROW(below.probe(png), DecodeError);
+}
+
+// fuzz_image_probe's find: after this header failed once, the same TurboJPEG handle reported a
+// 0x0 image for it. A failed handle is now replaced, and a 0-pixel side is refused.
+TEST(PixelLimitTest, AFailedJpegHeaderFailsAgainOnTheSameDecoder) {
+  const auto bytes =
+      test::read_bytes(test::source_dir() / "tests/fuzz/corpus/image_probe/no-sos.jpg");
+  ImageDecoder decoder;
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    EXPECT_THROW(decoder.probe(bytes), DecodeError) << "attempt " << attempt;
+  }
+  const auto good = test::read_bytes(test::source_dir() / "tests/fuzz/corpus/image_probe/seed.jpg");
+  EXPECT_EQ(decoder.probe(good).width, 24);
 }
 
 TEST(PngCrcTest, AChunkWithAWrongCrcIsADecodeError) {
