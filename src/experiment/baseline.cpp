@@ -39,6 +39,7 @@ class BaselineRun {
   BaselineRun(const Config& config, const Dataset& dataset, const BaselineOptions& options)
       : config_(config),
         dataset_(dataset),
+        dataset_fingerprint_(dataset.fingerprint()),
         options_(options),
         steps_csv_(options.out / "steps.csv",
                    "step,phase,t_start_ns,wait_ms,h2d_ms,compute_ms,step_ms,samples,bytes\n"),
@@ -204,7 +205,7 @@ class BaselineRun {
     sampler_.sample_now(phase.name + "_start");
     trace::mark(trace::EventName::phase, phase.name);
     batches_per_epoch_ = loader.batches_per_epoch();
-    checkpoint_.set_dataset(static_cast<int64_t>(batches_per_epoch_), dataset_.fingerprint());
+    checkpoint_.set_dataset(static_cast<int64_t>(batches_per_epoch_), dataset_fingerprint_);
     first_batch_id_ = checkpoint_.start_batch(phase.name);
     const int64_t t_phase = monotonic_ns();
     int64_t s = 0;
@@ -360,6 +361,7 @@ class BaselineRun {
 
   const Config& config_;
   const Dataset& dataset_;
+  const uint64_t dataset_fingerprint_;  // once per run: it digests every sample's index entry
   const BaselineOptions& options_;
   AppendFile steps_csv_, stages_csv_, errors_, digests_csv_, resources_csv_, host_csv_;
   ProgressLine progress_;

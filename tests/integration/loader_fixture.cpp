@@ -63,6 +63,10 @@ const LoaderFixtureData& loader_fixture() {
   return data;
 }
 
+Dataset files_dataset() {
+  return Dataset::open(loader_fixture().root / "files", Layout::files);
+}
+
 Config small_config() {
   Config c;
   c.loader.batch_size = 5;

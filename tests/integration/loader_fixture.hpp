@@ -18,6 +18,9 @@ struct LoaderFixtureData {
 // Generated once per test binary (about a second), removed at exit.
 const LoaderFixtureData& loader_fixture();
 
+// The generated dataset's files/ layout.
+Dataset files_dataset();
+
 // A configuration small enough for tests: 32x32 images, 4 frames of 32x32, batch 5.
 Config small_config();
 

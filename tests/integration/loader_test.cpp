@@ -27,10 +27,6 @@ std::vector<uint32_t> sorted(std::vector<uint32_t> v) {
   return v;
 }
 
-Dataset files_dataset() {
-  return Dataset::open(loader_fixture().root / "files", Layout::files);
-}
-
 struct PoolShape {
   int workers;
   WorkerMode mode;

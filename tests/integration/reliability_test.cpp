@@ -27,10 +27,6 @@ const BadCorpus& corpus() {
   return c;
 }
 
-Dataset files_dataset() {
-  return Dataset::open(loader_fixture().root / "files", Layout::files);
-}
-
 // Sets a test hook variable for the workers of loaders made while it lives.
 class ScopedEnv {
  public:

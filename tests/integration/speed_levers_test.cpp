@@ -16,10 +16,6 @@
 namespace mmprof::test {
 namespace {
 
-Dataset files_dataset() {
-  return Dataset::open(loader_fixture().root / "files", Layout::files);
-}
-
 int64_t sum_from(const std::vector<int64_t>& v, size_t first) {
   return std::accumulate(v.begin() + static_cast<long>(first), v.end(), int64_t{0});
 }
