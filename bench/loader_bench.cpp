@@ -8,15 +8,15 @@
 #include <string>
 #include <vector>
 
-#include "data/gen/generator.hpp"
 #include "data/sampler.hpp"
+#include "gen/generator.hpp"
 #include "loader/batch_filler.hpp"
 #include "loader/batch_slot.hpp"
 #include "mmprof/config.hpp"
 #include "mmprof/dataset.hpp"
 #include "mmprof/loader.hpp"
 #include "probe/clock.hpp"
-#include "probe/stats.hpp"
+#include "stats/descriptive.hpp"
 
 namespace {
 

@@ -10,14 +10,14 @@
 #include <optional>
 #include <vector>
 
-#include "data/gen/generator.hpp"
+#include "gen/generator.hpp"
 #include "mmprof/config.hpp"
 #include "mmprof/dataset.hpp"
 #include "mmprof/loader.hpp"
 #include "probe/clock.hpp"
 #include "probe/procfs.hpp"
 #include "probe/resource_sampler.hpp"
-#include "probe/stats.hpp"
+#include "stats/descriptive.hpp"
 
 namespace {
 

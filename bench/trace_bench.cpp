@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "probe/clock.hpp"
-#include "probe/stats.hpp"
+#include "stats/descriptive.hpp"
 #include "trace/trace_arena.hpp"
 #include "trace/tracer.hpp"
 

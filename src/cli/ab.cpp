@@ -7,10 +7,10 @@
 #include <cstdio>
 #include <filesystem>
 
-#include "experiment/ab.hpp"
-#include "experiment/ab_output.hpp"
-#include "experiment/content_check.hpp"
-#include "experiment/trial_process.hpp"
+#include "ab/content_check.hpp"
+#include "ab/output.hpp"
+#include "ab/runner.hpp"
+#include "ab/trial_process.hpp"
 #include "mmprof/error.hpp"
 #include "probe/clock.hpp"
 

@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "ab/design.hpp"
 #include "cli/common.hpp"
-#include "experiment/ab_design.hpp"
 
 namespace mmprof::cli {
 

@@ -8,7 +8,7 @@
 #include <cstdio>
 #include <filesystem>
 
-#include "data/gen/generator.hpp"
+#include "gen/generator.hpp"
 #include "loader/memory_plan.hpp"
 
 namespace mmprof::cli {

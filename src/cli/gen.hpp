@@ -1,7 +1,7 @@
 #pragma once
 #include <CLI/CLI.hpp>
 
-#include "data/gen/generator.hpp"
+#include "gen/generator.hpp"
 
 namespace mmprof::cli {
 

@@ -9,7 +9,7 @@
 #include "cli/inspect_gpu.hpp"
 #include "env/inventory.hpp"
 #include "mmprof/error.hpp"
-#include "rundir/run_files.hpp"
+#include "util/files.hpp"
 
 namespace mmprof::cli {
 namespace {

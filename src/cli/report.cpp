@@ -13,7 +13,7 @@
 #include "report/knowledge_base.hpp"
 #include "report/report_builder.hpp"
 #include "report/writers.hpp"
-#include "rundir/run_files.hpp"
+#include "util/files.hpp"
 
 namespace mmprof::cli {
 namespace {

@@ -4,7 +4,7 @@
 #include <string>
 
 #include "cli/common.hpp"
-#include "experiment/resume.hpp"
+#include "run/resume.hpp"
 
 namespace mmprof::cli {
 

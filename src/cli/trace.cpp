@@ -1,6 +1,6 @@
 #include "cli/trace.hpp"
 
-#include "experiment/trace_run.hpp"
+#include "run/trace_run.hpp"
 
 namespace mmprof::cli {
 

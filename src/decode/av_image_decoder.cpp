@@ -5,11 +5,11 @@
 #include <new>
 #include <vector>
 
+#include "decode/av_handles.hpp"
 #include "decode/av_log.hpp"
 #include "decode/decode_error.hpp"
 #include "decode/memory_io.hpp"
 #include "decode/rgb_convert.hpp"
-#include "util/av_handles.hpp"
 
 namespace mmprof::detail {
 namespace {

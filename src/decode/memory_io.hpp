@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <span>
 
-#include "util/av_handles.hpp"
+#include "decode/av_handles.hpp"
 
 namespace mmprof::detail {
 

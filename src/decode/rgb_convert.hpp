@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "util/av_handles.hpp"
+#include "decode/av_handles.hpp"
 
 namespace mmprof::detail {
 

@@ -4,8 +4,8 @@
 
 #include <stdexcept>
 
+#include "decode/av_handles.hpp"
 #include "decode/rgb_convert.hpp"
-#include "util/av_handles.hpp"
 
 namespace mmprof {
 

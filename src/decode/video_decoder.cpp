@@ -13,11 +13,11 @@ extern "C" {
 #include <libavutil/pixdesc.h>
 }
 
+#include "decode/av_handles.hpp"
 #include "decode/av_log.hpp"
 #include "decode/decode_error.hpp"
 #include "decode/memory_io.hpp"
 #include "decode/rgb_convert.hpp"
-#include "util/av_handles.hpp"
 
 namespace mmprof {
 namespace {

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cctype>
 
-#include "loader/pinned_memory.hpp"
+#include "gpu/cuda_runtime.hpp"
 
 #ifdef MMPROF_HAVE_CUDA
 #include <cuda_runtime_api.h>
@@ -79,7 +79,7 @@ json cupti_version() {
 #endif
 }
 
-json pci_link(const HostFiles& host, const std::string& pci_address) {
+json pci_link(const procfs::HostFiles& host, const std::string& pci_address) {
   std::string address = pci_address;
   std::transform(address.begin(), address.end(), address.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
@@ -92,9 +92,9 @@ json pci_link(const HostFiles& host, const std::string& pci_address) {
           {"numa_node", int_or_null(host.read_line(dir + "/numa_node"))}};
 }
 
-json gpu_list(const HostFiles& host, std::string& unavailable_reason) {
+json gpu_list(const procfs::HostFiles& host, std::string& unavailable_reason) {
   json gpus = json::array();
-  const auto& availability = gpu_availability();
+  const auto& availability = gpu::gpu_availability();
   if (!availability.available) {
     unavailable_reason = availability.reason;
     return gpus;

@@ -3,7 +3,7 @@
 // env layer that calls CUDA; compiles without it and says why each figure is null.
 #include <nlohmann/json.hpp>
 
-#include "env/host_files.hpp"
+#include "probe/host_files.hpp"
 
 namespace mmprof::env {
 
@@ -15,10 +15,10 @@ nlohmann::json cupti_version();
 // One entry per visible GPU: name, memory, compute capability, PCI address, PCIe link (sysfs
 // current/max speed and width) and NUMA node (sysfs numa_node; -1 there means none: null).
 // Sets `unavailable_reason` and returns [] when no GPU is usable.
-nlohmann::json gpu_list(const HostFiles& host, std::string& unavailable_reason);
+nlohmann::json gpu_list(const procfs::HostFiles& host, std::string& unavailable_reason);
 
 // The PCIe part of a GPU entry from sysfs, for a PCI address like "0000:17:00.0" (pure but for
 // `host`; tested with fixture files).
-nlohmann::json pci_link(const HostFiles& host, const std::string& pci_address);
+nlohmann::json pci_link(const procfs::HostFiles& host, const std::string& pci_address);
 
 }  // namespace mmprof::env

@@ -8,12 +8,12 @@
 #include <map>
 #include <mutex>
 
-#include "env/host_files.hpp"
 #include "env/network.hpp"
 #include "env/repo_info.hpp"
 #include "env/run_provenance.hpp"
 #include "env/storage.hpp"
 #include "env/system_info.hpp"
+#include "probe/host_files.hpp"
 
 extern char** environ;
 
@@ -35,7 +35,7 @@ fs::path canonical_or_absolute(const fs::path& p) {
 }
 
 json compute_static(const fs::path& repo, const Dataset* dataset) {
-  const HostFiles host;
+  const procfs::HostFiles host;
   const fs::path data_path = dataset != nullptr ? dataset->root() : cwd();
   json storage = storage_info(host, canonical_or_absolute(data_path).string());
   storage["of"] = dataset != nullptr ? "data path" : "working directory (no --data given)";

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "env/data_mix.hpp"
+#include "data/data_mix.hpp"
 #include "env/storage_probe.hpp"
 #include "mmprof/dataset.hpp"
 

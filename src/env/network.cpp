@@ -29,7 +29,7 @@ int64_t now_ns() {
 
 }  // namespace
 
-json network_interfaces(const HostFiles& host) {
+json network_interfaces(const procfs::HostFiles& host) {
   json out = json::array();
   for (const auto& name : host.list("/sys/class/net")) {
     const std::string dir = "/sys/class/net/" + name;
@@ -42,11 +42,11 @@ json network_interfaces(const HostFiles& host) {
   return out;
 }
 
-NetworkSnapshot network_counters(const HostFiles& host) {
+NetworkSnapshot network_counters(const procfs::HostFiles& host) {
   NetworkSnapshot s;
   s.t_ns = now_ns();
   if (const auto text = host.read("/proc/net/dev")) {
-    s.interfaces = parse_net_dev(*text);
+    s.interfaces = procfs::parse_net_dev(*text);
     s.valid = true;
   }
   return s;
@@ -60,7 +60,8 @@ json network_delta(const NetworkSnapshot& before, const NetworkSnapshot& after) 
   uint64_t rx = 0, tx = 0;
   for (const auto& [name, a] : after.interfaces) {
     const auto it = before.interfaces.find(name);
-    const NetCounters b = it == before.interfaces.end() ? NetCounters{} : it->second;
+    const procfs::NetCounters b =
+        it == before.interfaces.end() ? procfs::NetCounters{} : it->second;
     const uint64_t drx = grew(b.rx_bytes, a.rx_bytes), dtx = grew(b.tx_bytes, a.tx_bytes);
     per[name] = {{"rx_bytes", drx}, {"tx_bytes", dtx}};
     if (name != "lo") rx += drx, tx += dtx;

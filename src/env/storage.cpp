@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "env/proc_parse.hpp"
+#include "probe/proc_parse.hpp"
 
 namespace mmprof::env {
 namespace {
@@ -11,7 +11,7 @@ using nlohmann::json;
 
 // The whole disk of a block device: itself, or for a partition the /sys/block/<disk> that holds
 // a <disk>/<partition> directory (sysfs nests partitions under their disk).
-std::string disk_of(const HostFiles& host, const std::string& dev, bool partition) {
+std::string disk_of(const procfs::HostFiles& host, const std::string& dev, bool partition) {
   if (!partition) return dev;
   for (const auto& disk : host.list("/sys/block")) {
     if (host.exists("/sys/block/" + disk + "/" + dev)) return disk;
@@ -19,7 +19,7 @@ std::string disk_of(const HostFiles& host, const std::string& dev, bool partitio
   return "";
 }
 
-void add_block_device(const HostFiles& host, const MountEntry& m, json& out) {
+void add_block_device(const procfs::HostFiles& host, const procfs::MountEntry& m, json& out) {
   if (m.major == 0) {
     // Major 0 is the kernel's anonymous device range: tmpfs, overlay, NFS, FUSE, btrfs subvolumes.
     out["device_reason"] = fmt::format("{} is not backed by one block device (device {}:{})",
@@ -27,7 +27,7 @@ void add_block_device(const HostFiles& host, const MountEntry& m, json& out) {
     return;
   }
   const auto uevent = host.read(fmt::format("/sys/dev/block/{}:{}/uevent", m.major, m.minor));
-  const auto kv = parse_key_values(uevent.value_or(""));
+  const auto kv = procfs::parse_key_values(uevent.value_or(""));
   const auto name = kv.find("DEVNAME");
   if (name == kv.end()) {
     out["device_reason"] = fmt::format("no sysfs entry for block device {}:{}", m.major, m.minor);
@@ -52,7 +52,7 @@ void add_block_device(const HostFiles& host, const MountEntry& m, json& out) {
 
 }  // namespace
 
-json storage_info(const HostFiles& host, const std::string& path) {
+json storage_info(const procfs::HostFiles& host, const std::string& path) {
   json out = {{"path", path},         {"mount_point", nullptr},  {"fs_type", nullptr},
               {"source", nullptr},    {"block_device", nullptr}, {"disk", nullptr},
               {"partition", nullptr}, {"rotational", nullptr},   {"model", nullptr}};
@@ -61,8 +61,8 @@ json storage_info(const HostFiles& host, const std::string& path) {
     out["device_reason"] = "/proc/self/mountinfo is not readable";
     return out;
   }
-  const auto mounts = parse_mountinfo(*text);
-  const MountEntry* m = find_mount(mounts, path);
+  const auto mounts = procfs::parse_mountinfo(*text);
+  const procfs::MountEntry* m = procfs::find_mount(mounts, path);
   if (m == nullptr) {
     out["device_reason"] = "no mount holds " + path;
     return out;

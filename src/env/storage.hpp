@@ -4,13 +4,13 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "env/host_files.hpp"
+#include "probe/host_files.hpp"
 
 namespace mmprof::env {
 
 // `path` must be absolute and canonical (symlinks resolved) as the caller sees it.
 // {"path", "mount_point", "fs_type", "source", "block_device", "disk", "partition",
 //  "rotational", "model", "device_reason" (why block fields are null)}.
-nlohmann::json storage_info(const HostFiles& host, const std::string& path);
+nlohmann::json storage_info(const procfs::HostFiles& host, const std::string& path);
 
 }  // namespace mmprof::env

@@ -5,17 +5,17 @@
 #include "env/cuda_info.hpp"
 #include "env/hwloc_topology.hpp"
 #include "env/library_versions.hpp"
-#include "env/proc_parse.hpp"
+#include "probe/proc_parse.hpp"
 
 namespace mmprof::env {
 
 using nlohmann::json;
 
-json distribution(const HostFiles& host) {
+json distribution(const procfs::HostFiles& host) {
   auto text = host.read("/etc/os-release");
   if (!text) text = host.read("/usr/lib/os-release");  // os-release(5)'s fallback location
   if (!text) return nullptr;
-  const auto kv = parse_os_release(*text);
+  const auto kv = procfs::parse_os_release(*text);
   if (const auto it = kv.find("PRETTY_NAME"); it != kv.end()) return it->second;
   const auto name = kv.find("NAME");
   if (name == kv.end()) return nullptr;
@@ -25,7 +25,7 @@ json distribution(const HostFiles& host) {
   return out;
 }
 
-json software_info(const HostFiles& host) {
+json software_info(const procfs::HostFiles& host) {
   utsname u{};
   json kernel;
   if (uname(&u) == 0) {
@@ -46,10 +46,10 @@ json software_info(const HostFiles& host) {
           {"hwloc", topo ? json(topo->hwloc_version) : json()}};
 }
 
-json procfs_hardware(const HostFiles& host) {
+json procfs_hardware(const procfs::HostFiles& host) {
   json cpu = json::object();
   if (const auto text = host.read("/proc/cpuinfo")) {
-    const CpuInfo info = parse_cpuinfo(*text);
+    const procfs::CpuInfo info = procfs::parse_cpuinfo(*text);
     cpu["model"] = info.model.empty() ? json() : json(info.model);
     cpu["logical_cpus"] = info.logical_cpus;
     cpu["simd"] = info.flags_note.empty() ? json() : json(info.flags_note);
@@ -58,12 +58,12 @@ json procfs_hardware(const HostFiles& host) {
   }
   json memory = {{"total_mb", nullptr}};
   if (const auto text = host.read("/proc/meminfo")) {
-    if (const auto kb = parse_meminfo_kb(*text, "MemTotal")) memory["total_mb"] = *kb / 1024;
+    if (const auto kb = procfs::parse_meminfo(*text).mem_total_kb) memory["total_mb"] = *kb / 1024;
   }
   return {{"cpu", cpu}, {"memory", memory}};
 }
 
-json hardware_info(const HostFiles& host) {
+json hardware_info(const procfs::HostFiles& host) {
   json hw = procfs_hardware(host);
   json& cpu = hw["cpu"];
   std::string topo_error;

@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-#include "loader/pinned_memory.hpp"
 #include "mmprof/error.hpp"
 
 #ifdef MMPROF_HAVE_CUDA
@@ -10,6 +9,29 @@
 #endif
 
 namespace mmprof::gpu {
+
+const GpuAvailability& gpu_availability() {
+  static const GpuAvailability cached = [] {
+    GpuAvailability g;
+#ifdef MMPROF_HAVE_CUDA
+    int count = 0;
+    const cudaError_t rc = cudaGetDeviceCount(&count);
+    if (rc != cudaSuccess) {
+      g.reason = fmt::format("cudaGetDeviceCount failed: {} ({})", cudaGetErrorString(rc),
+                             static_cast<int>(rc));
+    } else if (count == 0) {
+      g.reason = "no CUDA device is visible";
+    } else {
+      g.available = true;
+      g.devices = count;
+    }
+#else
+    g.reason = "mmprof was built without CUDA (MMPROF_WITH_CUDA=OFF or no toolkit found)";
+#endif
+    return g;
+  }();
+  return cached;
+}
 
 void require_gpu(const std::string& what) {
   const GpuAvailability& gpu = gpu_availability();
@@ -82,21 +104,32 @@ double CudaEvent::elapsed_ms(const CudaEvent& start, const CudaEvent& end) {
   return static_cast<double>(ms);
 }
 
-DeviceBuffer::DeviceBuffer(size_t bytes) : bytes_(bytes) {
-  require_gpu("device memory");
-  const cudaError_t rc = cudaMalloc(&data_, bytes);
-  if (rc != cudaSuccess) {
-    data_ = nullptr;
-    throw RunError(fmt::format("cudaMalloc of {:.1f} MB failed: {}",
-                               static_cast<double>(bytes) / 1e6, cudaGetErrorString(rc)));
+CudaBuffer::CudaBuffer(Memory memory, size_t bytes) : memory_(memory), bytes_(bytes) {
+  const bool host = memory == Memory::pinned_host;
+  require_gpu(host ? "pinned memory" : "device memory");
+  const cudaError_t rc =
+      host ? cudaHostAlloc(&data_, bytes, cudaHostAllocDefault) : cudaMalloc(&data_, bytes);
+  if (rc == cudaSuccess) return;
+  data_ = nullptr;
+  // Without page-locked memory the loader falls back to pageable copies: a missing capability.
+  // Device memory a step needs and cannot get breaks the run.
+  const std::string message =
+      fmt::format("{} of {:.1f} MB failed: {}", host ? "cudaHostAlloc" : "cudaMalloc",
+                  static_cast<double>(bytes) / 1e6, cudaGetErrorString(rc));
+  if (host) throw UnavailableError(message);
+  throw RunError(message);
+}
+
+CudaBuffer::~CudaBuffer() {
+  if (data_ == nullptr) return;
+  if (memory_ == Memory::pinned_host) {
+    cudaFreeHost(data_);
+  } else {
+    cudaFree(data_);
   }
 }
 
-DeviceBuffer::~DeviceBuffer() {
-  if (data_ != nullptr) cudaFree(data_);
-}
-
-void DeviceBuffer::fill_async(int value, const CudaStream& stream) {
+void CudaBuffer::fill_async(int value, const CudaStream& stream) {
   check(cudaMemsetAsync(data_, value, bytes_, as_stream(stream.native())), "cudaMemsetAsync");
 }
 
@@ -124,11 +157,11 @@ void CudaEvent::synchronize() const {}
 double CudaEvent::elapsed_ms(const CudaEvent&, const CudaEvent&) {
   return 0;
 }
-DeviceBuffer::DeviceBuffer(size_t bytes) : bytes_(bytes) {
-  require_gpu("device memory");
+CudaBuffer::CudaBuffer(Memory memory, size_t bytes) : memory_(memory), bytes_(bytes) {
+  require_gpu(memory == Memory::pinned_host ? "pinned memory" : "device memory");
 }
-DeviceBuffer::~DeviceBuffer() = default;
-void DeviceBuffer::fill_async(int, const CudaStream&) {}
+CudaBuffer::~CudaBuffer() = default;
+void CudaBuffer::fill_async(int, const CudaStream&) {}
 void copy_to_device_async(void*, const void*, size_t, const CudaStream&) {}
 
 #endif

@@ -1,12 +1,23 @@
 #pragma once
-// The CUDA runtime as mmprof's GPU steps use it: streams, events, device memory and asynchronous
-// host-to-device copies. The only file besides loader/pinned_memory.cpp that calls cudart; it
+// The CUDA runtime as mmprof uses it: whether a device exists, streams, events, page-locked host
+// and device memory, asynchronous host-to-device copies. The only file that calls cudart; it
 // compiles without the toolkit, and then every constructor throws UnavailableError, so callers need
 // no #ifdef. Handles are opaque (void*) so no CUDA header leaks into the rest of mmprof.
 #include <cstddef>
 #include <string>
 
 namespace mmprof::gpu {
+
+struct GpuAvailability {
+  bool available = false;
+  int devices = 0;
+  // Why not, when unavailable ("built without CUDA", "cudaGetDeviceCount failed: ...").
+  std::string reason;
+};
+
+// Asks the CUDA runtime whether a device exists (cached after the first call). Makes no context,
+// so it is safe before the loader forks its workers.
+const GpuAvailability& gpu_availability();
 
 // Throws UnavailableError("<what> is unavailable: <reason>") unless a CUDA device is usable.
 void require_gpu(const std::string& what);
@@ -43,19 +54,26 @@ class CudaEvent {
   void* event_ = nullptr;
 };
 
-// Device memory (cudaMalloc), freed in the destructor.
-class DeviceBuffer {
+// Where a CudaBuffer lives: page-locked host memory (cudaHostAlloc: the loader's pin stage, so
+// H2D copies run asynchronously at full bandwidth) or device memory (cudaMalloc).
+enum class Memory { pinned_host, device };
+
+// Memory from the CUDA runtime, freed in the destructor. Throws UnavailableError when no GPU is
+// usable, RunError when the allocation fails.
+class CudaBuffer {
  public:
-  explicit DeviceBuffer(size_t bytes);
-  ~DeviceBuffer();
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  CudaBuffer(Memory memory, size_t bytes);
+  ~CudaBuffer();
+  CudaBuffer(const CudaBuffer&) = delete;
+  CudaBuffer& operator=(const CudaBuffer&) = delete;
   void* data() const noexcept { return data_; }
   size_t size() const noexcept { return bytes_; }
-  // Sets every byte to `value` on `stream` (cudaMemsetAsync).
+  Memory memory() const noexcept { return memory_; }
+  // Sets every byte to `value` on `stream` (cudaMemsetAsync; device memory only).
   void fill_async(int value, const CudaStream& stream);
 
  private:
+  Memory memory_;
   void* data_ = nullptr;
   size_t bytes_ = 0;
 };

@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "mmprof/error.hpp"
-#include "rundir/run_files.hpp"
+#include "util/files.hpp"
 
 namespace mmprof::gpu {
 namespace {

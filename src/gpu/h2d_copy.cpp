@@ -49,7 +49,7 @@ H2DCopier::H2DCopier(size_t capacity) {
     slot.emplace(capacity);
 }
 
-const DeviceBuffer& H2DCopier::copy(const std::vector<HostSpan>& spans, const CudaStream& compute) {
+const CudaBuffer& H2DCopier::copy(const std::vector<HostSpan>& spans, const CudaStream& compute) {
   Slot& slot = *slots_[next_];
   size_t total = 0;
   for (const HostSpan& s : spans)

@@ -49,7 +49,7 @@ class H2DCopier {
   // Copies the spans (packed one after the other) into the next device buffer on the copy stream,
   // makes `compute` wait for the copy, and blocks until the copy is done: the loader reuses the
   // host memory for its next batch. Returns the device buffer.
-  const DeviceBuffer& copy(const std::vector<HostSpan>& spans, const CudaStream& compute);
+  const CudaBuffer& copy(const std::vector<HostSpan>& spans, const CudaStream& compute);
   // Tells the copier that `compute` has enqueued all its reads of the buffer copy() returned:
   // that buffer is not overwritten until `compute` gets past this point.
   void consumed(const CudaStream& compute);
@@ -57,8 +57,8 @@ class H2DCopier {
 
  private:
   struct Slot {
-    explicit Slot(size_t capacity) : buffer(capacity) {}
-    DeviceBuffer buffer;
+    explicit Slot(size_t capacity) : buffer(Memory::device, capacity) {}
+    CudaBuffer buffer;
     CudaEvent released;  // recorded on the compute stream after its last read
     bool in_use = false;
   };

@@ -7,10 +7,10 @@
 #include <optional>
 
 #include "data/sampler.hpp"
+#include "gpu/cuda_runtime.hpp"
 #include "loader/batch_filler.hpp"
 #include "loader/batch_slot.hpp"
 #include "loader/memory_plan.hpp"
-#include "loader/pinned_memory.hpp"
 #include "loader/worker_pool.hpp"
 #include "loader/worker_recovery.hpp"
 #include "probe/clock.hpp"
@@ -63,13 +63,14 @@ struct Loader::Impl {
     if (!uses_pinned_memory(config.loader.pin_memory)) {
       stats.pin_mode = "pageable: " + (config.loader.pin_memory == PinMemory::off
                                            ? std::string("loader.pin_memory=false")
-                                           : gpu_availability().reason);
+                                           : gpu::gpu_availability().reason);
       return;
     }
-    if (!gpu_availability().available) {
-      throw UnavailableError("loader.pin_memory=true needs a GPU: " + gpu_availability().reason);
+    if (!gpu::gpu_availability().available) {
+      throw UnavailableError("loader.pin_memory=true needs a GPU: " +
+                             gpu::gpu_availability().reason);
     }
-    pinned.emplace(ring.geometry().arena_bytes());
+    pinned.emplace(gpu::Memory::pinned_host, ring.geometry().arena_bytes());
     stats.pin_mode = "pinned";
   }
 
@@ -264,7 +265,7 @@ struct Loader::Impl {
   std::optional<uint32_t> held_slot;
   std::optional<WorkerPool> pool;
   std::optional<BatchFiller> inline_filler;
-  std::optional<PinnedBuffer> pinned;
+  std::optional<gpu::CudaBuffer> pinned;
   Batch batch;
   LoaderStats stats;
   int64_t construct_ns = 0;   // ring allocation and worker start-up

@@ -7,8 +7,8 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "gpu/cuda_runtime.hpp"
 #include "loader/batch_slot.hpp"
-#include "loader/pinned_memory.hpp"
 #include "util/error.hpp"
 
 namespace mmprof {
@@ -55,7 +55,7 @@ std::string HostMemoryPlan::arithmetic() const {
 
 bool uses_pinned_memory(PinMemory setting) {
   return setting == PinMemory::on ||
-         (setting == PinMemory::auto_detect && gpu_availability().available);
+         (setting == PinMemory::auto_detect && gpu::gpu_availability().available);
 }
 
 HostMemoryPlan plan_host_memory(const Config& config, bool pinned) {

@@ -7,9 +7,9 @@
 #include <boost/math/distributions/students_t.hpp>
 #include <cmath>
 
-#include "probe/stats.hpp"
 #include "report/criteria.hpp"
 #include "report/json_access.hpp"
+#include "stats/descriptive.hpp"
 
 namespace mmprof::report {
 namespace {

@@ -6,9 +6,9 @@
 #include <map>
 
 #include "mmprof/error.hpp"
-#include "probe/stats.hpp"
 #include "report/json_access.hpp"
 #include "report/yaml_json.hpp"
+#include "stats/descriptive.hpp"
 
 namespace mmprof::report {
 namespace {

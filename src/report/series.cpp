@@ -6,7 +6,7 @@
 #include <map>
 #include <vector>
 
-#include "probe/stats.hpp"
+#include "stats/descriptive.hpp"
 
 namespace mmprof::report {
 namespace {

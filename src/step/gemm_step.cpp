@@ -42,8 +42,9 @@ struct GemmStep::Device {
   explicit Device(size_t batch_capacity)
       : copier(batch_capacity),
         blas(compute),
-        weights(matrix_bytes()),
-        act{gpu::DeviceBuffer(matrix_bytes()), gpu::DeviceBuffer(matrix_bytes())} {
+        weights(gpu::Memory::device, matrix_bytes()),
+        act{gpu::CudaBuffer(gpu::Memory::device, matrix_bytes()),
+            gpu::CudaBuffer(gpu::Memory::device, matrix_bytes())} {
     // Zeros: the values are irrelevant to the timing, and zeros cannot overflow to inf/NaN.
     weights.fill_async(0, compute);
     for (auto& a : act)
@@ -61,7 +62,7 @@ struct GemmStep::Device {
 
   // The ingest GEMM: the first rows of the batch (read as FP16, kGemmSize columns) times W, so
   // the step's compute depends on the copied bytes. Batches smaller than a row skip it.
-  void ingest(const gpu::DeviceBuffer& batch, size_t batch_bytes) {
+  void ingest(const gpu::CudaBuffer& batch, size_t batch_bytes) {
     const size_t row_bytes = static_cast<size_t>(kGemmSize) * kHalf;
     const int rows = static_cast<int>(std::min<size_t>(batch_bytes / row_bytes, kGemmSize));
     if (rows > 0)
@@ -80,8 +81,8 @@ struct GemmStep::Device {
   gpu::CudaStream compute;
   gpu::H2DCopier copier;
   gpu::Cublas blas;
-  gpu::DeviceBuffer weights;
-  gpu::DeviceBuffer act[2];
+  gpu::CudaBuffer weights;
+  gpu::CudaBuffer act[2];
   gpu::CudaEvent start, end;
   gpu::CudaEvent done[2];  // the end of each in-flight micro-batch's GEMMs
   int64_t runs = 0;
@@ -114,7 +115,7 @@ void GemmStep::run(const Batch& batch) {
     last_h2d_.reset();
     d.chain(plan_.gemms_per_step);
   } else {
-    const gpu::DeviceBuffer& on_device = d.copier.copy(spans, d.compute);
+    const gpu::CudaBuffer& on_device = d.copier.copy(spans, d.compute);
     last_h2d_ = d.copier.last();
     d.ingest(on_device, last_h2d_->bytes);
     d.copier.consumed(d.compute);

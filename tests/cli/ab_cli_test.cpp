@@ -17,7 +17,7 @@
 #include <string>
 #include <thread>
 
-#include "experiment/content_check.hpp"
+#include "ab/content_check.hpp"
 #include "mmprof/error.hpp"
 #include "support/test_support.hpp"
 

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "loader/pinned_memory.hpp"
+#include "gpu/cuda_runtime.hpp"
 #include "support/test_support.hpp"
 
 namespace mmprof {
@@ -493,14 +493,14 @@ TEST_F(CliTest, TorchStepWithoutThePluginExitsFourUnavailable) {
 }
 
 TEST_F(CliTest, GemmStepWithoutAGpuExitsFourAndTheSummarySaysWhy) {
-  if (gpu_availability().available) GTEST_SKIP() << "this machine has a GPU";
+  if (gpu::gpu_availability().available) GTEST_SKIP() << "this machine has a GPU";
   const fs::path out = scratch() / "run-gemm";
   const auto r = test::run_mmprof(baseline_args(test::shell_quote(dataset() / "files"), out,
                                                 "--set step.kind=gemm --set step.ms=5"));
   EXPECT_EQ(r.exit_code, 4) << r.output;
-  EXPECT_NE(
-      r.output.find(std::string("step.kind=gemm is unavailable: ") + gpu_availability().reason),
-      std::string::npos)
+  EXPECT_NE(r.output.find(std::string("step.kind=gemm is unavailable: ") +
+                          gpu::gpu_availability().reason),
+            std::string::npos)
       << r.output;
   // It fails before the pipeline phase (nothing is worth minutes of measuring first), and the
   // run directory says why; gpu is null with the reason.
@@ -508,7 +508,8 @@ TEST_F(CliTest, GemmStepWithoutAGpuExitsFourAndTheSummarySaysWhy) {
   EXPECT_EQ(summary["status"], "failed");
   EXPECT_TRUE(summary["throughput"]["pipeline"]["samples_per_s"].is_null());
   EXPECT_TRUE(summary["gpu"].is_null());
-  EXPECT_EQ(summary["gpu_unavailable"], std::string("unavailable: ") + gpu_availability().reason);
+  EXPECT_EQ(summary["gpu_unavailable"],
+            std::string("unavailable: ") + gpu::gpu_availability().reason);
 }
 
 TEST_F(CliTest, ACpuStepHasNoGpuBlockAndNoHostToDeviceTimes) {

@@ -6,12 +6,12 @@
 #include <filesystem>
 #include <map>
 
-#include "data/gen/generator.hpp"
-#include "env/data_mix.hpp"
-#include "env/host_files.hpp"
+#include "data/data_mix.hpp"
 #include "env/repo_info.hpp"
 #include "env/storage.hpp"
+#include "gen/generator.hpp"
 #include "mmprof/dataset.hpp"
+#include "probe/host_files.hpp"
 #include "support/test_support.hpp"
 
 namespace mmprof::env {
@@ -157,7 +157,7 @@ TEST_F(EnvDataMix, TarLayoutGivesTheSameMixAndSamplingIsStated) {
 TEST(EnvStorageLive, FilesystemTypeMatchesFindmnt) {
   test::TempDir dir;
   const fs::path path = fs::canonical(dir.path());
-  const json s = storage_info(HostFiles(), path.string());
+  const json s = storage_info(procfs::HostFiles(), path.string());
   const auto r = test::run_command("findmnt -no FSTYPE,TARGET --target " + test::shell_quote(path));
   if (r.exit_code != 0) GTEST_SKIP() << "findmnt unavailable: " << r.output;
   const std::string out = trimmed(r.output);

@@ -4,7 +4,7 @@
 #include <fstream>
 #include <memory>
 
-#include "data/gen/generator.hpp"
+#include "gen/generator.hpp"
 #include "support/test_support.hpp"
 
 namespace mmprof::test {

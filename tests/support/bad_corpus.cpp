@@ -6,7 +6,7 @@
 #include <stdexcept>
 #include <string_view>
 
-#include "data/gen/video_encode.hpp"
+#include "gen/video_encode.hpp"
 #include "support/test_support.hpp"
 
 namespace mmprof::test {

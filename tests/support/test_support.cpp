@@ -13,7 +13,7 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "experiment/content_check.hpp"
+#include "ab/content_check.hpp"
 #include "report/csv_table.hpp"
 #include "util/shell_quote.hpp"
 

@@ -1,20 +1,19 @@
 // `mmprof ab` without processes: the design (factors, arms, order, looks), the verdicts on
 // fabricated trial records, the steady-state check on a fake clock, the content checks, the
 // matrix writers, and the whole protocol driven through fake trial hooks.
-#include "experiment/ab.hpp"
-
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <fstream>
 #include <set>
 
-#include "experiment/ab_analysis.hpp"
-#include "experiment/ab_design.hpp"
-#include "experiment/ab_output.hpp"
-#include "experiment/content_check.hpp"
-#include "experiment/steady_state.hpp"
+#include "ab/analysis.hpp"
+#include "ab/content_check.hpp"
+#include "ab/design.hpp"
+#include "ab/output.hpp"
+#include "ab/runner.hpp"
 #include "mmprof/error.hpp"
+#include "run/steady_state.hpp"
 #include "support/test_support.hpp"
 #include "util/rng.hpp"
 

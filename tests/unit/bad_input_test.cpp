@@ -6,11 +6,11 @@
 #include <string>
 #include <vector>
 
-#include "data/gen/image_encode.hpp"
 #include "data/tar_index.hpp"
 #include "data/utf8.hpp"
 #include "decode/decode_error.hpp"
 #include "decode/image_decoder.hpp"
+#include "gen/image_encode.hpp"
 #include "support/bad_corpus.hpp"
 #include "support/test_support.hpp"
 

@@ -5,16 +5,16 @@
 
 #include <set>
 
+#include "data/data_mix.hpp"
 #include "env/cuda_info.hpp"
-#include "env/data_mix.hpp"
-#include "env/host_files.hpp"
 #include "env/network.hpp"
-#include "env/proc_parse.hpp"
 #include "env/repo_info.hpp"
 #include "env/run_provenance.hpp"
 #include "env/storage.hpp"
 #include "env/storage_probe.hpp"
 #include "env/system_info.hpp"
+#include "probe/host_files.hpp"
+#include "probe/proc_parse.hpp"
 #include "support/test_support.hpp"
 
 namespace mmprof::env {
@@ -22,12 +22,12 @@ namespace {
 
 using nlohmann::json;
 
-HostFiles fixture() {
-  return HostFiles(test::source_dir() / "tests/fixtures/env");
+procfs::HostFiles fixture() {
+  return procfs::HostFiles(test::source_dir() / "tests/fixtures/env");
 }
 
 TEST(EnvParse, CpuinfoModelCountsSocketsAndSimd) {
-  const auto info = parse_cpuinfo(*fixture().read("/proc/cpuinfo"));
+  const auto info = procfs::parse_cpuinfo(*fixture().read("/proc/cpuinfo"));
   EXPECT_EQ(info.model, "Intel(R) Xeon(R) Platinum 8480+");
   EXPECT_EQ(info.logical_cpus, 4);
   EXPECT_EQ(info.sockets, 2);
@@ -35,7 +35,7 @@ TEST(EnvParse, CpuinfoModelCountsSocketsAndSimd) {
 }
 
 TEST(EnvParse, CpuinfoArmWithoutModelName) {
-  const auto info = parse_cpuinfo("processor\t: 0\nCPU part\t: 0xd0c\n\nprocessor\t: 1\n");
+  const auto info = procfs::parse_cpuinfo("processor\t: 0\nCPU part\t: 0xd0c\n\nprocessor\t: 1\n");
   EXPECT_EQ(info.model, "ARM CPU part 0xd0c");
   EXPECT_EQ(info.logical_cpus, 2);
   EXPECT_EQ(info.sockets, 0);
@@ -43,22 +43,23 @@ TEST(EnvParse, CpuinfoArmWithoutModelName) {
 
 TEST(EnvParse, Meminfo) {
   const auto text = *fixture().read("/proc/meminfo");
-  EXPECT_EQ(parse_meminfo_kb(text, "MemTotal"), 2113531904u);
-  EXPECT_EQ(parse_meminfo_kb(text, "MemAvailable"), 2000000000u);
-  EXPECT_FALSE(parse_meminfo_kb(text, "SwapTotal").has_value());
+  const procfs::MemInfo m = procfs::parse_meminfo(text);
+  EXPECT_EQ(m.mem_total_kb, 2113531904);
+  EXPECT_EQ(m.mem_available_kb, 2000000000);
+  EXPECT_FALSE(m.huge_pages_total.has_value());
 }
 
 TEST(EnvParse, OsReleaseQuotesAndComments) {
-  const auto kv = parse_os_release(*fixture().read("/etc/os-release"));
+  const auto kv = procfs::parse_os_release(*fixture().read("/etc/os-release"));
   EXPECT_EQ(kv.at("PRETTY_NAME"), "Debian GNU/Linux 12 (bookworm)");
   EXPECT_EQ(kv.at("VERSION_ID"), "12");
   EXPECT_EQ(kv.at("ID"), "debian");
   EXPECT_EQ(distribution(fixture()), "Debian GNU/Linux 12 (bookworm)");
-  EXPECT_EQ(distribution(HostFiles("/nonexistent-root")), json());
+  EXPECT_EQ(distribution(procfs::HostFiles("/nonexistent-root")), json());
 }
 
 TEST(EnvParse, MountinfoFieldsAndEscapes) {
-  const auto mounts = parse_mountinfo(*fixture().read("/proc/self/mountinfo"));
+  const auto mounts = procfs::parse_mountinfo(*fixture().read("/proc/self/mountinfo"));
   ASSERT_EQ(mounts.size(), 7u);
   EXPECT_EQ(mounts[1].mount_point, "/");
   EXPECT_EQ(mounts[1].fs_type, "ext4");
@@ -69,19 +70,19 @@ TEST(EnvParse, MountinfoFieldsAndEscapes) {
 }
 
 TEST(EnvParse, FindMountLongestComponentPrefix) {
-  const auto mounts = parse_mountinfo(*fixture().read("/proc/self/mountinfo"));
-  EXPECT_EQ(find_mount(mounts, "/home/u/data")->mount_point, "/");
-  EXPECT_EQ(find_mount(mounts, "/data")->fs_type, "xfs");
-  EXPECT_EQ(find_mount(mounts, "/data/x/y.tar")->fs_type, "xfs");
-  EXPECT_EQ(find_mount(mounts, "/data2/x")->fs_type, "nfs4");  // not under /data
-  EXPECT_EQ(find_mount(mounts, "/data/my set/a")->fs_type, "tmpfs");
+  const auto mounts = procfs::parse_mountinfo(*fixture().read("/proc/self/mountinfo"));
+  EXPECT_EQ(procfs::find_mount(mounts, "/home/u/data")->mount_point, "/");
+  EXPECT_EQ(procfs::find_mount(mounts, "/data")->fs_type, "xfs");
+  EXPECT_EQ(procfs::find_mount(mounts, "/data/x/y.tar")->fs_type, "xfs");
+  EXPECT_EQ(procfs::find_mount(mounts, "/data2/x")->fs_type, "nfs4");  // not under /data
+  EXPECT_EQ(procfs::find_mount(mounts, "/data/my set/a")->fs_type, "tmpfs");
   // Two mounts on one point: the later (stacked on top) wins.
-  EXPECT_EQ(find_mount(mounts, "/mnt/over/f")->fs_type, "tmpfs");
-  EXPECT_EQ(find_mount({}, "/x"), nullptr);
+  EXPECT_EQ(procfs::find_mount(mounts, "/mnt/over/f")->fs_type, "tmpfs");
+  EXPECT_EQ(procfs::find_mount({}, "/x"), nullptr);
 }
 
 TEST(EnvParse, NetDev) {
-  const auto c = parse_net_dev(*fixture().read("/proc/net/dev"));
+  const auto c = procfs::parse_net_dev(*fixture().read("/proc/net/dev"));
   ASSERT_EQ(c.size(), 3u);
   EXPECT_EQ(c.at("eth0").rx_bytes, 9876543210u);
   EXPECT_EQ(c.at("eth0").rx_packets, 5000000u);

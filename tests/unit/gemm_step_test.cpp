@@ -7,7 +7,7 @@
 #include <cstdlib>
 
 #include "gpu/cublas_api.hpp"
-#include "loader/pinned_memory.hpp"
+#include "gpu/cuda_runtime.hpp"
 #include "mmprof/error.hpp"
 
 namespace mmprof {
@@ -82,11 +82,11 @@ TEST(GemmConfig, OnlyDeviceZero) {
 }
 
 TEST(GemmStep, WithoutAGpuIsUnavailableWithTheReason) {
-  if (gpu_availability().available) GTEST_SKIP() << "this machine has a GPU";
+  if (gpu::gpu_availability().available) GTEST_SKIP() << "this machine has a GPU";
   const Config c = resolved({"step.kind=gemm", "step.ms=20"});
   const auto m = message_of<UnavailableError>([&] { make_step(c); });
   EXPECT_EQ(m.rfind("step.kind=gemm is unavailable: ", 0), 0u) << m;
-  EXPECT_NE(m.find(gpu_availability().reason), std::string::npos) << m;
+  EXPECT_NE(m.find(gpu::gpu_availability().reason), std::string::npos) << m;
 }
 
 TEST(CublasLibrary, AnExplicitPathIsTheOnlyCandidate) {

@@ -12,9 +12,9 @@
 #include <string>
 #include <vector>
 
-#include "data/gen/captions.hpp"
-#include "data/gen/generator.hpp"
-#include "data/gen/sample_plan.hpp"
+#include "gen/captions.hpp"
+#include "gen/generator.hpp"
+#include "gen/sample_plan.hpp"
 #include "support/test_support.hpp"
 #include "util/error.hpp"
 

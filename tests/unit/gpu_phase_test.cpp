@@ -1,11 +1,11 @@
 // The GPU block of summary.json from fabricated events, with values worked out by hand.
-#include "experiment/gpu_phase.hpp"
+#include "run/gpu_phase.hpp"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 
-#include "loader/pinned_memory.hpp"
+#include "gpu/cuda_runtime.hpp"
 
 namespace mmprof {
 namespace {
@@ -141,14 +141,15 @@ TEST(GpuPhase, ACpuStepHasNoBlockAndSaysWhy) {
 }
 
 TEST(GpuPhase, AGpuStepWithoutAGpuSaysUnavailable) {
-  if (gpu_availability().available) GTEST_SKIP() << "this machine has a GPU";
+  if (gpu::gpu_availability().available) GTEST_SKIP() << "this machine has a GPU";
   StepConfig s;
   s.kind = StepKind::gemm;
   GpuPhase phase(s);
   json summary;
   phase.write_into(summary);
   EXPECT_TRUE(summary["gpu"].is_null());
-  EXPECT_EQ(summary["gpu_unavailable"], std::string("unavailable: ") + gpu_availability().reason);
+  EXPECT_EQ(summary["gpu_unavailable"],
+            std::string("unavailable: ") + gpu::gpu_availability().reason);
 }
 
 }  // namespace

@@ -6,7 +6,7 @@
 
 #include <cmath>
 
-#include "loader/pinned_memory.hpp"
+#include "gpu/cuda_runtime.hpp"
 #include "mmprof/error.hpp"
 
 namespace mmprof::gpu {
@@ -52,14 +52,14 @@ TEST(H2DSpans, EmptyOrAbsentPartsAreSkipped) {
 }
 
 TEST(H2DCopier, WithoutAGpuIsUnavailable) {
-  if (gpu_availability().available) GTEST_SKIP() << "this machine has a GPU";
+  if (gpu::gpu_availability().available) GTEST_SKIP() << "this machine has a GPU";
   try {
     H2DCopier copier(1 << 20);
     FAIL() << "made a copier without a GPU";
   } catch (const UnavailableError& e) {
-    EXPECT_NE(
-        std::string(e.what()).find(std::string("is unavailable: ") + gpu_availability().reason),
-        std::string::npos)
+    EXPECT_NE(std::string(e.what()).find(std::string("is unavailable: ") +
+                                         gpu::gpu_availability().reason),
+              std::string::npos)
         << e.what();
   }
   EXPECT_FALSE(is_page_locked(this));

@@ -1,5 +1,5 @@
 // summarize(): summary.json from hand-built phases with exact numbers.
-#include "experiment/phase_metrics.hpp"
+#include "run/phase_metrics.hpp"
 
 #include <gtest/gtest.h>
 

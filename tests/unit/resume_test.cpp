@@ -1,13 +1,13 @@
 // Checkpoints and the epoch-boundary tally as pure units: checkpoint.json round trip and
 // refusals, the keeper's write cadence (time passed in), exact stall figures.
-#include "experiment/resume.hpp"
+#include "run/resume.hpp"
 
 #include <gtest/gtest.h>
 
 #include <string>
 
-#include "experiment/epoch_boundary.hpp"
 #include "mmprof/error.hpp"
+#include "run/epoch_boundary.hpp"
 #include "support/test_support.hpp"
 
 namespace mmprof {

@@ -11,6 +11,7 @@
 
 #include "mmprof/error.hpp"
 #include "support/test_support.hpp"
+#include "util/files.hpp"
 
 namespace mmprof {
 namespace {

@@ -14,7 +14,7 @@ list(APPEND MMPROF_TEST_SOURCES
   unit/gpu_events_file_test.cpp
   unit/gpu_timeline_test.cpp
   unit/gpu_tracer_test.cpp
-  unit/experiment_stats_test.cpp
+  unit/inference_test.cpp
   unit/phase_metrics_test.cpp
   unit/planted_check_test.cpp
   unit/procfs_test.cpp
@@ -27,7 +27,7 @@ list(APPEND MMPROF_TEST_SOURCES
   unit/rng_test.cpp
   unit/run_files_test.cpp
   unit/sampler_test.cpp
-  unit/stats_test.cpp
+  unit/descriptive_test.cpp
   unit/tokenizer_test.cpp
   unit/trace_arena_test.cpp
   unit/trace_writer_test.cpp

@@ -1,0 +1,387 @@
+#include "ab/analysis.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "stats/descriptive.hpp"
+#include "util/rng.hpp"
+
+namespace mmprof {
+namespace {
+
+using TrialIndex = std::map<std::pair<int, size_t>, const TrialRecord*>;
+
+// One arm's trials paired with the base's trial of the same round (both complete).
+struct Pairs {
+  std::vector<double> d, base_log;
+  std::vector<const TrialRecord*> base, arm;
+};
+
+Pairs pair_with_base(const TrialIndex& idx, size_t arm, int rounds) {
+  Pairs p;
+  for (int r = 0; r < rounds; ++r) {
+    const auto b = idx.find({r, 0}), a = idx.find({r, arm});
+    if (b == idx.end() || a == idx.end() || !b->second->complete() || !a->second->complete())
+      continue;
+    p.base.push_back(b->second);
+    p.arm.push_back(a->second);
+    p.base_log.push_back(std::log(*b->second->metric));
+    p.d.push_back(std::log(*a->second->metric / *b->second->metric));
+  }
+  return p;
+}
+
+double median_of(const std::vector<const TrialRecord*>& trials,
+                 double (*field)(const TrialRecord&)) {
+  std::vector<double> v;
+  for (const auto* t : trials)
+    if (std::isfinite(field(*t))) v.push_back(field(*t));
+  std::sort(v.begin(), v.end());
+  return quantile_sorted(v, 0.5);
+}
+
+// Ordinary least squares slope of y over 0..n-1, times (n - 1): the change over the experiment.
+double ols_change(const std::vector<double>& y) {
+  const auto n = static_cast<double>(y.size());
+  if (y.size() < 2) return 0;
+  const double mx = (n - 1) / 2, my = mmprof::mean(y);
+  double sxy = 0, sxx = 0;
+  for (size_t i = 0; i < y.size(); ++i) {
+    sxy += (static_cast<double>(i) - mx) * (y[i] - my);
+    sxx += (static_cast<double>(i) - mx) * (static_cast<double>(i) - mx);
+  }
+  return sxy / sxx * (n - 1);
+}
+
+// Drift matters when a trend is significant (Spearman, p < 0.05) and material: the fitted change
+// over the experiment exceeds the indifference band.
+Drift drift_of(const Pairs& p, double tau) {
+  Drift dr;
+  dr.base = stats::spearman_trend(p.base_log);
+  dr.d = stats::spearman_trend(p.d);
+  dr.base_change = ols_change(p.base_log);
+  dr.d_change = ols_change(p.d);
+  const auto material = [&](const stats::Trend& t, double change) {
+    return t.p < 0.05 && std::fabs(change) > tau;
+  };
+  dr.drift = material(dr.base, dr.base_change) || material(dr.d, dr.d_change);
+  return dr;
+}
+
+double step_p95(const TrialRecord& t) {
+  return t.step_p95;
+}
+double step_p99(const TrialRecord& t) {
+  return t.step_p99;
+}
+double wait_p95(const TrialRecord& t) {
+  return t.wait_p95;
+}
+double wait_p99(const TrialRecord& t) {
+  return t.wait_p99;
+}
+double pss_peak(const TrialRecord& t) {
+  return t.pss_peak_mb;
+}
+double metric_of(const TrialRecord& t) {
+  return *t.metric;
+}
+
+// Wilcoxon signed-rank p of the per-round differences arm - base of `field`, and whether the
+// arm is the worse (larger) one.
+std::pair<double, bool> worse_by_round(const Pairs& p, double (*field)(const TrialRecord&)) {
+  std::vector<double> diff;
+  for (size_t i = 0; i < p.arm.size(); ++i) {
+    const double x = field(*p.arm[i]) - field(*p.base[i]);
+    if (std::isfinite(x)) diff.push_back(x);
+  }
+  const stats::WilcoxonResult w = stats::wilcoxon_signed_rank(diff);
+  return {w.p, w.n > 0 && w.w_plus > static_cast<double>(w.n * (w.n + 1)) / 4};
+}
+
+// Latency and PSS limits are relative to the base configuration as measured twice in every
+// round (base and A/A): the worse of the two medians, so that the base's own run-to-run spread
+// never counts as a violation. On a noisy machine a tail percentile of a short phase moves a
+// lot, so exceeding the limit counts only when the arm is also worse round by round (Wilcoxon,
+// p < alpha). The host memory budget and the error count are hard limits.
+std::vector<GuardrailCheck> check_guardrails(const Pairs& p, const Pairs& aa, const Guardrails& g,
+                                             double alpha) {
+  const auto reference = [&](double (*field)(const TrialRecord&)) {
+    return std::fmax(median_of(p.base, field), median_of(aa.arm, field));
+  };
+  std::vector<GuardrailCheck> out;
+  const auto add = [&](const char* name, double base, double arm, double limit) {
+    if (std::isfinite(base) && std::isfinite(arm))
+      out.push_back({name, base, arm, limit, NAN, arm <= limit});
+  };
+  const auto add_paired = [&](const char* name, double (*field)(const TrialRecord&), double growth,
+                              double slack) {
+    const double base = reference(field), arm = median_of(p.arm, field);
+    if (!std::isfinite(base) || !std::isfinite(arm)) return;
+    const double limit = (1 + growth) * base + slack;
+    const auto [p_worse, worse] = worse_by_round(p, field);
+    out.push_back({name, base, arm, limit, p_worse, arm <= limit || !(worse && p_worse < alpha)});
+  };
+  const std::pair<const char*, double (*)(const TrialRecord&)> latencies[] = {
+      {"step_p95_ms", step_p95},
+      {"step_p99_ms", step_p99},
+      {"wait_p95_ms", wait_p95},
+      {"wait_p99_ms", wait_p99}};
+  for (const auto& [name, field] : latencies)
+    add_paired(name, field, g.max_latency_growth, g.latency_slack_ms);
+  add_paired("pss_peak_mb", pss_peak, g.max_pss_growth, 0);
+  double host = NAN, base_host = NAN;
+  int64_t base_errors = 0, arm_errors = 0;
+  for (size_t i = 0; i < p.arm.size(); ++i) {
+    if (std::isfinite(p.arm[i]->host_peak_mb)) host = std::fmax(host, p.arm[i]->host_peak_mb);
+    if (std::isfinite(p.base[i]->host_peak_mb))
+      base_host = std::fmax(base_host, p.base[i]->host_peak_mb);
+    base_errors += p.base[i]->errors;
+    arm_errors += p.arm[i]->errors;
+  }
+  if (g.memory_budget_mb > 0) add("host_peak_mb", base_host, host, g.memory_budget_mb);
+  if (!p.arm.empty())
+    add("errors", static_cast<double>(base_errors), static_cast<double>(arm_errors),
+        static_cast<double>(base_errors));
+  return out;
+}
+
+CorrectnessCheck check_content(const ExperimentDesign& d, size_t arm, const TrialIndex& idx,
+                               const std::map<size_t, double>& psnr) {
+  CorrectnessCheck c;
+  const Arm& a = d.arms[arm];
+  if (a.content == ContentKind::lossy) {
+    c.kind = "psnr";
+    const auto it = psnr.find(arm);
+    if (it == psnr.end()) return c;
+    c.ok = it->second >= d.psnr_min_db;
+    c.detail = fmt::format("PSNR {:.1f} dB over the first {} batches (bound {:.0f} dB)", it->second,
+                           d.psnr_batches, d.psnr_min_db);
+    return c;
+  }
+  if (a.content == ContentKind::changing) {
+    c.detail = "the factor changes content by design; not compared";
+    return c;
+  }
+  c.kind = "digest";
+  DigestComparison total;
+  for (int r = 0; r < d.spec.rounds; ++r) {
+    const auto b = idx.find({r, 0}), t = idx.find({r, arm});
+    if (b == idx.end() || t == idx.end()) continue;
+    const DigestComparison one = compare_digests(b->second->digests, t->second->digests);
+    if (total.mismatched == 0 && one.mismatched > 0)
+      total.first_mismatch = fmt::format("round {} {}", r, one.first_mismatch);
+    total.compared += one.compared;
+    total.mismatched += one.mismatched;
+  }
+  if (total.compared == 0) return c;
+  c.ok = total.mismatched == 0;
+  c.detail = c.ok.value() ? fmt::format("{} batches identical to the base's", total.compared)
+                          : fmt::format("{} of {} batches differ from the base's (first: {})",
+                                        total.mismatched, total.compared, total.first_mismatch);
+  return c;
+}
+
+std::string pct(double x) {
+  return fmt::format("{:+.1f}%", log_to_pct(x));
+}
+
+std::string ci_text(const ArmResult& r) {
+  return fmt::format("{} [{}, {}]", pct(r.t.mean), pct(r.t.lo), pct(r.t.hi));
+}
+
+// The verdict before drift: ADOPT / REJECT / EQUIVALENT / INCONCLUSIVE with its reason. Returns
+// whether it rests on the throughput statistics (so that drift can downgrade it).
+bool statistical_verdict(ArmResult& r, const ExperimentDesign& d, double tau) {
+  // The A/A arm is the base itself: its guardrail figures describe noise, not a change.
+  const bool guarded = d.arms[r.arm].role == "factor";
+  const auto failed_guardrail = guarded ? std::find_if(r.guardrails.begin(), r.guardrails.end(),
+                                                       [](const auto& g) { return !g.ok; })
+                                        : r.guardrails.end();
+  const std::string band = fmt::format("{:.1f}%", log_to_pct(tau));
+  if (r.t.hi < -tau) {
+    r.verdict = "REJECT";
+    r.reason = fmt::format("throughput changes by {}, entirely below -{}", ci_text(r), band);
+  } else if (failed_guardrail != r.guardrails.end()) {
+    r.verdict = "REJECT";
+    r.reason =
+        fmt::format("guardrail {} is violated: {:.2f} against a limit of {:.2f} (base {:.2f})",
+                    failed_guardrail->name, failed_guardrail->arm, failed_guardrail->limit,
+                    failed_guardrail->base);
+    return false;  // a guardrail is a hard limit: drift does not change it
+  } else if (r.t.lo > tau) {
+    r.verdict = "ADOPT";
+    r.reason = fmt::format("throughput improves by {}, entirely above +{}, every guardrail held",
+                           ci_text(r), band);
+  } else if (r.t.lo >= -tau && r.t.hi <= tau) {
+    r.verdict = "EQUIVALENT";
+    r.reason = fmt::format("throughput changes by {}, inside the +-{} band", ci_text(r), band);
+    return true;
+  } else {
+    r.verdict = "INCONCLUSIVE";
+    r.reason = fmt::format("throughput changes by {}, which straddles the +-{} band (MDE {:.1f}%)",
+                           ci_text(r), band, log_to_pct(r.mde));
+    return false;
+  }
+  // ADOPT or a statistical REJECT: the rank test must agree.
+  if (r.wilcoxon.p >= d.alpha) {
+    r.reason =
+        fmt::format("the t-interval says {} ({}) but Wilcoxon signed-rank does not (p {:.3f})",
+                    r.verdict, ci_text(r), r.wilcoxon.p);
+    r.verdict = "INCONCLUSIVE";
+    return false;
+  }
+  return true;
+}
+
+ArmResult analyze_arm(const ExperimentDesign& d, size_t arm, const TrialIndex& idx, const Pairs& aa,
+                      const std::vector<TrialRecord>& trials, const std::map<size_t, double>& psnr,
+                      double alpha, double tau) {
+  ArmResult r;
+  r.arm = arm;
+  const Pairs p = pair_with_base(idx, arm, d.spec.rounds);
+  r.n = p.d.size();
+  r.base_median = median_of(p.base, metric_of);
+  r.arm_median = median_of(p.arm, metric_of);
+  r.t = stats::t_interval(p.d, alpha);
+  r.bootstrap = stats::bootstrap_mean_ci(p.d, alpha, d.bootstrap_resamples,
+                                         splitmix64(d.spec.seed ^ (0x626f6f74ULL + arm)));
+  r.wilcoxon = stats::wilcoxon_signed_rank(p.d);
+  r.mde = stats::min_detectable_effect(r.t.sd, r.n, d.alpha, d.power);
+  r.drift = drift_of(p, tau);
+  r.guardrails = check_guardrails(p, aa, d.guardrails, d.alpha);
+  r.correctness = check_content(d, arm, idx, psnr);
+  for (const auto& t : trials) {
+    if (t.arm != arm || !t.steady) continue;
+    (*t.steady ? r.steady : r.nonsteady)++;
+  }
+  const auto failed = std::find_if(trials.begin(), trials.end(), [&](const TrialRecord& t) {
+    return t.arm == arm && t.status == "failed";
+  });
+  if (failed != trials.end()) {
+    r.verdict = "INVALID";
+    r.reason = fmt::format("trial {} exited with status {}; see {}.log", failed->run_dir,
+                           failed->exit_code, failed->run_dir);
+  } else if (r.correctness.ok == false) {
+    r.verdict = "INVALID";
+    r.reason = fmt::format("content check failed for a {} factor: {}",
+                           to_string(d.arms[arm].content), r.correctness.detail);
+  } else if (r.n < static_cast<size_t>(d.min_rounds)) {
+    r.reason = fmt::format("only {} paired rounds so far; the protocol needs at least {}", r.n,
+                           d.min_rounds);
+  } else {
+    if (statistical_verdict(r, d, tau) && r.drift.drift) {
+      r.reason = fmt::format(
+          "would be {}, but throughput drifts over rounds (base change {}, effect change {})",
+          r.verdict, pct(r.drift.base_change), pct(r.drift.d_change));
+      r.verdict = "INCONCLUSIVE";
+    }
+  }
+  return r;
+}
+
+}  // namespace
+
+double log_to_pct(double x) {
+  return 100 * std::expm1(x);
+}
+
+double look_alpha(const ExperimentDesign& d, int round) {
+  int prev = 0;
+  for (int look : d.looks) {
+    if (look >= round) {
+      const auto frac = [&](int k) { return static_cast<double>(k) / d.spec.rounds; };
+      return stats::obf_alpha_spent(frac(look), d.alpha) -
+             stats::obf_alpha_spent(frac(prev), d.alpha);
+    }
+    prev = look;
+  }
+  return look_alpha(d, d.looks.back());
+}
+
+Analysis analyze(const ExperimentDesign& d, const std::vector<TrialRecord>& trials,
+                 const std::map<size_t, double>& psnr, double alpha_nominal) {
+  TrialIndex idx;
+  for (const auto& t : trials)
+    idx[{t.round, t.arm}] = &t;
+  Analysis a;
+  a.alpha_nominal = alpha_nominal;
+  // Calibration: the A/A arm (index 1) against the base, at the design's 95 %.
+  const Pairs aa = pair_with_base(idx, 1, d.spec.rounds);
+  const stats::MeanInterval aa_t = stats::t_interval(aa.d, d.alpha);
+  a.calibration.n = aa.d.size();
+  a.calibration.half_width = aa_t.half_width;
+  a.calibration.tau =
+      std::isfinite(aa_t.half_width) ? std::max(aa_t.half_width, d.tau_floor) : d.tau_floor;
+  a.calibration.mde = stats::min_detectable_effect(aa_t.sd, aa.d.size(), d.alpha, d.power);
+  a.all_factor_arms_decided = true;
+  for (size_t arm = 1; arm < d.arms.size(); ++arm) {
+    a.arms.push_back(analyze_arm(d, arm, idx, aa, trials, psnr, alpha_nominal, a.calibration.tau));
+    const std::string& v = a.arms.back().verdict;
+    if (d.arms[arm].role == "factor" && v != "ADOPT" && v != "REJECT" && v != "INVALID")
+      a.all_factor_arms_decided = false;
+  }
+  return a;
+}
+
+nlohmann::json to_json(const Calibration& c) {
+  const auto num = finite_or_null;
+  return {{"n", c.n},          {"aa_half_width", num(c.half_width)},
+          {"tau", c.tau},      {"tau_pct", log_to_pct(c.tau)},
+          {"mde", num(c.mde)}, {"mde_pct", num(log_to_pct(c.mde))}};
+}
+
+nlohmann::json to_json(const ArmResult& r, const ExperimentDesign& d) {
+  using nlohmann::json;
+  const auto num = finite_or_null;
+  const auto pct_pair = [&](double lo, double hi) {
+    return json::array({num(log_to_pct(lo)), num(log_to_pct(hi))});
+  };
+  const Arm& a = d.arms[r.arm];
+  json guardrails = json::array();
+  for (const auto& g : r.guardrails)
+    guardrails.push_back({{"name", g.name},
+                          {"base", g.base},
+                          {"arm", g.arm},
+                          {"limit", g.limit},
+                          {"p_worse", finite_or_null(g.p)},
+                          {"ok", g.ok}});
+  return {{"arm", a.id},
+          {"factor", a.factor ? json(d.factors[*a.factor].key) : json()},
+          {"value", a.factor ? json(a.value) : json()},
+          {"role", a.role},
+          {"content", to_string(a.content)},
+          {"n", r.n},
+          {"base_median", num(r.base_median)},
+          {"arm_median", num(r.arm_median)},
+          {"effect", num(r.t.mean)},
+          {"effect_pct", num(log_to_pct(r.t.mean))},
+          {"ci", json::array({num(r.t.lo), num(r.t.hi)})},
+          {"ci_pct", pct_pair(r.t.lo, r.t.hi)},
+          {"bootstrap_ci_pct", pct_pair(r.bootstrap.lo, r.bootstrap.hi)},
+          {"p_t", num(r.t.p)},
+          {"p_wilcoxon", r.n > 0 ? json(r.wilcoxon.p) : json()},
+          {"wilcoxon_exact", r.wilcoxon.exact},
+          {"mde_pct", num(log_to_pct(r.mde))},
+          {"drift",
+           {{"base_rho", num(r.drift.base.rho)},
+            {"base_p", num(r.drift.base.p)},
+            {"base_change_pct", log_to_pct(r.drift.base_change)},
+            {"d_rho", num(r.drift.d.rho)},
+            {"d_p", num(r.drift.d.p)},
+            {"d_change_pct", log_to_pct(r.drift.d_change)},
+            {"drift", r.drift.drift}}},
+          {"steady_trials", r.steady},
+          {"nonsteady_trials", r.nonsteady},
+          {"guardrails", guardrails},
+          {"correctness",
+           {{"kind", r.correctness.kind},
+            {"ok", r.correctness.ok ? json(*r.correctness.ok) : json()},
+            {"detail", r.correctness.detail}}},
+          {"verdict", r.verdict},
+          {"reason", r.reason}};
+}
+
+}  // namespace mmprof

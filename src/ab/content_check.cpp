@@ -1,0 +1,97 @@
+#include "ab/content_check.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <fstream>
+#include <vector>
+
+#include "mmprof/error.hpp"
+#include "mmprof/loader.hpp"
+
+namespace mmprof {
+namespace {
+
+// The bytes of a batch's image and video tensors (uint8 configs only).
+std::vector<uint8_t> batch_bytes(const Batch& b, const Config& c) {
+  const size_t image = 3 * static_cast<size_t>(c.image.size) * static_cast<size_t>(c.image.size);
+  const size_t video = static_cast<size_t>(c.video.frames) * 3 * static_cast<size_t>(c.video.size) *
+                       static_cast<size_t>(c.video.size);
+  const auto* images = static_cast<const uint8_t*>(b.images);
+  const auto* videos = static_cast<const uint8_t*>(b.videos);
+  std::vector<uint8_t> out;
+  if (b.n_images > 0) out.insert(out.end(), images, images + b.n_images * image);
+  if (b.n_videos > 0) out.insert(out.end(), videos, videos + b.n_videos * video);
+  return out;
+}
+
+// The configuration the PSNR check decodes with: inline loading, 8-bit tensors.
+Config inline_uint8(Config c) {
+  c.loader.num_workers = 0;
+  c.loader.pin_memory = PinMemory::off;
+  c.image.dtype = ImageDType::uint8;
+  return c;
+}
+
+}  // namespace
+
+DigestMap read_digests(const std::filesystem::path& run_dir) {
+  DigestMap out;
+  const auto path = run_dir / "digests.csv";
+  std::ifstream in(path);
+  if (!in) return out;
+  std::string line;
+  std::getline(in, line);  // header
+  for (size_t row = 2; std::getline(in, line); ++row) {
+    char phase[32] = {};
+    unsigned long long batch = 0, epoch = 0, digest = 0;
+    if (std::sscanf(line.c_str(), "%31[^,],%llu,%llu,%llx", phase, &batch, &epoch, &digest) != 4)
+      throw InputError(
+          fmt::format("{} line {} is not phase,batch_id,epoch,digest", path.string(), row));
+    out[{phase, batch}] = digest;
+  }
+  return out;
+}
+
+DigestComparison compare_digests(const DigestMap& base, const DigestMap& arm) {
+  DigestComparison c;
+  for (const auto& [key, digest] : arm) {
+    const auto it = base.find(key);
+    if (it == base.end()) continue;
+    ++c.compared;
+    if (it->second == digest) continue;
+    if (c.mismatched++ == 0)
+      c.first_mismatch = fmt::format("phase {} batch {}", key.first, key.second);
+  }
+  return c;
+}
+
+double psnr_u8(const uint8_t* a, const uint8_t* b, size_t n) {
+  double sse = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const double d = static_cast<double>(a[i]) - static_cast<double>(b[i]);
+    sse += d * d;
+  }
+  if (sse == 0) return INFINITY;
+  return 10.0 * std::log10(255.0 * 255.0 / (sse / static_cast<double>(n)));
+}
+
+double batches_psnr(const Config& base, const Config& arm, const Dataset& dataset, int batches) {
+  const Config cb = inline_uint8(base), ca = inline_uint8(arm);
+  Loader lb(cb, dataset), la(ca, dataset);
+  std::vector<uint8_t> all_b, all_a;
+  for (int i = 0; i < batches; ++i) {
+    const std::vector<uint8_t> b = batch_bytes(lb.next(), cb), a = batch_bytes(la.next(), ca);
+    if (a.size() != b.size()) {
+      throw RunError(
+          fmt::format("batch {} has {} tensor bytes in the base and {} in the arm: "
+                      "the factor changes tensor shapes, PSNR cannot compare them",
+                      i, b.size(), a.size()));
+    }
+    all_b.insert(all_b.end(), b.begin(), b.end());
+    all_a.insert(all_a.end(), a.begin(), a.end());
+  }
+  return psnr_u8(all_b.data(), all_a.data(), all_b.size());
+}
+
+}  // namespace mmprof

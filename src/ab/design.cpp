@@ -1,0 +1,258 @@
+#include "ab/design.hpp"
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <set>
+
+#include "mmprof/error.hpp"
+#include "run/steady_state.hpp"
+#include "util/rng.hpp"
+
+namespace mmprof {
+namespace {
+
+// Keys that only change how batches are produced, never what they hold (DESIGN.md: a seed fixes
+// sample order and augmentation whatever the workers; image.dtype converts the same pixels).
+const std::set<std::string> kPreservingKeys = {
+    "loader.num_workers", "loader.prefetch_factor",    "loader.pin_memory",
+    "loader.worker_mode", "loader.persistent_workers", "loader.in_order",
+    "data.layout",        "video.decoder_threads",     "metrics.interval_ms",
+    "image.dtype",        "loader.buffer_reuse",       "loader.huge_pages",
+    "loader.pin_workers", "video.reuse_decoder",       "video.skip_nonref",
+};
+// Keys that change decoded pixels within a bound (DCT-domain downscaling, another resize filter).
+const std::set<std::string> kLossyKeys = {"image.dct_scaling", "image.resizer"};
+
+Factor parse_factor(const std::string& text) {
+  const auto eq = text.find('=');
+  if (eq == std::string::npos || eq == 0 || eq + 1 == text.size()) {
+    throw UsageError(
+        fmt::format("--factor '{}' is not KEY=V1,V2[,...] (e.g. loader.num_workers=2,4)", text));
+  }
+  Factor f;
+  f.key = text.substr(0, eq);
+  std::string rest = text.substr(eq + 1);
+  for (size_t start = 0;;) {
+    const auto comma = rest.find(',', start);
+    f.values.push_back(rest.substr(start, comma - start));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  if (f.values.size() < 2 || std::any_of(f.values.begin(), f.values.end(),
+                                         [](const std::string& v) { return v.empty(); })) {
+    throw UsageError(fmt::format(
+        "--factor '{}' needs at least two non-empty values: the base's first, then the arms'",
+        text));
+  }
+  return f;
+}
+
+std::string scalar_text(const YAML::Node& n, const std::string& where) {
+  if (!n.IsScalar()) throw UsageError(fmt::format("{} must be a scalar", where));
+  return n.as<std::string>();
+}
+
+std::vector<std::string> string_list(const YAML::Node& n, const std::string& where) {
+  std::vector<std::string> out;
+  if (!n) return out;
+  if (!n.IsSequence()) throw UsageError(fmt::format("{} must be a list", where));
+  for (const auto& item : n)
+    out.push_back(scalar_text(item, where));
+  return out;
+}
+
+template <typename T>
+T typed(const YAML::Node& n, const std::string& where) {
+  try {
+    return n.as<T>();
+  } catch (const YAML::Exception&) {
+    throw UsageError(fmt::format("{} has a value of the wrong type", where));
+  }
+}
+
+std::vector<int> planned_looks(int rounds, int min_rounds) {
+  const int interim = std::max(min_rounds, (rounds + 1) / 2);
+  if (interim < rounds) return {interim, rounds};
+  return {rounds};
+}
+
+}  // namespace
+
+const char* to_string(ContentKind k) noexcept {
+  switch (k) {
+    case ContentKind::preserving:
+      return "preserving";
+    case ContentKind::lossy:
+      return "lossy";
+    case ContentKind::changing:
+      return "changing";
+  }
+  return "changing";
+}
+
+ContentKind content_kind(const std::string& key) {
+  if (kPreservingKeys.count(key) != 0) return ContentKind::preserving;
+  if (kLossyKeys.count(key) != 0) return ContentKind::lossy;
+  return ContentKind::changing;
+}
+
+ExperimentSpec load_experiment_file(const std::string& path) {
+  YAML::Node root;
+  try {
+    root = YAML::LoadFile(path);
+  } catch (const YAML::Exception& e) {
+    throw UsageError(fmt::format("cannot read experiment file {}: {}", path, e.what()));
+  }
+  if (!root.IsMap()) throw UsageError(fmt::format("experiment file {} is not a mapping", path));
+  static const std::set<std::string> known = {"config", "data", "set",   "factors", "preserving",
+                                              "rounds", "seed", "cache", "warmup_s"};
+  ExperimentSpec s;
+  for (const auto& kv : root) {
+    const auto key = kv.first.as<std::string>();
+    const std::string where = fmt::format("{}: key '{}'", path, key);
+    if (known.count(key) == 0) throw UsageError(fmt::format("{} is not a known key", where));
+    const YAML::Node& v = kv.second;
+    if (key == "config") s.config_file = scalar_text(v, where);
+    if (key == "data") s.data = scalar_text(v, where);
+    if (key == "set") s.sets = string_list(v, where);
+    if (key == "preserving") s.preserving = string_list(v, where);
+    if (key == "rounds") s.rounds = typed<int>(v, where);
+    if (key == "seed") s.seed = typed<uint64_t>(v, where);
+    if (key == "cache") s.cache = scalar_text(v, where);
+    if (key == "warmup_s") s.warmup_s = typed<double>(v, where);
+    if (key == "factors") {
+      if (!v.IsMap()) throw UsageError(fmt::format("{} must map KEY: [values]", where));
+      for (const auto& f : v) {
+        const auto name = f.first.as<std::string>();
+        const auto values = string_list(f.second, fmt::format("{}.{}", where, name));
+        std::string joined;
+        for (const auto& value : values) {
+          if (!joined.empty()) joined += ',';
+          joined += value;
+        }
+        s.factors.push_back(name + "=" + joined);
+      }
+    }
+  }
+  return s;
+}
+
+ExperimentSpec default_experiment() {
+  ExperimentSpec s;
+  s.factors = {"loader.num_workers=1,2", "loader.pin_memory=auto,false"};
+  // Small batches, two video frames and short phases keep a trial to a few seconds on two cores.
+  s.sets = {"loader.batch_size=4", "video.frames=2", "phases.warmup_steps=2", "phases.steps=15"};
+  s.rounds = 6;
+  s.warmup_s = 0.5;
+  return s;
+}
+
+ExperimentDesign make_design(const ExperimentSpec& spec, double memory_total_mb) {
+  ExperimentDesign d;
+  d.spec = spec;
+  if (spec.rounds < d.min_rounds) {
+    throw UsageError(fmt::format("--rounds {} is too few: the protocol needs at least {}",
+                                 spec.rounds, d.min_rounds));
+  }
+  if (spec.cache != "warm" && spec.cache != "cold")
+    throw UsageError(fmt::format("--cache must be warm or cold, got '{}'", spec.cache));
+  d.cache = spec.cache == "cold" ? CacheRegime::cold : CacheRegime::warm;
+  if (!(spec.warmup_s >= 0)) throw UsageError("--warmup-s must be >= 0");
+  if (spec.factors.empty()) throw UsageError("no --factor given (KEY=V1,V2[,...])");
+  std::vector<std::string> base_overrides = spec.sets;
+  for (const auto& text : spec.factors) {
+    Factor f = parse_factor(text);
+    for (const auto& seen : d.factors)
+      if (seen.key == f.key) throw UsageError(fmt::format("factor {} is given twice", f.key));
+    const bool declared = std::count(spec.preserving.begin(), spec.preserving.end(), f.key) > 0;
+    f.content = declared ? ContentKind::preserving : content_kind(f.key);
+    base_overrides.push_back(f.key + "=" + f.values[0]);
+    d.factors.push_back(std::move(f));
+  }
+  d.arms.push_back({"base", "base", std::nullopt, "", ContentKind::preserving, base_overrides});
+  d.arms.push_back(
+      {"A/A", "calibration", std::nullopt, "", ContentKind::preserving, base_overrides});
+  for (size_t i = 0; i < d.factors.size(); ++i) {
+    const Factor& f = d.factors[i];
+    for (size_t v = 1; v < f.values.size(); ++v) {
+      Arm arm{f.key + "=" + f.values[v], "factor", i, f.values[v], f.content, base_overrides};
+      arm.overrides.push_back(arm.id);
+      d.arms.push_back(std::move(arm));
+    }
+  }
+  d.looks = planned_looks(spec.rounds, d.min_rounds);
+  d.guardrails.memory_budget_mb = 0.8 * memory_total_mb;
+  return d;
+}
+
+std::vector<size_t> round_order(const ExperimentDesign& d, int round) {
+  std::vector<size_t> order(d.arms.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  Rng rng = Rng::for_item(d.spec.seed, kStreamAbOrder, static_cast<uint64_t>(round));
+  // Fisher-Yates.
+  for (size_t i = order.size(); i > 1; --i) {
+    const auto j = static_cast<size_t>(rng.range(0, static_cast<int64_t>(i) - 1));
+    std::swap(order[i - 1], order[j]);
+  }
+  return order;
+}
+
+nlohmann::json design_json(const ExperimentDesign& d, const nlohmann::json& base_config,
+                           const nlohmann::json& metric) {
+  using nlohmann::json;
+  json factors = json::array(), arms = json::array();
+  for (const auto& f : d.factors)
+    factors.push_back({{"key", f.key},
+                       {"values", f.values},
+                       {"base", f.values[0]},
+                       {"content", to_string(f.content)}});
+  for (const auto& a : d.arms) {
+    arms.push_back({{"id", a.id},
+                    {"factor", a.factor ? json(d.factors[*a.factor].key) : json()},
+                    {"value", a.factor ? json(a.value) : json()},
+                    {"role", a.role},
+                    {"content", to_string(a.content)},
+                    {"overrides", a.overrides}});
+  }
+  const Guardrails& g = d.guardrails;
+  return {{"config_file", d.spec.config_file},
+          {"data", d.spec.data},
+          {"base_overrides", d.arms[0].overrides},
+          {"base_config", base_config},
+          {"factors", factors},
+          {"arms", arms},
+          {"rounds", d.spec.rounds},
+          {"min_rounds", d.min_rounds},
+          {"seed", d.spec.seed},
+          {"cache", d.spec.cache},
+          {"warmup_s", d.spec.warmup_s},
+          {"warmup_batches_rule", "max(phases.warmup_steps, 2 x num_workers x prefetch_factor)"},
+          {"metric", metric},
+          {"alpha", d.alpha},
+          {"power", d.power},
+          {"looks", d.looks},
+          {"alpha_spending", "lan-demets-obrien-fleming"},
+          {"tau_floor", d.tau_floor},
+          {"bootstrap_resamples", d.bootstrap_resamples},
+          {"steady_state",
+           {{"blocks", d.steady_blocks},
+            {"block_steps_rule", "max(4, num_workers x prefetch_factor)"},
+            {"cv_max", SteadyCriteria{}.cv_max},
+            {"trend", "Spearman over blocks, exact p < 0.05"}}},
+          {"guardrails",
+           {{"max_latency_growth", g.max_latency_growth},
+            {"latency_slack_ms", g.latency_slack_ms},
+            {"max_pss_growth", g.max_pss_growth},
+            {"memory_budget_mb", g.memory_budget_mb},
+            {"latency", {"step.p95", "step.p99", "wait.p95", "wait.p99"}},
+            {"errors", "arm <= base"},
+            {"correctness", "digests (preserving) or PSNR (lossy)"}}},
+          {"psnr_min_db", d.psnr_min_db},
+          {"psnr_batches", d.psnr_batches}};
+}
+
+}  // namespace mmprof

@@ -1,0 +1,175 @@
+#include "ab/output.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "stats/descriptive.hpp"
+#include "util/files.hpp"
+
+namespace mmprof {
+namespace {
+
+using nlohmann::json;
+
+// Per-arm figures read from the trials: median metric, tails and memory, summed errors.
+struct ArmTrials {
+  size_t complete = 0;
+  double metric = NAN, step_p99 = NAN, wait_p99 = NAN, pss = NAN;
+  int64_t errors = 0;
+};
+
+double median_at(const json& trials, const std::string& arm, const json::json_pointer& field) {
+  std::vector<double> v;
+  for (const auto& t : trials)
+    if (t["arm"] == arm && t.contains(field) && t[field].is_number())
+      v.push_back(t[field].get<double>());
+  std::sort(v.begin(), v.end());
+  return quantile_sorted(v, 0.5);
+}
+
+ArmTrials arm_trials(const json& trials, const std::string& arm) {
+  ArmTrials a;
+  for (const auto& t : trials) {
+    if (t["arm"] != arm) continue;
+    if (t["status"] == "complete") ++a.complete;
+    a.errors += t["errors"].get<int64_t>();
+  }
+  a.metric = median_at(trials, arm, json::json_pointer("/metric"));
+  a.step_p99 = median_at(trials, arm, json::json_pointer("/latency_ms/step_p99"));
+  a.wait_p99 = median_at(trials, arm, json::json_pointer("/latency_ms/wait_p99"));
+  a.pss = median_at(trials, arm, json::json_pointer("/pss_peak_mb"));
+  return a;
+}
+
+std::string num(const json& v, const char* f = "{:.2f}") {
+  return v.is_number() ? fmt::format(fmt::runtime(f), v.get<double>()) : "";
+}
+
+std::string num(double v, const char* f = "{:.2f}") {
+  return std::isfinite(v) ? fmt::format(fmt::runtime(f), v) : "";
+}
+
+std::string guardrail_text(const json& r) {
+  std::string failed;
+  for (const auto& g : r["guardrails"]) {
+    if (g["ok"].get<bool>()) continue;
+    if (!failed.empty()) failed += ';';
+    failed += g["name"].get<std::string>();
+  }
+  return failed.empty() ? "ok" : failed;
+}
+
+std::string correctness_text(const json& r) {
+  const json& ok = r["correctness"]["ok"];
+  return ok.is_boolean() ? (ok.get<bool>() ? "ok" : "failed") : "n/a";
+}
+
+const json kNoResult = json::object();
+
+// The result of `arm`, or an empty object for the base.
+const json& result_of(const json& experiment, const std::string& arm) {
+  for (const auto& r : experiment["results"])
+    if (r["arm"] == arm) return r;
+  return kNoResult;
+}
+
+std::string text_or_empty(const json& r, const char* key) {
+  return r.contains(key) && r[key].is_string() ? r[key].get<std::string>() : "";
+}
+
+}  // namespace
+
+std::string matrix_csv(const json& e) {
+  std::string out =
+      "arm,factor,value,role,content,n,metric,base_median,arm_median,effect_pct,ci_low_pct,"
+      "ci_high_pct,boot_low_pct,boot_high_pct,p_t,p_wilcoxon,mde_pct,tau_pct,drift,"
+      "nonsteady_trials,step_p99_ms,wait_p99_ms,pss_peak_mb,errors,correctness,guardrails,"
+      "verdict,reason\n";
+  const json& design = e["design"];
+  const std::string metric = design["metric"]["key"].get<std::string>();
+  const std::string tau = num(e["calibration"]["tau_pct"], "{:.3f}");
+  const ArmTrials base = arm_trials(e["trials"], "base");
+  for (const auto& arm : design["arms"]) {
+    const std::string id = arm["id"].get<std::string>();
+    const json& r = result_of(e, id);
+    const ArmTrials t = arm_trials(e["trials"], id);
+    const bool stats = r.contains("n");
+    std::vector<std::string> f = {
+        csv_field(id),
+        csv_field(arm["factor"].is_string() ? arm["factor"].get<std::string>() : ""),
+        csv_field(arm["value"].is_string() ? arm["value"].get<std::string>() : ""),
+        arm["role"].get<std::string>(),
+        arm["content"].get<std::string>(),
+        stats ? std::to_string(r["n"].get<size_t>()) : std::to_string(t.complete),
+        metric,
+        num(base.metric),
+        num(t.metric),
+        stats ? num(r["effect_pct"], "{:.3f}") : "",
+        stats ? num(r["ci_pct"][0], "{:.3f}") : "",
+        stats ? num(r["ci_pct"][1], "{:.3f}") : "",
+        stats ? num(r["bootstrap_ci_pct"][0], "{:.3f}") : "",
+        stats ? num(r["bootstrap_ci_pct"][1], "{:.3f}") : "",
+        stats ? num(r["p_t"], "{:.6f}") : "",
+        stats ? num(r["p_wilcoxon"], "{:.6f}") : "",
+        stats ? num(r["mde_pct"], "{:.3f}") : "",
+        stats ? tau : "",
+        stats ? (r["drift"]["drift"].get<bool>() ? "true" : "false") : "",
+        stats ? std::to_string(r["nonsteady_trials"].get<int>()) : "",
+        num(t.step_p99, "{:.4f}"),
+        num(t.wait_p99, "{:.4f}"),
+        num(t.pss, "{:.1f}"),
+        std::to_string(t.errors),
+        stats ? correctness_text(r) : "",
+        stats ? guardrail_text(r) : "",
+        text_or_empty(r, "verdict"),
+        csv_field(text_or_empty(r, "reason"))};
+    for (size_t i = 0; i < f.size(); ++i)
+      out += f[i] + (i + 1 < f.size() ? "," : "\n");
+  }
+  return out;
+}
+
+std::string matrix_md(const json& e) {
+  const json& design = e["design"];
+  std::string out = fmt::format(
+      "# mmprof ab: {}\n\nmetric `{}` ({}); {} rounds planned, looks at {}; seed {}; cache {}; "
+      "tau {}% (floor {:.1f}%); machine MDE {}%; status **{}**\n\n",
+      e["experiment_dir"].get<std::string>(), design["metric"]["key"].get<std::string>(),
+      design["metric"]["why"].get<std::string>(), design["rounds"].get<int>(),
+      design["looks"].dump(), design["seed"].get<uint64_t>(), design["cache"].get<std::string>(),
+      num(e["calibration"]["tau_pct"]), 100 * design["tau_floor"].get<double>(),
+      num(e["calibration"]["mde_pct"]), e["status"].get<std::string>());
+  out +=
+      "| arm | content | n | median samples/s | effect (95% CI) | bootstrap CI | p (t / Wilcoxon) "
+      "| MDE | guardrails | correctness | verdict | reason |\n";
+  out += "|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+  for (const auto& arm : design["arms"]) {
+    const std::string id = arm["id"].get<std::string>();
+    const json& r = result_of(e, id);
+    const ArmTrials t = arm_trials(e["trials"], id);
+    if (!r.contains("n")) {
+      out += fmt::format("| {} | {} | {} | {} | | | | | | | | |\n", id,
+                         arm["content"].get<std::string>(), t.complete, num(t.metric, "{:.1f}"));
+      continue;
+    }
+    out += fmt::format(
+        "| {} | {} | {} | {} | {}% [{}, {}] | [{}, {}] | {} / {} | {}% | {} | {} | **{}** | {} |\n",
+        id, arm["content"].get<std::string>(), r["n"].get<size_t>(), num(t.metric, "{:.1f}"),
+        num(r["effect_pct"], "{:+.1f}"), num(r["ci_pct"][0], "{:+.1f}"),
+        num(r["ci_pct"][1], "{:+.1f}"), num(r["bootstrap_ci_pct"][0], "{:+.1f}"),
+        num(r["bootstrap_ci_pct"][1], "{:+.1f}"), num(r["p_t"], "{:.3g}"),
+        num(r["p_wilcoxon"], "{:.3g}"), num(r["mde_pct"], "{:.1f}"), guardrail_text(r),
+        correctness_text(r), r["verdict"].get<std::string>(), r["reason"].get<std::string>());
+  }
+  return out;
+}
+
+void write_experiment_files(const std::filesystem::path& dir, const json& experiment) {
+  write_json_atomic(dir / "experiment.json", experiment);
+  write_file_atomic(dir / "matrix.csv", matrix_csv(experiment));
+  write_file_atomic(dir / "matrix.md", matrix_md(experiment));
+}
+
+}  // namespace mmprof

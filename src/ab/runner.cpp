@@ -1,0 +1,202 @@
+#include "ab/runner.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+
+#include "ab/analysis.hpp"
+#include "ab/output.hpp"
+#include "ab/trial_record.hpp"
+#include "mmprof/error.hpp"
+#include "run/progress.hpp"
+#include "util/interrupt.hpp"
+#include "util/version.hpp"
+
+namespace mmprof {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+// "loader.num_workers=4" -> "loader.num_workers=4"; "A/A" -> "A_A": a safe directory name.
+std::string dir_name(const std::string& arm_id) {
+  std::string out = arm_id;
+  for (char& c : out)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '=' && c != '-' &&
+        c != '_')
+      c = '_';
+  return out;
+}
+
+void prepare_experiment_dir(const fs::path& dir) {
+  std::error_code ec;
+  if (fs::exists(dir, ec) && !fs::is_empty(dir, ec) && !fs::exists(dir / "experiment.json", ec)) {
+    throw UsageError(fmt::format(
+        "--out {} exists and is not an mmprof experiment directory; choose another path",
+        dir.string()));
+  }
+  fs::create_directories(dir / "trials", ec);
+  if (ec) throw InputError(fmt::format("cannot create {}: {}", dir.string(), ec.message()));
+}
+
+class Experiment {
+ public:
+  Experiment(const ExperimentDesign& d, const AbOptions& o, const std::map<size_t, double>& psnr,
+             const TrialHooks& hooks)
+      : d_(d),
+        o_(o),
+        psnr_(psnr),
+        hooks_(hooks),
+        metric_(choose_metric(o.arm_configs[0])),
+        progress_(o.progress) {
+    doc_ = {{"schema", "mmprof.experiment/1"},
+            {"status", "running"},
+            {"message", ""},
+            {"mmprof", {{"version", version()}, {"commit", git_commit()}}},
+            {"command_line", o.argv},
+            {"experiment_dir", fs::absolute(o.out).string()},
+            {"started_utc", hooks.utc_now()},
+            {"design", design_json(d, o.base_tree, to_json(metric_))},
+            {"order", json::array()},
+            {"trials", json::array()},
+            {"looks", json::array()}};
+  }
+
+  json run() {
+    prepare_experiment_dir(o_.out);
+    publish(look_alpha(d_, 1));
+    try {
+      for (int r = 0; r < d_.spec.rounds; ++r) {
+        run_round(r);
+        if (at_interim_look(r + 1)) break;
+      }
+    } catch (const Error& e) {
+      finish(e.code() == ExitCode::interrupted ? "interrupted" : "failed", e.what());
+      throw;
+    }
+    if (doc_["status"] == "running") finish("complete", "");
+    return doc_;
+  }
+
+ private:
+  void run_round(int r) {
+    const std::vector<size_t> order = round_order(d_, r);
+    json ids = json::array();
+    for (size_t arm : order)
+      ids.push_back(d_.arms[arm].id);
+    doc_["order"].push_back(ids);
+    for (size_t pos = 0; pos < order.size(); ++pos) {
+      throw_if_interrupted();
+      run_trial(r, static_cast<int>(pos), order[pos]);
+      throw_if_interrupted();
+    }
+  }
+
+  std::vector<std::string> trial_argv(size_t arm, const fs::path& run_dir) const {
+    const Config& c = o_.arm_configs[arm];
+    // Warm-up: at least T seconds and 2 x workers x prefetch batches (in steps of accum batches).
+    const int batches = 2 * c.loader.num_workers * c.loader.prefetch_factor;
+    const int steps =
+        std::max(c.phases.warmup_steps, (batches + c.step.accum_steps - 1) / c.step.accum_steps);
+    std::vector<std::string> argv = {o_.self.string(), "baseline"};
+    if (!d_.spec.config_file.empty()) argv.insert(argv.end(), {"--config", d_.spec.config_file});
+    if (!d_.spec.data.empty()) argv.insert(argv.end(), {"--data", d_.spec.data});
+    std::vector<std::string> sets = d_.arms[arm].overrides;
+    sets.push_back(fmt::format("phases.warmup_steps={}", steps));
+    sets.push_back(
+        fmt::format("phases.warmup_s={}", std::max(c.phases.warmup_s, d_.spec.warmup_s)));
+    sets.push_back(fmt::format("phases.steady_blocks={}", d_.steady_blocks));
+    for (const auto& s : sets)
+      argv.insert(argv.end(), {"--set", s});
+    argv.insert(argv.end(), {"--out", run_dir.string(), "--json"});
+    return argv;
+  }
+
+  void run_trial(int r, int pos, size_t arm) {
+    TrialRecord t;
+    t.round = r;
+    t.position = pos;
+    t.arm = arm;
+    t.run_dir = fmt::format("trials/r{:02d}-{}", r, dir_name(d_.arms[arm].id));
+    const fs::path run_dir = o_.out / t.run_dir;
+    hooks_.prepare_cache();
+    const int64_t t0 = hooks_.now_ns();
+    t.exit_code = hooks_.run(trial_argv(arm, run_dir), o_.out / (t.run_dir + ".log"));
+    t.wall_s = static_cast<double>(hooks_.now_ns() - t0) / 1e9;
+    read_trial_outputs(run_dir, metric_, t);
+    const bool stopped = t.exit_code == static_cast<int>(ExitCode::interrupted) || interrupted();
+    t.status = stopped ? "interrupted" : (t.exit_code == 0 && t.metric ? "complete" : "failed");
+    doc_["trials"].push_back(to_json(t, d_.arms[arm].id));
+    trials_.push_back(std::move(t));
+    progress_.update("ab trials", static_cast<int64_t>(trials_.size()),
+                     static_cast<int64_t>(d_.spec.rounds * d_.arms.size()),
+                     trials_.back().metric.value_or(0));
+    publish(look_alpha(d_, r + 1));
+  }
+
+  // After `rounds` complete rounds: at a planned interim look, stop when every factor arm is
+  // decided at the alpha this look spends.
+  bool at_interim_look(int rounds) {
+    const bool planned = std::count(d_.looks.begin(), d_.looks.end(), rounds) > 0;
+    if (!planned || rounds == d_.spec.rounds) return false;
+    const double alpha = look_alpha(d_, rounds);
+    const Analysis a = analyze(d_, trials_, psnr_, alpha);
+    doc_["looks"].push_back(
+        {{"round", rounds},
+         {"alpha_spent",
+          stats::obf_alpha_spent(static_cast<double>(rounds) / d_.spec.rounds, d_.alpha)},
+         {"alpha_nominal", alpha},
+         {"stop", a.all_factor_arms_decided}});
+    if (!a.all_factor_arms_decided) return false;
+    publish(alpha);
+    finish("stopped_early", fmt::format("every factor arm was decided at the planned look after "
+                                        "round {} of {}",
+                                        rounds, d_.spec.rounds));
+    return true;
+  }
+
+  void publish(double alpha) {
+    const Analysis a = analyze(d_, trials_, psnr_, alpha);
+    json results = json::array();
+    for (const auto& r : a.arms)
+      results.push_back(to_json(r, d_));
+    doc_["calibration"] = to_json(a.calibration);
+    doc_["alpha_nominal"] = alpha;
+    doc_["results"] = results;
+    doc_["updated_utc"] = hooks_.utc_now();
+    write_experiment_files(o_.out, doc_);
+  }
+
+  void finish(const std::string& status, const std::string& message) {
+    progress_.finish();
+    if (status == "complete") {
+      doc_["looks"].push_back({{"round", d_.spec.rounds},
+                               {"alpha_spent", d_.alpha},
+                               {"alpha_nominal", look_alpha(d_, d_.spec.rounds)},
+                               {"stop", true}});
+    }
+    doc_["status"] = status;
+    doc_["message"] = message;
+    doc_["updated_utc"] = hooks_.utc_now();
+    write_experiment_files(o_.out, doc_);
+  }
+
+  const ExperimentDesign& d_;
+  const AbOptions& o_;
+  const std::map<size_t, double>& psnr_;
+  const TrialHooks& hooks_;
+  MetricChoice metric_;
+  ProgressLine progress_;
+  json doc_;
+  std::vector<TrialRecord> trials_;
+};
+
+}  // namespace
+
+json run_ab(const ExperimentDesign& d, const AbOptions& options,
+            const std::map<size_t, double>& psnr, const TrialHooks& hooks) {
+  return Experiment(d, options, psnr, hooks).run();
+}
+
+}  // namespace mmprof

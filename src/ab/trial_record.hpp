@@ -1,0 +1,51 @@
+#pragma once
+// One trial of an experiment (one `mmprof baseline` child process) and what `mmprof ab` reads
+// back from its run directory: the metric from summary.json, step/wait tails of the metric's
+// phase from steps.csv, memory and errors from summary.json, steady.json and digests.csv.
+#include <cstdint>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+#include "ab/content_check.hpp"
+#include "mmprof/config.hpp"
+
+namespace mmprof {
+
+// End-to-end samples/s when there is a step, else pipeline samples/s.
+struct MetricChoice {
+  std::string phase;  // "end_to_end" | "pipeline"
+  std::string key;    // "throughput.<phase>.samples_per_s"
+  std::string why;
+};
+MetricChoice choose_metric(const Config& base);
+nlohmann::json to_json(const MetricChoice& m);
+
+struct TrialRecord {
+  int round = 0, position = 0;
+  size_t arm = 0;
+  std::string run_dir;  // relative to the experiment directory
+  std::string status;   // complete | failed | interrupted
+  int exit_code = 0;
+  double wall_s = 0;
+  std::optional<double> metric;  // samples/s
+  std::optional<bool> steady, steady_extended;
+  double step_p95 = NAN, step_p99 = NAN, wait_p95 = NAN, wait_p99 = NAN;  // ms, metric phase
+  double pss_peak_mb = NAN, host_peak_mb = NAN;
+  int64_t errors = 0;
+  DigestMap digests;
+
+  bool complete() const { return status == "complete" && metric.has_value(); }
+};
+
+// Fills the measured fields of `t` from its run directory (files that are missing stay unset).
+void read_trial_outputs(const std::filesystem::path& run_dir, const MetricChoice& metric,
+                        TrialRecord& t);
+
+nlohmann::json to_json(const TrialRecord& t, const std::string& arm_id);
+
+// A number for JSON, null when it is NaN or infinite (no measurement yet).
+nlohmann::json finite_or_null(double v);
+
+}  // namespace mmprof

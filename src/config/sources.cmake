@@ -1,3 +1,0 @@
-list(APPEND MMPROF_SOURCES
-  config/config.cpp
-)

@@ -1,0 +1,62 @@
+#include "gen/output_files.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <regex>
+#include <system_error>
+
+#include "util/error.hpp"
+
+namespace mmprof::gen {
+namespace fs = std::filesystem;
+
+void make_writable_dir(const fs::path& dir) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) throw InputError("cannot create directory " + dir.string() + ": " + ec.message());
+  if (::access(dir.c_str(), W_OK | X_OK) != 0) throw_errno("cannot write to directory", dir);
+}
+
+void write_file(const fs::path& path, const void* data, size_t size) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) throw_errno("cannot create", path);
+  const auto* p = static_cast<const char*>(data);
+  while (size > 0) {
+    const ssize_t n = ::write(fd, p, size);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const int saved = errno;
+      ::close(fd);
+      errno = saved;
+      throw_errno("cannot write", path);
+    }
+    p += n;
+    size -= static_cast<size_t>(n);
+  }
+  if (::close(fd) != 0) throw_errno("cannot write", path);
+}
+
+void remove_stale(const fs::path& dir, bool (*is_ours)(const std::string& name)) {
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    if (!entry.is_regular_file() || !is_ours(entry.path().filename().string())) continue;
+    if (!fs::remove(entry.path(), ec) && ec)
+      throw InputError("cannot remove stale " + entry.path().string() + ": " + ec.message());
+  }
+  if (ec) throw InputError("cannot list " + dir.string() + ": " + ec.message());
+}
+
+bool is_sample_file_name(const std::string& name) {
+  static const std::regex pattern("[0-9]{6,}\\.(jpg|png|mp4|txt)");
+  return std::regex_match(name, pattern);
+}
+
+bool is_shard_file_name(const std::string& name) {
+  static const std::regex pattern("shard-[0-9]{6,}\\.tar");
+  return std::regex_match(name, pattern);
+}
+
+}  // namespace mmprof::gen

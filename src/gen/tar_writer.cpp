@@ -1,0 +1,91 @@
+#include "gen/tar_writer.hpp"
+
+#include <archive.h>
+#include <archive_entry.h>
+
+#include <cstdio>
+#include <utility>
+
+#include "util/error.hpp"
+
+namespace mmprof::gen {
+namespace {
+
+constexpr uint64_t kBlock = 512;
+
+struct EntryDeleter {
+  void operator()(archive_entry* e) const noexcept { archive_entry_free(e); }
+};
+
+}  // namespace
+
+std::string shard_name(int index) {
+  char name[32];
+  std::snprintf(name, sizeof name, "shard-%06d.tar", index);
+  return name;
+}
+
+void ShardWriter::ArchiveDeleter::operator()(::archive* a) const noexcept {
+  archive_write_free(a);  // closes first if still open
+}
+
+ShardWriter::ShardWriter(std::filesystem::path dir, uint64_t shard_bytes)
+    : dir_(std::move(dir)), shard_bytes_(shard_bytes) {}
+
+ShardWriter::~ShardWriter() = default;
+
+void ShardWriter::open_next() {
+  ShardInfo info;
+  info.name = shard_name(static_cast<int>(shards_.size()));
+  const std::string path = (dir_ / info.name).string();
+  archive_.reset(archive_write_new());
+  if (!archive_) throw RunError("libarchive: out of memory");
+  archive_write_set_format_ustar(archive_.get());
+  archive_write_add_filter_none(archive_.get());
+  // No padding of the last block to 10 KiB: shard sizes stay close to their content.
+  archive_write_set_bytes_in_last_block(archive_.get(), 1);
+  if (archive_write_open_filename(archive_.get(), path.c_str()) != ARCHIVE_OK)
+    throw InputError("cannot create shard " + path + ": " + archive_error_string(archive_.get()));
+  shards_.push_back(std::move(info));
+  current_bytes_ = 0;
+}
+
+void ShardWriter::close_current() {
+  if (!archive_) return;
+  const std::string path = (dir_ / shards_.back().name).string();
+  if (archive_write_close(archive_.get()) != ARCHIVE_OK)
+    throw InputError("cannot write shard " + path + ": " + archive_error_string(archive_.get()));
+  archive_.reset();
+  shards_.back().bytes = std::filesystem::file_size(dir_ / shards_.back().name);
+}
+
+void ShardWriter::add_sample(const std::string& key, const std::vector<TarMember>& members) {
+  if (archive_ && current_bytes_ >= shard_bytes_) close_current();
+  if (!archive_) open_next();
+  std::unique_ptr<archive_entry, EntryDeleter> entry(archive_entry_new());
+  for (const auto& m : members) {
+    archive_entry_clear(entry.get());
+    archive_entry_set_pathname(entry.get(), m.name.c_str());
+    archive_entry_set_size(entry.get(), static_cast<la_int64_t>(m.data->size()));
+    archive_entry_set_filetype(entry.get(), AE_IFREG);
+    archive_entry_set_perm(entry.get(), 0644);
+    archive_entry_set_mtime(entry.get(), 0, 0);  // fixed, so shards are byte-identical per seed
+    if (archive_write_header(archive_.get(), entry.get()) != ARCHIVE_OK ||
+        archive_write_data(archive_.get(), m.data->data(), m.data->size()) !=
+            static_cast<la_ssize_t>(m.data->size())) {
+      throw InputError("cannot write shard " + (dir_ / shards_.back().name).string() + ": " +
+                       archive_error_string(archive_.get()));
+    }
+    current_bytes_ += kBlock + (m.data->size() + kBlock - 1) / kBlock * kBlock;
+  }
+  ShardInfo& info = shards_.back();
+  if (info.samples++ == 0) info.first_key = key;
+  info.last_key = key;
+}
+
+std::vector<ShardInfo> ShardWriter::finish() {
+  close_current();
+  return shards_;
+}
+
+}  // namespace mmprof::gen

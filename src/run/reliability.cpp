@@ -1,0 +1,56 @@
+#include "run/reliability.hpp"
+
+#include <fmt/format.h>
+
+namespace mmprof {
+namespace {
+
+std::string shard_path(const Dataset& dataset, const RejectedEntry& entry) {
+  return (dataset.root() / entry.file).string();
+}
+
+}  // namespace
+
+void ReliabilityTally::observe(const LoaderStats& live) {
+  live_.respawns = live.respawns;
+  live_.retries = live.retries;
+  live_.hung_workers = live.hung_workers;
+  if (live_.worker_faults.size() != live.worker_faults.size()) {
+    live_.worker_faults = live.worker_faults;
+  }
+}
+
+void ReliabilityTally::loader_done() {
+  respawns_ += live_.respawns;
+  retries_ += live_.retries;
+  hung_ += live_.hung_workers;
+  faults_.insert(faults_.end(), live_.worker_faults.begin(), live_.worker_faults.end());
+  live_ = LoaderStats{};
+}
+
+nlohmann::json ReliabilityTally::to_json(int64_t skipped_samples, int64_t rejected_members) const {
+  std::vector<std::string> faults = faults_;
+  faults.insert(faults.end(), live_.worker_faults.begin(), live_.worker_faults.end());
+  return {{"skipped_samples", skipped_samples},         {"rejected_members", rejected_members},
+          {"respawns", respawns_ + live_.respawns},     {"retries", retries_ + live_.retries},
+          {"hung_workers", hung_ + live_.hung_workers}, {"worker_faults", faults}};
+}
+
+nlohmann::json rejection_error_line(const Dataset& dataset, const RejectedEntry& entry) {
+  return {{"key", entry.key},
+          {"stage", "index"},
+          {"message", entry.reason},
+          {"phase", "index"},
+          {"batch", nullptr},
+          {"epoch", nullptr},
+          {"file", shard_path(dataset, entry)}};
+}
+
+void enforce_rejection_policy(const Config& config, const Dataset& dataset) {
+  if (config.loader.on_error != OnError::fail || dataset.rejected().empty()) return;
+  const RejectedEntry& first = dataset.rejected().front();
+  throw RunError(fmt::format("tar shard {}: member '{}' refused: {} (loader.on_error=fail)",
+                             shard_path(dataset, first), first.key, first.reason));
+}
+
+}  // namespace mmprof

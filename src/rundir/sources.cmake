@@ -1,3 +1,0 @@
-list(APPEND MMPROF_SOURCES
-  rundir/run_files.cpp
-)
