@@ -17,6 +17,7 @@
 #include "probe/clock.hpp"
 #include "probe/procfs.hpp"
 #include "probe/resource_sampler.hpp"
+#include "rundir/resource_rows.hpp"
 #include "stats/descriptive.hpp"
 
 namespace {

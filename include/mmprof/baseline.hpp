@@ -14,7 +14,7 @@
 
 namespace mmprof {
 
-struct ResumePoint;  // experiment/resume.hpp
+struct ResumePoint;  // run/resume.hpp
 
 struct BaselineOptions {
   std::filesystem::path out;      // the run directory
@@ -24,6 +24,9 @@ struct BaselineOptions {
   std::filesystem::path repo;     // the user's repository for the manifest (empty: the cwd)
   // `--resume RUN`: loader phases continue from RUN's checkpoint.json; null for a fresh run.
   std::shared_ptr<const ResumePoint> resume;
+  // `mmprof trace`: called once the run is over (also when it failed), after every producer of
+  // events stopped: writes trace.json and returns summary.json's `trace` part.
+  std::function<nlohmann::json()> finish_trace;
 };
 
 // Runs the phases and writes manifest.json, summary.json, steps.csv, stages.csv, errors.jsonl.

@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <cmath>
-#include <fstream>
 #include <vector>
 
 #include "mmprof/error.hpp"
@@ -34,24 +33,6 @@ Config inline_uint8(Config c) {
 }
 
 }  // namespace
-
-DigestMap read_digests(const std::filesystem::path& run_dir) {
-  DigestMap out;
-  const auto path = run_dir / "digests.csv";
-  std::ifstream in(path);
-  if (!in) return out;
-  std::string line;
-  std::getline(in, line);  // header
-  for (size_t row = 2; std::getline(in, line); ++row) {
-    char phase[32] = {};
-    unsigned long long batch = 0, epoch = 0, digest = 0;
-    if (std::sscanf(line.c_str(), "%31[^,],%llu,%llu,%llx", phase, &batch, &epoch, &digest) != 4)
-      throw InputError(
-          fmt::format("{} line {} is not phase,batch_id,epoch,digest", path.string(), row));
-    out[{phase, batch}] = digest;
-  }
-  return out;
-}
 
 DigestComparison compare_digests(const DigestMap& base, const DigestMap& arm) {
   DigestComparison c;

@@ -3,21 +3,13 @@
 // content-preserving factors, and PSNR of decoded batches for lossy ones.
 #include <cstddef>
 #include <cstdint>
-#include <filesystem>
-#include <map>
 #include <string>
-#include <utility>
 
 #include "mmprof/config.hpp"
 #include "mmprof/dataset.hpp"
+#include "mmprof/run_dir.hpp"
 
 namespace mmprof {
-
-// (phase, batch_id) -> batch digest, as a trial's digests.csv recorded them.
-using DigestMap = std::map<std::pair<std::string, uint64_t>, uint64_t>;
-
-// Reads RUN/digests.csv; an absent file gives an empty map. Throws InputError on a bad row.
-DigestMap read_digests(const std::filesystem::path& run_dir);
 
 struct DigestComparison {
   size_t compared = 0, mismatched = 0;

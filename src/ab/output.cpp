@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "mmprof/run_dir.hpp"
 #include "stats/descriptive.hpp"
 #include "util/files.hpp"
 
@@ -167,9 +168,9 @@ std::string matrix_md(const json& e) {
 }
 
 void write_experiment_files(const std::filesystem::path& dir, const json& experiment) {
-  write_json_atomic(dir / "experiment.json", experiment);
-  write_file_atomic(dir / "matrix.csv", matrix_csv(experiment));
-  write_file_atomic(dir / "matrix.md", matrix_md(experiment));
+  write_json_atomic(dir / run_file::experiment, experiment);
+  write_file_atomic(dir / run_file::matrix_csv, matrix_csv(experiment));
+  write_file_atomic(dir / run_file::matrix_md, matrix_md(experiment));
 }
 
 }  // namespace mmprof

@@ -9,6 +9,7 @@
 #include "ab/output.hpp"
 #include "ab/trial_record.hpp"
 #include "mmprof/error.hpp"
+#include "mmprof/run_dir.hpp"
 #include "run/progress.hpp"
 #include "util/interrupt.hpp"
 #include "util/version.hpp"
@@ -31,12 +32,13 @@ std::string dir_name(const std::string& arm_id) {
 
 void prepare_experiment_dir(const fs::path& dir) {
   std::error_code ec;
-  if (fs::exists(dir, ec) && !fs::is_empty(dir, ec) && !fs::exists(dir / "experiment.json", ec)) {
+  if (fs::exists(dir, ec) && !fs::is_empty(dir, ec) &&
+      !fs::exists(dir / run_file::experiment, ec)) {
     throw UsageError(fmt::format(
         "--out {} exists and is not an mmprof experiment directory; choose another path",
         dir.string()));
   }
-  fs::create_directories(dir / "trials", ec);
+  fs::create_directories(dir / run_file::trials, ec);
   if (ec) throw InputError(fmt::format("cannot create {}: {}", dir.string(), ec.message()));
 }
 
@@ -49,7 +51,7 @@ class Experiment {
         psnr_(psnr),
         hooks_(hooks),
         metric_(choose_metric(o.arm_configs[0])),
-        progress_(o.progress) {
+        progress_(o.progress, hooks.now_ns) {
     doc_ = {{"schema", "mmprof.experiment/1"},
             {"status", "running"},
             {"message", ""},
@@ -118,7 +120,7 @@ class Experiment {
     t.round = r;
     t.position = pos;
     t.arm = arm;
-    t.run_dir = fmt::format("trials/r{:02d}-{}", r, dir_name(d_.arms[arm].id));
+    t.run_dir = fmt::format("{}/r{:02d}-{}", run_file::trials, r, dir_name(d_.arms[arm].id));
     const fs::path run_dir = o_.out / t.run_dir;
     hooks_.prepare_cache();
     const int64_t t0 = hooks_.now_ns();

@@ -4,11 +4,10 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
-#include <sstream>
 #include <vector>
 
 #include "mmprof/error.hpp"
+#include "mmprof/run_dir.hpp"
 #include "stats/descriptive.hpp"
 
 namespace mmprof {
@@ -19,38 +18,13 @@ double number_at(const nlohmann::json& j, const std::string& pointer) {
   return j.contains(p) && j[p].is_number() ? j[p].get<double>() : NAN;
 }
 
-std::vector<std::string> split_csv_line(const std::string& line) {
-  std::vector<std::string> out;
-  std::stringstream ss(line);
-  for (std::string field; std::getline(ss, field, ',');)
-    out.push_back(field);
-  return out;
-}
-
-// step_ms and wait_ms of `phase`'s rows of steps.csv, located by the header's column names.
-void read_step_tails(const std::filesystem::path& steps_csv, const std::string& phase,
-                     TrialRecord& t) {
-  std::ifstream in(steps_csv);
-  std::string line;
-  if (!std::getline(in, line)) return;
-  const auto header = split_csv_line(line);
-  const auto column = [&](const char* name) {
-    return static_cast<size_t>(std::find(header.begin(), header.end(), name) - header.begin());
-  };
-  const size_t c_phase = column("phase"), c_step = column("step_ms"), c_wait = column("wait_ms");
-  const size_t needed = std::max({c_phase, c_step, c_wait});
-  if (needed >= header.size()) return;
+// step_ms and wait_ms tails of `phase`'s steps.
+void step_tails(const std::vector<StepRow>& rows, const std::string& phase, TrialRecord& t) {
   std::vector<double> step, wait;
-  for (size_t row = 2; std::getline(in, line); ++row) {
-    const auto f = split_csv_line(line);
-    if (f.size() <= needed || f[c_phase] != phase) continue;
-    try {
-      step.push_back(std::stod(f[c_step]));
-      wait.push_back(std::stod(f[c_wait]));
-    } catch (const std::logic_error&) {
-      throw InputError(
-          fmt::format("{} line {}: step_ms or wait_ms is not a number", steps_csv.string(), row));
-    }
+  for (const StepRow& r : rows) {
+    if (r.phase != phase) continue;
+    step.push_back(r.step_ms);
+    wait.push_back(r.wait_ms);
   }
   std::sort(step.begin(), step.end());
   std::sort(wait.begin(), wait.end());
@@ -58,16 +32,6 @@ void read_step_tails(const std::filesystem::path& steps_csv, const std::string& 
   t.step_p99 = quantile_sorted(step, 0.99);
   t.wait_p95 = quantile_sorted(wait, 0.95);
   t.wait_p99 = quantile_sorted(wait, 0.99);
-}
-
-std::optional<nlohmann::json> read_json(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  if (!in) return std::nullopt;
-  try {
-    return nlohmann::json::parse(in);
-  } catch (const nlohmann::json::exception&) {
-    return std::nullopt;  // a trial killed mid-write leaves no valid file: treated as missing
-  }
 }
 
 }  // namespace
@@ -92,22 +56,26 @@ nlohmann::json to_json(const MetricChoice& m) {
 
 void read_trial_outputs(const std::filesystem::path& run_dir, const MetricChoice& metric,
                         TrialRecord& t) {
-  if (const auto summary = read_json(run_dir / "summary.json")) {
-    const double v = number_at(*summary, "/throughput/" + metric.phase + "/samples_per_s");
+  // A trial that failed at once left no run directory: every figure stays unset.
+  if (!RunDir::is_run(run_dir)) return;
+  const RunDir run = RunDir::open(run_dir);
+  if (run.has_summary()) {
+    const nlohmann::json& summary = run.summary();
+    const double v = number_at(summary, "/throughput/" + metric.phase + "/samples_per_s");
     if (std::isfinite(v) && v > 0) t.metric = v;
-    t.pss_peak_mb = number_at(*summary, "/memory/total_pss_peak_mb");
-    t.host_peak_mb = number_at(*summary, "/memory/host_peak_mb");
-    const double errors = number_at(*summary, "/errors/count");
+    t.pss_peak_mb = number_at(summary, "/memory/total_pss_peak_mb");
+    t.host_peak_mb = number_at(summary, "/memory/host_peak_mb");
+    const double errors = number_at(summary, "/errors/count");
     t.errors = std::isfinite(errors) ? static_cast<int64_t>(errors) : 0;
   }
-  if (const auto steady = read_json(run_dir / "steady.json")) {
+  if (const auto steady = run.steady()) {
     if (steady->contains(metric.phase)) {
       t.steady = (*steady)[metric.phase]["steady"].get<bool>();
       t.steady_extended = (*steady)[metric.phase]["extended"].get<bool>();
     }
   }
-  read_step_tails(run_dir / "steps.csv", metric.phase, t);
-  t.digests = read_digests(run_dir);
+  step_tails(run.steps(), metric.phase, t);
+  t.digests = run.digests();
 }
 
 nlohmann::json to_json(const TrialRecord& t, const std::string& arm_id) {

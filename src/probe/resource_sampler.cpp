@@ -1,6 +1,5 @@
 #include "probe/resource_sampler.hpp"
 
-#include <fmt/format.h>
 #include <pthread.h>
 #include <unistd.h>
 
@@ -14,27 +13,6 @@ namespace mmprof {
 namespace {
 
 constexpr int kScanEvery = 10;
-
-template <typename T>
-std::string opt(const std::optional<T>& v) {
-  return v ? fmt::format("{}", *v) : std::string();
-}
-
-std::optional<int64_t> kb(const std::optional<int64_t>& bytes) {
-  if (!bytes) return std::nullopt;
-  return *bytes / 1024;
-}
-
-// Phase and label are our own words, but quote them anyway should one ever hold a comma.
-std::string csv_word(const std::string& s) {
-  if (s.find_first_of(",\"\n") == std::string::npos) return s;
-  std::string out = "\"";
-  for (const char c : s) {
-    if (c == '"') out += '"';
-    out += c;
-  }
-  return out + "\"";
-}
 
 // Worker processes are forked while the sampler's thread runs. A child inherits every lock as
 // it was at fork(): if the thread was doing anything (allocating, writing a CSV row, even its
@@ -269,44 +247,6 @@ ProcessSample ResourceSampler::read_process(const procfs::ProcStat& st, bool wit
   }
   if (auto io = fs_.io(st.pid)) p.io = *io;
   return p;
-}
-
-std::string resources_csv_header() {
-  return "t_ns,pid,role,rss_kb,pss_kb,uss_kb,cpu_s,read_bytes,minflt,majflt,"
-         "worker,swap_kb,pss_anon_kb,pss_file_kb,pss_shmem_kb,write_bytes,rchar,wchar,syscr,syscw,"
-         "utime_s,stime_s,starttime_ticks,phase,label\n";
-}
-
-std::string resources_csv_rows(const Snapshot& s) {
-  std::string out;
-  for (const auto& p : s.processes) {
-    const auto& m = p.mem;
-    out += fmt::format(
-        "{},{},{},{},{},{},{:.3f},{},{},{},{},{},{},{},{},{},{},{},{},{},{:.3f},{:.3f},{},{},{}\n",
-        s.t_ns, p.pid, p.role, opt(m.rss_kb), opt(m.pss_kb), opt(m.uss_kb()), p.cpu_s(),
-        opt(p.io.read_bytes), p.minflt, p.majflt, p.worker >= 0 ? std::to_string(p.worker) : "",
-        opt(m.swap_kb), opt(m.pss_anon_kb), opt(m.pss_file_kb), opt(m.pss_shmem_kb),
-        opt(p.io.write_bytes), opt(p.io.rchar), opt(p.io.wchar), opt(p.io.syscr), opt(p.io.syscw),
-        p.utime_s, p.stime_s, p.starttime_ticks, csv_word(s.phase), csv_word(s.label));
-  }
-  return out;
-}
-
-std::string host_csv_header() {
-  return "t_ns,mem_total_kb,mem_available_kb,used_kb,cached_kb,shmem_kb,"
-         "cgroup_memory_current_kb,cgroup_memory_peak_kb,shm_used_kb,phase,label\n";
-}
-
-std::string host_csv_row(const Snapshot& s) {
-  const auto& m = s.host.mem;
-  std::optional<int64_t> used;
-  if (m.mem_total_kb && m.mem_available_kb) used = *m.mem_total_kb - *m.mem_available_kb;
-  std::optional<uint64_t> shm_kb;
-  if (s.host.shm_used_bytes) shm_kb = *s.host.shm_used_bytes / 1024;
-  return fmt::format("{},{},{},{},{},{},{},{},{},{},{}\n", s.t_ns, opt(m.mem_total_kb),
-                     opt(m.mem_available_kb), opt(used), opt(m.cached_kb), opt(m.shmem_kb),
-                     opt(kb(s.host.cgroup_current_bytes)), opt(kb(s.host.cgroup_peak_bytes)),
-                     opt(shm_kb), csv_word(s.phase), csv_word(s.label));
 }
 
 }  // namespace mmprof

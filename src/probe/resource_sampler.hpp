@@ -91,12 +91,4 @@ class ResourceSampler {
   std::thread thread_;
 };
 
-// resources.csv: DESIGN.md's columns first, then the ones mmprof adds. One row per process per
-// snapshot; an empty field is a value the kernel did not give.
-std::string resources_csv_header();
-std::string resources_csv_rows(const Snapshot& s);
-// host.csv: one row per snapshot.
-std::string host_csv_header();
-std::string host_csv_row(const Snapshot& s);
-
 }  // namespace mmprof

@@ -17,15 +17,11 @@ namespace {
 using nlohmann::json;
 
 // Milliseconds per sample of every measured step of `phase`.
-std::vector<double> ms_per_sample(const CsvTable& steps, const std::string& phase) {
-  const size_t p = steps.require("phase"), ms = steps.require("step_ms");
-  const size_t n = steps.require("samples");
+std::vector<double> ms_per_sample(const std::vector<StepRow>& steps, const std::string& phase) {
   std::vector<double> out;
-  for (size_t r = 0; r < steps.size(); ++r) {
-    if (steps.row(r)[p] != phase) continue;
-    const auto t = steps.number(r, ms), k = steps.number(r, n);
-    if (t && k && *k > 0) out.push_back(*t / *k);
-  }
+  for (const StepRow& r : steps)
+    if (r.phase == phase && r.samples > 0)
+      out.push_back(r.step_ms / static_cast<double>(r.samples));
   return out;
 }
 

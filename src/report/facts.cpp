@@ -126,10 +126,13 @@ json cross_checks(const RunData& run) {
   };
   add("stall_fraction vs steps.csv", number_at(run.summary, "/stall_fraction"),
       stall_from_steps(run.steps, "end_to_end"));
-  for (const char* stage : {"read", "decode", "augment"}) {
+  const std::pair<const char*, StageFigure> stages[] = {{"read", StageFigure::read},
+                                                        {"decode", StageFigure::decode},
+                                                        {"augment", StageFigure::augment}};
+  for (const auto& [stage, figure] : stages) {
     add(fmt::format("latency_ms.stages.{}.mean vs stages.csv", stage),
         number_at(run.summary, fmt::format("/latency_ms/stages/{}/mean", stage)),
-        column_mean(run.stages, "pipeline", std::string(stage) + "_ms"));
+        stage_mean(run.stages, "pipeline", figure));
   }
   return checks;
 }
@@ -138,9 +141,11 @@ json charts(const RunData& run) {
   json c;
   json cdfs = json::array();
   for (const char* p : {"pipeline", "end_to_end"}) {
-    for (const char* column : {"wait_ms", "step_ms"}) {
-      json points = latency_cdf(run.steps, p, column);
-      if (!points.empty()) cdfs.push_back({{"phase", p}, {"column", column}, {"points", points}});
+    for (const StepFigure figure : {StepFigure::wait, StepFigure::step}) {
+      json points = latency_cdf(run.steps, p, figure);
+      if (!points.empty()) {
+        cdfs.push_back({{"phase", p}, {"column", column_name(figure)}, {"points", points}});
+      }
     }
   }
   c["latency_cdf"] = cdfs;

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "report/csv_table.hpp"
+#include "mmprof/run_dir.hpp"
 
 namespace mmprof::report {
 
@@ -15,8 +15,9 @@ struct RunData {
   std::filesystem::path dir;
   nlohmann::json manifest;  // "mmprof.manifest/1"
   nlohmann::json summary;   // "mmprof.summary/1"
-  CsvTable steps, stages;
-  std::optional<CsvTable> resources;  // absent in runs made before the procfs sampler
+  std::vector<StepRow> steps;
+  std::vector<StageRow> stages;
+  std::optional<std::vector<ResourceRow>> resources;  // absent before the procfs sampler
   std::vector<nlohmann::json> errors;
 };
 

@@ -13,20 +13,39 @@ namespace {
 
 using nlohmann::json;
 
-std::vector<double> column_values(const CsvTable& t, const std::string& phase, size_t col) {
-  const size_t phase_col = t.require("phase");
-  std::vector<double> values;
-  for (size_t r = 0; r < t.size(); ++r) {
-    if (t.row(r)[phase_col] != phase) continue;
-    if (const auto v = t.number(r, col)) values.push_back(*v);
+template <class Row, class F>
+std::vector<double> values_of(const std::vector<Row>& rows, const std::string& phase, F&& value) {
+  std::vector<double> out;
+  for (const Row& r : rows)
+    if (r.phase == phase) out.push_back(value(r));
+  return out;
+}
+
+double step_value(const StepRow& r, StepFigure f) {
+  return f == StepFigure::wait ? r.wait_ms : r.step_ms;
+}
+
+double stage_value(const StageRow& r, StageFigure f) {
+  switch (f) {
+    case StageFigure::read:
+      return r.read_ms;
+    case StageFigure::decode:
+      return r.decode_ms;
+    case StageFigure::augment:
+      return r.augment_ms;
   }
-  return values;
+  return 0;
 }
 
 }  // namespace
 
-json latency_cdf(const CsvTable& steps, const std::string& phase, const std::string& column) {
-  std::vector<double> values = column_values(steps, phase, steps.require(column));
+const char* column_name(StepFigure f) noexcept {
+  return f == StepFigure::wait ? "wait_ms" : "step_ms";
+}
+
+json latency_cdf(const std::vector<StepRow>& steps, const std::string& phase, StepFigure figure) {
+  std::vector<double> values =
+      values_of(steps, phase, [&](const StepRow& r) { return step_value(r, figure); });
   json points = json::array();
   if (values.empty()) return points;
   std::sort(values.begin(), values.end());
@@ -35,35 +54,30 @@ json latency_cdf(const CsvTable& steps, const std::string& phase, const std::str
   return points;
 }
 
-json memory_series(const CsvTable& t, size_t max_points) {
-  const size_t t_col = t.require("t_ns"), pid_col = t.require("pid"), role_col = t.require("role");
-  const size_t pss_col = t.require("pss_kb"), rss_col = t.require("rss_kb");
-  const auto worker_col = t.column("worker");
+json memory_series(const std::vector<ResourceRow>& rows, size_t max_points) {
   struct Process {
     std::string label;
     std::vector<std::pair<double, double>> points;
   };
-  std::map<std::string, Process> processes;  // by pid: one line per process
-  std::vector<std::string> order;
-  std::optional<double> t0;
-  for (size_t r = 0; r < t.size(); ++r) {
-    const auto ns = t.number(r, t_col);
-    auto kb = t.number(r, pss_col);
-    if (!kb) kb = t.number(r, rss_col);  // PSS needs smaps_rollup; RSS otherwise
-    if (!ns || !kb) continue;
-    if (!t0) t0 = *ns;
-    const std::string& pid = t.row(r)[pid_col];
-    auto [it, fresh] = processes.try_emplace(pid);
+  std::map<int, Process> processes;  // by pid: one line per process
+  std::vector<int> order;
+  std::optional<int64_t> t0;
+  for (const ResourceRow& r : rows) {
+    const std::optional<int64_t> kb = r.pss_kb ? r.pss_kb : r.rss_kb;  // PSS needs smaps_rollup
+    if (!kb) continue;
+    if (!t0) t0 = r.t_ns;
+    auto [it, fresh] = processes.try_emplace(r.pid);
     if (fresh) {
-      std::string role = t.row(r)[role_col];
-      if (worker_col && !t.row(r)[*worker_col].empty()) role += " " + t.row(r)[*worker_col];
-      it->second.label = fmt::format("{} (pid {})", role, pid);
-      order.push_back(pid);
+      std::string role = r.role;
+      if (r.worker) role += fmt::format(" {}", *r.worker);
+      it->second.label = fmt::format("{} (pid {})", role, r.pid);
+      order.push_back(r.pid);
     }
-    it->second.points.emplace_back((*ns - *t0) / 1e9, *kb / 1024.0);
+    it->second.points.emplace_back(static_cast<double>(r.t_ns - *t0) / 1e9,
+                                   static_cast<double>(*kb) / 1024.0);
   }
   json out = json::array();
-  for (const auto& pid : order) {
+  for (const int pid : order) {
     const auto& pts = processes[pid].points;
     const size_t stride = std::max<size_t>(1, (pts.size() + max_points - 1) / max_points);
     json points = json::array();
@@ -75,23 +89,17 @@ json memory_series(const CsvTable& t, size_t max_points) {
   return out;
 }
 
-json slowest_samples(const CsvTable& t, const std::string& phase, size_t n) {
-  const size_t phase_col = t.require("phase"), key_col = t.require("key");
-  const size_t read = t.require("read_ms"), decode = t.require("decode_ms");
-  const size_t augment = t.require("augment_ms");
-  const auto worker = t.column("worker"), modality = t.column("modality");
+json slowest_samples(const std::vector<StageRow>& stages, const std::string& phase, size_t n) {
   std::vector<json> rows;
-  for (size_t r = 0; r < t.size(); ++r) {
-    if (t.row(r)[phase_col] != phase) continue;
-    const double rd = t.number(r, read).value_or(0), de = t.number(r, decode).value_or(0);
-    const double au = t.number(r, augment).value_or(0);
-    rows.push_back({{"key", t.row(r)[key_col]},
-                    {"worker", worker ? t.row(r)[*worker] : ""},
-                    {"modality", modality ? t.row(r)[*modality] : ""},
-                    {"read_ms", rd},
-                    {"decode_ms", de},
-                    {"augment_ms", au},
-                    {"total_ms", rd + de + au}});
+  for (const StageRow& r : stages) {
+    if (r.phase != phase) continue;
+    rows.push_back({{"key", r.key},
+                    {"worker", std::to_string(r.worker)},
+                    {"modality", r.modality},
+                    {"read_ms", r.read_ms},
+                    {"decode_ms", r.decode_ms},
+                    {"augment_ms", r.augment_ms},
+                    {"total_ms", r.read_ms + r.decode_ms + r.augment_ms}});
   }
   std::stable_sort(rows.begin(), rows.end(), [](const json& a, const json& b) {
     return a["total_ms"].get<double>() > b["total_ms"].get<double>();
@@ -100,22 +108,25 @@ json slowest_samples(const CsvTable& t, const std::string& phase, size_t n) {
   return rows;
 }
 
-std::optional<double> column_mean(const CsvTable& t, const std::string& phase,
-                                  const std::string& column) {
-  const auto values = column_values(t, phase, t.require(column));
+std::optional<double> stage_mean(const std::vector<StageRow>& stages, const std::string& phase,
+                                 StageFigure figure) {
+  const auto values =
+      values_of(stages, phase, [&](const StageRow& r) { return stage_value(r, figure); });
   if (values.empty()) return std::nullopt;
   return mean(values);
 }
 
-std::optional<double> stall_from_steps(const CsvTable& steps, const std::string& phase) {
-  const auto wait = column_values(steps, phase, steps.require("wait_ms"));
-  const auto step = column_values(steps, phase, steps.require("step_ms"));
+std::optional<double> stall_from_steps(const std::vector<StepRow>& steps,
+                                       const std::string& phase) {
   double w = 0, s = 0;
-  for (double v : wait)
-    w += v;
-  for (double v : step)
-    s += v;
-  if (step.empty() || s <= 0) return std::nullopt;
+  size_t n = 0;
+  for (const StepRow& r : steps) {
+    if (r.phase != phase) continue;
+    w += r.wait_ms;
+    s += r.step_ms;
+    ++n;
+  }
+  if (n == 0 || s <= 0) return std::nullopt;
   return w / s;
 }
 

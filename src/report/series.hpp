@@ -5,29 +5,37 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <vector>
 
-#include "report/csv_table.hpp"
+#include "mmprof/run_dir.hpp"
 
 namespace mmprof::report {
 
-// [[ms, cumulative fraction], ...] at 101 evenly spaced quantiles of `column` over the rows of
-// `phase`; empty when the phase has no value.
-nlohmann::json latency_cdf(const CsvTable& steps, const std::string& phase,
-                           const std::string& column);
+// Which per-step figure a latency CDF shows.
+enum class StepFigure { wait, step };
+const char* column_name(StepFigure f) noexcept;  // "wait_ms" | "step_ms"
+
+// [[ms, cumulative fraction], ...] at 101 evenly spaced quantiles of `figure` over the steps of
+// `phase`; empty when the phase has none.
+nlohmann::json latency_cdf(const std::vector<StepRow>& steps, const std::string& phase,
+                           StepFigure figure);
 
 // [{process: "main" | "worker N (pid P)" | ..., points: [[s, pss_mb], ...]}], time from the
 // first sample, at most `max_points` per process (evenly strided; the last sample is kept).
-nlohmann::json memory_series(const CsvTable& resources, size_t max_points = 200);
+nlohmann::json memory_series(const std::vector<ResourceRow>& resources, size_t max_points = 200);
 
 // The `n` samples of `phase` with the largest read + decode + augment time:
 // [{key, worker, read_ms, decode_ms, augment_ms, total_ms, modality}].
-nlohmann::json slowest_samples(const CsvTable& stages, const std::string& phase, size_t n);
+nlohmann::json slowest_samples(const std::vector<StageRow>& stages, const std::string& phase,
+                               size_t n);
 
-// Mean of `column` over the rows of `phase` (nullopt without rows): the cross-check of the
+// Which per-sample stage a mean is taken of.
+enum class StageFigure { read, decode, augment };
+// Mean of `figure` over the samples of `phase` (nullopt without any): the cross-check of the
 // summary's per-stage means.
-std::optional<double> column_mean(const CsvTable& table, const std::string& phase,
-                                  const std::string& column);
-// sum(wait_ms) / sum(step_ms) over `phase`'s rows of steps.csv.
-std::optional<double> stall_from_steps(const CsvTable& steps, const std::string& phase);
+std::optional<double> stage_mean(const std::vector<StageRow>& stages, const std::string& phase,
+                                 StageFigure figure);
+// sum(wait_ms) / sum(step_ms) over `phase`'s steps.
+std::optional<double> stall_from_steps(const std::vector<StepRow>& steps, const std::string& phase);
 
 }  // namespace mmprof::report

@@ -153,7 +153,7 @@ void GpuPhase::stop() {
   tracer_.reset();
 }
 
-void GpuPhase::write_into(nlohmann::json& summary) const {
+void GpuPhase::contribute(rundir::SummaryParts& parts) const {
   std::string why;
   if (!used_) {
     why = not_used_;
@@ -162,8 +162,8 @@ void GpuPhase::write_into(nlohmann::json& summary) const {
   } else if (steps_.empty()) {
     why = "the end-to-end phase measured no step on the GPU";
   }
-  summary["gpu"] = why.empty() ? gpu_block(trace_, steps_, waits_, copies_) : nlohmann::json();
-  summary["gpu_unavailable"] = why.empty() ? nlohmann::json() : nlohmann::json(why);
+  parts.gpu = why.empty() ? gpu_block(trace_, steps_, waits_, copies_) : nlohmann::json();
+  parts.gpu_unavailable = why.empty() ? nlohmann::json() : nlohmann::json(why);
 }
 
 }  // namespace mmprof

@@ -19,6 +19,7 @@
 #include "gpu/h2d_copy.hpp"
 #include "mmprof/config.hpp"
 #include "mmprof/loader.hpp"
+#include "rundir/summary.hpp"
 
 namespace mmprof {
 
@@ -82,8 +83,8 @@ class GpuPhase {
   void add_step(gpu::Interval step, const StepGpuRecord& record);
   // Stops tracing and keeps the events; idempotent.
   void stop();
-  // summary["gpu"] (the block, or null) and summary["gpu_unavailable"] (why it is null, or null).
-  void write_into(nlohmann::json& summary) const;
+  // The summary's gpu part (the block, or null) and gpu_unavailable (why it is null, or null).
+  void contribute(rundir::SummaryParts& parts) const;
 
   const GpuTraceResult& trace() const noexcept { return trace_; }
   const std::vector<gpu::Interval>& steps() const noexcept { return steps_; }

@@ -157,7 +157,8 @@ json io_window_json(const WindowUse& w, int64_t samples) {
 
 // cpu and io: the top-level figures cover the pipeline phase's measured window (warm-up
 // excluded), or the whole run when the pipeline never reached its window; `phases` has each.
-void resources_json(json& s, const ResourceUsage& r, const PhaseMetrics* const phases[3]) {
+void resources_json(rundir::SummaryParts& s, const ResourceUsage& r,
+                    const PhaseMetrics* const phases[3]) {
   json cpu_phases, io_phases;
   for (int i = 0; i < 3; ++i) {
     const auto w = r.window(phases[i]->name);
@@ -169,7 +170,7 @@ void resources_json(json& s, const ResourceUsage& r, const PhaseMetrics* const p
   io_phases["run"] = run ? io_window_json(*run, 0) : json(nullptr);
   const char* top = !cpu_phases["pipeline"].is_null() ? "pipeline" : "run";
 
-  s["memory"] = memory_json(r);
+  s.memory = memory_json(r);
   json cpu = cpu_phases[top].is_null() ? json::object() : cpu_phases[top];
   cpu["effective_cores"] =
       r.facts.cgroup_cpu_quota_cores
@@ -183,14 +184,28 @@ void resources_json(json& s, const ResourceUsage& r, const PhaseMetrics* const p
     cpu["utilization_cores"] = nullptr;
     cpu["per_process"] = json::array();
   }
-  s["cpu"] = cpu;
+  s.cpu = cpu;
   json io = io_phases[top].is_null() ? json{{"read_bytes", nullptr}, {"read_mb_per_s", nullptr}}
                                      : io_phases[top];
   io["phases"] = io_phases;
-  s["io"] = io;
+  s.io = io;
 }
 
 }  // namespace
+
+void PhaseMetrics::add_batch(const Batch& batch, bool pinned) {
+  batches++;
+  failures += static_cast<int64_t>(batch.failures.size());
+  collate_ms.push_back(batch.collate_ms);
+  if (pinned) pin_ms.push_back(batch.pin_ms);
+  for (const auto& s : batch.samples) {
+    read_ms.push_back(s.read_ms);
+    decode_ms.push_back(s.decode_ms);
+    augment_ms.push_back(s.augment_ms);
+    minflt += s.minflt;
+    majflt += s.majflt;
+  }
+}
 
 double PhaseMetrics::samples_per_s() const {
   return window_s > 0 ? static_cast<double>(samples) / window_s : 0;
@@ -202,18 +217,17 @@ double PhaseMetrics::mb_per_s() const {
   return window_s > 0 ? static_cast<double>(bytes) / 1e6 / window_s : 0;
 }
 
-json summarize(const PhaseMetrics& compute, const PhaseMetrics& pipeline,
-               const PhaseMetrics& end_to_end, const RunOutcome& outcome,
-               const ResourceUsage* resources) {
-  json s;
-  s["schema"] = "mmprof.summary/1";
-  s["status"] = outcome.status;
-  s["message"] = outcome.message.empty() ? json(nullptr) : json(outcome.message);
-  s["phases"] = {{"compute", phase_json(compute)},
-                 {"pipeline", phase_json(pipeline)},
-                 {"end_to_end", phase_json(end_to_end)}};
+rundir::SummaryParts summarize(const PhaseMetrics& compute, const PhaseMetrics& pipeline,
+                               const PhaseMetrics& end_to_end, const RunOutcome& outcome,
+                               const ResourceUsage* resources) {
+  rundir::SummaryParts s;
+  s.status = outcome.status;
+  s.message = outcome.message;
+  s.phases = {{"compute", phase_json(compute)},
+              {"pipeline", phase_json(pipeline)},
+              {"end_to_end", phase_json(end_to_end)}};
 
-  json& t = s["throughput"];
+  json& t = s.throughput;
   t["compute"] = {{"samples_per_s", rate_or_null(compute, compute.samples_per_s())},
                   {"batches_per_s", rate_or_null(compute, compute.batches_per_s())}};
   t["pipeline"] = {{"samples_per_s", rate_or_null(pipeline, pipeline.samples_per_s())},
@@ -230,15 +244,15 @@ json summarize(const PhaseMetrics& compute, const PhaseMetrics& pipeline,
   t["predicted_end_to_end"] = {{"samples_per_s", predicted}};
 
   const double e2e_step_total = sum(end_to_end.step_ms);
-  s["stall_fraction"] = end_to_end.ran && e2e_step_total > 0
-                            ? json(sum(end_to_end.wait_ms) / e2e_step_total)
-                            : json(nullptr);
-  s["time_to_first_batch_ms"] =
+  s.stall_fraction = end_to_end.ran && e2e_step_total > 0
+                         ? json(sum(end_to_end.wait_ms) / e2e_step_total)
+                         : json(nullptr);
+  s.time_to_first_batch_ms =
       pipeline.time_to_first_batch_ms < 0 ? json(nullptr) : json(pipeline.time_to_first_batch_ms);
 
   // Step-level latencies come from the end-to-end phase when a step exists, else the pipeline.
   const PhaseMetrics& steps = end_to_end.ran ? end_to_end : pipeline;
-  json& l = s["latency_ms"];
+  json& l = s.latency;
   l["phase"] = steps.ran ? json(steps.name) : json(nullptr);
   l["step"] = to_json(describe(steps.step_ms));
   l["wait"] = to_json(describe(steps.wait_ms));
@@ -252,20 +266,18 @@ json summarize(const PhaseMetrics& compute, const PhaseMetrics& pipeline,
                  {"pin", to_json(describe(pipeline.pin_ms), false)}};
   l["pin_mode"] = outcome.pin_mode;
 
-  // Without a sampler, DESIGN.md's memory, cpu and io keys are there with nulls, never faked;
-  // the GPU is later work.
-  s["memory"] = {{"main", nullptr},
-                 {"workers", json::array()},
-                 {"host_peak_mb", nullptr},
-                 {"total_pss_peak_mb", nullptr}};
-  s["cpu"] = {{"utilization_cores", nullptr}, {"per_process", json::array()}};
-  s["io"] = {{"read_bytes", nullptr}, {"read_mb_per_s", nullptr}};
+  // Without a sampler, DESIGN.md's memory, cpu and io keys are there with nulls, never faked.
+  s.memory = {{"main", nullptr},
+              {"workers", json::array()},
+              {"host_peak_mb", nullptr},
+              {"total_pss_peak_mb", nullptr}};
+  s.cpu = {{"utilization_cores", nullptr}, {"per_process", json::array()}};
+  s.io = {{"read_bytes", nullptr}, {"read_mb_per_s", nullptr}};
   if (resources != nullptr) {
     const PhaseMetrics* const phases[3] = {&compute, &pipeline, &end_to_end};
     resources_json(s, *resources, phases);
   }
-  s["gpu"] = nullptr;
-  s["errors"] = {{"count", outcome.error_events}, {"samples", outcome.error_samples}};
+  s.errors = {{"count", outcome.error_events}, {"samples", outcome.error_samples}};
   return s;
 }
 

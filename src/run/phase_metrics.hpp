@@ -1,13 +1,16 @@
 #pragma once
-// What one phase of a baseline measured, and how phases become summary.json. Pure data and pure
-// functions: the runner fills PhaseMetrics, summarize() turns them into the summary.
+// What one phase of a baseline measured, and how phases become summary.json's phase, throughput,
+// latency, resource and error parts. Pure data and pure functions: the phase runner fills
+// PhaseMetrics, summarize() turns them into parts of the summary (rundir/summary.hpp).
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "mmprof/loader.hpp"
 #include "probe/resource_usage.hpp"
+#include "rundir/summary.hpp"
 
 namespace mmprof {
 
@@ -27,6 +30,10 @@ struct PhaseMetrics {
   int64_t minflt = 0, majflt = 0;                            // loader threads, measured samples
   int64_t failures = 0;                                      // failed samples in the window
 
+  // A measured batch: its count, failures and per-sample stage timings; pin time only when the
+  // batch was copied into pinned memory.
+  void add_batch(const Batch& batch, bool pinned);
+
   double samples_per_s() const;
   double batches_per_s() const;
   double mb_per_s() const;
@@ -40,11 +47,12 @@ struct RunOutcome {
   std::string pin_mode;
 };
 
-// summary.json ("mmprof.summary/1") from the three phases; a phase that did not run gives nulls.
-// `resources` (the sampler's aggregate, windows named after the phases plus "run") fills
-// memory, cpu and io; without it they are null.
-nlohmann::json summarize(const PhaseMetrics& compute, const PhaseMetrics& pipeline,
-                         const PhaseMetrics& end_to_end, const RunOutcome& outcome,
-                         const ResourceUsage* resources = nullptr);
+// The summary's parts from the three phases; a phase that did not run gives nulls. `resources`
+// (the sampler's aggregate, windows named after the phases plus "run") fills memory, cpu and
+// io; without it they are null. The GPU, reliability, epoch-boundary and trace parts are their
+// layers' own.
+rundir::SummaryParts summarize(const PhaseMetrics& compute, const PhaseMetrics& pipeline,
+                               const PhaseMetrics& end_to_end, const RunOutcome& outcome,
+                               const ResourceUsage* resources = nullptr);
 
 }  // namespace mmprof

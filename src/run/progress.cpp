@@ -5,16 +5,15 @@
 
 #include <cstdio>
 
-#include "probe/clock.hpp"
-
 namespace mmprof {
 
-ProgressLine::ProgressLine(bool enabled) : enabled_(enabled && isatty(STDERR_FILENO) != 0) {}
+ProgressLine::ProgressLine(bool enabled, std::function<int64_t()> now_ns)
+    : enabled_(enabled && isatty(STDERR_FILENO) != 0), now_ns_(std::move(now_ns)) {}
 
 void ProgressLine::update(const std::string& phase, int64_t done, int64_t total,
                           double samples_per_s) {
   if (!enabled_) return;
-  const int64_t now = monotonic_ns();
+  const int64_t now = now_ns_();
   if (phase != phase_) {
     phase_ = phase;
     phase_start_ns_ = now;

@@ -6,6 +6,9 @@
 #include <utility>
 
 #include "mmprof/error.hpp"
+#include "mmprof/run_dir.hpp"
+#include "rundir/json_file.hpp"
+#include "rundir/summary.hpp"
 #include "util/files.hpp"
 
 namespace mmprof {
@@ -14,21 +17,6 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-constexpr int kSchemaVersion = 1;
-
-// The JSON object in `file`; `why` completes "RUN/x.json is missing: ...".
-json read_object(const fs::path& file, const std::string& why) {
-  std::error_code ec;
-  if (!fs::exists(file, ec)) throw InputError(fmt::format("{} is missing: {}", file.string(), why));
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw InputError(fmt::format("cannot read {}", file.string()));
-  json j = json::parse(in, nullptr, /*allow_exceptions=*/false);
-  if (!j.is_object()) {
-    throw InputError(fmt::format("{} is not valid JSON (corrupt or cut short)", file.string()));
-  }
-  return j;
-}
-
 UsageError already_resumed(const fs::path& run, const json& by) {
   return UsageError(fmt::format("{} was resumed already by {}; resume that run instead",
                                 run.string(), by.dump()));
@@ -36,24 +24,22 @@ UsageError already_resumed(const fs::path& run, const json& by) {
 
 // Only an interrupted run (summary.json "interrupted", or none: killed before it was written)
 // continues; the others are refused with what they are.
-void check_status(const fs::path& run) {
-  const fs::path file = run / "summary.json";
-  std::error_code ec;
-  if (!fs::exists(file, ec)) return;
-  const json summary = read_object(file, "");
+void check_status(const RunDir& run) {
+  if (!run.has_summary()) return;
+  const json& summary = run.summary();
   const std::string status = summary.value("status", "");
   if (status == "interrupted") return;
-  if (status == "resumed") throw already_resumed(run, summary.value("resumed_by", json()));
+  if (status == "resumed") throw already_resumed(run.dir(), summary.value("resumed_by", json()));
   if (status == "complete") {
     throw UsageError(
         fmt::format("{} completed (summary.json status complete): there is nothing "
                     "to resume",
-                    run.string()));
+                    run.dir().string()));
   }
   throw UsageError(
       fmt::format("{} ended with status '{}' in summary.json: only an interrupted run "
                   "can be resumed",
-                  run.string(), status));
+                  run.dir().string(), status));
 }
 
 }  // namespace
@@ -68,7 +54,7 @@ json to_json(const Checkpoint& c) {
         {"measured_steps", p.measured_steps},
         {"done", p.done}};
   }
-  return {{"schema_version", kSchemaVersion},
+  return {{"schema_version", run_schema::checkpoint_version},
           {"batches_per_epoch", c.batches_per_epoch},
           {"dataset_fingerprint", c.dataset_fingerprint},
           {"phases", phases}};
@@ -76,9 +62,9 @@ json to_json(const Checkpoint& c) {
 
 Checkpoint checkpoint_from_json(const json& j, const fs::path& file) {
   try {
-    if (j.at("schema_version").get<int>() != kSchemaVersion) {
+    if (j.at("schema_version").get<int>() != run_schema::checkpoint_version) {
       throw InputError(fmt::format("{} has schema_version {}, this mmprof reads {}", file.string(),
-                                   j.at("schema_version").dump(), kSchemaVersion));
+                                   j.at("schema_version").dump(), run_schema::checkpoint_version));
     }
     Checkpoint c;
     c.batches_per_epoch = j.at("batches_per_epoch").get<int64_t>();
@@ -96,15 +82,16 @@ Checkpoint checkpoint_from_json(const json& j, const fs::path& file) {
   }
 }
 
-std::shared_ptr<const ResumePoint> load_resume_point(const fs::path& run, int64_t t_restart_ns) {
+std::shared_ptr<const ResumePoint> load_resume_point(const fs::path& run_path,
+                                                     int64_t t_restart_ns) {
   auto point = std::make_shared<ResumePoint>();
-  point->run = run;
+  point->run = run_path;
   point->t_restart_ns = t_restart_ns;
-  const json manifest =
-      read_object(run / "manifest.json", "--resume needs a run directory written by mmprof");
+  const RunDir run = RunDir::open(run_path);
+  const json& manifest = run.manifest();
   if (!manifest.contains("config") || !manifest["config"].is_object()) {
     throw InputError(fmt::format("{} has no resolved configuration (\"config\")",
-                                 (run / "manifest.json").string()));
+                                 run.file(run_file::manifest).string()));
   }
   point->config_tree = manifest["config"];
   // Out of order, the batches a run consumed are not a prefix of the sequence: no position.
@@ -113,14 +100,14 @@ std::shared_ptr<const ResumePoint> load_resume_point(const fs::path& run, int64_
     throw UsageError(
         fmt::format("{} ran with loader.in_order=false, whose delivery order is not "
                     "reproducible: it cannot be resumed",
-                    run.string()));
+                    run_path.string()));
   }
   check_status(run);
-  const fs::path file = run / "checkpoint.json";
-  const json j =
-      read_object(file, "the run recorded no loader checkpoint, so it cannot be resumed");
+  const fs::path file = run.file(run_file::checkpoint);
+  const json j = rundir::read_json_object(
+      file, "the run recorded no loader checkpoint, so it cannot be resumed");
   if (j.contains("resumed_by")) {
-    throw already_resumed(run, j["resumed_by"]);
+    throw already_resumed(run_path, j["resumed_by"]);
   }
   point->checkpoint = checkpoint_from_json(j, file);
   return point;
@@ -128,19 +115,14 @@ std::shared_ptr<const ResumePoint> load_resume_point(const fs::path& run, int64_
 
 void mark_resumed(const ResumePoint& point, const fs::path& resumed_by) {
   json checkpoint = to_json(point.checkpoint);
-  checkpoint["resumed_by"] = fs::absolute(resumed_by).string();
-  write_json_atomic(point.run / "checkpoint.json", checkpoint);
-  std::error_code ec;
-  const fs::path summary_file = point.run / "summary.json";
-  if (!fs::exists(summary_file, ec)) return;
-  json summary = read_object(summary_file, "");
-  summary["status"] = "resumed";
-  summary["resumed_by"] = checkpoint["resumed_by"];
-  write_json_atomic(summary_file, summary);
+  const std::string by = fs::absolute(resumed_by).string();
+  checkpoint["resumed_by"] = by;
+  write_json_atomic(point.run / run_file::checkpoint, checkpoint);
+  rundir::mark_summary_resumed(point.run, by);
 }
 
 CheckpointKeeper::CheckpointKeeper(fs::path run_dir, const ResumePoint* resume, int64_t interval_ns)
-    : file_(std::move(run_dir) / "checkpoint.json"), resume_(resume), interval_ns_(interval_ns) {
+    : file_(std::move(run_dir) / run_file::checkpoint), resume_(resume), interval_ns_(interval_ns) {
   if (resume_ != nullptr) checkpoint_ = resume_->checkpoint;
 }
 
@@ -163,7 +145,7 @@ void CheckpointKeeper::set_dataset(int64_t batches_per_epoch, uint64_t fingerpri
   const std::string hex = fmt::format("{:016x}", fingerprint);
   if (resume_ != nullptr) {
     const Checkpoint& before = resume_->checkpoint;
-    const std::string file = (resume_->run / "checkpoint.json").string();
+    const std::string file = (resume_->run / run_file::checkpoint).string();
     if (before.batches_per_epoch > 0 && before.batches_per_epoch != batches_per_epoch) {
       throw InputError(
           fmt::format("{} was taken at {} batches an epoch, the dataset now gives {}: "
@@ -221,11 +203,6 @@ void CheckpointKeeper::finish_phase(const std::string& phase) {
 
 void CheckpointKeeper::write() {
   write_json_atomic(file_, to_json(checkpoint_));
-}
-
-void CheckpointKeeper::write_into(json& summary) const {
-  if (resume_json_.is_null()) return;
-  summary["reliability"]["resume"] = resume_json_;
 }
 
 }  // namespace mmprof

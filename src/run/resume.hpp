@@ -71,8 +71,8 @@ class CheckpointKeeper {
   void finish_phase(const std::string& phase);
   void write();
 
-  // summary.json "reliability.resume" when this run is a resume; nothing otherwise.
-  void write_into(nlohmann::json& summary) const;
+  // The summary's resume part (reliability.resume) when this run is a resume; null otherwise.
+  const nlohmann::json& resume_part() const noexcept { return resume_json_; }
 
  private:
   std::filesystem::path file_;

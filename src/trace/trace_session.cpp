@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <memory>
 
+#include "mmprof/run_dir.hpp"
 #include "probe/clock.hpp"
 #include "trace/tracer.hpp"
 #include "util/error.hpp"
@@ -85,7 +86,7 @@ TraceCounts TraceSession::write(const fs::path& file, const Dataset& dataset) co
 }
 
 nlohmann::json trace_summary(const TraceCounts& counts, const TraceArena& arena) {
-  return {{"file", "trace.json"},
+  return {{"file", run_file::trace},
           {"events", counts.events},
           {"recorded_events", counts.recorded},
           {"dropped_events", counts.dropped},

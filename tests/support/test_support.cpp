@@ -14,7 +14,7 @@
 #include <stdexcept>
 
 #include "ab/content_check.hpp"
-#include "report/csv_table.hpp"
+#include "rundir/csv_table.hpp"
 #include "util/shell_quote.hpp"
 
 namespace mmprof::test {
@@ -71,7 +71,7 @@ size_t Csv::column(const std::string& name) const {
 }
 
 Csv read_csv(const std::filesystem::path& path) {
-  const report::CsvTable table = report::read_csv(path);
+  const rundir::CsvTable table = rundir::read_csv(path);
   Csv csv{table.header(), {}};
   for (size_t i = 0; i < table.size(); ++i) {
     csv.rows.push_back(table.row(i));

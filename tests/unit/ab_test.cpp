@@ -255,9 +255,11 @@ struct FakeWorld {
     std::filesystem::create_directories(out);
     std::ofstream(log) << "fake\n";
     metric *= 1 + 0.001 * (runs % 3);
-    const nlohmann::json summary = {{"throughput", {{"pipeline", {{"samples_per_s", metric}}}}},
+    const nlohmann::json summary = {{"schema", "mmprof.summary/1"},
+                                    {"throughput", {{"pipeline", {{"samples_per_s", metric}}}}},
                                     {"memory", {{"total_pss_peak_mb", 100}, {"host_peak_mb", 300}}},
                                     {"errors", {{"count", 0}}}};
+    std::ofstream(out / "manifest.json") << R"({"schema": "mmprof.manifest/1"})";
     std::ofstream(out / "summary.json") << summary.dump();
     std::ofstream(out / "steps.csv") << "step,phase,t_start_ns,wait_ms,h2d_ms,compute_ms,step_ms,"
                                         "samples,bytes\n0,pipeline,1,0.5,,0,2.0,8,100\n";

@@ -132,10 +132,10 @@ TEST(GpuPhase, ACpuStepHasNoBlockAndSaysWhy) {
   phase.start();
   phase.add_step({0, 10}, {});
   phase.stop();
-  json summary;
-  phase.write_into(summary);
-  EXPECT_TRUE(summary["gpu"].is_null());
-  EXPECT_EQ(summary["gpu_unavailable"],
+  rundir::SummaryParts summary;
+  phase.contribute(summary);
+  EXPECT_TRUE(summary.gpu.is_null());
+  EXPECT_EQ(summary.gpu_unavailable,
             "not used: step.kind=sleep with step.device=cpu does not run on the GPU");
   EXPECT_TRUE(phase.steps().empty());
 }
@@ -145,11 +145,10 @@ TEST(GpuPhase, AGpuStepWithoutAGpuSaysUnavailable) {
   StepConfig s;
   s.kind = StepKind::gemm;
   GpuPhase phase(s);
-  json summary;
-  phase.write_into(summary);
-  EXPECT_TRUE(summary["gpu"].is_null());
-  EXPECT_EQ(summary["gpu_unavailable"],
-            std::string("unavailable: ") + gpu::gpu_availability().reason);
+  rundir::SummaryParts summary;
+  phase.contribute(summary);
+  EXPECT_TRUE(summary.gpu.is_null());
+  EXPECT_EQ(summary.gpu_unavailable, std::string("unavailable: ") + gpu::gpu_availability().reason);
 }
 
 }  // namespace

@@ -14,6 +14,12 @@ namespace {
 
 using nlohmann::json;
 
+// summary.json as written from summarize()'s parts.
+template <class... Args>
+json summary_of(const Args&... args) {
+  return rundir::summary_json(summarize(args...));
+}
+
 const json& at(const json& s, const std::string& dotted) {
   return s.at(test::dotted_pointer(dotted));
 }
@@ -92,7 +98,7 @@ TEST(PhaseMetricsTest, RatesDivideByTheWindow) {
 }
 
 TEST(PhaseMetricsTest, SummaryCarriesEveryDesignKey) {
-  const json s = summarize(compute_phase(), pipeline_phase(), end_to_end_phase(), outcome());
+  const json s = summary_of(compute_phase(), pipeline_phase(), end_to_end_phase(), outcome());
   EXPECT_EQ(s["schema"], "mmprof.summary/1");
   for (const auto& key : test::design_summary_keys()) {
     EXPECT_TRUE(s.contains(test::dotted_pointer(key))) << key;
@@ -101,14 +107,14 @@ TEST(PhaseMetricsTest, SummaryCarriesEveryDesignKey) {
 
 TEST(PhaseMetricsTest, SummaryOfNothingStillCarriesEveryDesignKey) {
   const json s =
-      summarize(not_run("compute"), not_run("pipeline"), not_run("end_to_end"), RunOutcome{});
+      summary_of(not_run("compute"), not_run("pipeline"), not_run("end_to_end"), RunOutcome{});
   for (const auto& key : test::design_summary_keys()) {
     EXPECT_TRUE(s.contains(test::dotted_pointer(key))) << key;
   }
 }
 
 TEST(PhaseMetricsTest, ThroughputIsSamplesOverTheWindow) {
-  const json s = summarize(compute_phase(), pipeline_phase(), end_to_end_phase(), outcome());
+  const json s = summary_of(compute_phase(), pipeline_phase(), end_to_end_phase(), outcome());
   EXPECT_DOUBLE_EQ(at(s, "throughput.compute.samples_per_s").get<double>(), 20.0);
   EXPECT_DOUBLE_EQ(at(s, "throughput.compute.batches_per_s").get<double>(), 2.0);
   EXPECT_DOUBLE_EQ(at(s, "throughput.pipeline.samples_per_s").get<double>(), 25.0);
@@ -119,28 +125,28 @@ TEST(PhaseMetricsTest, ThroughputIsSamplesOverTheWindow) {
 
 TEST(PhaseMetricsTest, PredictedEndToEndIsTheSlowerOfPipelineAndCompute) {
   // Compute-bound: compute 20 < pipeline 25.
-  json s = summarize(compute_phase(), pipeline_phase(), end_to_end_phase(), outcome());
+  json s = summary_of(compute_phase(), pipeline_phase(), end_to_end_phase(), outcome());
   EXPECT_DOUBLE_EQ(at(s, "throughput.predicted_end_to_end.samples_per_s").get<double>(), 20.0);
   // Data-bound: pipeline 100 / 8 s = 12.5 < compute 20.
   PhaseMetrics slow = pipeline_phase();
   slow.window_s = 8.0;
-  s = summarize(compute_phase(), slow, end_to_end_phase(), outcome());
+  s = summary_of(compute_phase(), slow, end_to_end_phase(), outcome());
   EXPECT_DOUBLE_EQ(at(s, "throughput.predicted_end_to_end.samples_per_s").get<double>(), 12.5);
 }
 
 TEST(PhaseMetricsTest, StallFractionIsTotalWaitOverTotalStepTimeEndToEnd) {
-  const json s = summarize(compute_phase(), pipeline_phase(), end_to_end_phase(), outcome());
+  const json s = summary_of(compute_phase(), pipeline_phase(), end_to_end_phase(), outcome());
   // (1 + 2 + 3) / (10 + 10 + 20); the pipeline phase's waits do not count.
   EXPECT_DOUBLE_EQ(s["stall_fraction"].get<double>(), 0.15);
 }
 
 TEST(PhaseMetricsTest, TimeToFirstBatchIsThePipelines) {
-  const json s = summarize(compute_phase(), pipeline_phase(), end_to_end_phase(), outcome());
+  const json s = summary_of(compute_phase(), pipeline_phase(), end_to_end_phase(), outcome());
   EXPECT_DOUBLE_EQ(s["time_to_first_batch_ms"].get<double>(), 123.5);
 }
 
 TEST(PhaseMetricsTest, StepLatenciesComeFromTheEndToEndPhase) {
-  const json s = summarize(compute_phase(), pipeline_phase(), end_to_end_phase(), outcome());
+  const json s = summary_of(compute_phase(), pipeline_phase(), end_to_end_phase(), outcome());
   const json& l = s["latency_ms"];
   EXPECT_EQ(l["step"]["count"], 3);
   EXPECT_DOUBLE_EQ(l["step"]["max"].get<double>(), 20.0);
@@ -154,7 +160,7 @@ TEST(PhaseMetricsTest, StepLatenciesComeFromTheEndToEndPhase) {
 }
 
 TEST(PhaseMetricsTest, StageLatenciesComeFromThePipelinePhase) {
-  const json s = summarize(compute_phase(), pipeline_phase(), end_to_end_phase(), outcome());
+  const json s = summary_of(compute_phase(), pipeline_phase(), end_to_end_phase(), outcome());
   const json& st = s["latency_ms"]["stages"];
   EXPECT_EQ(st["read"]["count"], 4);
   EXPECT_DOUBLE_EQ(st["read"]["mean"].get<double>(), 2.5);
@@ -168,7 +174,7 @@ TEST(PhaseMetricsTest, StageLatenciesComeFromThePipelinePhase) {
 }
 
 TEST(PhaseMetricsTest, ErrorsAreCounted) {
-  const json s = summarize(compute_phase(), pipeline_phase(), end_to_end_phase(), outcome());
+  const json s = summary_of(compute_phase(), pipeline_phase(), end_to_end_phase(), outcome());
   EXPECT_EQ(s["errors"]["count"], 3);
   EXPECT_EQ(s["status"], "complete");
   EXPECT_TRUE(s["message"].is_null());
@@ -178,13 +184,13 @@ TEST(PhaseMetricsTest, FailedRunSaysWhy) {
   RunOutcome o = outcome();
   o.status = "failed";
   o.message = "sample 000003 failed to decode";
-  const json s = summarize(compute_phase(), pipeline_phase(), end_to_end_phase(), o);
+  const json s = summary_of(compute_phase(), pipeline_phase(), end_to_end_phase(), o);
   EXPECT_EQ(s["status"], "failed");
   EXPECT_EQ(s["message"], o.message);
 }
 
 TEST(PhaseMetricsTest, NoStepGivesNullComputeEndToEndPredictionAndStall) {
-  const json s = summarize(not_run("compute"), pipeline_phase(), not_run("end_to_end"), outcome());
+  const json s = summary_of(not_run("compute"), pipeline_phase(), not_run("end_to_end"), outcome());
   EXPECT_TRUE(at(s, "throughput.compute.samples_per_s").is_null());
   EXPECT_TRUE(at(s, "throughput.end_to_end.samples_per_s").is_null());
   EXPECT_TRUE(at(s, "throughput.predicted_end_to_end.samples_per_s").is_null());
@@ -201,7 +207,7 @@ TEST(PhaseMetricsTest, NoStepGivesNullComputeEndToEndPredictionAndStall) {
 
 TEST(PhaseMetricsTest, NothingRunGivesNullsEverywhere) {
   const json s =
-      summarize(not_run("compute"), not_run("pipeline"), not_run("end_to_end"), RunOutcome{});
+      summary_of(not_run("compute"), not_run("pipeline"), not_run("end_to_end"), RunOutcome{});
   for (const char* key :
        {"throughput.compute.samples_per_s", "throughput.pipeline.samples_per_s",
         "throughput.pipeline.batches_per_s", "throughput.pipeline.mb_per_s",
@@ -217,13 +223,13 @@ TEST(PhaseMetricsTest, NothingRunGivesNullsEverywhere) {
 TEST(PhaseMetricsTest, PhaseThatRanWithAnEmptyWindowGivesNullRatesNotZeros) {
   PhaseMetrics p = pipeline_phase();
   p.window_s = 0;
-  const json s = summarize(compute_phase(), p, end_to_end_phase(), outcome());
+  const json s = summary_of(compute_phase(), p, end_to_end_phase(), outcome());
   EXPECT_TRUE(at(s, "throughput.pipeline.samples_per_s").is_null());
   EXPECT_TRUE(at(s, "throughput.predicted_end_to_end.samples_per_s").is_null());
 }
 
 TEST(PhaseMetricsTest, PhaseDetailsAreRecorded) {
-  const json s = summarize(compute_phase(), pipeline_phase(), end_to_end_phase(), outcome());
+  const json s = summary_of(compute_phase(), pipeline_phase(), end_to_end_phase(), outcome());
   const json& p = s["phases"]["pipeline"];
   EXPECT_EQ(p["samples"], 100);
   EXPECT_EQ(p["batches"], 10);
@@ -278,7 +284,7 @@ ResourceUsage two_samples() {
 }
 
 TEST(PhaseMetricsTest, WithoutASamplerResourceKeysAreNullNotZero) {
-  const json s = summarize(compute_phase(), pipeline_phase(), end_to_end_phase(), outcome());
+  const json s = summary_of(compute_phase(), pipeline_phase(), end_to_end_phase(), outcome());
   EXPECT_TRUE(at(s, "memory.main").is_null());
   EXPECT_TRUE(at(s, "memory.total_pss_peak_mb").is_null());
   EXPECT_TRUE(at(s, "cpu.utilization_cores").is_null());
@@ -287,7 +293,7 @@ TEST(PhaseMetricsTest, WithoutASamplerResourceKeysAreNullNotZero) {
 
 TEST(PhaseMetricsTest, MemoryPeaksPerProcessTreeAndHost) {
   const ResourceUsage u = two_samples();
-  const json s = summarize(compute_phase(), pipeline_phase(), end_to_end_phase(), outcome(), &u);
+  const json s = summary_of(compute_phase(), pipeline_phase(), end_to_end_phase(), outcome(), &u);
   for (const auto& key : test::design_summary_keys())
     EXPECT_TRUE(s.contains(test::dotted_pointer(key))) << key;
   const json& m = s["memory"];
@@ -314,7 +320,7 @@ TEST(PhaseMetricsTest, CgroupMemoryPeakIsTheHostPeakWhenPresent) {
   a.host.mem.mem_available_kb = 600'000;
   a.host.cgroup_peak_bytes = 512 * 1024 * 1024;
   u.add(a);
-  const json s = summarize(compute_phase(), pipeline_phase(), end_to_end_phase(), outcome(), &u);
+  const json s = summary_of(compute_phase(), pipeline_phase(), end_to_end_phase(), outcome(), &u);
   EXPECT_DOUBLE_EQ(s["memory"]["host_peak_mb"].get<double>(), 512.0);
   EXPECT_EQ(s["memory"]["host_peak_source"], "cgroup memory.peak (since the cgroup was created)");
   EXPECT_DOUBLE_EQ(s["memory"]["host_used_peak_mb"].get<double>(), 400'000.0 / 1024);
@@ -322,7 +328,7 @@ TEST(PhaseMetricsTest, CgroupMemoryPeakIsTheHostPeakWhenPresent) {
 
 TEST(PhaseMetricsTest, CpuAndIoCoverThePipelineWindow) {
   const ResourceUsage u = two_samples();
-  const json s = summarize(compute_phase(), pipeline_phase(), end_to_end_phase(), outcome(), &u);
+  const json s = summary_of(compute_phase(), pipeline_phase(), end_to_end_phase(), outcome(), &u);
   const json& c = s["cpu"];
   EXPECT_EQ(c["window"], "pipeline");
   EXPECT_DOUBLE_EQ(c["wall_s"].get<double>(), 2.0);
@@ -348,7 +354,7 @@ TEST(PhaseMetricsTest, CpuAndIoCoverThePipelineWindow) {
 TEST(PhaseMetricsTest, EffectiveCoresFollowACgroupQuota) {
   ResourceUsage u = two_samples();
   u.facts.cgroup_cpu_quota_cores = 2.5;
-  const json s = summarize(compute_phase(), pipeline_phase(), end_to_end_phase(), outcome(), &u);
+  const json s = summary_of(compute_phase(), pipeline_phase(), end_to_end_phase(), outcome(), &u);
   EXPECT_DOUBLE_EQ(s["cpu"]["effective_cores"].get<double>(), 2.5);
 }
 

@@ -6,9 +6,9 @@
 
 #include "mmprof/error.hpp"
 #include "report/analysis.hpp"
-#include "report/csv_table.hpp"
 #include "report/inputs.hpp"
 #include "report/series.hpp"
+#include "rundir/csv_table.hpp"
 #include "support/test_support.hpp"
 
 namespace mmprof::report {
@@ -97,7 +97,7 @@ TEST(ReportResources, SaturationAgainstTheManifest) {
 }
 
 TEST(ReportCsv, QuotedFieldsAndBadNumbers) {
-  const CsvTable t("key,ms\n\"a,\"\"b\"\"\",1.5\nc,\nd,x\n", "t.csv");
+  const rundir::CsvTable t("key,ms\n\"a,\"\"b\"\"\",1.5\nc,\nd,x\n", "t.csv");
   ASSERT_EQ(t.size(), 3u);
   EXPECT_EQ(t.row(0)[0], "a,\"b\"");
   EXPECT_EQ(t.number(0, 1), 1.5);
@@ -107,8 +107,15 @@ TEST(ReportCsv, QuotedFieldsAndBadNumbers) {
 }
 
 TEST(ReportSeries, CdfIsMonotoneAndEndsAtTheMaximum) {
-  const CsvTable steps("phase,wait_ms\np,3\np,1\np,2\nq,100\n", "steps.csv");
-  const json cdf = latency_cdf(steps, "p", "wait_ms");
+  std::vector<StepRow> steps;
+  for (const auto& [phase, wait] :
+       std::vector<std::pair<std::string, double>>{{"p", 3}, {"p", 1}, {"p", 2}, {"q", 100}}) {
+    StepRow row;
+    row.phase = phase;
+    row.wait_ms = wait;
+    steps.push_back(row);
+  }
+  const json cdf = latency_cdf(steps, "p", StepFigure::wait);
   ASSERT_EQ(cdf.size(), 101u);
   EXPECT_DOUBLE_EQ(cdf.front()[0].get<double>(), 1.0);
   EXPECT_DOUBLE_EQ(cdf.back()[0].get<double>(), 3.0);

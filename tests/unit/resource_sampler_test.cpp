@@ -9,6 +9,7 @@
 #include <sstream>
 #include <string>
 
+#include "rundir/resource_rows.hpp"
 #include "support/test_support.hpp"
 
 namespace mmprof {

@@ -1,6 +1,4 @@
-// Run-directory writers: atomic JSON files, flushed append files, CSV quoting, --out checks.
-#include "rundir/run_files.hpp"
-
+// Output files (atomic JSON, flushed append files, CSV quoting) and RunWriter's --out checks.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -10,6 +8,7 @@
 #include <vector>
 
 #include "mmprof/error.hpp"
+#include "rundir/run_writer.hpp"
 #include "support/test_support.hpp"
 #include "util/files.hpp"
 
@@ -137,30 +136,30 @@ TEST(RunFilesTest, CsvFieldQuotesPerRfc4180) {
   EXPECT_EQ(csv_field("cr\rhere"), "\"cr\rhere\"");
 }
 
-TEST(RunFilesTest, PrepareRunDirCreatesMissingParents) {
+TEST(RunFilesTest, RunWriterCreatesMissingParents) {
   test::TempDir dir;
   const fs::path run = dir.path() / "runs" / "a" / "b";
-  prepare_run_dir(run);
+  const rundir::RunWriter writer{run};
   EXPECT_TRUE(fs::is_directory(run));
 }
 
-TEST(RunFilesTest, PrepareRunDirAcceptsAnEmptyFolder) {
+TEST(RunFilesTest, RunWriterAcceptsAnEmptyFolder) {
   test::TempDir dir;
-  EXPECT_NO_THROW(prepare_run_dir(dir.path()));
+  EXPECT_NO_THROW(rundir::RunWriter{dir.path()});
 }
 
-TEST(RunFilesTest, PrepareRunDirAcceptsAnExistingRunDirectory) {
+TEST(RunFilesTest, RunWriterAcceptsAnExistingRunDirectory) {
   test::TempDir dir;
   write_file_atomic(dir.path() / "manifest.json", "{}\n");
   write_file_atomic(dir.path() / "summary.json", "{}\n");
-  EXPECT_NO_THROW(prepare_run_dir(dir.path()));
+  EXPECT_NO_THROW(rundir::RunWriter{dir.path()});
 }
 
-TEST(RunFilesTest, PrepareRunDirRefusesANonEmptyFolderThatIsNoRun) {
+TEST(RunFilesTest, RunWriterRefusesANonEmptyFolderThatIsNoRun) {
   test::TempDir dir;
   write_file_atomic(dir.path() / "thesis.tex", "precious\n");
   try {
-    prepare_run_dir(dir.path());
+    const rundir::RunWriter writer{dir.path()};
     FAIL() << "did not throw";
   } catch (const UsageError& e) {
     EXPECT_NE(std::string(e.what()).find(dir.path().string()), std::string::npos) << e.what();
@@ -170,11 +169,11 @@ TEST(RunFilesTest, PrepareRunDirRefusesANonEmptyFolderThatIsNoRun) {
   EXPECT_EQ(read_text(dir.path() / "thesis.tex"), "precious\n");
 }
 
-TEST(RunFilesTest, PrepareRunDirRefusesARegularFile) {
+TEST(RunFilesTest, RunWriterRefusesARegularFile) {
   test::TempDir dir;
   const fs::path file = dir.path() / "not-a-dir";
   write_file_atomic(file, "x");
-  EXPECT_THROW(prepare_run_dir(file), Error);
+  EXPECT_THROW(rundir::RunWriter{file}, Error);
   EXPECT_EQ(read_text(file), "x");
 }
 

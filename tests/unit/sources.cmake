@@ -16,6 +16,7 @@ list(APPEND MMPROF_TEST_SOURCES
   unit/gpu_tracer_test.cpp
   unit/inference_test.cpp
   unit/phase_metrics_test.cpp
+  unit/phase_runner_test.cpp
   unit/planted_check_test.cpp
   unit/procfs_test.cpp
   unit/report_analysis_test.cpp
@@ -25,6 +26,7 @@ list(APPEND MMPROF_TEST_SOURCES
   unit/resource_sampler_test.cpp
   unit/resume_test.cpp
   unit/rng_test.cpp
+  unit/run_dir_test.cpp
   unit/run_files_test.cpp
   unit/sampler_test.cpp
   unit/descriptive_test.cpp

@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-namespace mmprof::report {
+namespace mmprof::rundir {
 
 class CsvTable {
  public:
@@ -16,6 +16,7 @@ class CsvTable {
   // Parses `text`; `name` (the file) names the table in error messages.
   CsvTable(std::string_view text, std::string name);
 
+  const std::string& name() const { return name_; }
   const std::vector<std::string>& header() const { return header_; }
   size_t size() const { return rows_.size(); }
   const std::vector<std::string>& row(size_t i) const { return rows_[i]; }
@@ -35,4 +36,4 @@ class CsvTable {
 // Reads a CSV file; a missing file is an InputError naming it.
 CsvTable read_csv(const std::filesystem::path& path);
 
-}  // namespace mmprof::report
+}  // namespace mmprof::rundir

@@ -1,4 +1,4 @@
-#include "report/csv_table.hpp"
+#include "rundir/csv_table.hpp"
 
 #include <fmt/format.h>
 
@@ -9,7 +9,7 @@
 
 #include "mmprof/error.hpp"
 
-namespace mmprof::report {
+namespace mmprof::rundir {
 namespace {
 
 // Splits RFC 4180 records: quoted fields may hold commas, doubled quotes and newlines.
@@ -90,4 +90,4 @@ CsvTable read_csv(const std::filesystem::path& path) {
   return CsvTable(text.str(), path.string());
 }
 
-}  // namespace mmprof::report
+}  // namespace mmprof::rundir

@@ -1,0 +1,147 @@
+#pragma once
+// The run directory: the only interface between mmprof's subcommands, and a stable format for
+// anyone reading a run from C++ (link mmprof::rundir; docs/architecture.md, "The run directory").
+//
+//   RUN/manifest.json  "mmprof.manifest/1"  what ran, with which configuration, on what machine
+//   RUN/summary.json   "mmprof.summary/1"   the aggregate figures
+//   RUN/steps.csv      one row per step     RUN/stages.csv     one row per sample
+//   RUN/resources.csv  process samples      RUN/host.csv       host samples
+//   RUN/errors.jsonl   one bad sample per line, RUN/digests.csv batch content digests,
+//   RUN/checkpoint.json, RUN/steady.json, RUN/trace.json (mmprof trace only)
+//
+// CSV cells that are empty mean "not measured", never 0: those fields are std::optional.
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace mmprof {
+
+// The names of the files of a run directory (and of an experiment directory of `mmprof ab`).
+namespace run_file {
+inline constexpr const char* manifest = "manifest.json";
+inline constexpr const char* summary = "summary.json";
+inline constexpr const char* steps = "steps.csv";
+inline constexpr const char* stages = "stages.csv";
+inline constexpr const char* resources = "resources.csv";
+inline constexpr const char* host = "host.csv";
+inline constexpr const char* errors = "errors.jsonl";
+inline constexpr const char* digests = "digests.csv";
+inline constexpr const char* checkpoint = "checkpoint.json";
+inline constexpr const char* steady = "steady.json";
+inline constexpr const char* trace = "trace.json";
+// An experiment directory: experiment.json, matrix.csv, matrix.md and trials/<run directories>.
+inline constexpr const char* experiment = "experiment.json";
+inline constexpr const char* matrix_csv = "matrix.csv";
+inline constexpr const char* matrix_md = "matrix.md";
+inline constexpr const char* trials = "trials";
+}  // namespace run_file
+
+// Schema ids of the JSON files (bumped when a named key changes meaning or is removed).
+namespace run_schema {
+inline constexpr const char* manifest = "mmprof.manifest/1";
+inline constexpr const char* summary = "mmprof.summary/1";
+inline constexpr const char* experiment = "mmprof.experiment/1";
+inline constexpr int checkpoint_version = 1;
+}  // namespace run_schema
+
+// steps.csv: one measured (or warm-up) step of a phase.
+struct StepRow {
+  int64_t step = 0;
+  std::string phase;  // compute | pipeline | end_to_end
+  int64_t t_start_ns = 0;
+  double wait_ms = 0;                // the consumer blocked on the next batch
+  std::optional<double> h2d_ms;      // empty when the step made no host-to-device copy
+  double compute_ms = 0, step_ms = 0;
+  int64_t samples = 0;
+  uint64_t bytes = 0;  // media + caption bytes read
+};
+
+// stages.csv: one sample of a measured step.
+struct StageRow {
+  std::string key;
+  int worker = -1;
+  double read_ms = 0, decode_ms = 0, augment_ms = 0;
+  uint64_t bytes = 0;
+  int64_t faults = 0;  // minor page faults of the worker while handling the sample
+  std::string phase;
+  int64_t step = 0;
+  std::string modality;  // image | video
+  int64_t majflt = 0;
+  int64_t t_start_ns = 0;
+};
+
+// resources.csv: one process at one sample of the resource sampler.
+struct ResourceRow {
+  int64_t t_ns = 0;
+  int pid = 0;
+  std::string role;  // main | worker | external
+  std::optional<int64_t> rss_kb, pss_kb, uss_kb;
+  double cpu_s = 0;
+  std::optional<uint64_t> read_bytes;
+  int64_t minflt = 0, majflt = 0;
+  std::optional<int> worker;  // the loader's worker index for role worker
+  std::optional<int64_t> swap_kb, pss_anon_kb, pss_file_kb, pss_shmem_kb;
+  std::optional<uint64_t> write_bytes, rchar, wchar, syscr, syscw;
+  double utime_s = 0, stime_s = 0;
+  uint64_t starttime_ticks = 0;
+  std::string phase, label;
+};
+
+// host.csv: the host at one sample.
+struct HostRow {
+  int64_t t_ns = 0;
+  std::optional<int64_t> mem_total_kb, mem_available_kb, used_kb, cached_kb, shmem_kb;
+  std::optional<int64_t> cgroup_memory_current_kb, cgroup_memory_peak_kb, shm_used_kb;
+  std::string phase, label;
+};
+
+// digests.csv: the content digest of one delivered batch.
+struct DigestRow {
+  std::string phase;
+  uint64_t batch_id = 0;
+  int64_t epoch = 0;
+  uint64_t digest = 0;
+};
+// (phase, batch id) -> digest.
+using DigestMap = std::map<std::pair<std::string, uint64_t>, uint64_t>;
+
+// A run directory read back. Every reader throws InputError (mmprof/error.hpp) naming the file,
+// and for CSV files the row and column, when a file is unreadable or malformed. A CSV row cut
+// short by an interrupted run (the last line) is left out, not an error.
+class RunDir {
+ public:
+  // Whether `dir` holds a run (its manifest.json).
+  static bool is_run(const std::filesystem::path& dir);
+  // Opens `dir` and reads its manifest (schema-checked); summary.json when present (a run killed
+  // outright has none).
+  static RunDir open(const std::filesystem::path& dir);
+
+  const std::filesystem::path& dir() const noexcept { return dir_; }
+  std::filesystem::path file(const char* name) const { return dir_ / name; }
+  const nlohmann::json& manifest() const noexcept { return manifest_; }
+  bool has_summary() const noexcept { return summary_.has_value(); }
+  // Throws InputError when the run has no summary.json.
+  const nlohmann::json& summary() const;
+
+  std::vector<StepRow> steps() const;
+  std::vector<StageRow> stages() const;
+  // Empty optional for runs made before the resource sampler existed.
+  std::optional<std::vector<ResourceRow>> resources() const;
+  std::optional<std::vector<HostRow>> host() const;
+  std::vector<nlohmann::json> errors() const;  // errors.jsonl, one object per line
+  DigestMap digests() const;                   // empty without digests.csv
+  std::optional<nlohmann::json> steady() const;
+  std::optional<nlohmann::json> checkpoint() const;
+
+ private:
+  std::filesystem::path dir_;
+  nlohmann::json manifest_;
+  std::optional<nlohmann::json> summary_;
+};
+
+}  // namespace mmprof

@@ -1,0 +1,185 @@
+#include "run/phase_runner.hpp"
+
+#include <cmath>
+
+#include "run/gpu_phase.hpp"
+#include "run/steady_state.hpp"
+#include "step/step.hpp"
+#include "trace/tracer.hpp"
+#include "util/interrupt.hpp"
+
+namespace mmprof {
+
+PhaseRunner::PhaseRunner(const Config& config, Clock& clock, RunRecorder& recorder,
+                         ProgressLine& progress, CheckpointKeeper& checkpoint,
+                         uint64_t dataset_fingerprint)
+    : config_(config),
+      clock_(clock),
+      recorder_(recorder),
+      progress_(progress),
+      checkpoint_(checkpoint),
+      dataset_fingerprint_(dataset_fingerprint) {}
+
+bool PhaseRunner::warming(int64_t step, int64_t t_phase_start) {
+  return step < config_.phases.warmup_steps || elapsed_s(t_phase_start) < config_.phases.warmup_s;
+}
+
+void PhaseRunner::watch_workers(const BatchSource& source, bool sample) {
+  recorder_.sampler().set_workers(source.stats().worker_pids);
+  worker_restarts_ = source.stats().worker_restarts;
+  if (sample) recorder_.sampler().sample_now("workers_started");
+}
+
+void PhaseRunner::compute(PhaseMetrics& phase, Step& step) {
+  Batch batch;
+  batch.size = static_cast<uint32_t>(config_.loader.batch_size);
+  batch.n_images = batch.size;
+  recorder_.sampler().sample_now("compute_start");
+  trace::mark(trace::EventName::phase, "compute");
+  const int64_t t_phase = clock_.now_ns();
+  int64_t s = 0;
+  for (; warming(s, t_phase); ++s)
+    one_compute_step(batch, step, nullptr);
+  recorder_.begin_window(phase.name);
+  const int64_t t_window = clock_.now_ns();
+  phase.warmup_steps = s;
+  phase.warmup_s = static_cast<double>(t_window - t_phase) / 1e9;
+  phase.ran = true;
+  for (int64_t i = 0; i < config_.phases.steps; ++i) {
+    one_compute_step(batch, step, &phase);
+    phase.window_s = elapsed_s(t_window);
+    progress_.update(phase.name, i + 1, config_.phases.steps, phase.samples_per_s());
+  }
+  step.finish();
+  recorder_.end_window(phase.name);
+}
+
+void PhaseRunner::one_compute_step(const Batch& batch, Step& step, PhaseMetrics* record) {
+  throw_if_interrupted();
+  const int64_t t0 = clock_.now_ns();
+  for (int a = 0; a < config_.step.accum_steps; ++a)
+    step.run(batch);
+  const int64_t t1 = clock_.now_ns();
+  const double ms = static_cast<double>(t1 - t0) / 1e6;
+  const int64_t samples = static_cast<int64_t>(batch.size) * config_.step.accum_steps;
+  trace::step("compute", record != nullptr ? record->steps : -1, record == nullptr, t0, t1,
+              samples);
+  if (record == nullptr) return;
+  record->steps++;
+  record->batches += config_.step.accum_steps;
+  record->samples += samples;
+  record->step_ms.push_back(ms);
+  record->compute_ms.push_back(ms);
+  record->wait_ms.push_back(0);
+  recorder_.step(record->name, record->steps - 1, t0, 0, std::nan(""), ms, ms, samples, 0);
+}
+
+void PhaseRunner::loader(PhaseMetrics& phase, BatchSource& source, Step* step, GpuPhase* gpu) {
+  pin_mode_ = source.stats().pin_mode;
+  recorder_.sampler().sample_now(phase.name + "_start");
+  trace::mark(trace::EventName::phase, phase.name);
+  batches_per_epoch_ = source.batches_per_epoch();
+  checkpoint_.set_dataset(static_cast<int64_t>(batches_per_epoch_), dataset_fingerprint_);
+  first_batch_id_ = checkpoint_.start_batch(phase.name);
+  const int64_t t_phase = clock_.now_ns();
+  int64_t s = 0;
+  for (; warming(s, t_phase); ++s)
+    one_loader_step(source, step, phase.name, nullptr, nullptr, s);
+  if (config_.phases.steady_blocks > 0) {
+    check_steady_state(
+        phase, [&] { one_loader_step(source, step, phase.name, nullptr, nullptr, s++); });
+  }
+  recorder_.begin_window(phase.name);
+  const int64_t t_window = clock_.now_ns();
+  phase.warmup_steps = s;
+  phase.warmup_s = static_cast<double>(t_window - t_phase) / 1e9;
+  phase.time_to_first_batch_ms = source.stats().time_to_first_batch_ms;
+  phase.ran = true;
+  // A resumed phase runs its warm-up again, then only the measured steps still missing.
+  for (int64_t i = checkpoint_.steps_done(phase.name); i < config_.phases.steps; ++i) {
+    one_loader_step(source, step, phase.name, &phase, gpu, i);
+    phase.window_s = elapsed_s(t_window);
+    progress_.update(phase.name, i + 1, config_.phases.steps, phase.samples_per_s());
+  }
+  if (step != nullptr) step->finish();
+  recorder_.end_window(phase.name);
+  checkpoint_.finish_phase(phase.name);
+}
+
+void PhaseRunner::one_loader_step(BatchSource& source, Step* step, const std::string& phase,
+                                  PhaseMetrics* record, GpuPhase* gpu, int64_t index) {
+  throw_if_interrupted();
+  const int64_t t0 = clock_.now_ns();
+  double wait = 0, compute = 0;
+  int64_t samples = 0;
+  uint64_t bytes = 0;
+  StepGpuRecord gpu_record;
+  uint64_t last_batch_id = 0;
+  for (int a = 0; a < config_.step.accum_steps; ++a) {
+    const Batch& batch = next_batch(source, phase);
+    trace::consumed(batch.batch_id, batch.epoch);
+    checkpoint_.first_batch(phase, batch.ready_ns, source.stats().time_to_first_batch_ms);
+    last_batch_id = batch.batch_id;
+    if (record != nullptr) {
+      epoch_boundary_.observe(phase, batch.batch_id, first_batch_id_, batches_per_epoch_,
+                              batch.wait_ms);
+    }
+    recorder_.digest(phase, batch);
+    wait += batch.wait_ms;
+    samples += batch.size;
+    bytes += batch.bytes_read;
+    if (record != nullptr) {
+      record->add_batch(batch, pin_mode_ == "pinned");
+      recorder_.samples(phase, batch, index);
+    }
+    if (step != nullptr) {
+      const int64_t tc = clock_.now_ns();
+      step->run(batch);
+      const int64_t tc_end = clock_.now_ns();
+      compute += static_cast<double>(tc_end - tc) / 1e6;
+      trace::compute(phase, tc, tc_end);
+    }
+    gpu_record.add(batch, step != nullptr ? step->last_h2d() : std::nullopt);
+  }
+  const int64_t t_end = clock_.now_ns();
+  trace::step(phase, record != nullptr ? index : -1, record == nullptr, t0, t_end, samples);
+  checkpoint_.step_done(phase, last_batch_id, record != nullptr, t_end);
+  if (record == nullptr) return;
+  const double step_ms = static_cast<double>(t_end - t0) / 1e6;
+  if (gpu != nullptr) gpu->add_step({t0, t_end}, gpu_record);
+  const double h2d = gpu_record.h2d_ms();
+  if (!std::isnan(h2d)) record->h2d_ms.push_back(h2d);
+  record->steps++;
+  record->samples += samples;
+  record->bytes += bytes;
+  record->step_ms.push_back(step_ms);
+  record->wait_ms.push_back(wait);
+  if (step != nullptr) record->compute_ms.push_back(compute);
+  recorder_.step(phase, index, t0, wait, h2d, step != nullptr ? compute : 0, step_ms, samples,
+                 bytes);
+}
+
+const Batch& PhaseRunner::next_batch(BatchSource& source, const std::string& phase) {
+  try {
+    const Batch& batch = source.next();
+    reliability_.observe(source.stats());
+    if (source.stats().worker_restarts != worker_restarts_) watch_workers(source, false);
+    for (const auto& f : batch.failures)
+      recorder_.sample_error(f, phase, batch.batch_id, batch.epoch);
+    return batch;
+  } catch (const SampleError& e) {
+    recorder_.sample_error(e.failure(), phase, e.batch_id(), e.epoch());
+    throw;
+  }
+}
+
+// Part of the warm-up (mmprof ab asks for it): steady.json says, per phase, whether block
+// throughput had settled.
+void PhaseRunner::check_steady_state(const PhaseMetrics& phase,
+                                     const std::function<void()>& step) {
+  const SteadyCriteria criteria = steady_criteria(config_);
+  steady_[phase.name] = to_json(settle(criteria, step, [this] { return clock_.now_ns(); }), criteria);
+  recorder_.writer().steady(steady_);
+}
+
+}  // namespace mmprof

@@ -1,0 +1,18 @@
+#pragma once
+// Reading the JSON files of run and experiment directories, with errors that name the file.
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+namespace mmprof::rundir {
+
+// The JSON object in `file`. Throws InputError: "<file> is missing: <why>" when it does not exist,
+// "<file> is not valid JSON (...)" when it is corrupt or cut short (or not an object).
+nlohmann::json read_json_object(const std::filesystem::path& file, const std::string& why);
+// The same, or nullopt when the file does not exist.
+std::optional<nlohmann::json> read_json_if_present(const std::filesystem::path& file);
+// Throws InputError when `j` does not carry `schema` ("<file> is not an <schema> file").
+void check_schema(const nlohmann::json& j, const char* schema, const std::filesystem::path& file);
+
+}  // namespace mmprof::rundir

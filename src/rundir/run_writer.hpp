@@ -1,0 +1,44 @@
+#pragma once
+// Writes a run directory (mmprof/run_dir.hpp): the streamed files (steps, stages, errors,
+// digests, resources, host) appended and flushed as the run goes, so an interrupted run keeps
+// what it measured, and the JSON files written whole and atomically. Every producer of runs
+// (a baseline of mmprof's loader, a user's own job) writes through this class.
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "mmprof/run_dir.hpp"
+#include "probe/resource_usage.hpp"
+#include "rundir/summary.hpp"
+#include "util/files.hpp"
+
+namespace mmprof::rundir {
+
+class RunWriter {
+ public:
+  // Creates `dir` (and parents) and the streamed files with their headers. Throws UsageError for
+  // a non-empty existing directory that is not a run directory, InputError when it cannot write.
+  explicit RunWriter(std::filesystem::path dir);
+
+  const std::filesystem::path& dir() const noexcept { return dir_; }
+  std::filesystem::path file(const char* name) const { return dir_ / name; }
+
+  void step(const StepRow& row);
+  void stages(const std::vector<StageRow>& rows);  // one write for a batch's samples
+  void error(const nlohmann::json& line);
+  void digest(const DigestRow& row);
+  void resources(const Snapshot& snapshot);  // its resources.csv rows and host.csv row
+
+  void manifest(const nlohmann::json& manifest) const;
+  // Writes summary.json from its parts; returns what it wrote.
+  nlohmann::json summary(const SummaryParts& parts) const;
+  void steady(const nlohmann::json& steady) const;
+
+ private:
+  std::filesystem::path dir_;
+  AppendFile steps_, stages_, errors_, digests_, resources_, host_;
+  std::string row_;  // reused between writes of the streamed files
+};
+
+}  // namespace mmprof::rundir

@@ -1,0 +1,48 @@
+#include "rundir/summary.hpp"
+
+#include <fstream>
+
+#include "mmprof/error.hpp"
+#include "mmprof/run_dir.hpp"
+#include "util/files.hpp"
+
+namespace mmprof::rundir {
+
+using nlohmann::json;
+
+json summary_json(const SummaryParts& p) {
+  json s = {{"schema", run_schema::summary},
+            {"status", p.status},
+            {"message", p.message.empty() ? json(nullptr) : json(p.message)},
+            {"phases", p.phases},
+            {"throughput", p.throughput},
+            {"stall_fraction", p.stall_fraction},
+            {"time_to_first_batch_ms", p.time_to_first_batch_ms},
+            {"latency_ms", p.latency},
+            {"memory", p.memory},
+            {"cpu", p.cpu},
+            {"io", p.io},
+            {"gpu", p.gpu},
+            {"gpu_unavailable", p.gpu_unavailable},
+            {"errors", p.errors},
+            {"reliability", p.reliability},
+            {"epoch_boundary", p.epoch_boundary}};
+  if (!p.resume.is_null()) s["reliability"]["resume"] = p.resume;
+  if (!p.trace.is_null()) s["trace"] = p.trace;
+  return s;
+}
+
+void mark_summary_resumed(const std::filesystem::path& run, const std::string& resumed_by) {
+  const std::filesystem::path file = run / run_file::summary;
+  std::ifstream in(file);
+  if (!in) return;
+  json summary = json::parse(in, nullptr, false);
+  if (summary.is_discarded() || !summary.is_object()) {
+    throw InputError(file.string() + " is not valid JSON");
+  }
+  summary["status"] = "resumed";
+  summary["resumed_by"] = resumed_by;
+  write_json_atomic(file, summary);
+}
+
+}  // namespace mmprof::rundir

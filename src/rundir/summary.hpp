@@ -1,0 +1,32 @@
+#pragma once
+// summary.json ("mmprof.summary/1"), built in one place from its parts. Each part is a value
+// made by the layer that measured it: the phases and their latencies (run/phase_metrics),
+// memory, CPU and I/O (the resource sampler's aggregate), the GPU block (run/gpu_phase), the
+// worker-fault tally and resume record (run/reliability, run/resume), the epoch boundary
+// (run/epoch_boundary) and the trace counts (trace/). A part left null is written as null,
+// except `trace` and `resume`, which only some runs have.
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace mmprof::rundir {
+
+struct SummaryParts {
+  std::string status = "complete";  // complete | failed | interrupted
+  std::string message;              // why, when not complete
+  nlohmann::json phases, throughput, stall_fraction, time_to_first_batch_ms, latency;
+  nlohmann::json memory, cpu, io;
+  nlohmann::json gpu, gpu_unavailable;
+  nlohmann::json errors;
+  nlohmann::json reliability, resume;
+  nlohmann::json epoch_boundary;
+  nlohmann::json trace;
+};
+
+nlohmann::json summary_json(const SummaryParts& parts);
+
+// Marks the summary.json of `run` (when it has one: a run killed outright has none) as resumed
+// by `resumed_by`: status "resumed" and resumed_by, the rest as it was.
+void mark_summary_resumed(const std::filesystem::path& run, const std::string& resumed_by);
+
+}  // namespace mmprof::rundir

@@ -1,0 +1,128 @@
+// The run directory's one owner: what RunWriter writes, RunDir reads back as the same typed rows;
+// bad files are refused naming the file, row and column.
+#include "mmprof/run_dir.hpp"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "mmprof/error.hpp"
+#include "rundir/run_writer.hpp"
+#include "support/test_support.hpp"
+
+namespace mmprof {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+class RunDirTest : public ::testing::Test {
+ protected:
+  fs::path run() const { return dir_.path() / "run"; }
+  void write_manifest(rundir::RunWriter& w) { w.manifest({{"schema", run_schema::manifest}}); }
+  test::TempDir dir_;
+};
+
+TEST_F(RunDirTest, WhatTheWriterWritesTheReaderReadsBack) {
+  {
+    rundir::RunWriter w(run());
+    write_manifest(w);
+    w.step({3, "end_to_end", 12345, 1.25, std::nullopt, 8.5, 9.75, 32, 4096});
+    w.step({4, "end_to_end", 22345, 0.5, 0.125, 8.5, 9.0, 32, 4096});
+    StageRow s;
+    s.key = "dir/a,b";  // a comma: quoted in the file
+    s.worker = 1;
+    s.read_ms = 0.1;
+    s.decode_ms = 2.5;
+    s.augment_ms = 0.3;
+    s.bytes = 777;
+    s.faults = 2;
+    s.phase = "pipeline";
+    s.step = 0;
+    s.modality = "image";
+    w.stages({s});
+    w.digest({"pipeline", 7, 0, 0xfeedface12345678});
+    w.error({{"key", "bad"}, {"stage", "decode"}});
+    rundir::SummaryParts parts;
+    parts.status = "interrupted";
+    parts.message = "stopped";
+    w.summary(parts);
+  }
+  const RunDir r = RunDir::open(run());
+  EXPECT_EQ(r.summary()["schema"], run_schema::summary);
+  EXPECT_EQ(r.summary()["status"], "interrupted");
+  const auto steps = r.steps();
+  ASSERT_EQ(steps.size(), 2u);
+  EXPECT_EQ(steps[0].step, 3);
+  EXPECT_EQ(steps[0].phase, "end_to_end");
+  EXPECT_EQ(steps[0].t_start_ns, 12345);
+  EXPECT_DOUBLE_EQ(steps[0].wait_ms, 1.25);
+  EXPECT_FALSE(steps[0].h2d_ms.has_value());
+  EXPECT_DOUBLE_EQ(*steps[1].h2d_ms, 0.125);
+  EXPECT_EQ(steps[1].bytes, 4096u);
+  const auto stages = r.stages();
+  ASSERT_EQ(stages.size(), 1u);
+  EXPECT_EQ(stages[0].key, "dir/a,b");
+  EXPECT_EQ(stages[0].worker, 1);
+  EXPECT_DOUBLE_EQ(stages[0].decode_ms, 2.5);
+  EXPECT_EQ(stages[0].modality, "image");
+  EXPECT_EQ(r.digests().at({"pipeline", 7}), 0xfeedface12345678u);
+  ASSERT_EQ(r.errors().size(), 1u);
+  EXPECT_EQ(r.errors()[0]["key"], "bad");
+  ASSERT_TRUE(r.resources().has_value());  // written, with its header, from the start
+  EXPECT_TRUE(r.resources()->empty());
+  EXPECT_FALSE(r.steady().has_value());
+}
+
+TEST_F(RunDirTest, ACutShortLastRowIsLeftOutAndABadCellNamesRowAndColumn) {
+  {
+    rundir::RunWriter w(run());
+    write_manifest(w);
+    w.step({0, "pipeline", 1, 1, std::nullopt, 0, 2, 8, 10});
+  }
+  std::ofstream(run() / run_file::steps, std::ios::app) << "1,pipeline,2,0.5";  // killed here
+  EXPECT_EQ(RunDir::open(run()).steps().size(), 1u);
+  std::ofstream(run() / run_file::steps, std::ios::app) << ",,0,x,8,10\n";
+  const std::string e = error_of([&] { RunDir::open(run()).steps(); });
+  EXPECT_NE(e.find("steps.csv row 3 column 'step_ms': 'x'"), std::string::npos) << e;
+}
+
+TEST_F(RunDirTest, AMissingContractColumnIsRefusedAnAddedOneIsOptional) {
+  rundir::RunWriter w(run());
+  write_manifest(w);
+  std::ofstream(run() / run_file::stages) << "key,worker,read_ms,decode_ms,augment_ms,bytes,faults\n"
+                                           << "k,0,1,2,3,4,5\n";
+  const auto stages = RunDir::open(run()).stages();  // an older file: no phase, modality, ...
+  ASSERT_EQ(stages.size(), 1u);
+  EXPECT_EQ(stages[0].phase, "");
+  EXPECT_DOUBLE_EQ(stages[0].augment_ms, 3);
+  std::ofstream(run() / run_file::stages) << "key,worker,read_ms\nk,0,1\n";
+  const std::string e = error_of([&] { RunDir::open(run()).stages(); });
+  EXPECT_NE(e.find("has no column 'decode_ms'"), std::string::npos) << e;
+}
+
+TEST_F(RunDirTest, ANonRunAndAForeignSchemaAreRefusedNamingTheFile) {
+  EXPECT_FALSE(RunDir::is_run(dir_.path()));
+  std::string e = error_of([&] { RunDir::open(dir_.path()); });
+  EXPECT_NE(e.find((dir_.path() / "manifest.json").string() + " is missing"), std::string::npos)
+      << e;
+  std::ofstream(dir_.path() / run_file::manifest) << R"({"schema": "other/2"})";
+  e = error_of([&] { RunDir::open(dir_.path()); });
+  EXPECT_NE(e.find("is not an mmprof.manifest/1 file (schema 'other/2')"), std::string::npos) << e;
+  std::ofstream(dir_.path() / run_file::manifest) << R"({"schema": "mmprof.manifest/1"})";
+  std::ofstream(dir_.path() / run_file::summary) << "{\"cut";
+  e = error_of([&] { RunDir::open(dir_.path()); });
+  EXPECT_NE(e.find("summary.json is not valid JSON"), std::string::npos) << e;
+}
+
+}  // namespace
+}  // namespace mmprof
