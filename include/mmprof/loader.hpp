@@ -85,6 +85,19 @@ struct LoaderStats {
   size_t ring_bytes = 0;         // virtual size of the shared batch ring
 };
 
+// The bytes of one sample's tensors in the batches a configuration delivers, for consumers that
+// size their buffers before the first batch (a GPU step's device copy).
+struct BatchLayout {
+  size_t capacity = 0;      // samples per batch (loader.batch_size)
+  size_t tokens_bytes = 0;  // per sample: seq_len int32 tokens
+  size_t image_bytes = 0, video_bytes = 0;
+  // The largest batch: every sample of the larger modality, with its tokens.
+  size_t max_bytes() const noexcept {
+    return capacity * (tokens_bytes + (image_bytes > video_bytes ? image_bytes : video_bytes));
+  }
+};
+BatchLayout batch_layout(const Config& config);
+
 class Loader {
  public:
   // Starts the workers (forks them in process mode); prefetching begins with the first next().

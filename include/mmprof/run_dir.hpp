@@ -54,8 +54,8 @@ struct StepRow {
   int64_t step = 0;
   std::string phase;  // compute | pipeline | end_to_end
   int64_t t_start_ns = 0;
-  double wait_ms = 0;                // the consumer blocked on the next batch
-  std::optional<double> h2d_ms;      // empty when the step made no host-to-device copy
+  double wait_ms = 0;            // the consumer blocked on the next batch
+  std::optional<double> h2d_ms;  // empty when the step made no host-to-device copy
   double compute_ms = 0, step_ms = 0;
   int64_t samples = 0;
   uint64_t bytes = 0;  // media + caption bytes read

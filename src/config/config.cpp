@@ -3,12 +3,14 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <optional>
 
+#include "config/config_keys.hpp"
 #include "util/error.hpp"
 
 namespace mmprof {
@@ -16,12 +18,17 @@ namespace {
 
 using nlohmann::json;
 
-// Keys whose value may be null or a string (nullable), or an integer or "env".
-bool is_nullable_key(const std::string& key) {
-  return key == "data.path" || key == "step.model";
+// "loader.num_workers" -> "loader/num_workers" (a JSON pointer's path).
+std::string key_path(std::string key) {
+  std::replace(key.begin(), key.end(), '.', '/');
+  return key;
 }
-bool is_env_key(const std::string& key) {
-  return key == "dist.rank" || key == "dist.world_size";
+
+// The key table's row of `key`, which the default tree (built from the same table) has.
+const config::KeySpec& spec(const std::string& key) {
+  const config::KeySpec* k = config::find_key(key);
+  if (k == nullptr) throw std::logic_error("config key " + key + " is not in the key table");
+  return *k;
 }
 
 // A scalar is kept as raw text until the schema says what it is (typed_value below): a path
@@ -32,11 +39,17 @@ struct RawScalar {
   bool quoted = false;
 };
 
-std::string type_name(const json& v) {
-  if (v.is_boolean()) return "true or false";
-  if (v.is_number_integer()) return "an integer";
-  if (v.is_number()) return "a finite number";
-  return "a string";
+std::string type_name(const config::KeySpec& k) {
+  switch (k.type) {
+    case config::KeyType::boolean:
+      return "true or false";
+    case config::KeyType::integer:
+      return k.env.empty() ? "an integer" : "an integer or env";
+    case config::KeyType::number:
+      return "a finite number";
+    default:
+      return "a string";
+  }
 }
 
 bool is_null_text(const std::string& s) {
@@ -58,32 +71,37 @@ std::optional<double> parse_finite(const std::string& s) {
   return v;
 }
 
-// Converts the raw text of `key` to the type of its default. Returns nullopt when it does not fit.
-std::optional<json> typed_value(const std::string& key, const json& def, const RawScalar& scalar) {
+// Converts the raw text of `key` to the type the key table gives it. nullopt when it does not fit.
+std::optional<json> typed_value(const config::KeySpec& k, const RawScalar& scalar) {
   const std::string& raw = scalar.text;
-  if (is_nullable_key(key)) return !scalar.quoted && is_null_text(raw) ? json(nullptr) : json(raw);
-  if (is_env_key(key) && raw == "env") return json(raw);
-  if (def.is_string() && !is_env_key(key)) return json(raw);
-  if (scalar.quoted) return std::nullopt;
-  if (def.is_boolean()) {
-    if (raw == "true" || raw == "false") return json(raw == "true");
-    return std::nullopt;
+  switch (k.type) {
+    case config::KeyType::path:
+      return !scalar.quoted && is_null_text(raw) ? json(nullptr) : json(raw);
+    case config::KeyType::text:
+    case config::KeyType::choice:
+      return json(raw);
+    case config::KeyType::boolean:
+      if (scalar.quoted || (raw != "true" && raw != "false")) return std::nullopt;
+      return json(raw == "true");
+    case config::KeyType::integer:
+      if (!k.env.empty() && raw == "env") return json(raw);
+      if (scalar.quoted) return std::nullopt;
+      if (auto v = parse_int(raw)) return json(*v);
+      return std::nullopt;
+    case config::KeyType::number:
+      if (scalar.quoted) return std::nullopt;
+      if (auto v = parse_finite(raw)) return json(*v);
+      return std::nullopt;
   }
-  if (def.is_number_integer() || is_env_key(key)) {
-    if (auto v = parse_int(raw)) return json(*v);
-    return std::nullopt;
-  }
-  if (auto v = parse_finite(raw)) return json(*v);
   return std::nullopt;
 }
 
-json check_type(const std::string& key, const json& def, const RawScalar& scalar,
-                const std::string& where) {
-  auto typed = typed_value(key, def, scalar);
+json check_type(const std::string& key, const RawScalar& scalar, const std::string& where) {
+  const config::KeySpec& k = spec(key);
+  auto typed = typed_value(k, scalar);
   if (!typed) {
     throw UsageError(fmt::format(
-        "{}: {} must be {}, got {}", where, key,
-        is_env_key(key) ? "an integer or env" : type_name(def),
+        "{}: {} must be {}, got {}", where, key, type_name(k),
         scalar.quoted ? "the string \"" + scalar.text + "\"" : "\"" + scalar.text + "\""));
   }
   return *typed;
@@ -127,35 +145,59 @@ void merge(json& tree, const YAML::Node& overlay, const std::string& prefix,
       throw UsageError(fmt::format("{}: {} must be a single value", where, key));
     } else {
       // yaml-cpp tags quoted scalars "!"; a null node (`key:` alone) is empty text.
-      node = check_type(key, node, RawScalar{v.IsNull() ? "" : v.Scalar(), v.Tag() == "!"}, where);
+      node = check_type(key, RawScalar{v.IsNull() ? "" : v.Scalar(), v.Tag() == "!"}, where);
     }
   }
 }
 
-template <typename E>
-E parse_enum(const json& tree, const std::string& section, const std::string& key,
-             std::initializer_list<std::pair<const char*, E>> options) {
-  const std::string value = tree.at(section).at(key).get<std::string>();
-  std::string names;
-  for (const auto& [name, e] : options) {
-    if (value == name) return e;
-    if (!names.empty()) names += " | ";
-    names += name;
-  }
-  throw UsageError(fmt::format("{}.{} must be one of {}, got '{}'", section, key, names, value));
+const json& value_at(const json& tree, const std::string& key) {
+  return tree.at(json::json_pointer("/" + key_path(key)));
+}
+bool bool_at(const json& tree, const std::string& key) {
+  return value_at(tree, key).get<bool>();
+}
+double number_at(const json& tree, const std::string& key) {
+  return value_at(tree, key).get<double>();
+}
+// A path or model: nullopt for null.
+std::optional<std::string> path_at(const json& tree, const std::string& key) {
+  const json& v = value_at(tree, key);
+  return v.is_null() ? std::nullopt : std::optional(v.get<std::string>());
 }
 
-int get_int(const json& tree, const char* section, const char* key, int lo, int hi) {
-  const auto v = tree.at(section).at(key).get<long long>();
-  if (v < lo || v > hi) {
-    throw UsageError(fmt::format("{}.{} must be in [{}, {}], got {}", section, key, lo, hi, v));
+// The value of choice key `key`, checked against the table's choices and mapped to E.
+template <typename E>
+E choice_at(const json& tree, const std::string& key,
+            std::initializer_list<std::pair<const char*, E>> mapping) {
+  const config::KeySpec& k = spec(key);
+  const std::string value = value_at(tree, key).get<std::string>();
+  if (std::find(k.choices.begin(), k.choices.end(), value) == k.choices.end()) {
+    std::string names;
+    for (const auto& c : k.choices)
+      names += (names.empty() ? "" : " | ") + c;
+    throw UsageError(fmt::format("{} must be one of {}, got '{}'", key, names, value));
+  }
+  for (const auto& [name, e] : mapping)
+    if (value == name) return e;
+  throw std::logic_error("config key " + key + ": choice '" + value + "' has no value in code");
+}
+
+// The value of integer key `key`, within the table's range.
+int int_at(const json& tree, const std::string& key) {
+  const config::KeySpec& k = spec(key);
+  const auto v = value_at(tree, key).get<long long>();
+  if (static_cast<double>(v) < k.min || static_cast<double>(v) > k.max) {
+    throw UsageError(fmt::format("{} must be in [{}, {}], got {}", key, k.min, k.max, v));
   }
   return static_cast<int>(v);
 }
 
-int resolve_env_int(json& node, const char* env_name, int fallback) {
+// An integer key that may be "env": from the key table's environment variable, else `fallback`.
+int resolve_env_int(const json& tree, const std::string& key, int fallback) {
+  const json& node = value_at(tree, key);
   if (node.is_number_integer()) return node.get<int>();
-  const char* env = std::getenv(env_name);
+  const std::string env_name(spec(key).env);
+  const char* env = std::getenv(env_name.c_str());
   if (env == nullptr || *env == '\0') return fallback;
   char* end = nullptr;
   const long v = std::strtol(env, &end, 10);
@@ -220,47 +262,10 @@ const char* to_string(StepKind kind) noexcept {
 }
 
 json default_config_tree() {
-  return json{
-      {"data", {{"path", nullptr}, {"layout", "auto"}}},
-      {"loader",
-       {{"batch_size", 32},
-        {"num_workers", 2},
-        {"worker_mode", "process"},
-        {"prefetch_factor", 2},
-        {"persistent_workers", true},
-        {"in_order", true},
-        {"pin_memory", "auto"},
-        {"shuffle", true},
-        {"seed", 0},
-        {"on_error", "skip"},
-        {"on_worker_failure", "respawn"},
-        {"max_respawns", 4},
-        {"timeout_s", 300.0},
-        {"buffer_reuse", true},
-        {"huge_pages", false},
-        {"pin_workers", false}}},
-      {"image",
-       {{"size", 224},
-        {"dtype", "float32"},
-        {"dct_scaling", true},
-        {"resizer", "mmprof"},
-        {"max_pixels", 178'956'970}}},
-      {"video",
-       {{"frames", 8},
-        {"size", 224},
-        {"sampling", "uniform"},
-        {"decoder_threads", 1},
-        {"reuse_decoder", false},
-        {"skip_nonref", true},
-        {"max_pixels", 178'956'970}}},
-      {"text", {{"seq_len", 77}, {"max_bytes", 1 << 20}}},
-      {"step",
-       {{"kind", "none"}, {"ms", 0.0}, {"model", nullptr}, {"accum_steps", 1}, {"device", "cpu"}}},
-      {"phases", {{"warmup_steps", 10}, {"steps", 100}, {"warmup_s", 0.0}, {"steady_blocks", 0}}},
-      {"dist", {{"rank", "env"}, {"world_size", "env"}, {"sync", "none"}}},
-      {"metrics", {{"interval_ms", 100}}},
-      {"trace", {{"sample_every", 1}, {"max_events", 1'000'000}}},
-  };
+  json tree = json::object();
+  for (const auto& k : config::key_table())
+    tree[json::json_pointer("/" + key_path(std::string(k.key)))] = k.default_value;
+  return tree;
 }
 
 json load_config_tree(const std::string& yaml_path) {
@@ -306,105 +311,100 @@ void apply_override(json& tree, const std::string& assignment) {
     throw UsageError(fmt::format("--set {}: {} is a section; set one of its keys ({})", key, key,
                                  known_keys(*node)));
   }
-  *node = check_type(key, *node, RawScalar{assignment.substr(eq + 1), false}, "--set");
+  *node = check_type(key, RawScalar{assignment.substr(eq + 1), false}, "--set");
 }
 
 Config resolve_config(json& tree) {
   Config c;
   const auto& t = tree;
-  if (!t["data"]["path"].is_null()) c.data.path = t["data"]["path"].get<std::string>();
-  c.data.layout = parse_enum<Layout>(
-      t, "data", "layout",
+  c.data.path = path_at(t, "data.path");
+  c.data.layout = choice_at<Layout>(
+      t, "data.layout",
       {{"auto", Layout::auto_detect}, {"files", Layout::files}, {"tar", Layout::tar}});
 
-  c.loader.batch_size = get_int(t, "loader", "batch_size", 1, 1 << 16);
-  c.loader.num_workers = get_int(t, "loader", "num_workers", 0, 256);
-  c.loader.worker_mode =
-      parse_enum<WorkerMode>(t, "loader", "worker_mode",
-                             {{"process", WorkerMode::process}, {"thread", WorkerMode::thread}});
-  c.loader.prefetch_factor = get_int(t, "loader", "prefetch_factor", 1, 64);
-  c.loader.persistent_workers = t["loader"]["persistent_workers"].get<bool>();
-  c.loader.in_order = t["loader"]["in_order"].get<bool>();
-  c.loader.pin_memory = parse_enum<PinMemory>(
-      t, "loader", "pin_memory",
+  c.loader.batch_size = int_at(t, "loader.batch_size");
+  c.loader.num_workers = int_at(t, "loader.num_workers");
+  c.loader.worker_mode = choice_at<WorkerMode>(
+      t, "loader.worker_mode", {{"process", WorkerMode::process}, {"thread", WorkerMode::thread}});
+  c.loader.prefetch_factor = int_at(t, "loader.prefetch_factor");
+  c.loader.persistent_workers = bool_at(t, "loader.persistent_workers");
+  c.loader.in_order = bool_at(t, "loader.in_order");
+  c.loader.pin_memory = choice_at<PinMemory>(
+      t, "loader.pin_memory",
       {{"auto", PinMemory::auto_detect}, {"true", PinMemory::on}, {"false", PinMemory::off}});
-  c.loader.shuffle = t["loader"]["shuffle"].get<bool>();
-  c.loader.seed = static_cast<uint64_t>(get_int(t, "loader", "seed", 0, 1 << 30));
-  c.loader.on_error = parse_enum<OnError>(t, "loader", "on_error",
-                                          {{"skip", OnError::skip}, {"fail", OnError::fail}});
-  c.loader.on_worker_failure = parse_enum<WorkerFailure>(
-      t, "loader", "on_worker_failure",
+  c.loader.shuffle = bool_at(t, "loader.shuffle");
+  c.loader.seed = static_cast<uint64_t>(int_at(t, "loader.seed"));
+  c.loader.on_error =
+      choice_at<OnError>(t, "loader.on_error", {{"skip", OnError::skip}, {"fail", OnError::fail}});
+  c.loader.on_worker_failure = choice_at<WorkerFailure>(
+      t, "loader.on_worker_failure",
       {{"respawn", WorkerFailure::respawn}, {"fail", WorkerFailure::fail}});
-  c.loader.max_respawns = get_int(t, "loader", "max_respawns", 0, 1 << 16);
-  c.loader.timeout_s = t["loader"]["timeout_s"].get<double>();
+  c.loader.max_respawns = int_at(t, "loader.max_respawns");
+  c.loader.timeout_s = number_at(t, "loader.timeout_s");
   if (c.loader.timeout_s <= 0) {
     throw UsageError(fmt::format("loader.timeout_s must be > 0 (no wait is unbounded), got {}",
                                  c.loader.timeout_s));
   }
-  c.loader.buffer_reuse = t["loader"]["buffer_reuse"].get<bool>();
-  c.loader.huge_pages = t["loader"]["huge_pages"].get<bool>();
-  c.loader.pin_workers = t["loader"]["pin_workers"].get<bool>();
+  c.loader.buffer_reuse = bool_at(t, "loader.buffer_reuse");
+  c.loader.huge_pages = bool_at(t, "loader.huge_pages");
+  c.loader.pin_workers = bool_at(t, "loader.pin_workers");
   if (c.loader.huge_pages && !c.loader.buffer_reuse) {
     throw UsageError(
         "loader.huge_pages=true needs loader.buffer_reuse=true: hugetlbfs pages cannot be "
         "discarded one batch slot at a time");
   }
 
-  c.image.size = get_int(t, "image", "size", 8, 4096);
-  c.image.dtype = parse_enum<ImageDType>(
-      t, "image", "dtype", {{"uint8", ImageDType::uint8}, {"float32", ImageDType::float32}});
-  c.image.dct_scaling = t["image"]["dct_scaling"].get<bool>();
-  c.image.resizer = parse_enum<ImageResizer>(
-      t, "image", "resizer",
-      {{"mmprof", ImageResizer::mmprof}, {"swscale", ImageResizer::swscale}});
-  c.image.max_pixels = get_int(t, "image", "max_pixels", 1, INT32_MAX);
+  c.image.size = int_at(t, "image.size");
+  c.image.dtype = choice_at<ImageDType>(
+      t, "image.dtype", {{"uint8", ImageDType::uint8}, {"float32", ImageDType::float32}});
+  c.image.dct_scaling = bool_at(t, "image.dct_scaling");
+  c.image.resizer = choice_at<ImageResizer>(
+      t, "image.resizer", {{"mmprof", ImageResizer::mmprof}, {"swscale", ImageResizer::swscale}});
+  c.image.max_pixels = int_at(t, "image.max_pixels");
 
-  c.video.frames = get_int(t, "video", "frames", 1, 1024);
-  c.video.size = get_int(t, "video", "size", 8, 4096);
-  c.video.sampling = parse_enum<VideoSampling>(
-      t, "video", "sampling",
+  c.video.frames = int_at(t, "video.frames");
+  c.video.size = int_at(t, "video.size");
+  c.video.sampling = choice_at<VideoSampling>(
+      t, "video.sampling",
       {{"uniform", VideoSampling::uniform}, {"random_window", VideoSampling::random_window}});
-  c.video.decoder_threads = get_int(t, "video", "decoder_threads", 1, 64);
-  c.video.reuse_decoder = t["video"]["reuse_decoder"].get<bool>();
-  c.video.skip_nonref = t["video"]["skip_nonref"].get<bool>();
-  c.video.max_pixels = get_int(t, "video", "max_pixels", 1, INT32_MAX);
-  c.text.seq_len = get_int(t, "text", "seq_len", 1, 1 << 16);
-  c.text.max_bytes = get_int(t, "text", "max_bytes", 0, INT32_MAX);
+  c.video.decoder_threads = int_at(t, "video.decoder_threads");
+  c.video.reuse_decoder = bool_at(t, "video.reuse_decoder");
+  c.video.skip_nonref = bool_at(t, "video.skip_nonref");
+  c.video.max_pixels = int_at(t, "video.max_pixels");
+  c.text.seq_len = int_at(t, "text.seq_len");
+  c.text.max_bytes = int_at(t, "text.max_bytes");
 
-  c.step.kind = parse_enum<StepKind>(t, "step", "kind",
-                                     {{"none", StepKind::none},
-                                      {"sleep", StepKind::sleep},
-                                      {"spin", StepKind::spin},
-                                      {"torch", StepKind::torch},
-                                      {"gemm", StepKind::gemm}});
-  c.step.ms = t["step"]["ms"].get<double>();
+  c.step.kind = choice_at<StepKind>(t, "step.kind",
+                                    {{"none", StepKind::none},
+                                     {"sleep", StepKind::sleep},
+                                     {"spin", StepKind::spin},
+                                     {"torch", StepKind::torch},
+                                     {"gemm", StepKind::gemm}});
+  c.step.ms = number_at(t, "step.ms");
   if (c.step.ms < 0) throw UsageError(fmt::format("step.ms must be >= 0, got {}", c.step.ms));
-  if (!t["step"]["model"].is_null()) c.step.model = t["step"]["model"].get<std::string>();
-  c.step.accum_steps = get_int(t, "step", "accum_steps", 1, 1 << 16);
-  c.step.device = t["step"]["device"].get<std::string>();
+  c.step.model = path_at(t, "step.model");
+  c.step.accum_steps = int_at(t, "step.accum_steps");
+  c.step.device = value_at(t, "step.device").get<std::string>();
   resolve_gpu_step(c.step);
 
-  c.phases.warmup_steps = get_int(t, "phases", "warmup_steps", 0, 1 << 24);
-  c.phases.steps = get_int(t, "phases", "steps", 1, 1 << 24);
-  c.phases.warmup_s = t["phases"]["warmup_s"].get<double>();
-  c.phases.steady_blocks = get_int(t, "phases", "steady_blocks", 0, 1 << 10);
+  c.phases.warmup_steps = int_at(t, "phases.warmup_steps");
+  c.phases.steps = int_at(t, "phases.steps");
+  c.phases.warmup_s = number_at(t, "phases.warmup_s");
+  c.phases.steady_blocks = int_at(t, "phases.steady_blocks");
 
-  c.metrics.interval_ms = get_int(t, "metrics", "interval_ms", 0, 60'000);
-  c.trace.sample_every = get_int(t, "trace", "sample_every", 1, INT32_MAX);
-  c.trace.max_events = get_int(t, "trace", "max_events", 1, INT32_MAX);
+  c.metrics.interval_ms = int_at(t, "metrics.interval_ms");
+  c.trace.sample_every = int_at(t, "trace.sample_every");
+  c.trace.max_events = int_at(t, "trace.max_events");
 
-  c.dist.world_size = resolve_env_int(tree["dist"]["world_size"], "WORLD_SIZE", 1);
-  c.dist.rank = resolve_env_int(tree["dist"]["rank"], "RANK", 0);
+  c.dist.world_size = resolve_env_int(t, "dist.world_size", 1);
+  c.dist.rank = resolve_env_int(t, "dist.rank", 0);
   if (c.dist.world_size < 1 || c.dist.rank < 0 || c.dist.rank >= c.dist.world_size) {
     throw UsageError(fmt::format("dist.rank ({}) must be in [0, dist.world_size ({}))", c.dist.rank,
                                  c.dist.world_size));
   }
-  c.dist.sync = t["dist"]["sync"].get<std::string>();
+  c.dist.sync = choice_at<std::string>(
+      t, "dist.sync", {{"none", "none"}, {"barrier", "barrier"}, {"allreduce", "allreduce"}});
   if (c.dist.sync != "none") {
-    if (c.dist.sync != "barrier" && c.dist.sync != "allreduce") {
-      throw UsageError(fmt::format("dist.sync must be one of none | barrier | allreduce, got '{}'",
-                                   c.dist.sync));
-    }
     throw UnavailableError(fmt::format(
         "dist.sync={} is unavailable: multi-rank synchronisation is not built yet, use none",
         c.dist.sync));

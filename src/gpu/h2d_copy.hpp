@@ -33,8 +33,7 @@ struct HostSpan {
 
 // The bytes of a batch that go to the device: tokens (size x seq_len int32), images
 // (n_images x image_bytes) and videos (n_videos x video_bytes), skipping empty or absent parts.
-std::vector<HostSpan> batch_spans(const Batch& batch, size_t seq_len, size_t image_bytes,
-                                  size_t video_bytes);
+std::vector<HostSpan> batch_spans(const Batch& batch, const BatchLayout& layout);
 
 // True when `host` points into page-locked memory the CUDA runtime knows (cudaHostAlloc'd or
 // registered); false for pageable memory.

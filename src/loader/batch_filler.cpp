@@ -213,101 +213,113 @@ void BatchFiller::process_video(SampleRecord& rec, const SampleEntry& entry, voi
   rec.augment_ns = monotonic_ns() - t_decoded;
 }
 
-void BatchFiller::fill(const SlotView& slot) {
+void BatchFiller::begin_batch(const SlotView& slot) {
   SlotHeader& h = slot.header();
   const SlotGeometry& g = slot.geometry();
   h.worker = worker_id_;
   h.t_start_ns = monotonic_ns();
   h.n_ok = h.n_images = h.n_videos = h.n_failed = 0;
-  // Packed layout: count the planned images first so videos start right after them.
   uint32_t planned_images = 0;
   for (uint32_t i = 0; i < h.planned; ++i) {
     planned_images += dataset_.samples()[slot.records()[i].index].modality == Modality::image;
   }
   h.tokens_offset = 0;
-  h.image_offset =
-      (g.capacity * static_cast<size_t>(g.seq_len) * sizeof(int32_t) + 4095) / 4096 * 4096;
-  h.video_offset = h.image_offset + planned_images * g.image_bytes();
+  h.image_offset = g.image_offset();
+  h.video_offset = g.video_offset(planned_images);
+  collate_ns_ = 0;
+  digest_ = 0;
+}
+
+void BatchFiller::collate_sample(const SlotView& slot, SampleRecord& rec, const SampleEntry& entry,
+                                 bool video) {
+  SlotHeader& h = slot.header();
+  const int seq_len = slot.geometry().seq_len;
+  const int64_t t_collate = monotonic_ns();
   auto* tokens = reinterpret_cast<int32_t*>(slot.arena() + h.tokens_offset);
-  int64_t collate_ns = 0;
-  uint64_t digest = 0;
-  for (uint32_t i = 0; i < h.planned; ++i) {
-    SampleRecord& rec = slot.records()[i];
-    const SampleEntry& entry = dataset_.samples()[rec.index];
-    if (rec.status == SampleStatus::quarantined) {
-      skip_quarantined(rec);
-      h.n_failed++;
-      continue;
-    }
-    set_held_record(h, static_cast<int32_t>(i));
-    hooks_.before_sample(entry.key);
-    rec.worker = worker_id_;
-    rec.modality = static_cast<uint8_t>(entry.modality);
-    rec.status = SampleStatus::ok;
-    rec.read_ns = rec.decode_ns = rec.augment_ns = 0;
-    rec.message[0] = '\0';
-    rec.row = -1;
-    int64_t flt0, maj0;
-    thread_faults(flt0, maj0);
-    rec.t_start_ns = monotonic_ns();
-    const uint64_t rng_key = static_cast<uint64_t>(h.epoch) << 32 | rec.index;
-    try {
-      read_range(entry.media, media_);
-      if (entry.has_caption) read_caption(entry.caption);
-      rec.bytes = entry.media.size + (entry.has_caption ? entry.caption.size : 0);
-      rec.read_ns = monotonic_ns() - rec.t_start_ns;
-      const bool video = entry.modality == Modality::video;
-      const uint32_t row = video ? h.n_videos : h.n_images;
-      std::byte* dst = slot.arena() + (video ? h.video_offset + row * g.video_bytes()
-                                             : h.image_offset + row * g.image_bytes());
-      if (video) {
-        process_video(rec, entry, dst, rng_key);
-      } else {
-        process_image(rec, entry, dst, rng_key);
-      }
-      const int64_t t_collate = monotonic_ns();
-      const std::string_view caption =
-          entry.has_caption
-              ? std::string_view(reinterpret_cast<const char*>(caption_.data()), entry.caption.size)
-              : std::string_view();
-      rec.tokens =
-          tokenize_bytes(caption, tokens + static_cast<size_t>(h.n_ok) * g.seq_len, g.seq_len);
-      rec.digest = digest_combine(rec.digest, digest64(caption.data(), caption.size()));
-      digest = digest_combine(digest, rec.digest);
-      rec.row = static_cast<int32_t>(row);
-      (video ? h.n_videos : h.n_images)++;
-      h.n_ok++;
-      const int64_t t_collated = monotonic_ns();
-      collate_ns += t_collated - t_collate;
-      trace::collate(worker_id_, h.batch_id, rec.index, t_collate, t_collated);
-    } catch (const StageFailure& f) {
-      rec.status = SampleStatus::failed;
-      rec.failed_stage = f.stage;
-      set_message(rec, f.message);
-      h.n_failed++;
-    } catch (const std::exception& e) {
-      // Anything else (out of memory, a resize of a degenerate crop) is charged to augment.
-      rec.status = SampleStatus::failed;
-      rec.failed_stage = Stage::augment;
-      set_message(rec, e.what());
-      h.n_failed++;
-    }
-    int64_t flt1, maj1;
-    thread_faults(flt1, maj1);
-    rec.minflt = flt1 - flt0;
-    rec.majflt = maj1 - maj0;
-    if (!config_.loader.buffer_reuse) release_buffers();
-    trace::sample(worker_id_, h.batch_id, rec.index, rec.t_start_ns, rec.read_ns, rec.decode_ns,
-                  rec.augment_ns,
-                  rec.status == SampleStatus::failed ? static_cast<int>(rec.failed_stage) : -1);
+  const std::string_view caption =
+      entry.has_caption
+          ? std::string_view(reinterpret_cast<const char*>(caption_.data()), entry.caption.size)
+          : std::string_view();
+  rec.tokens = tokenize_bytes(caption, tokens + static_cast<size_t>(h.n_ok) * seq_len, seq_len);
+  rec.digest = digest_combine(rec.digest, digest64(caption.data(), caption.size()));
+  digest_ = digest_combine(digest_, rec.digest);
+  rec.row = static_cast<int32_t>(video ? h.n_videos : h.n_images);
+  (video ? h.n_videos : h.n_images)++;
+  h.n_ok++;
+  const int64_t t_collated = monotonic_ns();
+  collate_ns_ += t_collated - t_collate;
+  trace::collate(worker_id_, h.batch_id, rec.index, t_collate, t_collated);
+}
+
+void BatchFiller::fill_sample(const SlotView& slot, uint32_t i) {
+  SlotHeader& h = slot.header();
+  const SlotGeometry& g = slot.geometry();
+  SampleRecord& rec = slot.records()[i];
+  const SampleEntry& entry = dataset_.samples()[rec.index];
+  if (rec.status == SampleStatus::quarantined) {
+    skip_quarantined(rec);
+    h.n_failed++;
+    return;
   }
+  set_held_record(h, static_cast<int32_t>(i));
+  hooks_.before_sample(entry.key);
+  rec.worker = worker_id_;
+  rec.modality = static_cast<uint8_t>(entry.modality);
+  rec.status = SampleStatus::ok;
+  rec.read_ns = rec.decode_ns = rec.augment_ns = 0;
+  rec.message[0] = '\0';
+  rec.row = -1;
+  int64_t flt0, maj0;
+  thread_faults(flt0, maj0);
+  rec.t_start_ns = monotonic_ns();
+  const uint64_t rng_key = static_cast<uint64_t>(h.epoch) << 32 | rec.index;
+  try {
+    read_range(entry.media, media_);
+    if (entry.has_caption) read_caption(entry.caption);
+    rec.bytes = entry.media.size + (entry.has_caption ? entry.caption.size : 0);
+    rec.read_ns = monotonic_ns() - rec.t_start_ns;
+    const bool video = entry.modality == Modality::video;
+    std::byte* dst = slot.arena() + (video ? h.video_offset + h.n_videos * g.video_bytes()
+                                           : h.image_offset + h.n_images * g.image_bytes());
+    if (video) {
+      process_video(rec, entry, dst, rng_key);
+    } else {
+      process_image(rec, entry, dst, rng_key);
+    }
+    collate_sample(slot, rec, entry, video);
+  } catch (const StageFailure& f) {
+    rec.status = SampleStatus::failed;
+    rec.failed_stage = f.stage;
+    set_message(rec, f.message);
+    h.n_failed++;
+  } catch (const std::exception& e) {
+    // Anything else (out of memory, a resize of a degenerate crop) is charged to augment.
+    rec.status = SampleStatus::failed;
+    rec.failed_stage = Stage::augment;
+    set_message(rec, e.what());
+    h.n_failed++;
+  }
+  int64_t flt1, maj1;
+  thread_faults(flt1, maj1);
+  rec.minflt = flt1 - flt0;
+  rec.majflt = maj1 - maj0;
+  if (!config_.loader.buffer_reuse) release_buffers();
+  trace::sample(worker_id_, h.batch_id, rec.index, rec.t_start_ns, rec.read_ns, rec.decode_ns,
+                rec.augment_ns,
+                rec.status == SampleStatus::failed ? static_cast<int>(rec.failed_stage) : -1);
+}
+
+void BatchFiller::fill(const SlotView& slot) {
+  begin_batch(slot);
+  SlotHeader& h = slot.header();
+  for (uint32_t i = 0; i < h.planned; ++i)
+    fill_sample(slot, i);
   // A failed sample takes no row, so both tensors stay contiguous: n_images rows from
   // image_offset, n_videos rows from video_offset.
-  h.payload_bytes = h.n_images * g.image_bytes() + h.n_videos * g.video_bytes() +
-                    static_cast<uint64_t>(h.n_ok) * g.seq_len * sizeof(int32_t);
+  h.payload_bytes = slot.geometry().payload_bytes(h.n_images, h.n_videos, h.n_ok);
   set_held_record(h, -1);
-  h.digest = digest;
-  h.collate_ns = collate_ns;
+  h.digest = digest_;
+  h.collate_ns = collate_ns_;
   h.t_end_ns = monotonic_ns();
   trace::batch(worker_id_, h.batch_id, h.epoch, h.t_start_ns, h.t_end_ns, h.n_ok, h.n_failed);
 }

@@ -31,6 +31,13 @@ class BatchFiller {
   void fill(const SlotView& slot);
 
  private:
+  // Resets the header and lays the batch out from the plan (SlotGeometry's packed layout).
+  void begin_batch(const SlotView& slot);
+  // One planned sample, start to end: read, decode, augment into its row, tokenize its caption.
+  void fill_sample(const SlotView& slot, uint32_t i);
+  // Tokens and content digest of a sample whose pixels are in place: its row becomes taken.
+  void collate_sample(const SlotView& slot, SampleRecord& rec, const SampleEntry& entry,
+                      bool video);
   void read_range(const ByteRange& range, std::vector<uint8_t>& buffer);
   void read_caption(const ByteRange& range);
   void skip_quarantined(SampleRecord& rec) const noexcept;
@@ -54,6 +61,9 @@ class BatchFiller {
   std::vector<double> frame_times_;
   std::vector<int> fds_;  // lazily opened, one per dataset file
   FaultHooks hooks_;
+  // Per batch, summed over its samples.
+  int64_t collate_ns_ = 0;
+  uint64_t digest_ = 0;
 };
 
 }  // namespace mmprof

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "mmprof/loader.hpp"
 #include "probe/procfs.hpp"
 #include "util/error.hpp"
 
@@ -45,6 +46,11 @@ SlotGeometry slot_geometry(const Config& c) {
   return g;
 }
 
+BatchLayout batch_layout(const Config& config) {
+  const SlotGeometry g = slot_geometry(config);
+  return {g.capacity, g.tokens_bytes(), g.image_bytes(), g.video_bytes()};
+}
+
 size_t SlotGeometry::image_bytes() const noexcept {
   return 3 * static_cast<size_t>(image_size) * static_cast<size_t>(image_size) * pixel_bytes;
 }
@@ -54,13 +60,25 @@ size_t SlotGeometry::video_bytes() const noexcept {
          static_cast<size_t>(video_size) * pixel_bytes;
 }
 
+size_t SlotGeometry::image_offset() const noexcept {
+  return page_align(capacity * tokens_bytes());
+}
+
+size_t SlotGeometry::video_offset(uint32_t planned_images) const noexcept {
+  return image_offset() + planned_images * image_bytes();
+}
+
+size_t SlotGeometry::payload_bytes(uint32_t n_images, uint32_t n_videos,
+                                   uint32_t n_ok) const noexcept {
+  return n_images * image_bytes() + n_videos * video_bytes() + n_ok * tokens_bytes();
+}
+
 size_t SlotGeometry::header_bytes() const noexcept {
   return page_align(sizeof(SlotHeader) + capacity * sizeof(SampleRecord));
 }
 
 size_t SlotGeometry::arena_bytes() const noexcept {
-  const size_t tokens = page_align(capacity * static_cast<size_t>(seq_len) * sizeof(int32_t));
-  return tokens + page_align(capacity * std::max(image_bytes(), video_bytes()));
+  return image_offset() + page_align(capacity * std::max(image_bytes(), video_bytes()));
 }
 
 SlotRing::SlotRing(const SlotGeometry& geometry, uint32_t slots, bool huge_pages)

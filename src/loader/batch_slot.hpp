@@ -69,6 +69,13 @@ struct SlotGeometry {
   size_t pixel_bytes = 1;  // 1 (uint8) or 4 (float32)
   size_t image_bytes() const noexcept;
   size_t video_bytes() const noexcept;
+  size_t tokens_bytes() const noexcept { return static_cast<size_t>(seq_len) * sizeof(int32_t); }
+  // The packed layout of a batch in the arena: tokens first (page aligned), then the images,
+  // then the videos right after the images the plan holds.
+  size_t image_offset() const noexcept;
+  size_t video_offset(uint32_t planned_images) const noexcept;
+  // Bytes of tensors a batch of n_ok samples, n_images and n_videos of them, fills.
+  size_t payload_bytes(uint32_t n_images, uint32_t n_videos, uint32_t n_ok) const noexcept;
   size_t header_bytes() const noexcept;  // header + records, page aligned
   size_t arena_bytes() const noexcept;   // tokens + worst-case pixels, page aligned
   size_t slot_bytes() const noexcept { return header_bytes() + arena_bytes(); }

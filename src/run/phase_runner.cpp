@@ -86,8 +86,8 @@ void PhaseRunner::loader(PhaseMetrics& phase, BatchSource& source, Step* step, G
   for (; warming(s, t_phase); ++s)
     one_loader_step(source, step, phase.name, nullptr, nullptr, s);
   if (config_.phases.steady_blocks > 0) {
-    check_steady_state(
-        phase, [&] { one_loader_step(source, step, phase.name, nullptr, nullptr, s++); });
+    check_steady_state(phase,
+                       [&] { one_loader_step(source, step, phase.name, nullptr, nullptr, s++); });
   }
   recorder_.begin_window(phase.name);
   const int64_t t_window = clock_.now_ns();
@@ -175,10 +175,10 @@ const Batch& PhaseRunner::next_batch(BatchSource& source, const std::string& pha
 
 // Part of the warm-up (mmprof ab asks for it): steady.json says, per phase, whether block
 // throughput had settled.
-void PhaseRunner::check_steady_state(const PhaseMetrics& phase,
-                                     const std::function<void()>& step) {
+void PhaseRunner::check_steady_state(const PhaseMetrics& phase, const std::function<void()>& step) {
   const SteadyCriteria criteria = steady_criteria(config_);
-  steady_[phase.name] = to_json(settle(criteria, step, [this] { return clock_.now_ns(); }), criteria);
+  steady_[phase.name] =
+      to_json(settle(criteria, step, [this] { return clock_.now_ns(); }), criteria);
   recorder_.writer().steady(steady_);
 }
 

@@ -29,8 +29,15 @@ void RunRecorder::end_window(const std::string& phase) {
 void RunRecorder::step(const std::string& phase, int64_t step, int64_t t0, double wait_ms,
                        double h2d_ms, double compute_ms, double step_ms, int64_t samples,
                        uint64_t bytes) {
-  StepRow row{step,       phase,   t0, wait_ms, std::isnan(h2d_ms) ? std::nullopt : std::optional(h2d_ms),
-              compute_ms, step_ms, samples, bytes};
+  StepRow row{step,
+              phase,
+              t0,
+              wait_ms,
+              std::isnan(h2d_ms) ? std::nullopt : std::optional(h2d_ms),
+              compute_ms,
+              step_ms,
+              samples,
+              bytes};
   writer_.step(row);
 }
 

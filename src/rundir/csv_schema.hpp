@@ -91,7 +91,7 @@ void read_value(std::string_view cell, T& v) {
 // The column `name` of field `Member` (a pointer to member); doubles need their decimals.
 template <auto Member, int Precision = -1>
 Column<typename detail::member_of<decltype(Member)>::row> column(std::string_view name,
-                                                                  bool required = false) {
+                                                                 bool required = false) {
   using Row = typename detail::member_of<decltype(Member)>::row;
   return {name, required,
           [](const Row& r, std::string& out) {

@@ -25,8 +25,8 @@ json read_json_object(const fs::path& file, const std::string& why) {
   try {
     j = json::parse(text.str());
   } catch (const json::parse_error& e) {
-    throw InputError(fmt::format("{} is not valid JSON (corrupt or cut short: {})", file.string(),
-                                 e.what()));
+    throw InputError(
+        fmt::format("{} is not valid JSON (corrupt or cut short: {})", file.string(), e.what()));
   }
   if (!j.is_object()) {
     throw InputError(fmt::format("{} is not valid JSON for mmprof (not an object)", file.string()));

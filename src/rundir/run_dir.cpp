@@ -1,11 +1,12 @@
 // RunDir: the typed reader of mmprof/run_dir.hpp.
+#include "mmprof/run_dir.hpp"
+
 #include <fmt/format.h>
 
 #include <fstream>
 #include <sstream>
 
 #include "mmprof/error.hpp"
-#include "mmprof/run_dir.hpp"
 #include "rundir/json_file.hpp"
 #include "rundir/tables.hpp"
 

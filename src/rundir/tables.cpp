@@ -94,9 +94,12 @@ const Schema<DigestRow>& digests_schema() {
   // The digest is 16 hex digits, as content digests are printed everywhere else.
   static const Column<DigestRow> digest = {
       "digest", true,
-      [](const DigestRow& r, std::string& out) { fmt::format_to(std::back_inserter(out), "{:016x}", r.digest); },
+      [](const DigestRow& r, std::string& out) {
+        fmt::format_to(std::back_inserter(out), "{:016x}", r.digest);
+      },
       [](std::string_view cell, DigestRow& r) {
-        const auto [end, ec] = std::from_chars(cell.data(), cell.data() + cell.size(), r.digest, 16);
+        const auto [end, ec] =
+            std::from_chars(cell.data(), cell.data() + cell.size(), r.digest, 16);
         if (cell.empty() || ec != std::errc() || end != cell.data() + cell.size())
           throw std::invalid_argument("not a hex digest");
       }};

@@ -7,7 +7,6 @@
 
 #include "gpu/cublas_api.hpp"
 #include "gpu/cuda_runtime.hpp"
-#include "loader/batch_slot.hpp"
 #include "mmprof/error.hpp"
 
 namespace mmprof {
@@ -90,13 +89,8 @@ struct GemmStep::Device {
 
 GemmStep::GemmStep(const Config& config) {
   gpu::require_gpu("step.kind=gemm");
-  const SlotGeometry g = slot_geometry(config);
-  seq_len_ = static_cast<size_t>(g.seq_len);
-  image_bytes_ = g.image_bytes();
-  video_bytes_ = g.video_bytes();
-  const size_t capacity =
-      g.capacity * (seq_len_ * sizeof(int32_t) + std::max(image_bytes_, video_bytes_));
-  device_ = std::make_unique<Device>(capacity);
+  layout_ = batch_layout(config);
+  device_ = std::make_unique<Device>(layout_.max_bytes());
   plan_ = plan_gemms(kGemmSize, device_->time_gemms(), config.step.ms);
 }
 
@@ -109,7 +103,7 @@ GemmStep::~GemmStep() {
 
 void GemmStep::run(const Batch& batch) {
   Device& d = *device_;
-  const auto spans = gpu::batch_spans(batch, seq_len_, image_bytes_, video_bytes_);
+  const auto spans = gpu::batch_spans(batch, layout_);
   if (spans.empty()) {
     // The compute-ceiling phase's synthetic batch: no host data, the step alone.
     last_h2d_.reset();

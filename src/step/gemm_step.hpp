@@ -48,7 +48,7 @@ class GemmStep final : public Step {
   struct Device;  // streams, buffers, cuBLAS
   std::unique_ptr<Device> device_;
   GemmPlan plan_;
-  size_t seq_len_, image_bytes_, video_bytes_;
+  BatchLayout layout_;
   std::optional<gpu::H2DCopy> last_h2d_;
 };
 

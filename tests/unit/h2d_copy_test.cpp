@@ -29,7 +29,9 @@ TEST(H2DSpans, TokensImagesAndVideosWithTheirSizes) {
   b.tokens = reinterpret_cast<const int32_t*>(arena.data());
   b.images = arena.data() + 100;
   b.videos = arena.data() + 400;
-  const auto spans = batch_spans(b, /*seq_len=*/5, /*image_bytes=*/120, /*video_bytes=*/300);
+  const auto spans = batch_spans(
+      b,
+      {.capacity = 4, .tokens_bytes = 5 * sizeof(int32_t), .image_bytes = 120, .video_bytes = 300});
   ASSERT_EQ(spans.size(), 3u);
   EXPECT_EQ(spans[0].data, arena.data());
   EXPECT_EQ(spans[0].bytes, 3u * 5 * 4);
@@ -44,11 +46,15 @@ TEST(H2DSpans, EmptyOrAbsentPartsAreSkipped) {
   Batch b;
   b.size = 2;
   b.n_images = 2;  // the compute phase's synthetic batch: counts but no host data
-  EXPECT_TRUE(batch_spans(b, 4, 10, 10).empty());
+  EXPECT_TRUE(
+      batch_spans(b, {.capacity = 4, .tokens_bytes = 16, .image_bytes = 10, .video_bytes = 10})
+          .empty());
   b.images = arena.data();
   b.n_images = 0;
   b.videos = arena.data();
-  EXPECT_TRUE(batch_spans(b, 4, 10, 10).empty());
+  EXPECT_TRUE(
+      batch_spans(b, {.capacity = 4, .tokens_bytes = 16, .image_bytes = 10, .video_bytes = 10})
+          .empty());
 }
 
 TEST(H2DCopier, WithoutAGpuIsUnavailable) {

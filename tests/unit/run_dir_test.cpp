@@ -99,8 +99,9 @@ TEST_F(RunDirTest, ACutShortLastRowIsLeftOutAndABadCellNamesRowAndColumn) {
 TEST_F(RunDirTest, AMissingContractColumnIsRefusedAnAddedOneIsOptional) {
   rundir::RunWriter w(run());
   write_manifest(w);
-  std::ofstream(run() / run_file::stages) << "key,worker,read_ms,decode_ms,augment_ms,bytes,faults\n"
-                                           << "k,0,1,2,3,4,5\n";
+  std::ofstream(run() / run_file::stages)
+      << "key,worker,read_ms,decode_ms,augment_ms,bytes,faults\n"
+      << "k,0,1,2,3,4,5\n";
   const auto stages = RunDir::open(run()).stages();  // an older file: no phase, modality, ...
   ASSERT_EQ(stages.size(), 1u);
   EXPECT_EQ(stages[0].phase, "");

@@ -6,6 +6,7 @@ list(APPEND MMPROF_TEST_SOURCES
   unit/gpu_phase_test.cpp
   unit/h2d_copy_test.cpp
   unit/bad_input_test.cpp
+  unit/config_keys_test.cpp
   unit/config_test.cpp
   unit/cupti_clock_test.cpp
   unit/decode_test.cpp

@@ -1,0 +1,159 @@
+#include "config/config_keys.hpp"
+
+#include <fmt/format.h>
+
+#include <climits>
+#include <cmath>
+
+namespace mmprof::config {
+namespace {
+
+using nlohmann::json;
+
+constexpr double kIntMax = INT32_MAX;
+
+KeySpec integer(std::string_view key, int64_t def, double lo, double hi, std::string_view doc = "") {
+  return {key, KeyType::integer, def, {}, lo, hi, "", doc};
+}
+KeySpec number(std::string_view key, double def, std::string_view doc = "") {
+  return {key, KeyType::number, def, {}, -INFINITY, INFINITY, "", doc};
+}
+KeySpec boolean(std::string_view key, bool def, std::string_view doc = "") {
+  return {key, KeyType::boolean, def, {}, -INFINITY, INFINITY, "", doc};
+}
+KeySpec choice(std::string_view key, std::vector<std::string> choices, std::string_view doc = "") {
+  json def = choices.front();
+  return {key, KeyType::choice, def, std::move(choices), -INFINITY, INFINITY, "", doc};
+}
+KeySpec text(std::string_view key, std::string def, std::string_view doc = "") {
+  return {key, KeyType::text, def, {}, -INFINITY, INFINITY, "", doc};
+}
+KeySpec path(std::string_view key, std::string_view doc = "") {
+  return {key, KeyType::path, nullptr, {}, -INFINITY, INFINITY, "", doc};
+}
+KeySpec env_integer(std::string_view key, std::string_view env, std::string_view doc) {
+  return {key, KeyType::integer, "env", {}, 0, kIntMax, env, doc};
+}
+
+std::string yaml_value(const json& v) {
+  if (v.is_null()) return "null";
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_boolean()) return v.get<bool>() ? "true" : "false";
+  if (v.is_number_integer()) return std::to_string(v.get<int64_t>());
+  return fmt::format("{}", v.get<double>());  // shortest form: 300, 0.5
+}
+
+std::string comment(const KeySpec& k) {
+  std::string c;
+  if (k.type == KeyType::choice) {
+    for (const auto& option : k.choices)
+      c += (c.empty() ? "" : " | ") + option;
+    if (!k.doc.empty()) c += ": ";
+  }
+  return c + std::string(k.doc);
+}
+
+// A "key: value" line with its comment aligned at column 25 (one space when the line is longer).
+std::string line(std::string_view text, const std::string& note) {
+  std::string out(text);
+  if (!note.empty()) out += std::string(out.size() < 24 ? 24 - out.size() : 0, ' ') + " # " + note;
+  return out + "\n";
+}
+
+}  // namespace
+
+const std::vector<KeySpec>& key_table() {
+  static const std::vector<KeySpec> keys = {
+      path("data.path", "null = the embedded default dataset (~/.cache/mmprof/default-v1)"),
+      choice("data.layout", {"auto", "files", "tar"}),
+      integer("loader.batch_size", 32, 1, 1 << 16),
+      integer("loader.num_workers", 2, 0, 256),
+      choice("loader.worker_mode", {"process", "thread"}),
+      integer("loader.prefetch_factor", 2, 1, 64),
+      boolean("loader.persistent_workers", true),
+      boolean("loader.in_order", true),
+      choice("loader.pin_memory", {"auto", "true", "false"}),
+      boolean("loader.shuffle", true),
+      integer("loader.seed", 0, 0, 1 << 30),
+      choice("loader.on_error", {"skip", "fail"}),
+      choice("loader.on_worker_failure", {"respawn", "fail"},
+             "a dead or hung worker is replaced, its batches retried"),
+      integer("loader.max_respawns", 4, 0, 1 << 16, "per loader; one more death fails the run"),
+      number("loader.timeout_s", 300, "longest a worker may hold one batch before it counts as hung"),
+      boolean("loader.buffer_reuse", true,
+              "keep worker decode buffers between samples (false: fresh pages per sample)"),
+      boolean("loader.huge_pages", false,
+              "batch ring from the hugetlbfs pool (vm.nr_hugepages must cover it)"),
+      boolean("loader.pin_workers", false, "worker i on the i-th CPU of the affinity mask"),
+      integer("image.size", 224, 8, 4096),
+      choice("image.dtype", {"float32", "uint8"}),
+      boolean("image.dct_scaling", true),
+      choice("image.resizer", {"mmprof", "swscale"},
+             "mmprof is PIL's antialiased filter, swscale FFmpeg's bilinear"),
+      integer("image.max_pixels", 178'956'970, 1, kIntMax,
+              "larger images are refused from their header (PIL's bomb threshold)"),
+      integer("video.frames", 8, 1, 1024),
+      integer("video.size", 224, 8, 4096),
+      choice("video.sampling", {"uniform", "random_window"}),
+      integer("video.decoder_threads", 1, 1, 64),
+      boolean("video.reuse_decoder", false,
+              "keep the codec context open across clips of the same decoder setup"),
+      boolean("video.skip_nonref", true, "skip non-reference frames shown before the frame wanted"),
+      integer("video.max_pixels", 178'956'970, 1, kIntMax, "per frame"),
+      integer("text.seq_len", 77, 1, 1 << 16),
+      integer("text.max_bytes", 1 << 20, 0, kIntMax,
+              "longer captions are refused before they are read"),
+      choice("step.kind", {"none", "sleep", "spin", "torch", "gemm"}),
+      number("step.ms", 0, "per micro-batch, for sleep, spin and gemm"),
+      path("step.model"),
+      integer("step.accum_steps", 1, 1, 1 << 16),
+      text("step.device", "cpu", "cpu | cuda | cuda:N (gpu = cuda)"),
+      integer("phases.warmup_steps", 10, 0, 1 << 24),
+      integer("phases.steps", 100, 1, 1 << 24),
+      number("phases.warmup_s", 0, "warm-up lasts at least this long too (0: by steps only)"),
+      integer("phases.steady_blocks", 0, 0, 1 << 10,
+              "> 0: steady-state check after warm-up (steady.json; mmprof ab sets it)"),
+      env_integer("dist.rank", "RANK", "from RANK, else 0"),
+      env_integer("dist.world_size", "WORLD_SIZE", "from WORLD_SIZE, else 1"),
+      choice("dist.sync", {"none", "barrier", "allreduce"}),
+      integer("metrics.interval_ms", 100, 0, 60'000,
+              "resource sampling period (resources.csv, host.csv); 0 = phase boundaries only"),
+      integer("trace.sample_every", 1, 1, kIntMax,
+              "per-sample spans for every Nth batch; batch, step and counter events always"),
+      integer("trace.max_events", 1'000'000, 1, kIntMax,
+              "recorded events past this cap are dropped and counted (trace.json, summary)"),
+  };
+  return keys;
+}
+
+const KeySpec* find_key(std::string_view dotted) {
+  for (const auto& k : key_table())
+    if (k.key == dotted) return &k;
+  return nullptr;
+}
+
+std::string_view section_doc(std::string_view section) {
+  if (section == "trace") return "mmprof trace only (see docs/trace.md)";
+  return "";
+}
+
+std::string default_config_yaml() {
+  std::string out =
+      "# The embedded default configuration, written out by the key table of\n"
+      "# src/config/config_keys.cpp (a test checks this file against it). Override any key with\n"
+      "# --set key=value; docs/architecture.md says how to add one.\n";
+  std::string_view section;
+  for (const auto& k : key_table()) {
+    const size_t dot = k.key.find('.');
+    const std::string_view s = k.key.substr(0, dot);
+    if (s != section) {
+      section = s;
+      out += line(fmt::format("{}:", s), std::string(section_doc(s)));
+    }
+    out += line(fmt::format("  {}: {}", k.key.substr(dot + 1), yaml_value(k.default_value)),
+                comment(k));
+  }
+  return out;
+}
+
+}  // namespace mmprof::config
