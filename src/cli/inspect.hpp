@@ -25,7 +25,4 @@ struct InspectCliOptions {
 void setup_inspect(CLI::App& app, InspectCliOptions& options);
 int run_inspect_command(const InspectCliOptions& options, const std::vector<std::string>& argv);
 
-// The readable tables (pure: inventory JSON -> text).
-std::string format_inventory(const nlohmann::json& inventory);
-
 }  // namespace mmprof::cli

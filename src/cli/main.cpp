@@ -1,7 +1,9 @@
-// mmprof: main only wires the subcommands (CLI11's subcom_in_files pattern) and maps errors to
-// exit codes with one clear sentence.
+// mmprof: main only builds the app (CLI11's subcom_in_files pattern): each subcommand's file
+// gives its options and setup; its run function is the subcommand's callback. Errors become an
+// exit code and one clear sentence.
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -15,41 +17,59 @@
 #include "util/interrupt.hpp"
 #include "util/version.hpp"
 
+namespace {
+
+using namespace mmprof;
+
+// Adds subcommand `name` with options set up by `setup`; when it is chosen, `run` gets them and
+// its exit status becomes the process's.
+template <class Options, class Setup, class Run>
+void add(CLI::App& app, const char* name, const char* description, Setup setup, Run run,
+         int& status) {
+  auto options = std::make_shared<Options>();
+  CLI::App* sub = app.add_subcommand(name, description);
+  setup(*sub, *options);
+  sub->callback([options, run, &status] { status = run(*options); });
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
-  using namespace mmprof;
   CLI::App app{"mmprof: profile and tune the image/video data pipelines of multimodal training"};
   app.set_version_flag("--version", std::string(version()) + " (" + git_commit() + ")");
   app.require_subcommand(1);
   app.failure_message(CLI::FailureMessage::help);
+  const std::vector<std::string> args(argv, argv + argc);
+  int status = 0;
+  add<cli::GenCliOptions>(app, "gen", "Generate a deterministic synthetic dataset", cli::setup_gen,
+                          cli::run_gen_command, status);
+  add<cli::BaselineCliOptions>(
+      app, "baseline", "Measure a configuration: compute ceiling, pipeline only, end to end",
+      cli::setup_baseline,
+      [&args](const cli::BaselineCliOptions& o) { return cli::run_baseline_command(o, args); },
+      status);
+  add<cli::BaselineCliOptions>(
+      app, "trace",
+      "A baseline run with event tracing: the run directory plus trace.json (Chrome/Perfetto)",
+      cli::setup_trace,
+      [&args](const cli::BaselineCliOptions& o) { return cli::run_trace_command(o, args); },
+      status);
+  add<cli::AbCliOptions>(
+      app, "ab", "One-factor-at-a-time A/B experiments with statistics and verdicts", cli::setup_ab,
+      [&args](const cli::AbCliOptions& o) { return cli::run_ab_command(o, args); }, status);
+  add<cli::InspectCliOptions>(
+      app, "inspect", "Inventory: provenance, software, hardware, storage, network, data mix",
+      cli::setup_inspect,
+      [&args](const cli::InspectCliOptions& o) { return cli::run_inspect_command(o, args); },
+      status);
+  add<cli::ReportCliOptions>(
+      app, "report",
+      "Analyse runs and experiments: bottlenecks, recommendations, adopt/rollback, CI gate",
+      cli::setup_report, cli::run_report_command, status);
 
-  cli::GenCliOptions gen;
-  cli::setup_gen(*app.add_subcommand("gen", "Generate a deterministic synthetic dataset"), gen);
-  cli::BaselineCliOptions baseline;
-  auto* baseline_app = app.add_subcommand(
-      "baseline", "Measure a configuration: compute ceiling, pipeline only, end to end");
-  cli::setup_baseline(*baseline_app, baseline);
-  cli::BaselineCliOptions trace;
-  cli::setup_trace(*app.add_subcommand("trace",
-                                       "A baseline run with event tracing: the run directory plus "
-                                       "trace.json (Chrome/Perfetto)"),
-                   trace);
-  cli::AbCliOptions ab;
-  cli::setup_ab(*app.add_subcommand(
-                    "ab", "One-factor-at-a-time A/B experiments with statistics and verdicts"),
-                ab);
-  cli::InspectCliOptions inspect;
-  cli::setup_inspect(
-      *app.add_subcommand("inspect",
-                          "Inventory: provenance, software, hardware, storage, network, data mix"),
-      inspect);
-  cli::ReportCliOptions report;
-  cli::setup_report(*app.add_subcommand("report",
-                                        "Analyse runs and experiments: bottlenecks, "
-                                        "recommendations, adopt/rollback, CI gate"),
-                    report);
-
+  install_interrupt_handler();
   try {
-    app.parse(argc, argv);
+    app.parse(argc, argv);  // runs the chosen subcommand's callback
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForVersion& e) {
@@ -58,16 +78,6 @@ int main(int argc, char** argv) {
     // A bad option is a usage error (exit 2) whatever CLI11's own code for it is.
     app.exit(e);
     return static_cast<int>(ExitCode::usage);
-  }
-  install_interrupt_handler();
-  const std::vector<std::string> args(argv, argv + argc);
-  try {
-    if (app.got_subcommand("gen")) return cli::run_gen_command(gen);
-    if (app.got_subcommand("baseline")) return cli::run_baseline_command(baseline, args);
-    if (app.got_subcommand("trace")) return cli::run_trace_command(trace, args);
-    if (app.got_subcommand("inspect")) return cli::run_inspect_command(inspect, args);
-    if (app.got_subcommand("ab")) return cli::run_ab_command(ab, args);
-    if (app.got_subcommand("report")) return cli::run_report_command(report);
   } catch (const Error& e) {
     std::fprintf(stderr, "mmprof: error: %s\n", e.what());
     return static_cast<int>(e.code());
@@ -75,5 +85,5 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "mmprof: internal error: %s\n", e.what());
     return static_cast<int>(ExitCode::failure);
   }
-  return 0;
+  return status;
 }

@@ -12,7 +12,8 @@ using nlohmann::json;
 
 constexpr double kIntMax = INT32_MAX;
 
-KeySpec integer(std::string_view key, int64_t def, double lo, double hi, std::string_view doc = "") {
+KeySpec integer(std::string_view key, int64_t def, double lo, double hi,
+                std::string_view doc = "") {
   return {key, KeyType::integer, def, {}, lo, hi, "", doc};
 }
 KeySpec number(std::string_view key, double def, std::string_view doc = "") {
@@ -79,7 +80,8 @@ const std::vector<KeySpec>& key_table() {
       choice("loader.on_worker_failure", {"respawn", "fail"},
              "a dead or hung worker is replaced, its batches retried"),
       integer("loader.max_respawns", 4, 0, 1 << 16, "per loader; one more death fails the run"),
-      number("loader.timeout_s", 300, "longest a worker may hold one batch before it counts as hung"),
+      number("loader.timeout_s", 300,
+             "longest a worker may hold one batch before it counts as hung"),
       boolean("loader.buffer_reuse", true,
               "keep worker decode buffers between samples (false: fresh pages per sample)"),
       boolean("loader.huge_pages", false,

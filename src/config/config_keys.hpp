@@ -16,9 +16,9 @@ enum class KeyType {
   integer,  // within [min, max]
   number,   // finite, within [min, max]
   boolean,
-  text,     // any string
-  choice,   // one of `choices`
-  path,     // a string or null
+  text,    // any string
+  choice,  // one of `choices`
+  path,    // a string or null
 };
 
 struct KeySpec {

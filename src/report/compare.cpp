@@ -4,12 +4,12 @@
 // "inconclusive" when that interval straddles the allowed drop.
 #include <fmt/format.h>
 
-#include <boost/math/distributions/students_t.hpp>
 #include <cmath>
 
 #include "report/criteria.hpp"
 #include "report/json_access.hpp"
 #include "stats/descriptive.hpp"
+#include "stats/inference.hpp"
 
 namespace mmprof::report {
 namespace {
@@ -25,27 +25,14 @@ std::vector<double> ms_per_sample(const std::vector<StepRow>& steps, const std::
   return out;
 }
 
-double variance(const std::vector<double>& v, double m) {
-  double s = 0;
-  for (double x : v)
-    s += (x - m) * (x - m);
-  return s / static_cast<double>(v.size() - 1);
-}
-
 }  // namespace
 
 std::optional<std::pair<double, double>> welch_change_pct(const std::vector<double>& a,
                                                           const std::vector<double>& b) {
-  if (a.size() < 2 || b.size() < 2) return std::nullopt;
-  const double ma = mean(a), mb = mean(b);
-  const double na = static_cast<double>(a.size()), nb = static_cast<double>(b.size());
-  const double va = variance(a, ma) / na, vb = variance(b, mb) / nb;
-  const double se = std::sqrt(va + vb);
-  if (ma <= 0) return std::nullopt;
-  if (se == 0) return std::make_pair(100 * (mb - ma) / ma, 100 * (mb - ma) / ma);
-  const double df = (va + vb) * (va + vb) / (va * va / (na - 1) + vb * vb / (nb - 1));
-  const double t = boost::math::quantile(boost::math::students_t(df), 0.975);
-  return std::make_pair(100 * (mb - ma - t * se) / ma, 100 * (mb - ma + t * se) / ma);
+  const auto ci = stats::welch_interval(a, b, 0.05);
+  const double ma = a.empty() ? 0 : mean(a);
+  if (!ci || ma <= 0) return std::nullopt;
+  return std::make_pair(100 * ci->lo / ma, 100 * ci->hi / ma);
 }
 
 namespace {

@@ -69,6 +69,31 @@ double normal_cdf(double z) {
   return boost::math::cdf(boost::math::normal(), z);
 }
 
+std::optional<DifferenceInterval> welch_interval(const std::vector<double>& a,
+                                                 const std::vector<double>& b, double alpha) {
+  if (a.size() < 2 || b.size() < 2) return std::nullopt;
+  const auto mean_and_se2 = [](const std::vector<double>& v) {
+    const double m = mmprof::mean(v);
+    double ss = 0;
+    for (double x : v)
+      ss += (x - m) * (x - m);
+    const double n = static_cast<double>(v.size());
+    return std::pair{m, ss / (n - 1) / n};
+  };
+  const auto [ma, va] = mean_and_se2(a);
+  const auto [mb, vb] = mean_and_se2(b);
+  DifferenceInterval r{mb - ma, mb - ma, mb - ma};
+  const double se = std::sqrt(va + vb);
+  if (se == 0) return r;
+  const double df =
+      (va + vb) * (va + vb) /
+      (va * va / static_cast<double>(a.size() - 1) + vb * vb / static_cast<double>(b.size() - 1));
+  const double half = t_quantile(1 - alpha / 2, df) * se;
+  r.lo = r.difference - half;
+  r.hi = r.difference + half;
+  return r;
+}
+
 MeanInterval t_interval(const std::vector<double>& values, double alpha) {
   MeanInterval r;
   r.n = values.size();

@@ -4,6 +4,7 @@
 // takes an explicit seed, so every result is reproducible.
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 namespace mmprof::stats {
@@ -21,6 +22,15 @@ struct MeanInterval {
   double p = 0;  // two-sided p of H0: mean == 0
 };
 MeanInterval t_interval(const std::vector<double>& values, double alpha);
+
+// Welch's two-sample t interval of mean(b) - mean(a) (unequal variances; Welch-Satterthwaite
+// degrees of freedom). Empty with fewer than 2 values on a side; with zero spread on both sides
+// the interval is the difference itself.
+struct DifferenceInterval {
+  double difference = 0, lo = 0, hi = 0;
+};
+std::optional<DifferenceInterval> welch_interval(const std::vector<double>& a,
+                                                 const std::vector<double>& b, double alpha);
 
 // Percentile bootstrap CI of the mean (Efron & Tibshirani 1993, ch. 13): `resamples` resamples
 // with replacement drawn from Rng(seed). Same inputs and seed, same interval. NaN when empty.

@@ -15,8 +15,8 @@
 namespace mmprof {
 namespace {
 
-using nlohmann::json;
 using config::KeyType;
+using nlohmann::json;
 
 std::string read_text(const std::filesystem::path& path) {
   std::ifstream in(path);

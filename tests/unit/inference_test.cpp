@@ -142,4 +142,19 @@ TEST(ExperimentStatsTest, BootstrapIsReproducibleBySeed) {
 }
 
 }  // namespace
+// a = {1,2,3,4}, b = {2,3,4,5}: difference 1, se = sqrt(2 x (5/3)/4) = 0.9128709, Welch df = 6,
+// t(0.975, 6) = 2.446912.
+TEST(StatsWelch, IntervalByHandAndSmallSamples) {
+  const auto ci = welch_interval({1, 2, 3, 4}, {2, 3, 4, 5}, 0.05);
+  ASSERT_TRUE(ci.has_value());
+  EXPECT_DOUBLE_EQ(ci->difference, 1.0);
+  EXPECT_NEAR(ci->lo, 1 - 2.446912 * 0.9128709, 1e-5);
+  EXPECT_NEAR(ci->hi, 1 + 2.446912 * 0.9128709, 1e-5);
+  const auto flat = welch_interval({2, 2}, {3, 3, 3}, 0.05);
+  ASSERT_TRUE(flat.has_value());
+  EXPECT_DOUBLE_EQ(flat->lo, 1.0);
+  EXPECT_DOUBLE_EQ(flat->hi, 1.0);
+  EXPECT_FALSE(welch_interval({1}, {2, 3}, 0.05).has_value());
+}
+
 }  // namespace mmprof::stats
