@@ -1,6 +1,7 @@
 """Overrides, MAX_BATCHES stop, loader selection, internal-error handling."""
 
 import json
+import os
 import signal
 import unittest
 
@@ -58,6 +59,34 @@ print(json.dumps({"num_workers": dl.num_workers, "batches": [b[0].tolist() for b
         out = json.loads(run.stdout.strip().splitlines()[-1])
         self.assertEqual(out, {"num_workers": 1, "batches": [[0, 1, 2, 3], [4, 5, 6, 7]]})
         self.assertEqual(run.main("loader")[0]["overrides"]["applied"], {"num_workers": 1})
+
+    def test_subclass_origin_and_signature(self):
+        script = r'''
+import inspect, json
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+
+
+class MyLoader(DataLoader):
+    def __init__(self, ds, **kw):
+        super().__init__(ds, batch_size=2, **kw)
+
+
+dl = MyLoader(TensorDataset(torch.arange(8)), num_workers=0)
+print(json.dumps({"batches": len(list(dl)), "params": list(inspect.signature(DataLoader.__init__).parameters),
+                  "name": DataLoader.__init__.__name__}))
+'''
+        run = self.run_script("subclass", script, env={"MMPROF_HOOK_OVERRIDES": '{"batch_size": 4}'})
+        self.assertOk(run)
+        out = json.loads(run.stdout.strip().splitlines()[-1])
+        self.assertEqual(out["batches"], 2)          # the override reached super().__init__
+        self.assertEqual(out["name"], "__init__")
+        self.assertEqual(out["params"][:3], ["self", "dataset", "batch_size"])
+        rec = run.main("loader")[0]
+        line = script.splitlines().index("dl = MyLoader(TensorDataset(torch.arange(8)), num_workers=0)") + 1
+        self.assertTrue(rec["origin"].endswith("job.py:%d" % line), rec["origin"])
+        self.assertEqual(rec["overrides"]["applied"], {"batch_size": 4})
+        self.assertEqual(rec["overrides"]["original"], {"batch_size": 2})
 
     def test_combination_torch_refuses_is_reported(self):
         # prefetch_factor needs num_workers > 0 (torch's own check): the job keeps
@@ -160,6 +189,57 @@ class StopTests(JobCase):
         self.assertIn(run.rc, SIGINT_STATUSES, run.describe())
         self.assertEqual([r["loader"] for r in run.main("batch")], [0, 0, 0, 0, 1, 1, 1])
         self.assertEqual(run.main("stop")[0]["loader"], 1)
+
+
+KILL_JOB = r'''
+import json, os, signal, sys, time
+import torch
+from torch.utils.data import DataLoader, Dataset
+OUT = sys.argv[1]
+
+
+class Suicidal(Dataset):
+    """Item 30 SIGKILLs its worker, after writing when each item ended."""
+    def __init__(self):
+        self.done = []
+
+    def __len__(self):
+        return 100
+
+    def __getitem__(self, i):
+        if i == 30:
+            with open(os.path.join(OUT, "truth.json"), "w") as f:
+                json.dump({"done": self.done, "kill_ns": time.monotonic_ns()}, f)
+            os.kill(os.getpid(), signal.SIGKILL)
+        time.sleep(0.02)
+        self.done.append([i, time.monotonic_ns()])
+        return i
+
+
+if __name__ == "__main__":
+    for b in DataLoader(Suicidal(), batch_size=1, num_workers=1):
+        pass
+'''
+
+
+@needs_torch
+class KilledWorkerTests(JobCase):
+    def test_sigkill_loses_at_most_the_last_flush_period(self):
+        wd = self.workdir("killout")
+        run = self.run_script("kill", KILL_JOB, args=[wd])
+        self.assertNotEqual(run.rc, 0)
+        self.assertIn("DataLoader worker", run.stderr)
+        with open(os.path.join(wd, "truth.json")) as f:
+            truth = json.load(f)
+        recorded = {r["index"] for r in run.records("getitem")}
+        # Anything that ended 300 ms (the 200 ms flush period plus slack)
+        # before the kill must be on disk.
+        old = [i for i, end in truth["done"] if end < truth["kill_ns"] - 300_000_000]
+        self.assertGreater(len(old), 10)
+        self.assertTrue(set(old) <= recorded, (sorted(set(old) - recorded), len(truth["done"])))
+        lost = len(truth["done"]) - len(recorded & {i for i, _ in truth["done"]})
+        print("\n[sigkill] worker items done %d, recorded %d, lost %d"
+              % (len(truth["done"]), len(recorded), lost))
 
 
 @needs_torch

@@ -208,6 +208,23 @@ class TimingTests(JobCase):
 
 
 @needs_torch
+class EarlyBreakTests(JobCase):
+    def test_break_mid_epoch_worker_records_complete(self):
+        # The job takes 2 of 10 batches; torch ends the workers when the
+        # iterator goes away, and what they fetched meanwhile is recorded whole.
+        run = self.run_job("break", {"loaders": [loader_spec(n=40, sleep=0.005, batch_size=4, num_workers=2)],
+                                     "plan": [[0, 1, 2]]})
+        self.assertOk(run)
+        self.assertNoErrors(run)
+        self.assertEqual(len(run.main("batch")), 2)
+        self.assertEqual(run.main("epoch_end"), [])
+        fetches = run.records("fetch")
+        self.assertGreaterEqual(len(fetches), 2)
+        self.assertEqual(len(run.records("getitem")), 4 * len(fetches))
+        self.assertEqual(sorted(run.worker_files()), sorted(run.main("epoch")[0]["worker_pids"]))
+
+
+@needs_torch
 class PersistentTests(JobCase):
     @classmethod
     def setUpClass(cls):

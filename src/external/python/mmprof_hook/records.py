@@ -56,7 +56,7 @@ class _State:
         self.fd = None
         self.queue = collections.deque()
         self.last_write = 0          # 0: the first record is written at once
-        self.lock = threading.Lock()
+        self.lock = threading.RLock()  # re-entrant: a signal handler may record during a flush
         self.role = "main"
         self.worker_id = None
         self.loader = None
