@@ -47,6 +47,32 @@ class StartMethodTests(JobCase):
         self.check_workers(run, "forkserver")
         self.assertEqual(run.main("loader")[0]["config"]["multiprocessing_context"], "default")
 
+    def test_spawn_child_that_builds_a_loader_before_becoming_a_worker(self):
+        script = r'''
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+top = DataLoader(TensorDataset(torch.arange(4)), batch_size=2)   # also runs in spawn children
+if __name__ == "__main__":
+    dl = DataLoader(TensorDataset(torch.arange(8)), batch_size=2, num_workers=2,
+                    multiprocessing_context="spawn")
+    print(len(list(dl)))
+'''
+        run = self.run_script("spawn-toplevel", script)
+        self.assertOk(run)
+        self.assertEqual(run.stdout.strip(), "4")
+        main = run.main_pid
+        pids = run.main("epoch")[0]["worker_pids"]
+        self.assertEqual([r["loader"] for r in run.main("loader")], [0, 1])
+        for pid in pids:
+            lines = run.files[pid]
+            procs = [(k, r) for k, r in enumerate(lines) if r["t"] == "proc"]
+            self.assertEqual([r["role"] for _, r in procs], ["main", "worker"])
+            k, proc = procs[1]
+            self.assertEqual((proc["loader"], proc["main_pid"]), (1, main))
+            self.assertTrue(all(r["t"] != "fetch" for r in lines[:k]))
+            self.assertTrue(all(r["loader"] == 1 for r in lines[k:] if r["t"] == "fetch"))
+            self.assertEqual(sum(r["t"] == "fetch" for r in lines[k:]), 2)
+
     def test_fork_without_worker_init_fn(self):
         run = self.run_job("fork-noinit", {"loaders": [loader_spec(n=8, sleep=0, batch_size=2, num_workers=2,
                                                                    multiprocessing_context="fork")],

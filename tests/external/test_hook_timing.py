@@ -32,7 +32,7 @@ class TimingTests(JobCase):
     @classmethod
     def setUpClass(cls):
         super().setUpClass()
-        cls.w2 = cls.run_job("w2", timing_cfg(2))
+        cls.w2 = cls.run_job("w2", timing_cfg(2), env={"RANK": "1", "LOCAL_RANK": "1", "WORLD_SIZE": "2"})
         cls.w0 = cls.run_job("w0", timing_cfg(0))
 
     def runs(self):
@@ -52,7 +52,11 @@ class TimingTests(JobCase):
                 for pid, lines in run.files.items():
                     self.assertEqual(lines[0]["t"], "proc")
                     self.assertEqual(lines[0]["pid"], pid)
+                ranks = (1, 1, 2) if run is self.w2 else (None, None, None)
+                for lines in run.files.values():
+                    self.assertEqual((lines[0]["rank"], lines[0]["local_rank"], lines[0]["world_size"]), ranks)
                 main = run.main()
+                self.assertEqual(main[0]["argv"][0], os.path.join(run.workdir, "job.py"))
                 self.assertEqual([r["t"] for r in main[1:3]], ["versions", "loader"])
                 v = main[1]
                 for k in ("python", "torch", "torchvision", "pil", "pillow_simd", "numpy",

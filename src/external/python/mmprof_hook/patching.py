@@ -168,14 +168,19 @@ def _make_init(orig_init, base_cls):
         if plan is None or plan.args is None:
             orig_init(self, *args, **kwargs)
         else:
+            refused = None
             try:
                 orig_init(*plan.args, **plan.kwargs)
             except Exception as exc:
                 # Trials accepted what the real object refused.  If torch did
-                # not get past its checks, construct as the caller asked.
+                # not get past its checks, construct as the caller asked
+                # (outside this handler, so a failure reads as torch's own).
                 if getattr(self, "__dict__", {}).get("_DataLoader__initialized"):
                     raise
-                plan.refused_on_real_object(exc)
+                refused = exc
+            if refused is not None:
+                plan.refused_on_real_object(refused)
+                refused = None
                 orig_init(self, *args, **kwargs)
         if S.active:
             try:

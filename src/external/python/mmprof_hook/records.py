@@ -207,10 +207,16 @@ def _flusher_loop(period):
 
 def become_worker(loader, worker_id, main_pid):
     """Called once in a DataLoader worker process before its first record."""
+    started = S.fd is not None or bool(S.queue)
     S.role = "worker"
     S.worker_id = worker_id
     S.loader = loader
     S.main_pid = main_pid
+    if started:
+        # This process recorded as "main" before becoming a worker (a spawn
+        # child re-running a script that builds a loader outside its
+        # __main__ guard): a new proc line starts the worker's section.
+        S.queue.append(proc_record())
     if S.finalizer is None:
         # Workers leave through os._exit after multiprocessing's
         # _exit_function, which runs these finalizers; atexit does not run.
