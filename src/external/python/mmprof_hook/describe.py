@@ -1,0 +1,251 @@
+"""What the loader and versions records say: read-only inspection helpers.
+
+Nothing here imports a module the job has not imported itself: versions of
+packages that are not loaded come from their installed distribution metadata.
+"""
+
+import os
+import sys
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+MAX_REPR = 4000
+
+
+def short_repr(obj, limit=MAX_REPR):
+    try:
+        r = repr(obj)
+    except Exception as exc:  # a user __repr__ that fails must not fail us
+        r = "<repr failed: %s>" % type(exc).__name__
+    if len(r) > limit:
+        r = r[:limit] + "...<%d more chars>" % (len(r) - limit)
+    return r
+
+
+def callable_name(fn):
+    if fn is None:
+        return None
+    inner = getattr(fn, "mmprof_wrapped_fn", None)  # our worker_init_fn wrapper
+    if inner is not None or type(fn).__name__ == "WorkerInit":
+        return callable_name(inner)
+    import functools
+    if isinstance(fn, functools.partial):
+        return "functools.partial(%s)" % callable_name(fn.func)
+    qn = getattr(fn, "__qualname__", None)
+    mod = getattr(fn, "__module__", None)
+    if not isinstance(qn, str):
+        cls = type(fn)
+        qn, mod = cls.__qualname__, cls.__module__
+    return "%s.%s" % (mod, qn) if mod else qn
+
+
+def _unwrap_chain(ds, attr, depth=4):
+    """dataset.<attr>, looking through wrappers such as Subset (.dataset)."""
+    seen = 0
+    while ds is not None and seen < depth:
+        try:
+            value = getattr(ds, attr, None)
+        except Exception:
+            value = None
+        if value is not None:
+            return value
+        try:
+            ds = getattr(ds, "dataset", None)
+        except Exception:
+            ds = None
+        seen += 1
+    return None
+
+
+def dataset_class(ds):
+    inner = getattr(ds, "_datapipe", None)  # torch's DataPipe serialisation wrapper
+    return type(inner if inner is not None else ds).__name__
+
+
+def _len(obj):
+    try:
+        return int(len(obj))
+    except Exception:
+        return None
+
+
+def context_name(ctx):
+    """Name of a multiprocessing_context without fixing the default one."""
+    if ctx is None:
+        return "default"
+    if isinstance(ctx, str):
+        return ctx
+    try:
+        import multiprocessing.context as mpc
+        if isinstance(ctx, mpc.DefaultContext):
+            return "default"
+    except Exception:
+        pass
+    name = getattr(ctx, "_name", None)
+    return name if isinstance(name, str) else type(ctx).__name__
+
+
+def effective_start_method(loader):
+    """The start method workers of this loader use, read without side effects
+    (multiprocessing.get_start_method() without allow_none would fix it)."""
+    ctx = getattr(loader, "multiprocessing_context", None)
+    if ctx is not None:
+        return context_name(ctx)
+    try:
+        import multiprocessing
+        m = multiprocessing.get_start_method(allow_none=True)
+        if m is not None:
+            return m
+        import multiprocessing.context as mpc
+        default = getattr(mpc._default_context, "_default_context", None)
+        return getattr(default, "_name", None)
+    except Exception:
+        return None
+
+
+def loader_config(loader):
+    ds = loader.dataset
+    bs = getattr(loader, "batch_sampler", None)
+    transform = _unwrap_chain(ds, "transform")
+    root = _unwrap_chain(ds, "root")
+    cfg = {
+        "num_workers": loader.num_workers,
+        "batch_size": loader.batch_size,
+        "prefetch_factor": getattr(loader, "prefetch_factor", None),
+        "pin_memory": bool(loader.pin_memory),
+    }
+    if hasattr(loader, "pin_memory_device"):
+        cfg["pin_memory_device"] = loader.pin_memory_device
+    cfg.update({
+        "persistent_workers": bool(loader.persistent_workers),
+        "in_order": getattr(loader, "in_order", None),
+        "drop_last": bool(loader.drop_last),
+        "timeout": loader.timeout,
+        "multiprocessing_context": context_name(getattr(loader, "multiprocessing_context", None)),
+        "sampler": type(loader.sampler).__name__,
+        "batch_sampler": type(bs).__name__ if bs is not None else None,
+        "dataset": dataset_class(ds),
+        "dataset_len": _len(ds),
+        "collate_fn": callable_name(loader.collate_fn),
+        "worker_init_fn": callable_name(loader.worker_init_fn),
+        "transform": short_repr(transform) if transform is not None else None,
+        "dataset_root": os.fspath(root) if isinstance(root, (str, os.PathLike)) else
+                        (short_repr(root) if root is not None else None),
+    })
+    return cfg
+
+
+def json_value(v):
+    """A value as the loader record can hold it (JSON scalars as they are)."""
+    if v is None or isinstance(v, (bool, int, float, str)):
+        return v
+    if isinstance(v, (list, tuple)) and all(x is None or isinstance(x, (bool, int, float, str)) for x in v):
+        return list(v)
+    return short_repr(v, 200)
+
+
+def call_stack(loader_type, frame, limit=8):
+    """file:line of the frames that constructed the loader, innermost first,
+    skipping the hook, torch's DataLoader module and the __init__ methods of
+    the loader's own class chain (a subclass calling super().__init__)."""
+    init_codes = set()
+    for cls in getattr(loader_type, "__mro__", ()):
+        fn = cls.__dict__.get("__init__")
+        code = getattr(fn, "__code__", None)
+        if code is not None:
+            init_codes.add(code)
+    out = []
+    f = frame
+    while f is not None and len(out) < limit:
+        co = f.f_code
+        fname = co.co_filename
+        if not out and (co in init_codes or fname.startswith(_HERE)
+                        or fname.replace(os.sep, "/").endswith("torch/utils/data/dataloader.py")):
+            f = f.f_back
+            continue
+        out.append("%s:%d" % (fname, f.f_lineno))
+        f = f.f_back
+    return out
+
+
+def _dist_version(*names):
+    try:
+        import importlib.metadata as md
+    except Exception:
+        return None
+    for name in names:
+        try:
+            return md.version(name)
+        except Exception:
+            continue
+    return None
+
+
+def _module_version(modname, *dists):
+    mod = sys.modules.get(modname)
+    v = getattr(mod, "__version__", None) if mod is not None else None
+    if isinstance(v, str):
+        return v
+    return _dist_version(*dists)
+
+
+def _nvml_device_count():
+    """GPUs the NVIDIA driver sees, via NVML: unlike torch.cuda.is_available()
+    this creates no CUDA context and so keeps later fork()s safe."""
+    import ctypes
+    try:
+        lib = ctypes.CDLL("libnvidia-ml.so.1")
+    except OSError:
+        return None
+    try:
+        if lib.nvmlInit_v2() != 0:
+            return None
+        try:
+            n = ctypes.c_uint(0)
+            if lib.nvmlDeviceGetCount_v2(ctypes.byref(n)) != 0:
+                return None
+            return int(n.value)
+        finally:
+            lib.nvmlShutdown()
+    except Exception:
+        return None
+
+
+def cuda_availability(torch):
+    """(cuda_available, how it was decided)."""
+    if getattr(getattr(torch, "version", None), "cuda", None) is None:
+        return False, "not_compiled"
+    cuda = getattr(torch, "cuda", None)
+    try:
+        if cuda is not None and cuda.is_initialized():
+            return bool(cuda.is_available()), "runtime"
+    except Exception:
+        pass
+    n = _nvml_device_count()
+    if n is None:
+        return False, "no_nvml"
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if visible is not None:
+        v = visible.strip()
+        if v == "" or v.startswith("-1"):
+            n = 0
+    return n > 0, "nvml"
+
+
+def versions_record(now_ns):
+    torch = sys.modules.get("torch")
+    pil = _module_version("PIL", "Pillow", "pillow", "Pillow-SIMD", "pillow-simd")
+    simd = _dist_version("Pillow-SIMD", "pillow-simd") is not None or (pil is not None and ".post" in pil)
+    avail, how = cuda_availability(torch) if torch is not None else (False, "no_torch")
+    return {
+        "t": "versions",
+        "python": sys.version.split()[0],
+        "torch": str(torch.__version__) if getattr(torch, "__version__", None) is not None else None,
+        "torchvision": _module_version("torchvision", "torchvision"),
+        "pil": pil,
+        "pillow_simd": bool(simd),
+        "numpy": _module_version("numpy", "numpy"),
+        "cuda": getattr(getattr(torch, "version", None), "cuda", None),
+        "cuda_available": bool(avail),
+        "cuda_check": how,
+        "ns": now_ns(),
+    }

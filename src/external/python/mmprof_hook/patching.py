@@ -1,0 +1,771 @@
+"""The wrappers around torch's DataLoader machinery.
+
+Every wrapper follows one rule: the original torch function is called exactly
+once, with the arguments torch would have got (overrides aside), its result
+is returned unchanged and its exceptions propagate unchanged.  The hook's own
+work before and after the call is guarded; an exception there goes to
+``records.fail`` (an ``error`` record, then the hook is off in this process and
+every wrapper falls straight through).
+
+What is wrapped (all looked up by name, so a torch without one of them simply
+gets fewer records):
+
+* ``DataLoader.__init__``       overrides, ``loader`` record (and ``versions``)
+* ``DataLoader.__iter__``       ``epoch`` record, persistent-iterator reuse
+* ``_BaseDataLoaderIter.__next__``  ``batch`` / ``epoch_end``, digests, the stop
+* ``_SingleProcessDataLoaderIter.__init__`` / ``_MultiProcessingDataLoaderIter.__init__``
+  which loader an iterator (and its fetcher, workers, pin thread) belongs to;
+  the multi-process one hands workers a picklable ``WorkerInit`` in place of
+  the loader's worker_init_fn while the workers are started
+* ``_DatasetKind.create_fetcher``  instruments each fetcher it returns
+  (``fetch`` and ``getitem`` records): the fetcher's ``fetch`` and
+  ``collate_fn`` are timed by wrapping them on that instance, items by a
+  transparent proxy of the dataset (map-style) or of the dataset iterator
+  (iterable-style) held by that fetcher only
+* ``_utils.pin_memory.pin_memory`` / ``_pin_memory_loop``  ``pin`` records
+"""
+
+import atexit
+import functools
+import inspect
+import os
+import sys
+import threading
+import weakref
+
+from . import config as _config
+from . import describe
+from . import overrides as _overrides
+from . import records as R
+from .digest import batch_stats
+from .records import S, dumps, emit, fail, now_ns
+
+
+class _TLS(threading.local):
+    loader = None        # loader whose batch this thread is producing (main __next__, pin thread)
+    constructing = None  # loader whose iterator this thread is constructing
+    worker = None        # (loader, worker id) in a DataLoader worker
+    pinning = False      # inside pin_memory (it recurses through itself)
+    tname = None
+
+
+_tls = _TLS()
+_fault = None            # [where, countdown] from MMPROF_HOOK_TEST_FAULT
+_max_batches = None
+_by_id = {}              # id(loader) -> LoaderState
+_next_lid = [0]
+_lid_lock = threading.Lock()
+_live_mp = weakref.WeakSet()   # multi-process iterators of this process
+_ctxs = {}               # (loader, worker) -> _Ctx, per process
+_patched = False
+
+
+def _fault_hit(where):
+    global _fault
+    f = _fault
+    if f is not None and f[0] == where:
+        f[1] -= 1
+        if f[1] <= 0:
+            _fault = None
+            raise RuntimeError("MMPROF_HOOK_TEST_FAULT: injected fault at %s" % where)
+
+
+def _torch_version():
+    t = sys.modules.get("torch")
+    return str(getattr(t, "__version__", "?"))
+
+
+# --------------------------------------------------------------------------
+# loaders and iterators
+
+class LoaderState:
+    __slots__ = ("lid", "follow", "total", "epochs", "digest_left", "ref", "__weakref__")
+
+
+class EpochState:
+    __slots__ = ("ls", "epoch", "i")
+
+    def __init__(self, ls, epoch):
+        self.ls = ls
+        self.epoch = epoch
+        self.i = 0
+
+
+def _state_of(loader):
+    ls = _by_id.get(id(loader))
+    if ls is not None and ls.ref() is loader:
+        return ls
+    return None
+
+
+def _register(loader):
+    with _lid_lock:
+        lid = _next_lid[0]
+        _next_lid[0] = lid + 1
+    ls = LoaderState()
+    ls.lid = lid
+    ls.total = 0
+    ls.epochs = 0
+    ls.digest_left = S.cfg.digest_batches
+    sel = S.cfg.loader
+    if sel is None:
+        ls.follow = True
+    elif isinstance(sel, int):
+        ls.follow = lid == sel
+    else:
+        ls.follow = describe.dataset_class(loader.dataset) == sel
+    key = id(loader)
+
+    def _gone(ref, key=key):
+        cur = _by_id.get(key)
+        if cur is not None and cur.ref is ref:
+            del _by_id[key]
+
+    ls.ref = weakref.ref(loader, _gone)
+    _by_id[key] = ls
+    return ls
+
+
+def _on_loader(loader, t0, outcome, frame):
+    if not S.versions_done:
+        S.versions_done = True
+        emit(dumps(describe.versions_record(now_ns)), now_ns())
+    if not S.problems_done:
+        S.problems_done = True
+        for where, message in S.cfg.problems:
+            R.problem(where, message)
+    if _fault is not None:
+        _fault_hit("loader")
+    ls = _register(loader)
+    stack = describe.call_stack(type(loader), frame)
+    ov = {"applied": {}, "rejected": {}}
+    if outcome is not None:
+        ov["applied"] = outcome.applied
+        ov["rejected"] = outcome.rejected
+        ov["original"] = outcome.original
+    rec = {"t": "loader", "loader": ls.lid, "ns": t0,
+           "origin": stack[0] if stack else None, "stack": stack,
+           "config": describe.loader_config(loader), "overrides": ov,
+           "follow": ls.follow}
+    emit(dumps(rec), now_ns())
+
+
+def _make_init(orig_init, base_cls):
+    @functools.wraps(orig_init)
+    def __init__(self, *args, **kwargs):
+        if not S.active:
+            return orig_init(self, *args, **kwargs)
+        t0 = now_ns()
+        plan = None
+        ov = S.cfg.overrides
+        if ov:
+            try:
+                plan = _overrides.plan(orig_init, base_cls, self, args, kwargs, ov,
+                                       _torch_version(), describe.json_value)
+            except Exception as exc:
+                fail("loader.overrides", exc)
+                plan = None
+        if plan is None or plan.args is None:
+            orig_init(self, *args, **kwargs)
+        else:
+            refused = None
+            try:
+                orig_init(*plan.args, **plan.kwargs)
+            except Exception as exc:
+                # Trials accepted what the real object refused.  If torch did
+                # not get past its checks, construct as the caller asked
+                # (outside this handler, so a failure reads as torch's own).
+                if getattr(self, "__dict__", {}).get("_DataLoader__initialized"):
+                    raise
+                refused = exc
+            if refused is not None:
+                plan.refused_on_real_object(refused)
+                refused = None
+                orig_init(self, *args, **kwargs)
+        if S.active:
+            try:
+                _on_loader(self, t0, plan.outcome if plan is not None else None, sys._getframe(1))
+            except Exception as exc:
+                fail("loader", exc)
+    return __init__
+
+
+def _begin_epoch(ls, it, t0, loader):
+    if _fault is not None:
+        _fault_hit("epoch")
+    t1 = now_ns()
+    d = getattr(it, "__dict__", None)
+    reused = d is not None and d.get("_mmprof_ep") is not None
+    ep = EpochState(ls, ls.epochs)
+    ls.epochs += 1
+    workers = []
+    pin = None
+    if d is not None:
+        d["_mmprof_ep"] = ep
+        d["_mmprof_ls"] = ls
+        workers = d.get("_workers") or []
+        if "_pin_memory" in d:
+            pin = bool(d["_pin_memory"])
+    pids = [getattr(w, "pid", None) for w in workers]
+    emit(dumps({"t": "epoch", "loader": ls.lid, "epoch": ep.epoch, "ns": t0, "ready_ns": t1,
+                "iterator": type(it).__name__, "worker_pids": pids, "reused": reused,
+                "pin_memory": pin,
+                "start_method": describe.effective_start_method(loader) if workers and loader is not None else None}),
+         t1)
+    return ep
+
+
+def _make_iter(orig_iter):
+    @functools.wraps(orig_iter)
+    def __iter__(self):
+        if not S.active:
+            return orig_iter(self)
+        ls = _state_of(self)
+        if ls is None:
+            return orig_iter(self)
+        t0 = now_ns()
+        it = orig_iter(self)
+        if S.active:
+            try:
+                _begin_epoch(ls, it, t0, self)
+            except Exception as exc:
+                fail("epoch", exc)
+        return it
+    return __iter__
+
+
+def _stop(ls, t0):
+    try:
+        if not S.stopped:
+            S.stopped = True
+            emit(dumps({"t": "stop", "reason": "max_batches", "loader": ls.lid,
+                        "batches": ls.total, "ns": t0}), t0)
+            # Ctrl-C would end the workers too: end them the graceful way so
+            # their last records are written before the job goes down.
+            _shutdown_live_iterators()
+            R.flush()
+    except Exception as exc:
+        fail("stop", exc)
+    raise KeyboardInterrupt("mmprof: MMPROF_HOOK_MAX_BATCHES=%d reached" % _max_batches)
+
+
+def _batch(ep, ls, data, t0, t1):
+    if _fault is not None:
+        _fault_hit("batch")
+    i = ep.i
+    ep.i = i + 1
+    n = ls.total
+    ls.total = n + 1
+    want = ls.digest_left > 0
+    if want:
+        ls.digest_left -= 1
+    size, nbytes, dg = batch_stats(data, want)
+    t2 = now_ns()
+    emit('{"t":"batch","loader":%d,"epoch":%d,"i":%d,"n":%d,"call_ns":%d,"ret_ns":%d,'
+         '"size":%s,"bytes":%d,"digest":%s,"hook_ns":%d}'
+         % (ls.lid, ep.epoch, i, n, t0, t1, "null" if size is None else int(size), nbytes,
+            "null" if dg is None else '"%s"' % dg, t2 - t1), t2)
+
+
+def _make_next(orig_next):
+    @functools.wraps(orig_next)
+    def __next__(self):
+        if not S.active:
+            return orig_next(self)
+        d = getattr(self, "__dict__", None)
+        ep = d.get("_mmprof_ep") if d is not None else None
+        if ep is None:
+            ls = d.get("_mmprof_ls") if d is not None else None
+            if ls is None:
+                return orig_next(self)
+            try:  # an iterator made without DataLoader.__iter__
+                ep = _begin_epoch(ls, self, now_ns(), ls.ref())
+            except Exception as exc:
+                fail("epoch", exc)
+                return orig_next(self)
+        ls = ep.ls
+        t0 = now_ns()
+        if _max_batches is not None and ls.follow and ls.total >= _max_batches:
+            _stop(ls, t0)
+        tls = _tls
+        prev = tls.loader
+        tls.loader = ls.lid
+        try:
+            data = orig_next(self)
+        except StopIteration:
+            tls.loader = prev
+            if S.active:
+                try:
+                    t1 = now_ns()
+                    emit('{"t":"epoch_end","loader":%d,"epoch":%d,"ns":%d,"batches":%d}'
+                         % (ls.lid, ep.epoch, t1, ep.i), t1)
+                except Exception as exc:
+                    fail("epoch_end", exc)
+            raise
+        except BaseException:
+            tls.loader = prev
+            raise
+        tls.loader = prev
+        t1 = now_ns()
+        if S.active:
+            try:
+                _batch(ep, ls, data, t0, t1)
+            except Exception as exc:
+                fail("batch", exc)
+        return data
+    return __next__
+
+
+class WorkerInit:
+    """Stands in for the loader's worker_init_fn while its workers start.
+
+    Picklable (spawn / forkserver pickle it like any worker_init_fn), it tells
+    the worker which loader it serves, then calls the user's function, if any,
+    exactly as torch would have."""
+
+    __slots__ = ("loader", "mmprof_wrapped_fn", "main_pid")
+
+    def __init__(self, loader, fn, main_pid):
+        self.loader = loader
+        self.mmprof_wrapped_fn = fn
+        self.main_pid = main_pid
+
+    def __reduce__(self):
+        return (WorkerInit, (self.loader, self.mmprof_wrapped_fn, self.main_pid))
+
+    def __call__(self, worker_id):
+        if S.active:
+            try:
+                _tls.worker = (self.loader, worker_id)
+                if os.getpid() != self.main_pid:
+                    R.become_worker(self.loader, worker_id, self.main_pid)
+                else:  # a worker thread of the main process (newer torch)
+                    _tls.loader = self.loader
+                if _fault is not None:
+                    _fault_hit("worker_init")
+            except Exception as exc:
+                fail("worker_init", exc)
+        fn = self.mmprof_wrapped_fn
+        if fn is not None:
+            return fn(worker_id)
+        return None
+
+
+def _make_iter_init(orig, multiprocess):
+    @functools.wraps(orig)
+    def __init__(self, loader, *args, **kwargs):
+        if not S.active:
+            return orig(self, loader, *args, **kwargs)
+        ls = None
+        prev = None
+        swapped = False
+        user_fn = None
+        try:
+            ls = _state_of(loader)
+            if ls is not None:
+                self.__dict__["_mmprof_ls"] = ls
+                prev = _tls.constructing
+                _tls.constructing = ls.lid
+                if multiprocess:
+                    _live_mp.add(self)
+        except Exception as exc:
+            fail("iterator", exc)
+        if ls is not None and multiprocess and S.active:
+            try:
+                user_fn = loader.worker_init_fn
+                loader.worker_init_fn = WorkerInit(ls.lid, user_fn, os.getpid())
+                swapped = True
+            except Exception:
+                swapped = False  # workers will not know their loader; no worker records
+        try:
+            return orig(self, loader, *args, **kwargs)
+        finally:
+            if ls is not None:
+                try:
+                    _tls.constructing = prev
+                    if swapped:
+                        loader.worker_init_fn = user_fn
+                except Exception:
+                    pass
+    return __init__
+
+
+def _shutdown_live_iterators():
+    for it in list(_live_mp):
+        d = getattr(it, "__dict__", None) or {}
+        if d.get("_shutdown", True) or not d.get("_workers"):
+            continue
+        sd = getattr(it, "_shutdown_workers", None)
+        if sd is None:
+            continue
+        try:
+            sd()
+        except Exception:
+            pass  # torch's own shutdown trouble is not ours to report
+
+
+# --------------------------------------------------------------------------
+# fetchers (worker processes, or the main process when num_workers=0)
+
+class _Ctx:
+    __slots__ = ("lid", "wid", "pid", "every", "count", "size", "collate_ns")
+
+
+def _ctx_for(lid, wid):
+    c = _ctxs.get((lid, wid))
+    if c is None:
+        c = _Ctx()
+        c.lid = lid
+        c.wid = wid
+        c.pid = os.getpid()
+        c.every = S.cfg.getitem_every
+        c.count = 0
+        c.size = None
+        c.collate_ns = 0
+        _ctxs[(lid, wid)] = c
+    return c
+
+
+def _jidx(idx):
+    if isinstance(idx, int) and not isinstance(idx, bool):
+        return str(idx)
+    try:
+        import numbers
+        if isinstance(idx, numbers.Integral):
+            return str(int(idx))
+    except Exception:
+        pass
+    if isinstance(idx, str):
+        return dumps(idx)
+    return dumps(describe.short_repr(idx, 200))
+
+
+def _getitem_record(c, idx, t0, t1, items=None):
+    if _fault is not None:
+        _fault_hit("getitem")
+    if items is None:
+        emit('{"t":"getitem","loader":%d,"worker":%d,"index":%s,"start_ns":%d,"dur_ns":%d,"every":%d}'
+             % (c.lid, c.wid, _jidx(idx), t0, t1 - t0, c.every), t1)
+    else:
+        emit('{"t":"getitem","loader":%d,"worker":%d,"index":%s,"start_ns":%d,"dur_ns":%d,"every":%d,"items":%d}'
+             % (c.lid, c.wid, _jidx(idx), t0, t1 - t0, c.every, items), t1)
+
+
+class TimedMap:
+    """Transparent stand-in for a map-style dataset inside one fetcher."""
+
+    __slots__ = ("_mm_ds", "_mm_ctx")
+
+    def __init__(self, ds, ctx):
+        self._mm_ds = ds
+        self._mm_ctx = ctx
+
+    def __getitem__(self, idx):
+        c = self._mm_ctx
+        every = c.every
+        if not every or not S.active:
+            return self._mm_ds[idx]
+        n = c.count
+        if n % every:
+            item = self._mm_ds[idx]
+            c.count = n + 1
+            return item
+        t0 = now_ns()
+        item = self._mm_ds[idx]
+        t1 = now_ns()
+        c.count = n + 1
+        try:
+            _getitem_record(c, idx, t0, t1)
+        except Exception as exc:
+            fail("getitem", exc)
+        return item
+
+    def __len__(self):
+        return len(self._mm_ds)
+
+    def __getattr__(self, name):
+        if name.startswith("_mm_"):
+            raise AttributeError(name)
+        return getattr(self._mm_ds, name)
+
+
+class TimedMapBatched(TimedMap):
+    """For datasets with __getitems__: one record per __getitems__ call."""
+
+    __slots__ = ()
+
+    def __getitems__(self, indices):
+        c = self._mm_ctx
+        get = self._mm_ds.__getitems__
+        every = c.every
+        if not every or not S.active:
+            return get(indices)
+        n = c.count
+        if n % every:
+            items = get(indices)
+            c.count = n + 1
+            return items
+        t0 = now_ns()
+        items = get(indices)
+        t1 = now_ns()
+        c.count = n + 1
+        try:
+            first = indices[0] if len(indices) else None
+            _getitem_record(c, first, t0, t1, len(indices))
+        except Exception as exc:
+            fail("getitem", exc)
+        return items
+
+
+class TimedIter:
+    """Transparent stand-in for an iterable-style dataset's iterator."""
+
+    __slots__ = ("_mm_it", "_mm_ctx")
+
+    def __init__(self, it, ctx):
+        self._mm_it = it
+        self._mm_ctx = ctx
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        c = self._mm_ctx
+        every = c.every
+        if not every or not S.active:
+            return next(self._mm_it)
+        n = c.count
+        if n % every:
+            item = next(self._mm_it)
+            c.count = n + 1
+            return item
+        t0 = now_ns()
+        item = next(self._mm_it)
+        t1 = now_ns()
+        c.count = n + 1
+        try:
+            _getitem_record(c, n, t0, t1)
+        except Exception as exc:
+            fail("getitem", exc)
+        return item
+
+    def __getattr__(self, name):
+        if name.startswith("_mm_"):
+            raise AttributeError(name)
+        return getattr(self._mm_it, name)
+
+
+class TimedCollate:
+    __slots__ = ("fn", "ctx", "auto")
+
+    def __init__(self, fn, ctx, auto):
+        self.fn = fn
+        self.ctx = ctx
+        self.auto = auto
+
+    def __call__(self, data):
+        if not S.active:
+            return self.fn(data)
+        t0 = now_ns()
+        r = self.fn(data)
+        t1 = now_ns()
+        c = self.ctx
+        c.collate_ns = t1 - t0
+        if self.auto:
+            try:
+                c.size = len(data)
+            except Exception:
+                pass
+        return r
+
+
+class TimedFetch:
+    __slots__ = ("fn", "ctx", "auto")
+
+    def __init__(self, fn, ctx, auto):
+        self.fn = fn
+        self.ctx = ctx
+        self.auto = auto
+
+    def __call__(self, possibly_batched_index):
+        if not S.active:
+            return self.fn(possibly_batched_index)
+        c = self.ctx
+        c.size = None
+        c.collate_ns = 0
+        t0 = now_ns()
+        data = self.fn(possibly_batched_index)
+        t1 = now_ns()
+        try:
+            if _fault is not None:
+                _fault_hit("fetch")
+            size = c.size if self.auto else 1
+            emit('{"t":"fetch","loader":%d,"worker":%d,"pid":%d,"start_ns":%d,"end_ns":%d,'
+                 '"size":%s,"collate_ns":%d}'
+                 % (c.lid, c.wid, c.pid, t0, t1, "null" if size is None else int(size),
+                    c.collate_ns), t1)
+        except Exception as exc:
+            fail("fetch", exc)
+        return data
+
+
+def _instrument_fetcher(f, lid, wid):
+    d = getattr(f, "__dict__", None)
+    if d is None or "fetch" in d:
+        return
+    c = _ctx_for(lid, wid)
+    auto = bool(d.get("auto_collation", True))
+    if "collate_fn" in d:
+        d["collate_fn"] = TimedCollate(d["collate_fn"], c, auto)
+    if "dataset_iter" in d:
+        d["dataset_iter"] = TimedIter(d["dataset_iter"], c)
+    elif "dataset" in d:
+        ds = d["dataset"]
+        try:
+            batched = bool(getattr(ds, "__getitems__", None))
+        except Exception:
+            batched = False
+        d["dataset"] = (TimedMapBatched if batched else TimedMap)(ds, c)
+    d["fetch"] = TimedFetch(f.fetch, c, auto)
+
+
+def _make_create_fetcher(orig):
+    @functools.wraps(orig)
+    def create_fetcher(*args, **kwargs):
+        f = orig(*args, **kwargs)
+        if S.active:
+            try:
+                w = _tls.worker
+                if w is not None:
+                    lid, wid = w
+                else:
+                    lid, wid = _tls.constructing, -1
+                if lid is not None:
+                    _instrument_fetcher(f, lid, wid)
+            except Exception as exc:
+                fail("fetcher", exc)
+        return f
+    return staticmethod(create_fetcher)
+
+
+# --------------------------------------------------------------------------
+# pinning
+
+def _make_pin(orig_pin):
+    @functools.wraps(orig_pin)
+    def pin_memory(data, *args, **kwargs):
+        t = _tls
+        if t.pinning or t.loader is None or not S.active:
+            return orig_pin(data, *args, **kwargs)
+        t.pinning = True
+        t0 = now_ns()
+        try:
+            r = orig_pin(data, *args, **kwargs)
+        finally:
+            t.pinning = False
+        t1 = now_ns()
+        try:
+            name = t.tname
+            if name is None:
+                name = t.tname = threading.current_thread().name
+            if _fault is not None:
+                _fault_hit("pin")
+            emit('{"t":"pin","loader":%d,"start_ns":%d,"end_ns":%d,"thread":%s}'
+                 % (t.loader, t0, t1, dumps(name)), t1)
+        except Exception as exc:
+            fail("pin", exc)
+        return r
+    return pin_memory
+
+
+def _make_pin_loop(orig_loop):
+    try:
+        sig = inspect.signature(orig_loop)
+    except (TypeError, ValueError):
+        sig = None
+
+    @functools.wraps(orig_loop)
+    def _pin_memory_loop(*args, **kwargs):
+        if S.active and sig is not None:
+            try:
+                done = sig.bind(*args, **kwargs).arguments.get("done_event")
+                if done is not None:
+                    for it in list(_live_mp):
+                        d = getattr(it, "__dict__", {})
+                        if d.get("_pin_memory_thread_done_event") is done:
+                            _tls.loader = d["_mmprof_ls"].lid
+                            break
+            except Exception as exc:
+                fail("pin_loop", exc)
+        return orig_loop(*args, **kwargs)
+    return _pin_memory_loop
+
+
+# --------------------------------------------------------------------------
+# process life
+
+def _after_fork():
+    _tls.loader = None
+    _tls.constructing = None
+    _tls.worker = None
+    _tls.pinning = False
+    _tls.tname = None
+    _ctxs.clear()
+    # The parent's iterators are not this process's to shut down.
+    for it in list(_live_mp):
+        _live_mp.discard(it)
+
+
+def _at_exit():
+    # Registered after multiprocessing.util's and torch's own exit handlers,
+    # so it runs before them: workers still alive (persistent workers, an
+    # iterator left mid-epoch) are ended the way torch ends them when an
+    # iterator is deleted, which lets them write their last records.
+    try:
+        if S.active:
+            _shutdown_live_iterators()
+    except Exception as exc:
+        fail("atexit", exc)
+    R.flush()
+
+
+def patch(mod):
+    """Patch the freshly executed torch.utils.data.dataloader module."""
+    global _patched, _fault, _max_batches
+    if _patched:
+        return
+    _patched = True
+    cfg = _config.load()
+    if cfg.dir is None:
+        return
+    R.init(cfg)
+    _fault = cfg.fault
+    _max_batches = cfg.max_batches
+    R._fork_handlers.append(_after_fork)
+    if _fault is not None:
+        _fault_hit("patch")
+
+    DL = mod.DataLoader
+    DL.__init__ = _make_init(DL.__dict__["__init__"], DL)
+    DL.__iter__ = _make_iter(DL.__dict__["__iter__"])
+    base = getattr(mod, "_BaseDataLoaderIter", None)
+    if base is not None and "__next__" in base.__dict__:
+        base.__next__ = _make_next(base.__dict__["__next__"])
+    for name, multi in (("_SingleProcessDataLoaderIter", False),
+                        ("_MultiProcessingDataLoaderIter", True)):
+        cls = getattr(mod, name, None)
+        if cls is not None and "__init__" in cls.__dict__:
+            cls.__init__ = _make_iter_init(cls.__dict__["__init__"], multi)
+    kind = getattr(mod, "_DatasetKind", None)
+    if kind is not None and "create_fetcher" in kind.__dict__:
+        kind.create_fetcher = _make_create_fetcher(kind.create_fetcher)
+    utils = getattr(mod, "_utils", None)
+    pm = getattr(utils, "pin_memory", None)
+    if pm is not None:
+        if callable(getattr(pm, "pin_memory", None)):
+            pm.pin_memory = _make_pin(pm.pin_memory)
+        if callable(getattr(pm, "_pin_memory_loop", None)):
+            pm._pin_memory_loop = _make_pin_loop(pm._pin_memory_loop)
+
+    import multiprocessing.util  # noqa: F401  (its atexit handler must be registered before ours)
+    atexit.register(_at_exit)

@@ -1,0 +1,288 @@
+"""Overrides, MAX_BATCHES stop, loader selection, internal-error handling."""
+
+import json
+import os
+import signal
+import unittest
+
+from hooktest import JobCase, loader_spec, needs_torch, torch_info
+
+SIGINT_STATUSES = (-signal.SIGINT, 128 + signal.SIGINT)
+
+
+@needs_torch
+class OverrideTests(JobCase):
+    def test_overrides_applied_and_unknown_rejected(self):
+        ov = {"num_workers": 2, "persistent_workers": True, "prefetch_factor": 4, "in_order": False}
+        run = self.run_job("ov", {"loaders": [loader_spec(n=8, sleep=0, batch_size=4, num_workers=0)],
+                                  "plan": [[0, 2, None]]},
+                           env={"MMPROF_HOOK_OVERRIDES": json.dumps(ov)})
+        self.assertOk(run)
+        self.assertNoErrors(run)
+        start = run.job("start")[0]
+        self.assertEqual(start["num_workers"], [2])
+        self.assertEqual(start["persistent"], [True])
+        self.assertEqual(start["prefetch"], [4])
+        rec = run.main("loader")[0]
+        o = rec["overrides"]
+        expect = {"num_workers": 2, "persistent_workers": True, "prefetch_factor": 4}
+        if torch_info()["in_order"]:
+            expect["in_order"] = False
+            self.assertEqual(o["rejected"], {})
+        else:
+            self.assertEqual(list(o["rejected"]), ["in_order"])
+            self.assertIn("not a parameter of DataLoader.__init__", o["rejected"]["in_order"])
+        self.assertEqual(o["applied"], expect)
+        self.assertEqual(o["original"]["num_workers"], 0)
+        self.assertEqual(o["original"]["persistent_workers"], False)
+        self.assertEqual(o["original"]["prefetch_factor"], torch_info()["prefetch_default"])
+        c = rec["config"]
+        self.assertEqual((c["num_workers"], c["persistent_workers"], c["prefetch_factor"]), (2, True, 4))
+        # the overrides took effect: two persistent workers served both epochs
+        ep = run.main("epoch")
+        self.assertEqual([e["reused"] for e in ep], [False, True])
+        self.assertEqual(len(ep[0]["worker_pids"]), 2)
+        self.assertEqual(len(run.worker_files()), 2)
+        self.assertEqual(len(run.main("batch")), 4)
+
+    def test_positional_arguments_are_overridden(self):
+        # DataLoader(ds, 4, False, None, None, 0): num_workers given positionally.
+        script = r'''
+import json, os, sys
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+dl = DataLoader(TensorDataset(torch.arange(8)), 4, False, None, None, 0)
+print(json.dumps({"num_workers": dl.num_workers, "batches": [b[0].tolist() for b in dl]}))
+'''
+        run = self.run_script("positional", script, env={"MMPROF_HOOK_OVERRIDES": '{"num_workers": 1}'})
+        self.assertOk(run)
+        out = json.loads(run.stdout.strip().splitlines()[-1])
+        self.assertEqual(out, {"num_workers": 1, "batches": [[0, 1, 2, 3], [4, 5, 6, 7]]})
+        self.assertEqual(run.main("loader")[0]["overrides"]["applied"], {"num_workers": 1})
+
+    def test_subclass_origin_and_signature(self):
+        script = r'''
+import inspect, json
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+
+
+class MyLoader(DataLoader):
+    def __init__(self, ds, **kw):
+        super().__init__(ds, batch_size=2, **kw)
+
+
+dl = MyLoader(TensorDataset(torch.arange(8)), num_workers=0)
+print(json.dumps({"batches": len(list(dl)), "params": list(inspect.signature(DataLoader.__init__).parameters),
+                  "name": DataLoader.__init__.__name__}))
+'''
+        run = self.run_script("subclass", script, env={"MMPROF_HOOK_OVERRIDES": '{"batch_size": 4}'})
+        self.assertOk(run)
+        out = json.loads(run.stdout.strip().splitlines()[-1])
+        self.assertEqual(out["batches"], 2)          # the override reached super().__init__
+        self.assertEqual(out["name"], "__init__")
+        self.assertEqual(out["params"][:3], ["self", "dataset", "batch_size"])
+        rec = run.main("loader")[0]
+        line = script.splitlines().index("dl = MyLoader(TensorDataset(torch.arange(8)), num_workers=0)") + 1
+        self.assertTrue(rec["origin"].endswith("job.py:%d" % line), rec["origin"])
+        self.assertEqual(rec["overrides"]["applied"], {"batch_size": 4})
+        self.assertEqual(rec["overrides"]["original"], {"batch_size": 2})
+
+    def test_combination_torch_refuses_is_reported(self):
+        # prefetch_factor needs num_workers > 0 (torch's own check): the job keeps
+        # num_workers=0, prefetch_factor is rejected with torch's message, and
+        # the override torch accepts alongside (drop_last) is still applied.
+        ov = {"prefetch_factor": 4, "drop_last": True}
+        run = self.run_job("combo", {"loaders": [loader_spec(n=10, sleep=0, batch_size=4, num_workers=0)],
+                                     "plan": [[0, 1, None]]},
+                           env={"MMPROF_HOOK_OVERRIDES": json.dumps(ov)})
+        self.assertOk(run)
+        self.assertNoErrors(run)
+        o = run.main("loader")[0]["overrides"]
+        self.assertEqual(o["applied"], {"drop_last": True})
+        self.assertIn("prefetch_factor", o["rejected"])
+        self.assertIn("refused by torch", o["rejected"]["prefetch_factor"])
+        self.assertIn("ValueError", o["rejected"]["prefetch_factor"])
+        self.assertEqual(run.job("start")[0]["num_workers"], [0])
+        self.assertEqual(len(run.main("batch")), 2)   # 10 samples, drop_last
+
+    def test_caller_error_is_torchs_own(self):
+        # The job's own arguments are invalid: with overrides set, it fails
+        # exactly as it fails without the hook.
+        cfg = {"loaders": [loader_spec(n=8, sleep=0, batch_size=4, num_workers=0,
+                                       persistent_workers=True)], "plan": [[0, 1, None]]}
+        plain = self.run_job("usererr-plain", cfg, hook=False)
+        hooked = self.run_job("usererr-hook", cfg, env={"MMPROF_HOOK_OVERRIDES": '{"pin_memory": false}'})
+        self.assertNotEqual(plain.rc, 0)
+        self.assertEqual(hooked.rc, plain.rc)
+        self.assertIn("persistent_workers option needs num_workers > 0", plain.stderr)
+        self.assertEqual(hooked.stderr.strip().splitlines()[-1], plain.stderr.strip().splitlines()[-1])
+        self.assertEqual(hooked.main("loader"), [])
+
+    def test_bad_override_json_is_reported_not_fatal(self):
+        run = self.run_job("badjson", {"loaders": [loader_spec(n=4, sleep=0, batch_size=2)],
+                                       "plan": [[0, 1, None]]},
+                           env={"MMPROF_HOOK_OVERRIDES": "{num_workers: 2", "MMPROF_HOOK_MAX_BATCHES": "x"})
+        self.assertOk(run)
+        errs = run.main("error")
+        self.assertEqual(sorted(e["where"] for e in errs),
+                         ["MMPROF_HOOK_MAX_BATCHES", "MMPROF_HOOK_OVERRIDES"])
+        self.assertEqual(len(run.main("batch")), 2)   # the hook stayed on
+
+
+@needs_torch
+class StopTests(JobCase):
+    def test_max_batches_stops_like_ctrl_c(self):
+        cfg = {"loaders": [loader_spec(n=40, sleep=0.005, batch_size=4, num_workers=2)],
+               "plan": [[0, 3, None]], "step": 0.01}
+        run = self.run_job("max", cfg, env={"MMPROF_HOOK_MAX_BATCHES": "5"})
+        self.assertIn(run.rc, SIGINT_STATUSES, run.describe())
+        self.assertIn("KeyboardInterrupt", run.stderr)
+        self.assertEqual(len(run.job("batch")), 5)
+        self.assertEqual(run.job("end"), [])
+        main = run.main()
+        self.assertEqual(len(run.main("batch")), 5)
+        stop = run.main("stop")
+        self.assertEqual(len(stop), 1)
+        self.assertEqual(stop[0]["reason"], "max_batches")
+        self.assertEqual(stop[0]["batches"], 5)
+        self.assertEqual(stop[0]["loader"], 0)
+        self.assertEqual(main[-1]["t"], "stop")
+        self.assertGreater(stop[0]["ns"], run.main("batch")[-1]["ret_ns"])
+        # workers' records were flushed before the job went down: every fetch
+        # the main process received, with all its getitems
+        workers = run.worker_files()
+        self.assertEqual(sorted(workers), sorted(run.main("epoch")[0]["worker_pids"]))
+        fetches = run.records("fetch")
+        self.assertGreaterEqual(len(fetches), 5)
+        self.assertEqual(len(run.records("getitem")), 4 * len(fetches))
+        for pid, lines in workers.items():
+            self.assertTrue(any(r["t"] == "fetch" for r in lines), pid)
+
+    def test_count_spans_epochs_single_process(self):
+        cfg = {"loaders": [loader_spec(n=12, sleep=0, batch_size=4, num_workers=0)],
+               "plan": [[0, 3, None]]}
+        run = self.run_job("max-epochs", cfg, env={"MMPROF_HOOK_MAX_BATCHES": "4"})
+        self.assertIn(run.rc, SIGINT_STATUSES, run.describe())
+        b = run.main("batch")
+        self.assertEqual([(r["epoch"], r["i"]) for r in b], [(0, 0), (0, 1), (0, 2), (1, 0)])
+        self.assertEqual(run.main()[-1]["t"], "stop")
+
+    def _two_loaders(self, name, selector):
+        # loader 0 (SleepDS): one epoch of 4 batches; loader 1 (OtherDS): 2 epochs of 4
+        cfg = {"loaders": [loader_spec(n=8, sleep=0, batch_size=2),
+                           loader_spec(n=8, sleep=0, batch_size=2, dataset="other")],
+               "plan": [[0, 1, None], [1, 2, None]]}
+        return self.run_job(name, cfg, env={"MMPROF_HOOK_MAX_BATCHES": "3",
+                                            "MMPROF_HOOK_LOADER": selector})
+
+    def test_follow_loader_by_index(self):
+        run = self._two_loaders("follow-index", "1")
+        self.assertIn(run.rc, SIGINT_STATUSES, run.describe())
+        b = run.main("batch")
+        self.assertEqual([r["loader"] for r in b], [0, 0, 0, 0, 1, 1, 1])
+        self.assertEqual(run.main("stop")[0]["loader"], 1)
+        self.assertEqual([r["follow"] for r in run.main("loader")], [False, True])
+
+    def test_follow_loader_by_dataset_class(self):
+        run = self._two_loaders("follow-name", "OtherDS")
+        self.assertIn(run.rc, SIGINT_STATUSES, run.describe())
+        self.assertEqual([r["loader"] for r in run.main("batch")], [0, 0, 0, 0, 1, 1, 1])
+        self.assertEqual(run.main("stop")[0]["loader"], 1)
+
+
+KILL_JOB = r'''
+import json, os, signal, sys, time
+import torch
+from torch.utils.data import DataLoader, Dataset
+OUT = sys.argv[1]
+
+
+class Suicidal(Dataset):
+    """Item 30 SIGKILLs its worker, after writing when each item ended."""
+    def __init__(self):
+        self.done = []
+
+    def __len__(self):
+        return 100
+
+    def __getitem__(self, i):
+        if i == 30:
+            with open(os.path.join(OUT, "truth.json"), "w") as f:
+                json.dump({"done": self.done, "kill_ns": time.monotonic_ns()}, f)
+            os.kill(os.getpid(), signal.SIGKILL)
+        time.sleep(0.02)
+        self.done.append([i, time.monotonic_ns()])
+        return i
+
+
+if __name__ == "__main__":
+    for b in DataLoader(Suicidal(), batch_size=1, num_workers=1):
+        pass
+'''
+
+
+@needs_torch
+class KilledWorkerTests(JobCase):
+    def test_sigkill_loses_at_most_the_last_flush_period(self):
+        wd = self.workdir("killout")
+        run = self.run_script("kill", KILL_JOB, args=[wd])
+        self.assertNotEqual(run.rc, 0)
+        self.assertIn("DataLoader worker", run.stderr)
+        with open(os.path.join(wd, "truth.json")) as f:
+            truth = json.load(f)
+        recorded = {r["index"] for r in run.records("getitem")}
+        # Anything that ended 300 ms (the 200 ms flush period plus slack)
+        # before the kill must be on disk.
+        old = [i for i, end in truth["done"] if end < truth["kill_ns"] - 300_000_000]
+        self.assertGreater(len(old), 10)
+        self.assertTrue(set(old) <= recorded, (sorted(set(old) - recorded), len(truth["done"])))
+        lost = len(truth["done"]) - len(recorded & {i for i, _ in truth["done"]})
+        print("\n[sigkill] worker items done %d, recorded %d, lost %d"
+              % (len(truth["done"]), len(recorded), lost))
+
+
+@needs_torch
+class FaultTests(JobCase):
+    """MMPROF_HOOK_TEST_FAULT (test-only) forces an internal hook error."""
+
+    CFG0 = {"loaders": [loader_spec(n=12, sleep=0, batch_size=4, num_workers=0)], "plan": [[0, 2, None]]}
+    CFG2 = {"loaders": [loader_spec(n=16, sleep=0.002, batch_size=4, num_workers=2)], "plan": [[0, 2, None]]}
+
+    def fps(self, run):
+        return [b["fp"] for b in run.job("batch")]
+
+    def test_fault_in_main_disables_hook_results_identical(self):
+        ref = self.run_job("ref0", self.CFG0, hook=False)
+        run = self.run_job("fault-batch", self.CFG0, env={"MMPROF_HOOK_TEST_FAULT": "batch:3"})
+        self.assertOk(ref)
+        self.assertOk(run)
+        self.assertEqual(self.fps(run), self.fps(ref))
+        self.assertEqual(len(self.fps(ref)), 6)
+        errs = run.main("error")
+        self.assertEqual(len(errs), 1)
+        self.assertEqual(errs[0]["where"], "batch")
+        self.assertIn("MMPROF_HOOK_TEST_FAULT", errs[0]["message"])
+        # two batches recorded, then the hook is off in this process
+        self.assertEqual(len(run.main("batch")), 2)
+        self.assertEqual(run.main()[-1]["t"], "error")
+
+    def test_fault_in_worker_results_identical(self):
+        ref = self.run_job("ref2", self.CFG2, hook=False)
+        run = self.run_job("fault-fetch", self.CFG2, env={"MMPROF_HOOK_TEST_FAULT": "fetch:2"})
+        self.assertOk(ref)
+        self.assertOk(run)
+        self.assertEqual(self.fps(run), self.fps(ref))
+        # each worker process failed at its own second fetch; main kept recording
+        workers = run.worker_files()
+        self.assertEqual(len(workers), 4)  # 2 workers x 2 epochs (not persistent)
+        for pid, lines in workers.items():
+            errs = [r for r in lines if r["t"] == "error"]
+            self.assertEqual([e["where"] for e in errs], ["fetch"], lines)
+            self.assertEqual(sum(r["t"] == "fetch" for r in lines), 1)
+        self.assertEqual(len(run.main("batch")), 8)
+        self.assertEqual(run.main("error"), [])
+
+
+if __name__ == "__main__":
+    unittest.main()
