@@ -142,9 +142,10 @@ std::vector<GuardrailCheck> check_guardrails(const Pairs& p, const Pairs& aa, co
     arm_errors += p.arm[i]->errors;
   }
   if (g.memory_budget_mb > 0) add("host_peak_mb", base_host, host, g.memory_budget_mb);
-  if (!p.arm.empty())
+  if (!p.arm.empty()) {
     add("errors", static_cast<double>(base_errors), static_cast<double>(arm_errors),
         static_cast<double>(base_errors));
+  }
   return out;
 }
 
@@ -341,13 +342,14 @@ nlohmann::json to_json(const ArmResult& r, const ExperimentDesign& d) {
   };
   const Arm& a = d.arms[r.arm];
   json guardrails = json::array();
-  for (const auto& g : r.guardrails)
+  for (const auto& g : r.guardrails) {
     guardrails.push_back({{"name", g.name},
                           {"base", g.base},
                           {"arm", g.arm},
                           {"limit", g.limit},
                           {"p_worse", finite_or_null(g.p)},
                           {"ok", g.ok}});
+  }
   return {{"arm", a.id},
           {"factor", a.factor ? json(d.factors[*a.factor].key) : json()},
           {"value", a.factor ? json(a.value) : json()},

@@ -134,7 +134,7 @@ ExperimentSpec load_experiment_file(const std::string& path) {
           if (!joined.empty()) joined += ',';
           joined += value;
         }
-        s.factors.push_back(name + "=" + joined);
+        s.factors.push_back(std::string(name).append("=").append(joined));
       }
     }
   }
@@ -205,11 +205,12 @@ nlohmann::json design_json(const ExperimentDesign& d, const nlohmann::json& base
                            const nlohmann::json& metric) {
   using nlohmann::json;
   json factors = json::array(), arms = json::array();
-  for (const auto& f : d.factors)
+  for (const auto& f : d.factors) {
     factors.push_back({{"key", f.key},
                        {"values", f.values},
                        {"base", f.values[0]},
                        {"content", to_string(f.content)}});
+  }
   for (const auto& a : d.arms) {
     arms.push_back({{"id", a.id},
                     {"factor", a.factor ? json(d.factors[*a.factor].key) : json()},

@@ -23,9 +23,10 @@ struct ArmTrials {
 
 double median_at(const json& trials, const std::string& arm, const json::json_pointer& field) {
   std::vector<double> v;
-  for (const auto& t : trials)
+  for (const auto& t : trials) {
     if (t["arm"] == arm && t.contains(field) && t[field].is_number())
       v.push_back(t[field].get<double>());
+  }
   std::sort(v.begin(), v.end());
   return quantile_sorted(v, 0.5);
 }

@@ -23,10 +23,11 @@ using nlohmann::json;
 // "loader.num_workers=4" -> "loader.num_workers=4"; "A/A" -> "A_A": a safe directory name.
 std::string dir_name(const std::string& arm_id) {
   std::string out = arm_id;
-  for (char& c : out)
+  for (char& c : out) {
     if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '=' && c != '-' &&
         c != '_')
       c = '_';
+  }
   return out;
 }
 

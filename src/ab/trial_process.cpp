@@ -27,6 +27,7 @@ std::filesystem::path self_executable() {
 
 int run_child(const std::vector<std::string>& argv, const std::filesystem::path& log) {
   std::vector<char*> args;
+  args.reserve(argv.size() + 1);
   for (const auto& a : argv)
     args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);

@@ -108,9 +108,10 @@ int run_ab_command(const AbCliOptions& o, const std::vector<std::string>& argv) 
   }
   const Dataset dataset = open_dataset(a.arm_configs[0]);
   std::map<size_t, double> psnr;
-  for (size_t i = 0; i < d.arms.size(); ++i)
+  for (size_t i = 0; i < d.arms.size(); ++i) {
     if (d.arms[i].content == ContentKind::lossy)
       psnr[i] = batches_psnr(a.arm_configs[0], a.arm_configs[i], dataset, d.psnr_batches);
+  }
   TrialHooks hooks;
   hooks.run = run_child;
   hooks.prepare_cache = [&] { prepare_cache(d.cache, dataset); };

@@ -32,15 +32,8 @@ void add(CLI::App& app, const char* name, const char* description, Setup setup, 
   sub->callback([options, run, &status] { status = run(*options); });
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  CLI::App app{"mmprof: profile and tune the image/video data pipelines of multimodal training"};
-  app.set_version_flag("--version", std::string(version()) + " (" + git_commit() + ")");
-  app.require_subcommand(1);
-  app.failure_message(CLI::FailureMessage::help);
-  const std::vector<std::string> args(argv, argv + argc);
-  int status = 0;
+// Every subcommand; the chosen one's exit status goes to `status`.
+void add_subcommands(CLI::App& app, const std::vector<std::string>& args, int& status) {
   add<cli::GenCliOptions>(app, "gen", "Generate a deterministic synthetic dataset", cli::setup_gen,
                           cli::run_gen_command, status);
   add<cli::BaselineCliOptions>(
@@ -66,18 +59,33 @@ int main(int argc, char** argv) {
       app, "report",
       "Analyse runs and experiments: bottlenecks, recommendations, adopt/rollback, CI gate",
       cli::setup_report, cli::run_report_command, status);
+}
 
-  install_interrupt_handler();
+}  // namespace
+
+int main(int argc, char** argv) {
+  // Everything, the app's construction included, inside one try: an error has one way out.
   try {
-    app.parse(argc, argv);  // runs the chosen subcommand's callback
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForVersion& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    // A bad option is a usage error (exit 2) whatever CLI11's own code for it is.
-    app.exit(e);
-    return static_cast<int>(ExitCode::usage);
+    CLI::App app{"mmprof: profile and tune the image/video data pipelines of multimodal training"};
+    app.set_version_flag("--version", std::string(version()) + " (" + git_commit() + ")");
+    app.require_subcommand(1);
+    app.failure_message(CLI::FailureMessage::help);
+    const std::vector<std::string> args(argv, argv + argc);
+    int status = 0;
+    add_subcommands(app, args, status);
+    install_interrupt_handler();
+    try {
+      app.parse(argc, argv);  // runs the chosen subcommand's callback
+    } catch (const CLI::CallForHelp& e) {
+      return app.exit(e);
+    } catch (const CLI::CallForVersion& e) {
+      return app.exit(e);
+    } catch (const CLI::ParseError& e) {
+      // A bad option is a usage error (exit 2) whatever CLI11's own code for it is.
+      app.exit(e);
+      return static_cast<int>(ExitCode::usage);
+    }
+    return status;
   } catch (const Error& e) {
     std::fprintf(stderr, "mmprof: error: %s\n", e.what());
     return static_cast<int>(e.code());
@@ -85,5 +93,4 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "mmprof: internal error: %s\n", e.what());
     return static_cast<int>(ExitCode::failure);
   }
-  return status;
 }

@@ -30,9 +30,10 @@ std::string read_option_file(const std::string& path, const char* option) {
 }
 
 report::RunData load_compare_run(const std::string& dir) {
-  if (report::input_kind(dir) != InputKind::run)
+  if (report::input_kind(dir) != InputKind::run) {
     throw UsageError(fmt::format(
         "--compare {}: an experiment directory; compare takes two run directories", dir));
+  }
   return report::load_run(dir);
 }
 
@@ -93,9 +94,10 @@ int run_report_command(const ReportCliOptions& o) {
                            : fs::path(default_out_dir("report"));
   std::error_code ec;
   fs::create_directories(out, ec);
-  if (ec)
+  if (ec) {
     throw InputError(
         fmt::format("--out {}: cannot create the directory: {}", out.string(), ec.message()));
+  }
   write_json_atomic(out / "report.json", r);
   write_file_atomic(out / "report.md", report::render_markdown(r));
   write_file_atomic(out / "report.html", report::render_html(r));

@@ -26,7 +26,7 @@ KeySpec choice(std::string_view key, std::vector<std::string> choices, std::stri
   json def = choices.front();
   return {key, KeyType::choice, def, std::move(choices), -INFINITY, INFINITY, "", doc};
 }
-KeySpec text(std::string_view key, std::string def, std::string_view doc = "") {
+KeySpec text(std::string_view key, const std::string& def, std::string_view doc = "") {
   return {key, KeyType::text, def, {}, -INFINITY, INFINITY, "", doc};
 }
 KeySpec path(std::string_view key, std::string_view doc = "") {

@@ -155,7 +155,7 @@ std::string AvImageDecoder::decode_probed(std::span<const uint8_t> bytes, RgbIma
   // Only the image demuxers ("png_pipe", "qoi_pipe", ...), and only on a confident match.
   const std::string_view name = format != nullptr ? format->name : "";
   if (score < AVPROBE_SCORE_MAX / 4 || !name.ends_with("_pipe")) return {};
-  const std::string image_format(name.substr(0, name.size() - 5));
+  std::string image_format(name.substr(0, name.size() - 5));
   m.input.reset(bytes);
   AvioPtr avio = m.input.make_avio();
   int err = 0;

@@ -14,7 +14,7 @@ using nlohmann::json;
 std::string disk_of(const procfs::HostFiles& host, const std::string& dev, bool partition) {
   if (!partition) return dev;
   for (const auto& disk : host.list("/sys/block")) {
-    if (host.exists("/sys/block/" + disk + "/" + dev)) return disk;
+    if (host.exists(std::string("/sys/block/").append(disk).append("/").append(dev))) return disk;
   }
   return "";
 }

@@ -138,6 +138,7 @@ StoragePlan plan_storage_probe(const std::vector<ProbeFile>& files, const Storag
   }
   // Random reads: a uniform 4 KiB block index over the concatenation of whole blocks of all files.
   std::vector<uint64_t> ends;  // cumulative block counts
+  ends.reserve(files.size());
   uint64_t blocks = 0;
   for (const auto& f : files)
     ends.push_back(blocks += f.size / kRandomReadBytes);

@@ -65,13 +65,14 @@ fs::path default_dataset_dir() {
 }
 
 fs::path ensure_default_dataset() {
-  const fs::path dir = default_dataset_dir();
+  fs::path dir = default_dataset_dir();
   if (complete(dir)) return dir;
   std::error_code ec;
   fs::create_directories(dir.parent_path(), ec);
-  if (ec)
+  if (ec) {
     throw InputError("cannot create cache directory " + dir.parent_path().string() + ": " +
                      ec.message());
+  }
   fs::path tmp = dir;
   tmp += ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(std::random_device{}());
   try {

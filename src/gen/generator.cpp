@@ -185,7 +185,7 @@ nlohmann::json generate_dataset(const GenOptions& options) {
         pool.give(std::move(s.media));
         if (options.progress) options.progress(index + 1, total);
       });
-  const nlohmann::json doc = dataset_json(options, records, writer.finish());
+  nlohmann::json doc = dataset_json(options, records, writer.finish());
   write_file_atomic(options.out / "dataset.json", doc.dump(2) + "\n");
   return doc;
 }

@@ -20,18 +20,19 @@ struct Rgb {
 Rgb hsv_to_rgb(double h, double s, double v) {
   const double c = v * s, hp = h * 6.0, x = c * (1.0 - std::fabs(std::fmod(hp, 2.0) - 1.0));
   double r = 0, g = 0, b = 0;
-  if (hp < 1)
+  if (hp < 1) {
     r = c, g = x;
-  else if (hp < 2)
+  } else if (hp < 2) {
     r = x, g = c;
-  else if (hp < 3)
+  } else if (hp < 3) {
     g = c, b = x;
-  else if (hp < 4)
+  } else if (hp < 4) {
     g = x, b = c;
-  else if (hp < 5)
+  } else if (hp < 5) {
     r = x, b = c;
-  else
+  } else {
     r = c, b = x;
+  }
   auto to8 = [&](double u) { return static_cast<int>(std::lround((u + v - c) * 255.0)); };
   return {to8(r), to8(g), to8(b)};
 }
@@ -124,9 +125,10 @@ void upsample(const uint8_t* low, int lw, int width, int height, std::vector<int
     for (int x = 0; x < width; ++x) {
       const int lx = x >> kShift, fx = x & (f - 1);
       const int32_t* r = row.data() + lx * 3;
-      for (int k = 0; k < 3; ++k)
+      for (int k = 0; k < 3; ++k) {
         o[x * 3 + k] =
             static_cast<uint8_t>((r[k] * (f - fx) + r[k + 3] * fx + f * f / 2) >> (2 * kShift));
+      }
     }
   }
 }

@@ -33,7 +33,7 @@ const char* extension(SampleKind kind) noexcept {
 std::vector<SampleKind> plan_kinds(const GenOptions& options) {
   const int pngs = static_cast<int>(std::lround(options.png_fraction * options.images));
   std::vector<SampleKind> kinds;
-  kinds.reserve(static_cast<size_t>(options.images + options.videos));
+  kinds.reserve(static_cast<size_t>(options.images) + static_cast<size_t>(options.videos));
   kinds.insert(kinds.end(), static_cast<size_t>(options.images - pngs), SampleKind::jpeg);
   kinds.insert(kinds.end(), static_cast<size_t>(pngs), SampleKind::png);
   kinds.insert(kinds.end(), static_cast<size_t>(options.videos), SampleKind::mp4);

@@ -28,7 +28,10 @@ void rgb_to_yuv420(const RgbImage& rgb, std::vector<uint8_t> (&planes)[3]) {
     uint8_t* out = planes[0].data() + static_cast<size_t>(y) * w;
     for (int x = 0; x < w; ++x) {
       out[x] = static_cast<uint8_t>(
-          ((66 * p[3 * x] + 129 * p[3 * x + 1] + 25 * p[3 * x + 2] + 128) >> 8) + 16);
+          ((66 * p[3 * static_cast<size_t>(x)] + 129 * p[3 * static_cast<size_t>(x) + 1] +
+            25 * p[3 * static_cast<size_t>(x) + 2] + 128) >>
+           8) +
+          16);
     }
   }
   for (int y = 0; y < ch; ++y) {

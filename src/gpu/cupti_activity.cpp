@@ -406,10 +406,10 @@ RecordWalker CuptiActivityApi::record_walker() const {
   };
 }
 
-void CuptiActivityApi::convert(std::vector<ActivityBuffer> buffers, std::vector<GpuEvent>& out,
-                               ConvertStats& stats) const {
+void CuptiActivityApi::convert(const std::vector<ActivityBuffer>& buffers,
+                               std::vector<GpuEvent>& out, ConvertStats& stats) const {
   const RecordWalker walk = record_walker();
-  for (ActivityBuffer& b : buffers)
+  for (const ActivityBuffer& b : buffers)
     convert_buffer(b.data.get(), b.valid_size, walk, clock_, out, stats);
 }
 
@@ -436,7 +436,7 @@ void CuptiActivityApi::flush_and_disable() {}
 std::vector<ActivityBuffer> CuptiActivityApi::take_completed() {
   return {};
 }
-void CuptiActivityApi::convert(std::vector<ActivityBuffer>, std::vector<GpuEvent>&,
+void CuptiActivityApi::convert(const std::vector<ActivityBuffer>&, std::vector<GpuEvent>&,
                                ConvertStats&) const {}
 RecordWalker CuptiActivityApi::record_walker() const {
   return {};

@@ -89,7 +89,7 @@ class CuptiActivityApi {
   // Moves the completed buffers out of the queue.
   std::vector<ActivityBuffer> take_completed();
   // Converts buffers with libcupti's own record walker.
-  void convert(std::vector<ActivityBuffer> buffers, std::vector<GpuEvent>& out,
+  void convert(const std::vector<ActivityBuffer>& buffers, std::vector<GpuEvent>& out,
                ConvertStats& stats) const;
   // A walker over libcupti's cuptiActivityGetNextRecord (for tests that replay buffers through
   // the real library).

@@ -82,9 +82,10 @@ GpuEvent parse_event(const json& j, const std::string& where) {
   e.pinned_host = field<bool>(j, "pinned", where);
   e.start_ns = field<int64_t>(j, "start_ns", where);
   e.end_ns = field<int64_t>(j, "end_ns", where);
-  if (e.end_ns < e.start_ns)
+  if (e.end_ns < e.start_ns) {
     throw InputError(
         fmt::format("{}: end_ns {} is before start_ns {}", where, e.end_ns, e.start_ns));
+  }
   e.device = field<uint32_t>(j, "device", where);
   e.stream = field<uint32_t>(j, "stream", where);
   e.correlation = field<uint32_t>(j, "correlation", where);

@@ -20,17 +20,19 @@ const json& member(const json& j, const char* key, const std::string& source) {
 template <typename T>
 T number(const json& j, const char* key, const std::string& source) {
   const json& v = member(j, key, source);
-  if (!v.is_number_integer())
+  if (!v.is_number_integer()) {
     throw InputError(
         fmt::format("{}: planted plan \"{}\" is not an integer ({})", source, key, v.dump()));
+  }
   return v.get<T>();
 }
 
 Interval interval(const json& j, const std::string& source) {
   Interval i{number<int64_t>(j, "start_ns", source), number<int64_t>(j, "end_ns", source)};
-  if (i.end_ns < i.start_ns)
+  if (i.end_ns < i.start_ns) {
     throw InputError(
         fmt::format("{}: planted interval ends before it starts ({})", source, j.dump()));
+  }
   return i;
 }
 

@@ -219,9 +219,8 @@ CpuInfo parse_cpuinfo(std::string_view text) {
     const auto value = trim(line.substr(colon + 1));
     if (key == "processor") {
       info.logical_cpus++;
-    } else if (key == "model name" && info.model.empty()) {
-      info.model = value;
-    } else if ((key == "Hardware" || key == "Processor") && info.model.empty()) {
+    } else if ((key == "model name" || key == "Hardware" || key == "Processor") &&
+               info.model.empty()) {
       info.model = value;
     } else if (key == "CPU part" && arm_part.empty()) {
       arm_part = value;

@@ -19,9 +19,10 @@ using nlohmann::json;
 // Milliseconds per sample of every measured step of `phase`.
 std::vector<double> ms_per_sample(const std::vector<StepRow>& steps, const std::string& phase) {
   std::vector<double> out;
-  for (const StepRow& r : steps)
+  for (const StepRow& r : steps) {
     if (r.phase == phase && r.samples > 0)
       out.push_back(r.step_ms / static_cast<double>(r.samples));
+  }
   return out;
 }
 
@@ -61,9 +62,10 @@ std::pair<std::string, std::string> judge_step_time(
       fmt::format("time per sample changed {:+.1f} to {:+.1f} % (95 % CI)", ci->first, ci->second);
   if (ci->first > drop)
     return {"regression", fmt::format("{}: slower by more than the allowed {:.0f} %", range, drop)};
-  if (ci->second > drop)
+  if (ci->second > drop) {
     return {"inconclusive",
             fmt::format("{}: cannot rule out more than {:.0f} % slower", range, drop)};
+  }
   return {"pass", fmt::format("{}, within {:.0f} %", range, drop)};
 }
 

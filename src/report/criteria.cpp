@@ -155,46 +155,53 @@ json decide_experiment(const json& e, const Criteria& c) {
     const std::string arm = r.value("arm", "");
     const std::string verdict = r.value("verdict", "");
     std::vector<std::string> regressions, doubts, notes;
-    if (c.require_correctness && value_at(r, "/correctness/ok") == false)
+    if (c.require_correctness && value_at(r, "/correctness/ok") == false) {
       regressions.push_back("correctness lost: " +
                             string_at(r, "/correctness/detail", "check failed"));
+    }
     if (verdict == "INVALID" || verdict == "REJECT")
       regressions.push_back(fmt::format("ab verdict {}: {}", verdict, r.value("reason", "")));
     for (const char* which : {"step", "wait"}) {
       const auto g = p99_growth_pct(e, arm, which);
-      if (g && *g > c.max_p99_regression_pct)
+      if (g && *g > c.max_p99_regression_pct) {
         regressions.push_back(fmt::format("{} p99 grew {:.1f} % (max {:.0f} %)", which, *g,
                                           c.max_p99_regression_pct));
+      }
     }
     const auto pss = trial_median(e, arm, "/pss_peak_mb");
-    if (c.memory_budget_mb && pss && *pss > *c.memory_budget_mb)
+    if (c.memory_budget_mb && pss && *pss > *c.memory_budget_mb) {
       regressions.push_back(
           fmt::format("peak PSS {:.0f} MB over the {:.0f} MB budget", *pss, *c.memory_budget_mb));
+    }
     const auto lo = number_at(r, "/ci_pct/0"), hi = number_at(r, "/ci_pct/1");
     const bool accepted = std::find(c.accepted_verdicts.begin(), c.accepted_verdicts.end(),
                                     verdict) != c.accepted_verdicts.end();
     if (verdict == "INCONCLUSIVE")
       doubts.push_back("ab verdict INCONCLUSIVE: " + r.value("reason", ""));
     const bool gain = lo && *lo > c.min_throughput_gain_pct;
-    if (!gain && hi && *hi > c.min_throughput_gain_pct && verdict != "REJECT")
+    if (!gain && hi && *hi > c.min_throughput_gain_pct && verdict != "REJECT") {
       doubts.push_back(
           fmt::format("the gain's CI [{:.1f}, {:.1f}] % straddles the required {:.0f} %",
                       lo.value_or(0), *hi, c.min_throughput_gain_pct));
-    if (!gain)
+    }
+    if (!gain) {
       notes.push_back(
           fmt::format("gain CI lower bound not above {:.0f} %", c.min_throughput_gain_pct));
+    }
     if (!accepted) notes.push_back("verdict " + verdict + " is not an accepted verdict");
     const Outcome outcome = !regressions.empty() ? Outcome::regression
                             : !doubts.empty()    ? Outcome::inconclusive
                                                  : Outcome::pass;
     const bool adopt = regressions.empty() && doubts.empty() && accepted && gain;
     json reasons = json::array();
-    for (const auto* list : {&regressions, &doubts, &notes})
+    for (const auto* list : {&regressions, &doubts, &notes}) {
       for (const auto& s : *list)
         reasons.push_back(s);
-    if (adopt)
+    }
+    if (adopt) {
       reasons.push_back(fmt::format("gain CI lower bound {:.1f} % > {:.0f} %, guardrails hold", *lo,
                                     c.min_throughput_gain_pct));
+    }
     decisions.push_back(
         {{"arm", arm},
          {"factor", r.value("factor", json(nullptr))},
@@ -219,14 +226,16 @@ json decide_experiment(const json& e, const Criteria& c) {
 json gate_run(const json& analysis, const Criteria& c) {
   const auto stall = number_at(analysis, "/classification/stall_fraction");
   const std::string dir = string_at(analysis, "/dir");
-  if (string_at(analysis, "/status") != "complete")
+  if (string_at(analysis, "/status") != "complete") {
     return {{"outcome", "regression"},
             {"reason",
              fmt::format("run {} did not complete ({})", dir, string_at(analysis, "/status"))}};
-  if (!stall)
+  }
+  if (!stall) {
     return {{"outcome", "inconclusive"},
             {"reason",
              fmt::format("run {} has no end-to-end phase: no stall fraction to gate on", dir)}};
+  }
   if (*stall > c.run_max_stall_fraction) {
     return {{"outcome", "regression"},
             {"reason", fmt::format("run {} waits for data {:.1f} % of the step (max {:.0f} %)", dir,

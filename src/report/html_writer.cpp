@@ -100,9 +100,10 @@ struct HtmlBlock {
   }
   void operator()(const Links& l) const {
     out += "<ul>\n";
-    for (const auto& link : l.links)
+    for (const auto& link : l.links) {
       out += fmt::format("<li><a href=\"{}\">{}</a> ({})</li>\n", html_escape(link.url),
                          html_escape(link.title), html_escape(link.note));
+    }
     out += "</ul>\n";
   }
   void operator()(const Chart& c) const {

@@ -67,7 +67,7 @@ std::string value_text(const json& v) {
 
 json run_config_value(const std::string& key, const json& manifest) {
   if (key.rfind("data.", 0) == 0) {
-    const json resolved = value_at(manifest, "/data/" + key.substr(5));
+    json resolved = value_at(manifest, "/data/" + key.substr(5));
     if (!resolved.is_null()) return resolved;
   }
   std::string pointer = "/config/" + key;

@@ -38,10 +38,11 @@ using Check = std::function<json(const json& arg, const json& analysis, const js
 
 json check_gpu(const json&, const json&, const json& m) {
   const json gpus = value_at(m, "/hardware/gpus");
-  if (gpus.is_array() && !gpus.empty())
+  if (gpus.is_array() && !gpus.empty()) {
     return result(
         "gpu", true,
         fmt::format("{} GPU(s): {}", gpus.size(), value_text(gpus[0].value("name", json("?")))));
+  }
   return result("gpu", false,
                 "no GPU: " + string_at(m, "/hardware/gpu_unavailable_reason", "none listed"));
 }
@@ -79,9 +80,10 @@ const std::map<std::string, Check>& checks() {
       {"ffmpeg_decoder",
        [](const json& arg, const json&, const json& m) {
          const json decoders = value_at(m, "/software/ffmpeg/decoders");
-         if (!decoders.is_array())
+         if (!decoders.is_array()) {
            return result("ffmpeg_decoder", false,
                          "cannot verify: the manifest does not list FFmpeg's decoders");
+         }
          const bool has = std::find(decoders.begin(), decoders.end(), arg) != decoders.end();
          return result("ffmpeg_decoder", has,
                        "FFmpeg " + std::string(has ? "has " : "lacks ") + value_text(arg));
@@ -89,10 +91,11 @@ const std::map<std::string, Check>& checks() {
       {"cuda_min",
        [](const json& arg, const json&, const json& m) {
          const json driver = value_at(m, "/software/cuda/driver");
-         if (!driver.is_string())
+         if (!driver.is_string()) {
            return result(
                "cuda_min", false,
                "no CUDA driver: " + string_at(m, "/software/cuda/driver_reason", "unknown"));
+         }
          const bool ok = version_at_least(driver.get<std::string>(), value_text(arg));
          return result(
              "cuda_min", ok,
@@ -128,9 +131,10 @@ const std::map<std::string, Check>& checks() {
       {"network_storage",
        [](const json&, const json&, const json& m) {
          const std::string fs = string_at(m, "/storage/fs_type", "");
-         if (fs.empty())
+         if (fs.empty()) {
            return result("network_storage", false,
                          "cannot verify: no storage block in the manifest");
+         }
          return result("network_storage", network_fs(fs), "the data is on " + fs);
        }},
   };
@@ -154,9 +158,10 @@ json parse_knowledge_base(const std::string& yaml_text, const std::string& name)
     for (const char* key : {"title", "factor", "values", "addresses", "preconditions", "sources"})
       require(c, key, where, name);
     for (const auto& p : c["preconditions"]) {
-      if (!p.is_object() || p.size() != 1 || !checks().count(p.begin().key()))
+      if (!p.is_object() || p.size() != 1 || !checks().count(p.begin().key())) {
         throw UsageError(
             fmt::format("{}: {} has an unknown precondition {}", name, where, p.dump()));
+      }
     }
     for (const auto& s : c["sources"]) {
       require(s, "url", where + "'s source", name);

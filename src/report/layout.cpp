@@ -43,9 +43,10 @@ void run_overview(const json& run, Section& s) {
 void run_facts(const json& run, std::vector<Section>& out, int level) {
   Section s{level, "Observed", {}};
   Table t{{"fact", "metric", "value"}, {}};
-  for (const auto& f : run["facts"])
+  for (const auto& f : run["facts"]) {
     t.rows.push_back(
         {str(f["text"]), str(f["metric"]), format_number(f["value"], 3) + " " + str(f["unit"])});
+  }
   s.blocks.push_back(t);
   s.blocks.push_back(
       Chart{"stages", "Per-batch time by stage (ms)", run["stages"]["per_batch_ms"]});
@@ -115,15 +116,17 @@ void run_samples(const json& run, std::vector<Section>& out, int level) {
   s.blocks.push_back(slow);
   if (!run["errors"].empty()) {
     Table errors{{"key", "stage", "message"}, {}};
-    for (const auto& e : run["errors"])
+    for (const auto& e : run["errors"]) {
       errors.rows.push_back({str(e.value("key", json())), str(e.value("stage", json())),
                              str(e.value("message", json()))});
+    }
     s.blocks.push_back(errors);
   }
   Table checks{{"cross-check", "summary.json", "recomputed from CSV", "agrees"}, {}};
-  for (const auto& c : run["cross_checks"])
+  for (const auto& c : run["cross_checks"]) {
     checks.rows.push_back({str(c["what"]), format_number(c["summary"], 4),
                            format_number(c["recomputed"], 4), c["ok"] == true ? "yes" : "NO"});
+  }
   s.blocks.push_back(checks);
   out.push_back(std::move(s));
 }
@@ -162,11 +165,12 @@ void experiment_sections(const json& x, std::vector<Section>& out) {
     t.rows.push_back({str(d["arm"]), str(d["verdict"]),
                       format_number(d["effect_pct"]) + ci_text(d["ci_pct"]), str(d["decision"]),
                       str(d["reason"])});
-    for (const auto& tr : d["rollback_triggers"])
+    for (const auto& tr : d["rollback_triggers"]) {
       triggers.rows.push_back(
           {str(d["arm"]), str(tr["metric"]),
            fmt::format("{} {}", str(tr["condition"]), format_number(tr["threshold"], 2)),
            str(tr["window"]), str(tr["why"])});
+    }
   }
   s.blocks.push_back(t);
   s.blocks.push_back(
@@ -179,10 +183,11 @@ void experiment_sections(const json& x, std::vector<Section>& out) {
 void compare_section(const json& c, std::vector<Section>& out) {
   Section s{2, "Compare " + str(c["base"]) + " -> " + str(c["new"]), {}};
   Table t{{"metric", "base", "new", "change %", "limit %", "outcome"}, {}};
-  for (const auto& r : c["rows"])
+  for (const auto& r : c["rows"]) {
     t.rows.push_back({str(r["name"]), format_number(r["base"], 2), format_number(r["new"], 2),
                       format_number(r["change_pct"]), format_number(r["limit_pct"], 0),
                       str(r["outcome"])});
+  }
   s.blocks.push_back(t);
   s.blocks.push_back(Paragraph{str(c["outcome"]) + ": " + str(c["reason"]), true});
   out.push_back(std::move(s));
@@ -223,7 +228,7 @@ std::vector<Section> layout_report(const json& report) {
                   str(value_at(report, "/criteria/file"))),
       true});
   out.push_back(std::move(title));
-  for (const auto& run : report["runs"])
+  for (const auto& run : report["runs"]) {
     run_sections(
         run,
         fmt::format("Run {}: {}{}", str(run["dir"]), str(run["classification"]["primary"]),
@@ -231,6 +236,7 @@ std::vector<Section> layout_report(const json& report) {
                         ? " (" + str(run["classification"]["input_bound"]) + " input-bound)"
                         : ""),
         out, 2);
+  }
   for (const auto& x : report["experiments"])
     experiment_sections(x, out);
   if (report["compare"].is_object()) compare_section(report["compare"], out);

@@ -44,9 +44,10 @@ struct MarkdownBlock {
     out += "```\n\n";
   }
   void operator()(const Links& l) const {
-    for (const auto& link : l.links)
+    for (const auto& link : l.links) {
       out += fmt::format("- [{}](<{}>) ({})\n", md_escape(link.title), html_escape(link.url),
                          md_escape(link.note));
+    }
     out += "\n";
   }
   void operator()(const Chart&) const {}  // charts live in report.html

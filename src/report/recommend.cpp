@@ -43,9 +43,10 @@ bool contains(const json& list, const json& value) {
 std::string irrelevance(const json& change, const json& analysis) {
   const json& a = change["addresses"];
   const json primary = value_at(analysis, "/classification/primary");
-  if (a.contains("classification") && !contains(a["classification"], primary))
+  if (a.contains("classification") && !contains(a["classification"], primary)) {
     return fmt::format("addresses {} runs; this run is {}", a["classification"].dump(),
                        value_text(primary));
+  }
   const json stage = value_at(analysis, "/stages/limit");
   const json resource = value_at(analysis, "/resources/limit");
   const bool any_target = a.contains("stages") || a.contains("resources");

@@ -84,9 +84,10 @@ std::string svg_lines(const std::vector<Series>& series, const std::string& x_la
   const int height = 300, top = 10, bottom = 250;
   const int legend_x = kLeft, plot_right = kWidth - kRight;
   Range xr, yr;
-  for (const auto& s : series)
+  for (const auto& s : series) {
     for (const auto& [x, y] : s.points)
       xr.add(x), yr.add(y);
+  }
   xr.settle();
   yr.settle();
   std::string out = open_svg(height + 16 * static_cast<int>(series.size()), "line chart");
@@ -98,12 +99,14 @@ std::string svg_lines(const std::vector<Series>& series, const std::string& x_la
   out += text(kLeft - 50, top + 4, y_label, "end");
   for (size_t i = 0; i < series.size(); ++i) {
     std::string d;
-    for (const auto& [x, y] : series[i].points)
+    for (const auto& [x, y] : series[i].points) {
       d += fmt::format("{}{:.1f} {:.1f}", d.empty() ? "M" : " L", xr.map(x, kLeft, plot_right),
                        yr.map(y, bottom, top));
-    if (!d.empty())
+    }
+    if (!d.empty()) {
       out += fmt::format("<path d=\"{}\" stroke=\"{}\" stroke-width=\"1.5\" fill=\"none\"/>\n", d,
                          color(i));
+    }
     const double ly = height + 16.0 * static_cast<double>(i);
     out += fmt::format("<rect x=\"{}\" y=\"{:.1f}\" width=\"12\" height=\"4\" fill=\"{}\"/>\n",
                        legend_x, ly - 6, color(i));

@@ -121,8 +121,9 @@ void mark_resumed(const ResumePoint& point, const fs::path& resumed_by) {
   rundir::mark_summary_resumed(point.run, by);
 }
 
-CheckpointKeeper::CheckpointKeeper(fs::path run_dir, const ResumePoint* resume, int64_t interval_ns)
-    : file_(std::move(run_dir) / run_file::checkpoint), resume_(resume), interval_ns_(interval_ns) {
+CheckpointKeeper::CheckpointKeeper(const fs::path& run_dir, const ResumePoint* resume,
+                                   int64_t interval_ns)
+    : file_(run_dir / run_file::checkpoint), resume_(resume), interval_ns_(interval_ns) {
   if (resume_ != nullptr) checkpoint_ = resume_->checkpoint;
 }
 

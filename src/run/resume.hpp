@@ -52,7 +52,7 @@ void mark_resumed(const ResumePoint& point, const std::filesystem::path& resumed
 // interrupt). Time is passed in.
 class CheckpointKeeper {
  public:
-  CheckpointKeeper(std::filesystem::path run_dir, const ResumePoint* resume,
+  CheckpointKeeper(const std::filesystem::path& run_dir, const ResumePoint* resume,
                    int64_t interval_ns = 1'000'000'000);
 
   bool phase_done(const std::string& phase) const;

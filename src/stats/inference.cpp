@@ -49,9 +49,10 @@ std::vector<double> wilcoxon_counts(size_t n) {
   const size_t max_sum = n * (n + 1) / 2;
   std::vector<double> counts(max_sum + 1, 0.0);
   counts[0] = 1;
-  for (size_t r = 1; r <= n; ++r)
+  for (size_t r = 1; r <= n; ++r) {
     for (size_t s = max_sum; s >= r; --s)
       counts[s] += counts[s - r];
+  }
   return counts;
 }
 

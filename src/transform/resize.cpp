@@ -57,7 +57,10 @@ void Resizer::compute_taps(int in_size, int out_size, Taps& taps) {
   std::vector<double> w(width);
   for (int i = 0; i < out_size; ++i) {
     const double centre = (i + 0.5) * scale;
+    // PIL's own rounding (truncating x + 0.5), kept bit for bit so the taps are PIL's.
+    // NOLINTNEXTLINE(bugprone-incorrect-roundings)
     const int lo = std::max(static_cast<int>(centre - support + 0.5), 0);
+    // NOLINTNEXTLINE(bugprone-incorrect-roundings)
     const int hi = std::min(static_cast<int>(centre + support + 0.5), in_size);
     const int first = std::min(lo, in_size - width);
     std::fill(w.begin(), w.end(), 0.0);

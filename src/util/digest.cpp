@@ -16,7 +16,7 @@ uint64_t digest64(const void* data, size_t bytes, uint64_t seed) noexcept {
   for (; i + 32 <= bytes; i += 32) {
     for (int k = 0; k < 4; ++k) {
       uint64_t w;
-      std::memcpy(&w, p + i + 8 * k, 8);
+      std::memcpy(&w, p + i + 8 * static_cast<size_t>(k), 8);
       lane[k] = (lane[k] ^ w) * 0x9fb21c651e98df25ULL;
       lane[k] ^= lane[k] >> 29;
     }
