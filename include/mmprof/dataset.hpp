@@ -1,8 +1,9 @@
 #pragma once
 // A dataset as the loader sees it: an index of samples (key, modality, where its bytes are).
-// Two layouts: a folder of files (any image or video FFmpeg reads, optional <key>.txt captions)
-// and WebDataset-style tar shards (members <key>.<ext> grouped by key). Opening a dataset reads
-// directory entries or tar headers only, never the media; tar members are never extracted.
+// Two layouts: a folder of files (images and videos whose extension is in the media-format table,
+// src/decode/media_format.cpp; optional <key>.txt captions) and WebDataset-style tar shards
+// (members <key>.<ext> grouped by key). Opening a dataset reads directory entries or tar headers
+// only, never the media; tar members are never extracted.
 #include <cstdint>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -10,12 +11,9 @@
 #include <vector>
 
 #include "mmprof/config.hpp"
+#include "mmprof/modality.hpp"
 
 namespace mmprof {
-
-enum class Modality : uint8_t { image = 0, video = 1 };
-
-const char* modality_name(Modality m) noexcept;
 
 // Where some bytes live: a whole file (offset 0, size = file size) or a member of a tar shard.
 struct ByteRange {
@@ -75,9 +73,5 @@ class Dataset {
   std::vector<SampleEntry> samples_;
   std::vector<RejectedEntry> rejected_;
 };
-
-// Media extensions recognised as images / videos (lower case).
-bool is_image_extension(const std::string& ext) noexcept;
-bool is_video_extension(const std::string& ext) noexcept;
 
 }  // namespace mmprof

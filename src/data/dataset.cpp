@@ -6,6 +6,7 @@
 #include <map>
 
 #include "data/tar_index.hpp"
+#include "decode/media_format.hpp"
 #include "util/digest.hpp"
 #include "util/error.hpp"
 
@@ -29,20 +30,6 @@ std::pair<std::string, std::string> split_key(const std::string& name) {
 }
 
 }  // namespace
-
-const char* modality_name(Modality m) noexcept {
-  return m == Modality::video ? "video" : "image";
-}
-
-bool is_image_extension(const std::string& ext) noexcept {
-  static const char* const kExt[] = {"jpg", "jpeg", "png", "webp", "bmp", "gif", "tif", "tiff"};
-  return std::any_of(std::begin(kExt), std::end(kExt), [&](const char* e) { return ext == e; });
-}
-
-bool is_video_extension(const std::string& ext) noexcept {
-  static const char* const kExt[] = {"mp4", "mkv", "webm", "mov", "avi", "m4v"};
-  return std::any_of(std::begin(kExt), std::end(kExt), [&](const char* e) { return ext == e; });
-}
 
 Dataset Dataset::open(const fs::path& path, Layout layout) {
   std::error_code ec;
@@ -71,10 +58,8 @@ Dataset Dataset::open(const fs::path& path, Layout layout) {
     ds.index_folder();
   }
   if (ds.samples_.empty()) {
-    throw InputError(
-        fmt::format("dataset {} holds no image or video samples (extensions: jpg, png, "
-                    "webp, bmp, gif, tiff, mp4, mkv, webm, mov, avi)",
-                    path.string()));
+    throw InputError(fmt::format("dataset {} holds no image or video samples (extensions: {})",
+                                 path.string(), listed_extensions()));
   }
   std::sort(ds.samples_.begin(), ds.samples_.end(),
             [](const SampleEntry& a, const SampleEntry& b) { return a.key < b.key; });
@@ -85,8 +70,8 @@ void Dataset::add_member(const std::string& name, uint32_t file, uint64_t offset
   // Members of one key arrive together in both layouts (sorted folder walk, grouped shards), so
   // only the last sample needs looking at.
   auto [key, ext] = split_key(name);
-  const bool media = is_image_extension(ext) || is_video_extension(ext);
-  if (!media && ext != "txt") return;
+  const MediaFormat* format = format_for_extension(ext);
+  if (format == nullptr && ext != "txt") return;
   if (samples_.empty() || samples_.back().key != key) {
     samples_.push_back(SampleEntry{key, "", Modality::image, {}, false, {}});
   }
@@ -96,7 +81,7 @@ void Dataset::add_member(const std::string& name, uint32_t file, uint64_t offset
     s.caption = ByteRange{file, offset, size};
   } else {
     s.ext = ext;
-    s.modality = is_video_extension(ext) ? Modality::video : Modality::image;
+    s.modality = format->modality;
     s.media = ByteRange{file, offset, size};
   }
 }
@@ -115,7 +100,7 @@ void Dataset::index_folder() {
             [](const auto& a, const auto& b) { return split_key(a.first) < split_key(b.first); });
   for (const auto& [rel, size] : entries) {
     const auto [key, ext] = split_key(rel);
-    if (!(is_image_extension(ext) || is_video_extension(ext) || ext == "txt")) continue;
+    if (format_for_extension(ext) == nullptr && ext != "txt") continue;
     files_.push_back(rel);
     add_member(rel, static_cast<uint32_t>(files_.size() - 1), 0, size);
   }

@@ -8,20 +8,30 @@
 #include "decode/av_handles.hpp"
 #include "decode/av_log.hpp"
 #include "decode/decode_error.hpp"
+#include "decode/media_format.hpp"
 #include "decode/memory_io.hpp"
 #include "decode/rgb_convert.hpp"
 
 namespace mmprof::detail {
 namespace {
 
+// The libavcodec decoder of a format of the table (its ffmpeg_codec column), resolved once per
+// row: AV_CODEC_ID_NONE for a name outside the table, a row without a codec, or a codec name this
+// FFmpeg does not know.
 AVCodecID codec_for(std::string_view format) {
-  if (format == "png") return AV_CODEC_ID_PNG;
-  if (format == "webp") return AV_CODEC_ID_WEBP;
-  if (format == "bmp") return AV_CODEC_ID_BMP;
-  if (format == "gif") return AV_CODEC_ID_GIF;
-  if (format == "tiff") return AV_CODEC_ID_TIFF;
-  if (format == "jpeg") return AV_CODEC_ID_MJPEG;
-  return AV_CODEC_ID_NONE;
+  static const std::vector<AVCodecID> ids = [] {
+    std::vector<AVCodecID> out;
+    for (const MediaFormat& f : media_formats()) {
+      const AVCodecDescriptor* codec =
+          f.ffmpeg_codec.empty()
+              ? nullptr
+              : avcodec_descriptor_get_by_name(std::string(f.ffmpeg_codec).c_str());
+      out.push_back(codec != nullptr ? codec->id : AV_CODEC_ID_NONE);
+    }
+    return out;
+  }();
+  const MediaFormat* row = format_named(format);
+  return row != nullptr ? ids[static_cast<size_t>(row - media_formats().data())] : AV_CODEC_ID_NONE;
 }
 
 [[noreturn]] void fail(std::string_view format, const char* what, int err) {
@@ -138,6 +148,11 @@ void AvImageDecoder::decode(std::span<const uint8_t> bytes, std::string_view for
   pkt->data = m.padded.data();
   pkt->size = static_cast<int>(bytes.size());
   m.decode_packet(pkt, format, out);
+}
+
+bool AvImageDecoder::has_decoder(std::string_view format) {
+  const AVCodecID id = codec_for(format);
+  return id != AV_CODEC_ID_NONE && avcodec_find_decoder(id) != nullptr;
 }
 
 std::string AvImageDecoder::decode_probed(std::span<const uint8_t> bytes, RgbImage& out) {

@@ -1,6 +1,7 @@
 #pragma once
-// The non-JPEG path of ImageDecoder: libavcodec's image decoders (PNG, WebP, BMP, GIF, TIFF, ...),
-// converted to RGB24 with swscale. FFmpeg types stay in av_image_decoder.cpp.
+// The non-JPEG path of ImageDecoder: libavcodec's image decoders (PNG, WebP, BMP, GIF, TIFF, ...;
+// the codec of each format is media_format.cpp's ffmpeg_codec column), converted to RGB24 with
+// swscale. FFmpeg types stay in av_image_decoder.cpp.
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -19,8 +20,12 @@ class AvImageDecoder {
   AvImageDecoder(const AvImageDecoder&) = delete;
   AvImageDecoder& operator=(const AvImageDecoder&) = delete;
 
-  // Decodes `bytes` as `format` ("png", "webp", "bmp", "gif", "tiff", "jpeg") at full size.
+  // Decodes `bytes` as `format` (a name of decode/media_format.hpp's table with an ffmpeg_codec:
+  // "png", "webp", "bmp", "gif", "tiff", "jpeg") at full size.
   void decode(std::span<const uint8_t> bytes, std::string_view format, RgbImage& out);
+
+  // Whether decode() can read `format`: the table gives it a codec this FFmpeg has a decoder for.
+  static bool has_decoder(std::string_view format);
 
   // For data no magic number identified: libavformat's image-pipe demuxers probe it. Returns the
   // format's name, or "" when no image demuxer recognises the data (nothing decoded).

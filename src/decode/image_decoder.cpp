@@ -9,6 +9,7 @@
 #include "decode/av_image_decoder.hpp"
 #include "decode/decode_error.hpp"
 #include "decode/jpeg_decoder.hpp"
+#include "decode/media_format.hpp"
 
 namespace mmprof {
 namespace {
@@ -18,19 +19,12 @@ bool starts_with(std::span<const uint8_t> bytes, size_t at, std::string_view mag
          std::memcmp(bytes.data() + at, magic.data(), magic.size()) == 0;
 }
 
-// The format from its magic number, never from a file name: a PNG saved as .jpg decodes as PNG.
-// "" when no signature matches (libavformat's probe gets a chance after that).
-std::string_view sniff(std::span<const uint8_t> b) {
-  if (starts_with(b, 0, "\xFF\xD8\xFF")) return "jpeg";
-  if (starts_with(b, 0, "\x89PNG\r\n\x1A\n")) return "png";
-  if (starts_with(b, 0, "RIFF") && starts_with(b, 8, "WEBP")) return "webp";
-  if (starts_with(b, 0, "GIF87a") || starts_with(b, 0, "GIF89a")) return "gif";
-  if (starts_with(b, 0, std::string_view("II*\0", 4)) ||
-      starts_with(b, 0, std::string_view("MM\0*", 4))) {
-    return "tiff";
-  }
-  if (starts_with(b, 0, "BM") && b.size() >= 26) return "bmp";
-  return "";
+// The image format from its magic number (media_format.cpp's signatures), never from a file
+// name: a PNG saved as .jpg decodes as PNG. nullptr when no image signature matches
+// (libavformat's probe gets a chance after that).
+const MediaFormat* sniff(std::span<const uint8_t> bytes) {
+  const MediaFormat* format = sniff_format(bytes);
+  return format != nullptr && format->modality == Modality::image ? format : nullptr;
 }
 
 [[noreturn]] void not_an_image(std::span<const uint8_t> bytes) {
@@ -41,7 +35,8 @@ std::string_view sniff(std::span<const uint8_t> b) {
     std::snprintf(byte, sizeof byte, i == 0 ? "%02X" : " %02X", bytes[i]);
     hex += byte;
   }
-  throw DecodeError("not a JPEG/PNG/WebP/GIF/TIFF/BMP image (first bytes " + hex + ")");
+  throw DecodeError("not a " + listed_formats(Modality::image, "/") + " image (first bytes " + hex +
+                    ")");
 }
 
 uint32_t big_endian32(const uint8_t* p) {
@@ -74,32 +69,30 @@ ImageDecoder::ImageDecoder(int64_t max_pixels) : impl_(std::make_unique<Impl>(ma
 ImageDecoder::~ImageDecoder() = default;
 
 ImageInfo ImageDecoder::probe(std::span<const uint8_t> bytes) {
-  const std::string_view format = sniff(bytes);
-  if (format == "jpeg") return impl_->jpeg.probe(bytes);
-  if (format == "png") return png_header(bytes, impl_->max_pixels);
-  // Other formats are rare in training data: a full decode is the simplest exact header read.
-  std::string name(format);
-  if (format.empty()) {
-    name = impl_->av.decode_probed(bytes, impl_->scratch);
+  const MediaFormat* format = sniff(bytes);
+  if (format == nullptr) {
+    const std::string name = impl_->av.decode_probed(bytes, impl_->scratch);
     if (name.empty()) not_an_image(bytes);
-  } else {
-    impl_->av.decode(bytes, format, impl_->scratch);
+    return {impl_->scratch.width, impl_->scratch.height, name};
   }
-  return {impl_->scratch.width, impl_->scratch.height, name};
+  if (format->backend == DecodeBackend::libjpeg_turbo) return impl_->jpeg.probe(bytes);
+  if (format->name == "png") return png_header(bytes, impl_->max_pixels);
+  // Other formats are rare in training data: a full decode is the simplest exact header read.
+  impl_->av.decode(bytes, format->name, impl_->scratch);
+  return {impl_->scratch.width, impl_->scratch.height, std::string(format->name)};
 }
 
 void ImageDecoder::decode(std::span<const uint8_t> bytes, const CropRect& crop, int min_side,
                           bool dct_scaling, RgbImage& out) {
-  const std::string_view format = sniff(bytes);
-  if (format == "jpeg") {
+  const MediaFormat* format = sniff(bytes);
+  if (format == nullptr) {
+    if (impl_->av.decode_probed(bytes, out).empty()) not_an_image(bytes);
+  } else if (format->backend == DecodeBackend::libjpeg_turbo) {
     impl_->jpeg.decode(bytes, crop, min_side, dct_scaling, out);
-  } else if (format == "png") {
-    png_header(bytes, impl_->max_pixels);  // refused before FFmpeg allocates anything
-    impl_->av.decode(bytes, format, out);
-  } else if (!format.empty()) {
-    impl_->av.decode(bytes, format, out);
-  } else if (impl_->av.decode_probed(bytes, out).empty()) {
-    not_an_image(bytes);
+  } else {
+    // PNG: refused above the pixel limit before FFmpeg allocates anything.
+    if (format->name == "png") png_header(bytes, impl_->max_pixels);
+    impl_->av.decode(bytes, format->name, out);
   }
 }
 
