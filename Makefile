@@ -7,7 +7,9 @@ BUILD_FUZZ := build/fuzz
 FUZZ_SECONDS ?= 20
 FUZZ_TARGETS := tar_index image_probe video_probe config
 
-.PHONY: all deps build demo test bench speed-bench fuzz sanitize asan tsan format lint clean
+PREFIX ?= /usr/local
+
+.PHONY: all deps build install demo test bench speed-bench fuzz sanitize asan tsan format lint clean
 
 all: build
 
@@ -20,6 +22,12 @@ $(BUILD_RELEASE)/CMakeCache.txt:
 # The binary (and its torch plugin when libtorch is present); tests are built by `make test`.
 build: deps $(BUILD_RELEASE)/CMakeCache.txt
 	cmake --build $(BUILD_RELEASE) -j $(JOBS) --target mmprof
+
+# The release build installed under PREFIX (cmake/MmprofInstall.cmake): bin/mmprof, its plugins in
+# lib/mmprof/, the layers' static libraries, include/mmprof/ and the CMake package lib/cmake/mmprof/.
+install: deps $(BUILD_RELEASE)/CMakeCache.txt
+	cmake --build $(BUILD_RELEASE) -j $(JOBS) --target mmprof_installed
+	cmake --install $(BUILD_RELEASE) --prefix $(PREFIX)
 
 # Runs `mmprof baseline` on the embedded default dataset (generated on first use into
 # ~/.cache/mmprof) with an emulated 60 ms training step, so all three phases are measured.

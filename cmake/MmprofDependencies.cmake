@@ -6,9 +6,14 @@ find_package(nlohmann_json 3 REQUIRED)
 find_package(yaml-cpp REQUIRED)
 find_package(CLI11 REQUIRED)
 find_package(LibArchive REQUIRED)
-pkg_check_modules(FFMPEG REQUIRED IMPORTED_TARGET libavformat libavcodec libavutil libswscale)
-pkg_check_modules(TURBOJPEG REQUIRED IMPORTED_TARGET libturbojpeg)
-pkg_check_modules(HWLOC REQUIRED IMPORTED_TARGET hwloc)
+# The pkg-config modules behind PkgConfig::<NAME>, named once: the installed package's
+# mmprofConfig.cmake looks them up the same way (cmake/mmprofConfig.cmake.in).
+set(MMPROF_PKG_FFMPEG libavformat libavcodec libavutil libswscale)
+set(MMPROF_PKG_TURBOJPEG libturbojpeg)
+set(MMPROF_PKG_HWLOC hwloc)
+pkg_check_modules(FFMPEG REQUIRED IMPORTED_TARGET ${MMPROF_PKG_FFMPEG})
+pkg_check_modules(TURBOJPEG REQUIRED IMPORTED_TARGET ${MMPROF_PKG_TURBOJPEG})
+pkg_check_modules(HWLOC REQUIRED IMPORTED_TARGET ${MMPROF_PKG_HWLOC})
 
 # Optional backends: AUTO means "use when found"; ON means "fail loudly when missing".
 if(NOT MMPROF_WITH_CUDA STREQUAL "OFF")

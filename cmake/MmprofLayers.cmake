@@ -7,7 +7,9 @@
 #   mmprof_layer(<name> SOURCES <files...> [LAYERS <lower layers...>]
 #                [LINK <public libraries...>] [PRIVATE_LINK <private libraries...>])
 #
-# defines target mmprof_<name> (exported as mmprof::<name>) from src/<name>/<files>.
+# defines target mmprof_<name> (exported as mmprof::<name>) from src/<name>/<files>. The views are
+# PRIVATE include folders: the installed package (cmake/MmprofInstall.cmake) exports only
+# include/mmprof/.
 
 set(MMPROF_LAYER_VIEWS ${CMAKE_BINARY_DIR}/layers)
 set_property(GLOBAL PROPERTY MMPROF_LAYERS "")
@@ -45,9 +47,14 @@ function(mmprof_layer name)
   set_target_properties(mmprof_${name} PROPERTIES EXPORT_NAME ${name})
   target_include_directories(mmprof_${name}
     PRIVATE ${MMPROF_LAYER_VIEWS}/${name}
-    PUBLIC $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include> $<INSTALL_INTERFACE:include>)
+    PUBLIC $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include>
+           $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
+  # The public headers (include/mmprof/) are C++20, for users of the installed package too.
+  target_compile_features(mmprof_${name} PUBLIC cxx_std_20)
+  # mmprof_warnings only while building mmprof: a static library's PRIVATE links still reach its
+  # exported link interface ($<LINK_ONLY:...>), and the warning flags are no concern of its users.
   target_link_libraries(mmprof_${name} PUBLIC ${lower_targets} ${L_LINK}
-                                       PRIVATE mmprof_warnings ${L_PRIVATE_LINK})
+                                       PRIVATE $<BUILD_INTERFACE:mmprof_warnings> ${L_PRIVATE_LINK})
 endfunction()
 
 # Gives `target` (a test, benchmark or tool outside src/) the view of every layer.

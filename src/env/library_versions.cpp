@@ -85,8 +85,8 @@ json libtorch_version() {
   const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
   json searched = json::array();
   json found;
-  for (const auto& path :
-       torch_plugin_candidates(std::getenv(kTorchPluginEnv), exe.parent_path(), nullptr)) {
+  for (const auto& path : torch_plugin_candidates(std::getenv(kTorchPluginEnv), exe.parent_path(),
+                                                  torch_plugin_install_reldir(), nullptr)) {
     searched.push_back(path.string());
     if (found.is_null() && std::filesystem::exists(path, ec)) found = path.string();
   }

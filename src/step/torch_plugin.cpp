@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -42,8 +43,8 @@ const char* recorded_build_path() {
 LoadedPlugin load_plugin() {
   const char* env_value = std::getenv(kTorchPluginEnv);
   const bool explicit_path = env_value != nullptr && *env_value != '\0';
-  const auto candidates =
-      torch_plugin_candidates(env_value, executable_dir(), recorded_build_path());
+  const auto candidates = torch_plugin_candidates(
+      env_value, executable_dir(), torch_plugin_install_reldir(), recorded_build_path());
   std::string first_error;
   for (const fs::path& path : candidates) {
     std::error_code ec;
@@ -120,15 +121,27 @@ void fill_labels(std::vector<int64_t>& labels, uint32_t rows, const Batch& batch
 
 }  // namespace
 
+const char* torch_plugin_install_reldir() {
+#ifdef MMPROF_PLUGIN_INSTALL_RELDIR
+  return MMPROF_PLUGIN_INSTALL_RELDIR;
+#else
+  return "../lib/mmprof";
+#endif
+}
+
 std::vector<fs::path> torch_plugin_candidates(const char* env_value, const fs::path& exe_dir,
-                                              const char* build_path) {
+                                              const char* install_reldir, const char* build_path) {
   if (env_value != nullptr && *env_value != '\0') return {fs::path(env_value)};
   std::vector<fs::path> out;
-  if (!exe_dir.empty()) out.push_back(exe_dir / kTorchPluginFile);
-  if (build_path != nullptr && *build_path != '\0' &&
-      (out.empty() || out.front() != fs::path(build_path))) {
-    out.emplace_back(build_path);
+  const auto add = [&out](const fs::path& path) {
+    if (std::find(out.begin(), out.end(), path) == out.end()) out.push_back(path);
+  };
+  if (!exe_dir.empty()) {
+    add(exe_dir / kTorchPluginFile);
+    if (install_reldir != nullptr && *install_reldir != '\0')
+      add((exe_dir / install_reldir / kTorchPluginFile).lexically_normal());
   }
+  if (build_path != nullptr && *build_path != '\0') add(fs::path(build_path));
   return out;
 }
 

@@ -16,12 +16,19 @@ inline constexpr const char* kTorchPluginFile = "libmmprof_torch_step.so";
 inline constexpr const char* kTorchPluginEnv = "MMPROF_TORCH_PLUGIN";
 inline constexpr const char* kTorchThreadsEnv = "MMPROF_TORCH_THREADS";
 
+// The plugin folder of an install relative to the folder of the installed mmprof: "../lib/mmprof"
+// for bin/ and lib/mmprof/ (cmake/MmprofInstall.cmake), compiled in by CMake.
+const char* torch_plugin_install_reldir();
+
 // Where to look for the plugin, in order. A set $MMPROF_TORCH_PLUGIN is the only candidate: the
 // user named a file, and silently loading another one would measure the wrong library. Otherwise
-// next to the executable (an install, or the build tree: CMake puts the plugin beside mmprof),
-// then the path the build recorded (for test binaries in other folders). Empty inputs are skipped.
+// next to the executable (the build tree: CMake puts the plugin beside mmprof; or a copy placed
+// there), then `install_reldir` from the executable's folder (an install: PREFIX/bin/mmprof loads
+// PREFIX/lib/mmprof/libmmprof_torch_step.so), then the path the build recorded (for test binaries
+// in other folders). Empty inputs are skipped.
 std::vector<std::filesystem::path> torch_plugin_candidates(const char* env_value,
                                                            const std::filesystem::path& exe_dir,
+                                                           const char* install_reldir,
                                                            const char* build_path);
 
 // Intra-op threads for libtorch from $MMPROF_TORCH_THREADS (null or empty: 1, because the

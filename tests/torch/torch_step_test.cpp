@@ -77,15 +77,28 @@ TorchPluginStep& as_torch(Step& step) {
 }
 
 TEST(TorchPluginCandidates, ExplicitEnvIsTheOnlyCandidate) {
-  EXPECT_EQ(torch_plugin_candidates("/x/p.so", "/bin", "/build/p.so"),
+  EXPECT_EQ(torch_plugin_candidates("/x/p.so", "/bin", "../lib/mmprof", "/build/p.so"),
             std::vector<std::filesystem::path>{"/x/p.so"});
 }
 
-TEST(TorchPluginCandidates, ExecutableDirThenBuildPath) {
-  EXPECT_EQ(torch_plugin_candidates(nullptr, "/opt/mmprof/bin", "/build/p.so"),
+TEST(TorchPluginCandidates, ExecutableDirThenInstallDirThenBuildPath) {
+  EXPECT_EQ(torch_plugin_candidates(nullptr, "/opt/mmprof/bin", "../lib/mmprof", "/build/p.so"),
             (std::vector<std::filesystem::path>{"/opt/mmprof/bin/libmmprof_torch_step.so",
+                                                "/opt/mmprof/lib/mmprof/libmmprof_torch_step.so",
                                                 "/build/p.so"}));
-  EXPECT_EQ(torch_plugin_candidates("", "", nullptr), std::vector<std::filesystem::path>{});
+  EXPECT_EQ(torch_plugin_candidates(nullptr, "/opt/mmprof/bin", nullptr, nullptr),
+            std::vector<std::filesystem::path>{"/opt/mmprof/bin/libmmprof_torch_step.so"});
+  // The build path is not looked at twice when it is the file next to the executable.
+  EXPECT_EQ(torch_plugin_candidates(nullptr, "/b/src", "", "/b/src/libmmprof_torch_step.so"),
+            std::vector<std::filesystem::path>{"/b/src/libmmprof_torch_step.so"});
+  EXPECT_EQ(torch_plugin_candidates("", "", "../lib/mmprof", nullptr),
+            std::vector<std::filesystem::path>{});
+}
+
+TEST(TorchPluginCandidates, TheInstallDirIsRelativeToTheExecutable) {
+  const std::filesystem::path reldir = torch_plugin_install_reldir();
+  EXPECT_TRUE(reldir.is_relative()) << reldir;
+  EXPECT_EQ(reldir.filename(), "mmprof") << reldir;
 }
 
 TEST(TorchThreads, DefaultsToOneAndRejectsGarbage) {
