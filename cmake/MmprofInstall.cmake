@@ -6,6 +6,7 @@
 #   lib/mmprof/libmmprof_cupti_inject.so      for CUDA_INJECTION64_PATH (with the CUDA toolkit)
 #   lib/libmmprof_<layer>.a                   one static library per layer (cmake/MmprofLayers.cmake)
 #   include/mmprof/*.hpp                      the public headers
+#   share/mmprof/python/                      the Python hook (sitecustomize.py, mmprof_hook/)
 #   lib/cmake/mmprof/                         the CMake package (mmprofConfig.cmake.in):
 #       find_package(mmprof REQUIRED)
 #       target_link_libraries(app PRIVATE mmprof::rundir)   # a layer, or mmprof::core for all
@@ -32,6 +33,10 @@ install(TARGETS ${MMPROF_INSTALL_LAYERS} mmprof_core EXPORT mmprofTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/mmprof DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
         FILES_MATCHING PATTERN "*.hpp")
+# The zero-code Python hook a user's job is started with (docs/external-hook.md).
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/src/external/python/
+        DESTINATION ${CMAKE_INSTALL_DATADIR}/mmprof/python
+        FILES_MATCHING PATTERN "*.py" PATTERN "__pycache__" EXCLUDE)
 
 install(EXPORT mmprofTargets NAMESPACE mmprof:: DESTINATION ${MMPROF_INSTALL_CMAKEDIR})
 # What mmprofConfig.cmake has to find again for the layers' link interfaces.

@@ -79,7 +79,7 @@ struct StageRow {
 struct ResourceRow {
   int64_t t_ns = 0;
   int pid = 0;
-  std::string role;  // main | worker | external
+  std::string role;  // main | worker | external; a user's job also: agent | observer (mmprof)
   std::optional<int64_t> rss_kb, pss_kb, uss_kb;
   double cpu_s = 0;
   std::optional<uint64_t> read_bytes;
@@ -90,6 +90,7 @@ struct ResourceRow {
   double utime_s = 0, stime_s = 0;
   uint64_t starttime_ticks = 0;
   std::string phase, label;
+  std::optional<int> rank;  // a user's job: the rank the process belongs to
 };
 
 // host.csv: the host at one sample.

@@ -38,7 +38,7 @@ ResourceSampler::ResourceSampler(const procfs::ProcFs& fs, Clock& clock, Options
     : fs_(fs),
       clock_(clock),
       options_{options.interval_ms, options.root_pid != 0 ? options.root_pid : ::getpid(),
-               options.smaps_cpu_share},
+               options.smaps_cpu_share, options.root_role},
       sink_(std::move(sink)),
       ticks_per_s_(procfs::clock_ticks_per_s()) {
   install_fork_guard();
@@ -109,6 +109,11 @@ void ResourceSampler::set_workers(const std::vector<int>& pids) {
   std::lock_guard lock(mutex_);
   for (size_t i = 0; i < pids.size(); ++i)
     worker_index_[pids[i]] = static_cast<int>(i);
+}
+
+void ResourceSampler::set_role(int pid, Role role) {
+  std::lock_guard lock(mutex_);
+  roles_[pid] = std::move(role);
 }
 
 void ResourceSampler::set_phase(const std::string& phase) {
@@ -226,7 +231,11 @@ ProcessSample ResourceSampler::read_process(const procfs::ProcStat& st, bool wit
   p.comm = st.comm;
   p.state = st.state;
   if (st.pid == options_.root_pid) {
-    p.role = "main";
+    p.role = options_.root_role;
+  } else if (const auto r = roles_.find(st.pid); r != roles_.end()) {
+    p.role = r->second.role;
+    p.worker = r->second.worker;
+    p.rank = r->second.rank;
   } else if (const auto it = worker_index_.find(st.pid); it != worker_index_.end()) {
     p.role = "worker";
     p.worker = it->second;

@@ -27,6 +27,17 @@ class ResourceSampler {
     // samples read it only while its cost stays under this share of one core; the others take
     // RSS from statm and leave PSS/USS empty. Samples asked for (phase boundaries) always read it.
     double smaps_cpu_share = 0.005;
+    // The role of the root process: "main" for mmprof's own loader, kObserverRole when the tree
+    // is a user's job that mmprof launched.
+    std::string root_role = "main";
+  };
+
+  // What a process of a user's job is, as the job's hook reports it (its main process per rank,
+  // a DataLoader worker, torchrun's agent): overrides worker/external for that pid.
+  struct Role {
+    std::string role;
+    int worker = -1;
+    std::optional<int> rank;
   };
 
   // `fs` and `clock` must outlive the sampler. `sink` is called with the sampler's lock held,
@@ -43,6 +54,9 @@ class ResourceSampler {
 
   // The loader's current worker pids, index = position. Pids seen before keep their index.
   void set_workers(const std::vector<int>& pids);
+  // Labels `pid` from the next sample on (it is sampled once a pass over /proc found it in the
+  // tree).
+  void set_role(int pid, Role role);
   // Written into every following snapshot.
   void set_phase(const std::string& phase);
 
@@ -83,6 +97,7 @@ class ResourceSampler {
   bool started_ = false, stopped_ = false;
   std::string phase_ = "setup";
   std::map<int, int> worker_index_;
+  std::map<int, Role> roles_;
   std::map<int, uint64_t> known_;  // descendants found by the last pass: pid -> start time
   int periodic_since_scan_ = 0;
   int64_t smaps_budget_ns_ = 0, budget_refilled_ns_ = 0;

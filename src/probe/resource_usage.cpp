@@ -83,17 +83,20 @@ void ResourceUsage::add_peaks(const Snapshot& s) {
     const ProcessKey key{p.pid, p.starttime_ticks};
     auto [it, inserted] = peak_index_.emplace(key, peaks_.size());
     if (inserted) {
-      peaks_.push_back(ProcessPeaks{p.pid, p.role, p.comm, p.worker, s.phase, {}, {}, {}, {}});
+      peaks_.push_back(
+          ProcessPeaks{p.pid, p.role, p.comm, p.worker, p.rank, s.phase, {}, {}, {}, {}});
     }
     ProcessPeaks& peak = peaks_[it->second];
     // The role map may learn of a worker after its first sample: the latest role wins.
     peak.role = p.role;
     peak.worker = p.worker;
+    peak.rank = p.rank;
     raise(peak.rss_kb, p.mem.rss_kb);
     raise(peak.pss_kb, p.mem.pss_kb);
     raise(peak.uss_kb, p.mem.uss_kb());
     raise(peak.swap_kb, p.mem.swap_kb);
-    if (p.mem.pss_kb) total_pss = total_pss.value_or(0) + *p.mem.pss_kb;
+    // mmprof observing a user's job is not part of what the job holds.
+    if (p.mem.pss_kb && p.role != kObserverRole) total_pss = total_pss.value_or(0) + *p.mem.pss_kb;
   }
   raise(total_pss_peak_kb_, total_pss);
   const auto& m = s.host.mem;

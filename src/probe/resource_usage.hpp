@@ -12,12 +12,16 @@
 
 namespace mmprof {
 
+// The role of mmprof itself when it samples a user's job (the tree's root, not the job's).
+inline constexpr const char* kObserverRole = "observer";
+
 // One process at one instant.
 struct ProcessSample {
   int pid = 0;
   uint64_t starttime_ticks = 0;
-  std::string role;  // main | worker | external
-  int worker = -1;   // the loader's worker index for role worker
+  std::string role;         // main | worker | external; for a user's job also agent | observer
+  int worker = -1;          // the loader's worker index for role worker
+  std::optional<int> rank;  // a user's job: the rank (RANK) the process belongs to
   std::string comm;
   char state = '?';
   procfs::Smaps mem;  // empty fields for a zombie or an unreadable smaps_rollup
@@ -54,6 +58,7 @@ struct ProcessPeaks {
   int pid = 0;
   std::string role, comm;
   int worker = -1;
+  std::optional<int> rank;
   std::string first_phase;  // the phase in which it was first seen
   std::optional<int64_t> rss_kb, pss_kb, uss_kb, swap_kb;
 };

@@ -43,6 +43,7 @@ std::vector<ResourceRow> resource_rows(const Snapshot& s) {
     r.starttime_ticks = p.starttime_ticks;
     r.phase = s.phase;
     r.label = s.label;
+    r.rank = p.rank;
     rows.push_back(std::move(r));
   }
   return rows;

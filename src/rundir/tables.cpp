@@ -69,6 +69,7 @@ const Schema<ResourceRow>& resources_schema() {
       column<&ResourceRow::starttime_ticks>("starttime_ticks"),
       column<&ResourceRow::phase>("phase"),
       column<&ResourceRow::label>("label"),
+      column<&ResourceRow::rank>("rank"),
   };
   return s;
 }

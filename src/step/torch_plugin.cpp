@@ -10,6 +10,7 @@
 #include <system_error>
 
 #include "mmprof/error.hpp"
+#include "util/shipped_files.hpp"
 
 namespace mmprof {
 namespace {
@@ -23,12 +24,6 @@ struct LoadedPlugin {
   MmprofTorchStepCreateFn create = nullptr;
   fs::path path;
 };
-
-fs::path executable_dir() {
-  std::error_code ec;
-  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  return ec ? fs::path() : exe.parent_path();
-}
 
 const char* recorded_build_path() {
 #ifdef MMPROF_TORCH_PLUGIN_PATH
@@ -131,18 +126,7 @@ const char* torch_plugin_install_reldir() {
 
 std::vector<fs::path> torch_plugin_candidates(const char* env_value, const fs::path& exe_dir,
                                               const char* install_reldir, const char* build_path) {
-  if (env_value != nullptr && *env_value != '\0') return {fs::path(env_value)};
-  std::vector<fs::path> out;
-  const auto add = [&out](const fs::path& path) {
-    if (std::find(out.begin(), out.end(), path) == out.end()) out.push_back(path);
-  };
-  if (!exe_dir.empty()) {
-    add(exe_dir / kTorchPluginFile);
-    if (install_reldir != nullptr && *install_reldir != '\0')
-      add((exe_dir / install_reldir / kTorchPluginFile).lexically_normal());
-  }
-  if (build_path != nullptr && *build_path != '\0') add(fs::path(build_path));
-  return out;
+  return shipped_file_candidates(env_value, exe_dir, kTorchPluginFile, install_reldir, build_path);
 }
 
 int torch_threads_from_env(const char* env_value) {

@@ -159,6 +159,23 @@ class StopTests(JobCase):
         for pid, lines in workers.items():
             self.assertTrue(any(r["t"] == "fetch" for r in lines), pid)
 
+    def test_stop_file_stops_like_max_batches(self):
+        # The stop file exists from the start: the first followed __next__ that looks (the
+        # first one, its check interval having passed since the process started) stops.
+        stop_file = os.path.join(self.tmp, "stop-file")
+        with open(stop_file, "w"):
+            pass
+        cfg = {"loaders": [loader_spec(n=40, sleep=0, batch_size=4, num_workers=2)],
+               "plan": [[0, 3, None]], "step": 0.01}
+        run = self.run_job("stopfile", cfg, env={"MMPROF_HOOK_STOP_FILE": stop_file})
+        self.assertIn(run.rc, SIGINT_STATUSES, run.describe())
+        self.assertIn("stop requested", run.stderr)
+        stop = run.main("stop")
+        self.assertEqual(len(stop), 1)
+        self.assertEqual(stop[0]["reason"], "requested")
+        self.assertEqual(stop[0]["batches"], len(run.main("batch")))
+        self.assertEqual(run.main()[-1]["t"], "stop")
+
     def test_count_spans_epochs_single_process(self):
         cfg = {"loaders": [loader_spec(n=12, sleep=0, batch_size=4, num_workers=0)],
                "plan": [[0, 3, None]]}

@@ -14,6 +14,9 @@ ENV_MAX_BATCHES = "MMPROF_HOOK_MAX_BATCHES"
 ENV_LOADER = "MMPROF_HOOK_LOADER"
 ENV_DIGEST_BATCHES = "MMPROF_HOOK_DIGEST_BATCHES"
 ENV_GETITEM_EVERY = "MMPROF_HOOK_GETITEM_EVERY"
+# A path: once it exists, the next __next__ of a followed loader stops the job as
+# MMPROF_HOOK_MAX_BATCHES does (mmprof's --duration creates it).
+ENV_STOP_FILE = "MMPROF_HOOK_STOP_FILE"
 # Test-only: "<where>[:<n>]" makes the n-th pass through the named hook point
 # raise an internal error (see docs/external-hook.md, "Fault injection").
 ENV_TEST_FAULT = "MMPROF_HOOK_TEST_FAULT"
@@ -34,7 +37,7 @@ class Config:
     the main process and otherwise ignored (the hook stays on)."""
 
     __slots__ = ("dir", "overrides", "max_batches", "loader", "digest_batches",
-                 "getitem_every", "fault", "problems")
+                 "getitem_every", "stop_file", "fault", "problems")
 
     def __init__(self):
         self.dir = None
@@ -43,6 +46,7 @@ class Config:
         self.loader = None             # None, int (construction order) or str (dataset class)
         self.digest_batches = DEFAULT_DIGEST_BATCHES
         self.getitem_every = DEFAULT_GETITEM_EVERY
+        self.stop_file = None          # path or None
         self.fault = None              # [where, countdown] or None
         self.problems = []
 
@@ -93,6 +97,7 @@ def load(environ=None):
 
     cfg.digest_batches = _int(env, ENV_DIGEST_BATCHES, DEFAULT_DIGEST_BATCHES, 0, problems)
     cfg.getitem_every = _int(env, ENV_GETITEM_EVERY, DEFAULT_GETITEM_EVERY, 0, problems)
+    cfg.stop_file = env.get(ENV_STOP_FILE) or None
 
     raw = env.get(ENV_TEST_FAULT)
     if raw:

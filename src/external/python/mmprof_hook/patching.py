@@ -52,6 +52,12 @@ class _TLS(threading.local):
 _tls = _TLS()
 _fault = None            # [where, countdown] from MMPROF_HOOK_TEST_FAULT
 _max_batches = None
+_stop_file = None
+# The stop file is looked at most every _STOP_CHECK_NS (a stat per batch of a fast loader would
+# be a syscall per step for nothing): the stop lands within that of being asked for.
+_STOP_CHECK_NS = 50_000_000
+_stop_checked_ns = 0
+_stop_seen = False  # once the file was seen, every later followed __next__ stops
 _by_id = {}              # id(loader) -> LoaderState
 _next_lid = [0]
 _lid_lock = threading.Lock()
@@ -234,11 +240,20 @@ def _make_iter(orig_iter):
     return __iter__
 
 
-def _stop(ls, t0):
+def _stop_requested(t0):
+    global _stop_checked_ns, _stop_seen
+    if _stop_seen or _stop_file is None or t0 - _stop_checked_ns < _STOP_CHECK_NS:
+        return _stop_seen
+    _stop_checked_ns = t0
+    _stop_seen = os.path.exists(_stop_file)
+    return _stop_seen
+
+
+def _stop(ls, t0, reason):
     try:
         if not S.stopped:
             S.stopped = True
-            emit(dumps({"t": "stop", "reason": "max_batches", "loader": ls.lid,
+            emit(dumps({"t": "stop", "reason": reason, "loader": ls.lid,
                         "batches": ls.total, "ns": t0}), t0)
             # Ctrl-C would end the workers too: end them the graceful way so
             # their last records are written before the job goes down.
@@ -246,7 +261,9 @@ def _stop(ls, t0):
             R.flush()
     except Exception as exc:
         fail("stop", exc)
-    raise KeyboardInterrupt("mmprof: MMPROF_HOOK_MAX_BATCHES=%d reached" % _max_batches)
+    if reason == "max_batches":
+        raise KeyboardInterrupt("mmprof: MMPROF_HOOK_MAX_BATCHES=%d reached" % _max_batches)
+    raise KeyboardInterrupt("mmprof: stop requested (%s)" % _stop_file)
 
 
 def _batch(ep, ls, data, t0, t1):
@@ -285,8 +302,11 @@ def _make_next(orig_next):
                 return orig_next(self)
         ls = ep.ls
         t0 = now_ns()
-        if _max_batches is not None and ls.follow and ls.total >= _max_batches:
-            _stop(ls, t0)
+        if ls.follow:
+            if _max_batches is not None and ls.total >= _max_batches:
+                _stop(ls, t0, "max_batches")
+            elif _stop_requested(t0):
+                _stop(ls, t0, "requested")
         tls = _tls
         prev = tls.loader
         tls.loader = ls.lid
@@ -731,7 +751,7 @@ def _at_exit():
 
 def patch(mod):
     """Patch the freshly executed torch.utils.data.dataloader module."""
-    global _patched, _fault, _max_batches
+    global _patched, _fault, _max_batches, _stop_file
     if _patched:
         return
     _patched = True
@@ -741,6 +761,7 @@ def patch(mod):
     R.init(cfg)
     _fault = cfg.fault
     _max_batches = cfg.max_batches
+    _stop_file = cfg.stop_file
     R._fork_handlers.append(_after_fork)
     if _fault is not None:
         _fault_hit("patch")

@@ -1,0 +1,187 @@
+#include "external/job_process.hpp"
+
+#include <fmt/format.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <thread>
+
+#include "mmprof/error.hpp"
+#include "probe/procfs.hpp"
+
+extern char** environ;
+
+namespace mmprof::external {
+namespace {
+
+bool is_executable_file(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(path.c_str(), X_OK) == 0;
+}
+
+JobExit exit_of(int status) {
+  JobExit e;
+  if (WIFSIGNALED(status)) {
+    e.signal = WTERMSIG(status);
+    e.exit_code = 128 + e.signal;
+  } else {
+    e.exit_code = WEXITSTATUS(status);
+  }
+  return e;
+}
+
+// The environment of the job: mmprof's, with `env` set or replaced.
+std::vector<std::string> job_environment(
+    const std::vector<std::pair<std::string, std::string>>& env) {
+  std::map<std::string, std::string> vars;
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string entry(*e);
+    const size_t eq = entry.find('=');
+    if (eq != std::string::npos) vars[entry.substr(0, eq)] = entry.substr(eq + 1);
+  }
+  for (const auto& [k, v] : env)
+    vars[k] = v;
+  std::vector<std::string> out;
+  out.reserve(vars.size());
+  for (const auto& [k, v] : vars)
+    out.push_back(k + "=" + v);
+  return out;
+}
+
+// mmprof becomes the parent of whatever its job orphans (a daemon that double-forks), so those
+// processes stay in the tree the sampler walks and kill_leftovers() finds them.
+void become_subreaper() {
+  static const bool done = [] { return ::prctl(PR_SET_CHILD_SUBREAPER, 1) == 0; }();
+  (void)done;
+}
+
+}  // namespace
+
+std::string JobExit::describe() const {
+  if (signal != 0) return fmt::format("killed by signal {} ({})", signal, ::strsignal(signal));
+  return fmt::format("exit code {}", exit_code);
+}
+
+std::string resolve_command(const std::string& name) {
+  if (name.empty()) throw UsageError("the command after -- is empty");
+  if (name.find('/') != std::string::npos) {
+    if (::access(name.c_str(), F_OK) != 0) {
+      throw InputError(fmt::format("command {} does not exist", name));
+    }
+    if (!is_executable_file(name)) {
+      throw InputError(fmt::format("command {} is not an executable file", name));
+    }
+    return name;
+  }
+  const char* path = std::getenv("PATH");
+  const std::string dirs = path != nullptr ? path : "/usr/local/bin:/usr/bin:/bin";
+  for (size_t start = 0; start <= dirs.size();) {
+    const size_t colon = dirs.find(':', start);
+    const std::string dir = dirs.substr(start, colon == std::string::npos ? colon : colon - start);
+    const std::string candidate = (dir.empty() ? std::string(".") : dir) + "/" + name;
+    if (is_executable_file(candidate)) return candidate;
+    if (colon == std::string::npos) break;
+    start = colon + 1;
+  }
+  throw InputError(fmt::format("command '{}' was not found on PATH ({})", name, dirs));
+}
+
+JobProcess::JobProcess(const std::vector<std::string>& argv,
+                       const std::vector<std::pair<std::string, std::string>>& env) {
+  if (argv.empty()) throw UsageError("no command after --: mmprof baseline -- python train.py");
+  const std::string exe = resolve_command(argv[0]);
+  become_subreaper();
+  std::vector<char*> args;
+  args.reserve(argv.size() + 1);
+  for (const auto& a : argv)
+    args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  const std::vector<std::string> vars = job_environment(env);
+  std::vector<char*> envp;
+  envp.reserve(vars.size() + 1);
+  for (const auto& v : vars)
+    envp.push_back(const_cast<char*>(v.c_str()));
+  envp.push_back(nullptr);
+
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  // Its own process group: the group is what mmprof signals and kills. Signals mmprof handles
+  // or ignores (SIGINT, SIGTERM, SIGPIPE) are back to their defaults in the job.
+  sigset_t defaults, none;
+  sigemptyset(&defaults);
+  for (int s : {SIGINT, SIGTERM, SIGPIPE, SIGQUIT, SIGHUP})
+    sigaddset(&defaults, s);
+  sigemptyset(&none);
+  posix_spawnattr_setsigdefault(&attr, &defaults);
+  posix_spawnattr_setsigmask(&attr, &none);
+  posix_spawnattr_setpgroup(&attr, 0);
+  posix_spawnattr_setflags(&attr,
+                           POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+  const int rc = posix_spawn(&pid_, exe.c_str(), nullptr, &attr, args.data(), envp.data());
+  posix_spawnattr_destroy(&attr);
+  if (rc != 0) {
+    pid_ = -1;
+    throw RunError(fmt::format("cannot start {}: {}", exe, std::strerror(rc)));
+  }
+}
+
+JobProcess::~JobProcess() noexcept {
+  try {
+    kill_leftovers();
+  } catch (...) {  // a destructor never throws; the processes are killed or already gone
+  }
+}
+
+bool JobProcess::reap() {
+  int status = 0;
+  pid_t p = 0;
+  // Every child that ended: the job, or an orphan of it that the subreaper inherited.
+  while ((p = ::waitpid(-1, &status, WNOHANG)) > 0) {
+    if (p == pid_) exit_ = exit_of(status);
+  }
+  return !(p < 0 && errno == ECHILD);
+}
+
+std::optional<JobExit> JobProcess::poll() {
+  if (!exit_) reap();
+  return exit_;
+}
+
+void JobProcess::signal_group(int sig) const {
+  if (pid_ > 0 && !exit_) ::killpg(pid_, sig);
+}
+
+std::optional<JobExit> JobProcess::wait_for(std::chrono::milliseconds grace) {
+  const auto until = std::chrono::steady_clock::now() + grace;
+  while (!poll()) {
+    if (std::chrono::steady_clock::now() >= until) return std::nullopt;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return exit_;
+}
+
+std::vector<std::string> JobProcess::kill_leftovers() {
+  std::vector<std::string> killed;
+  if (pid_ <= 0) return killed;
+  const procfs::ProcFs fs;
+  const auto all = fs.all_processes();
+  for (const procfs::ProcStat* st : procfs::descendants(all, ::getpid())) {
+    if (st->state == 'Z') continue;
+    if (::kill(st->pid, SIGKILL) == 0) killed.push_back(fmt::format("pid {} ({})", st->pid, st->comm));
+  }
+  ::killpg(pid_, SIGKILL);  // members of the group that are no longer our descendants
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (reap() && std::chrono::steady_clock::now() < until)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  return killed;
+}
+
+}  // namespace mmprof::external

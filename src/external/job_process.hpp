@@ -1,0 +1,58 @@
+#pragma once
+// A user's command run as mmprof's child, the way a profiler must run it: in a process group of
+// its own (so a signal reaches the whole job, and Ctrl-C at mmprof's terminal is forwarded, not
+// doubled), with mmprof as the subreaper of everything it starts (so a daemon that double-forks
+// stays in the tree, is sampled while alive and is killed at the end), and nothing left behind.
+#include <sys/types.h>
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace mmprof::external {
+
+struct JobExit {
+  int exit_code = 0;  // when it exited
+  int signal = 0;     // when a signal ended it (exit_code is then 128 + signal)
+  // "exit code 3", "killed by signal 9 (Killed)"
+  std::string describe() const;
+};
+
+// Where `name` (a command's first word) is: itself when it holds a '/', else the first
+// executable match on PATH. Throws InputError (exit 3) naming it when there is none or it is not
+// executable.
+std::string resolve_command(const std::string& name);
+
+class JobProcess {
+ public:
+  // Starts `argv` with the current environment plus `env` (set or replaced). Throws InputError
+  // (exit 3) for a command that is missing or not executable, RunError when it cannot start.
+  JobProcess(const std::vector<std::string>& argv,
+             const std::vector<std::pair<std::string, std::string>>& env);
+  ~JobProcess() noexcept;
+  JobProcess(const JobProcess&) = delete;
+  JobProcess& operator=(const JobProcess&) = delete;
+
+  pid_t pid() const noexcept { return pid_; }
+  // The job's exit once it ended (the first call that sees it reaps it); nullopt while it runs.
+  // Reaps, on the way, any orphan that was reparented to mmprof and exited.
+  std::optional<JobExit> poll();
+  // SIGINT (as Ctrl-C would) or another signal to the job's process group.
+  void signal_group(int sig) const;
+  // Waits up to `grace` for the job to end, polling every 20 ms; nullopt if it did not.
+  std::optional<JobExit> wait_for(std::chrono::milliseconds grace);
+  // Kills what is left (the job's group, and any process reparented to mmprof), waits for it,
+  // and returns one line per process killed ("pid 123 (python3)"). Idempotent.
+  std::vector<std::string> kill_leftovers();
+
+ private:
+  // Reaps every child that ended (recording the job's exit); false once no child is left.
+  bool reap();
+
+  pid_t pid_ = -1;
+  std::optional<JobExit> exit_;
+};
+
+}  // namespace mmprof::external
