@@ -9,6 +9,7 @@
 
 #include "data/data_mix.hpp"
 #include "env/inventory.hpp"
+#include "mmprof/run_dir.hpp"
 #include "util/version.hpp"
 
 namespace mmprof {
@@ -55,34 +56,42 @@ nlohmann::json network_block(const nlohmann::json& interfaces, const RunFacts& f
 
 }  // namespace
 
-nlohmann::json build_manifest(const Config& config, const Dataset& dataset,
-                              const BaselineOptions& options, const RunFacts& facts) {
+nlohmann::json provenance_manifest(const std::vector<std::string>& argv,
+                                   const nlohmann::json& config_tree,
+                                   const std::filesystem::path& repo, const Dataset* dataset,
+                                   const RunFacts& facts) {
   char host[256] = {};
   gethostname(host, sizeof host - 1);
   std::error_code ec;
-  const nlohmann::json inventory = env::static_inventory(options.repo, &dataset);
-  nlohmann::json manifest = {
-      {"schema", "mmprof.manifest/1"},
+  const nlohmann::json inventory = env::static_inventory(repo, dataset);
+  return {
+      {"schema", run_schema::manifest},
       {"created_utc",
        fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", fmt::gmtime(std::chrono::system_clock::to_time_t(
                                                 std::chrono::system_clock::now())))},
-      {"command", options.argv},
+      {"command", argv},
       {"cwd", std::filesystem::current_path(ec).string()},
       {"hostname", host},
       {"mmprof", {{"version", version()}, {"commit", git_commit()}, {"dirty", git_dirty()}}},
       {"environment", env::current_loader_environment()},
-      {"config", options.config_tree},
-      {"data", dataset.summary()},
-      {"baseline_spec", baseline_spec(config, facts)},
-      {"loader", {{"pin_mode", facts.pin_mode}}},
+      {"config", config_tree},
       {"inventory_schema", env::kInventorySchema},
       {"repo", inventory["repo"]},
       {"software", inventory["software"]},
       {"hardware", inventory["hardware"]},
       {"storage", inventory["storage"]},
       {"network", network_block(inventory["interfaces"], facts)},
-      {"data_mix", nullptr},
   };
+}
+
+nlohmann::json build_manifest(const Config& config, const Dataset& dataset,
+                              const BaselineOptions& options, const RunFacts& facts) {
+  nlohmann::json manifest =
+      provenance_manifest(options.argv, options.config_tree, options.repo, &dataset, facts);
+  manifest["data"] = dataset.summary();
+  manifest["baseline_spec"] = baseline_spec(config, facts);
+  manifest["loader"] = {{"pin_mode", facts.pin_mode}};
+  manifest["data_mix"] = nullptr;
   if (facts.end_of_run) {
     manifest["data_mix"] = env::data_mix(dataset, env::kMixSampleLimit, config.loader.seed);
   } else {

@@ -2,8 +2,10 @@
 // manifest.json ("mmprof.manifest/1"): what was run, with which configuration, on which data,
 // and what a step means (the baseline spec). Provenance of machine and software is filled by the
 // env layer where available; keys not measured yet are null, never guessed.
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "env/network.hpp"
 #include "mmprof/baseline.hpp"
@@ -28,6 +30,15 @@ struct RunFacts {
 // data_mix are the inventory's blocks (env/inventory.hpp), computed once per process.
 nlohmann::json build_manifest(const Config& config, const Dataset& dataset,
                               const BaselineOptions& options, const RunFacts& facts);
+
+// What every run's manifest carries, whatever produced it (mmprof's loader or a user's job):
+// schema, time, command line, working directory, host, mmprof's version, the environment,
+// the resolved configuration and the inventory (repo, software, hardware, storage, network).
+// `dataset` (may be null) is what the storage block describes.
+nlohmann::json provenance_manifest(const std::vector<std::string>& argv,
+                                   const nlohmann::json& config_tree,
+                                   const std::filesystem::path& repo, const Dataset* dataset,
+                                   const RunFacts& facts);
 
 // The baseline spec alone (what a training step is, batch sizes, shapes), for reuse by ab/report.
 nlohmann::json baseline_spec(const Config& config, const RunFacts& facts);

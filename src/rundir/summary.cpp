@@ -12,6 +12,7 @@ using nlohmann::json;
 
 json summary_json(const SummaryParts& p) {
   json s = {{"schema", run_schema::summary},
+            {"source", p.source},
             {"status", p.status},
             {"message", p.message.empty() ? json(nullptr) : json(p.message)},
             {"phases", p.phases},
@@ -29,6 +30,7 @@ json summary_json(const SummaryParts& p) {
             {"epoch_boundary", p.epoch_boundary}};
   if (!p.resume.is_null()) s["reliability"]["resume"] = p.resume;
   if (!p.trace.is_null()) s["trace"] = p.trace;
+  if (!p.job.is_null()) s["job"] = p.job;
   return s;
 }
 

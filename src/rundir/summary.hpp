@@ -3,8 +3,8 @@
 // made by the layer that measured it: the phases and their latencies (run/phase_metrics),
 // memory, CPU and I/O (the resource sampler's aggregate), the GPU block (run/gpu_phase), the
 // worker-fault tally and resume record (run/reliability, run/resume), the epoch boundary
-// (run/epoch_boundary) and the trace counts (trace/). A part left null is written as null,
-// except `trace` and `resume`, which only some runs have.
+// (run/epoch_boundary), the trace counts (trace/) and a user's job (external/). A part left null
+// is written as null, except `trace`, `resume` and `job`, which only some runs have.
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -12,6 +12,7 @@
 namespace mmprof::rundir {
 
 struct SummaryParts {
+  std::string source = "mmprof";    // mmprof (its own loader) | external (a user's own job)
   std::string status = "complete";  // complete | failed | interrupted
   std::string message;              // why, when not complete
   nlohmann::json phases, throughput, stall_fraction, time_to_first_batch_ms, latency;
@@ -21,6 +22,9 @@ struct SummaryParts {
   nlohmann::json reliability, resume;
   nlohmann::json epoch_boundary;
   nlohmann::json trace;
+  // A user's own job (source external): the command and how it ended, the hook's status, the
+  // DataLoader configuration, per-rank and per-worker figures (external/).
+  nlohmann::json job;
 };
 
 nlohmann::json summary_json(const SummaryParts& parts);
