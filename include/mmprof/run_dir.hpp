@@ -61,18 +61,24 @@ struct StepRow {
   uint64_t bytes = 0;  // media + caption bytes read
 };
 
-// stages.csv: one sample of a measured step.
+// stages.csv: one sample of a measured step. mmprof's own loader times each stage (read, decode,
+// augment) and the faults; a user's own job (the external hook) knows only the whole
+// `__getitem__` (getitem_ms), so the stage cells are empty there, never 0 ("not measured").
 struct StageRow {
   std::string key;
   int worker = -1;
-  double read_ms = 0, decode_ms = 0, augment_ms = 0;
+  std::optional<double> read_ms, decode_ms, augment_ms;
   uint64_t bytes = 0;
-  int64_t faults = 0;  // minor page faults of the worker while handling the sample
+  std::optional<int64_t> faults;  // minor page faults of the worker while handling the sample
   std::string phase;
   int64_t step = 0;
   std::string modality;  // image | video
-  int64_t majflt = 0;
+  std::optional<int64_t> majflt;
   int64_t t_start_ns = 0;
+  // The whole `dataset[index]` (the user's transforms included): only the external hook's rows.
+  // A column of stages.csv only in runs of a user's own job (RunWriter's `getitem_column`), so
+  // mmprof's own runs keep their columns.
+  std::optional<double> getitem_ms;
 };
 
 // resources.csv: one process at one sample of the resource sampler.

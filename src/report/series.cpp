@@ -25,7 +25,7 @@ double step_value(const StepRow& r, StepFigure f) {
   return f == StepFigure::wait ? r.wait_ms : r.step_ms;
 }
 
-double stage_value(const StageRow& r, StageFigure f) {
+std::optional<double> stage_value(const StageRow& r, StageFigure f) {
   switch (f) {
     case StageFigure::read:
       return r.read_ms;
@@ -34,7 +34,18 @@ double stage_value(const StageRow& r, StageFigure f) {
     case StageFigure::augment:
       return r.augment_ms;
   }
-  return 0;
+  return std::nullopt;
+}
+
+json optional_json(const std::optional<double>& v) {
+  return v ? json(*v) : json(nullptr);
+}
+
+// read + decode + augment where mmprof's loader timed them, else the whole __getitem__ (a
+// user's own job); nullopt when the row has neither.
+std::optional<double> sample_total_ms(const StageRow& r) {
+  if (!r.read_ms && !r.decode_ms && !r.augment_ms) return r.getitem_ms;
+  return r.read_ms.value_or(0) + r.decode_ms.value_or(0) + r.augment_ms.value_or(0);
 }
 
 }  // namespace
@@ -92,14 +103,17 @@ json memory_series(const std::vector<ResourceRow>& rows, size_t max_points) {
 json slowest_samples(const std::vector<StageRow>& stages, const std::string& phase, size_t n) {
   std::vector<json> rows;
   for (const StageRow& r : stages) {
-    if (r.phase != phase) continue;
-    rows.push_back({{"key", r.key},
-                    {"worker", std::to_string(r.worker)},
-                    {"modality", r.modality},
-                    {"read_ms", r.read_ms},
-                    {"decode_ms", r.decode_ms},
-                    {"augment_ms", r.augment_ms},
-                    {"total_ms", r.read_ms + r.decode_ms + r.augment_ms}});
+    const std::optional<double> total = sample_total_ms(r);
+    if (r.phase != phase || !total) continue;
+    json row = {{"key", r.key},
+                {"worker", std::to_string(r.worker)},
+                {"modality", r.modality},
+                {"read_ms", optional_json(r.read_ms)},
+                {"decode_ms", optional_json(r.decode_ms)},
+                {"augment_ms", optional_json(r.augment_ms)},
+                {"total_ms", *total}};
+    if (r.getitem_ms) row["getitem_ms"] = *r.getitem_ms;
+    rows.push_back(std::move(row));
   }
   std::stable_sort(rows.begin(), rows.end(), [](const json& a, const json& b) {
     return a["total_ms"].get<double>() > b["total_ms"].get<double>();
@@ -110,8 +124,11 @@ json slowest_samples(const std::vector<StageRow>& stages, const std::string& pha
 
 std::optional<double> stage_mean(const std::vector<StageRow>& stages, const std::string& phase,
                                  StageFigure figure) {
-  const auto values =
-      values_of(stages, phase, [&](const StageRow& r) { return stage_value(r, figure); });
+  std::vector<double> values;
+  for (const StageRow& r : stages) {
+    const std::optional<double> v = stage_value(r, figure);
+    if (r.phase == phase && v) values.push_back(*v);
+  }
   if (values.empty()) return std::nullopt;
   return mean(values);
 }

@@ -24,15 +24,17 @@ nlohmann::json latency_cdf(const std::vector<StepRow>& steps, const std::string&
 // first sample, at most `max_points` per process (evenly strided; the last sample is kept).
 nlohmann::json memory_series(const std::vector<ResourceRow>& resources, size_t max_points = 200);
 
-// The `n` samples of `phase` with the largest read + decode + augment time:
-// [{key, worker, read_ms, decode_ms, augment_ms, total_ms, modality}].
+// The `n` samples of `phase` with the largest read + decode + augment time (or, for a user's
+// own job, whose rows have only the whole __getitem__, the largest getitem_ms):
+// [{key, worker, read_ms, decode_ms, augment_ms, total_ms, modality}] (+ getitem_ms where the
+// row has it; a stage not measured is null).
 nlohmann::json slowest_samples(const std::vector<StageRow>& stages, const std::string& phase,
                                size_t n);
 
 // Which per-sample stage a mean is taken of.
 enum class StageFigure { read, decode, augment };
-// Mean of `figure` over the samples of `phase` (nullopt without any): the cross-check of the
-// summary's per-stage means.
+// Mean of `figure` over the samples of `phase` that measured it (nullopt without any): the
+// cross-check of the summary's per-stage means.
 std::optional<double> stage_mean(const std::vector<StageRow>& stages, const std::string& phase,
                                  StageFigure figure);
 // sum(wait_ms) / sum(step_ms) over `phase`'s steps.

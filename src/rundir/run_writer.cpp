@@ -27,10 +27,11 @@ const fs::path& prepared(const fs::path& dir) {
 
 }  // namespace
 
-RunWriter::RunWriter(fs::path dir)
+RunWriter::RunWriter(fs::path dir, bool getitem_column)
     : dir_(std::move(dir)),
+      stages_schema_(getitem_column ? &stages_schema_with_getitem() : &stages_schema()),
       steps_(prepared(dir_) / run_file::steps, csv_header(steps_schema())),
-      stages_(dir_ / run_file::stages, csv_header(stages_schema())),
+      stages_(dir_ / run_file::stages, csv_header(*stages_schema_)),
       errors_(dir_ / run_file::errors, ""),
       digests_(dir_ / run_file::digests, csv_header(digests_schema())),
       resources_(dir_ / run_file::resources, csv_header(resources_schema())),
@@ -45,7 +46,7 @@ void RunWriter::step(const StepRow& row) {
 void RunWriter::stages(const std::vector<StageRow>& rows) {
   row_.clear();
   for (const StageRow& r : rows)
-    append_csv_row(stages_schema(), r, row_);
+    append_csv_row(*stages_schema_, r, row_);
   stages_.write(row_);
 }
 

@@ -10,6 +10,7 @@
 
 #include "mmprof/run_dir.hpp"
 #include "probe/resource_usage.hpp"
+#include "rundir/csv_schema.hpp"
 #include "rundir/summary.hpp"
 #include "util/files.hpp"
 
@@ -19,7 +20,9 @@ class RunWriter {
  public:
   // Creates `dir` (and parents) and the streamed files with their headers. Throws UsageError for
   // a non-empty existing directory that is not a run directory, InputError when it cannot write.
-  explicit RunWriter(std::filesystem::path dir);
+  // `getitem_column`: stages.csv gets the `getitem_ms` column (a user's own job, whose hook times
+  // the whole `__getitem__`); mmprof's own runs leave it out, so their files do not change.
+  explicit RunWriter(std::filesystem::path dir, bool getitem_column = false);
 
   const std::filesystem::path& dir() const noexcept { return dir_; }
   std::filesystem::path file(const char* name) const { return dir_ / name; }
@@ -37,6 +40,7 @@ class RunWriter {
 
  private:
   std::filesystem::path dir_;
+  const Schema<StageRow>* stages_schema_;  // with or without getitem_ms
   AppendFile steps_, stages_, errors_, digests_, resources_, host_;
   std::string row_;  // reused between writes of the streamed files
 };

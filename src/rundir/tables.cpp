@@ -42,6 +42,15 @@ const Schema<StageRow>& stages_schema() {
   return s;
 }
 
+const Schema<StageRow>& stages_schema_with_getitem() {
+  static const Schema<StageRow> s = [] {
+    Schema<StageRow> columns = stages_schema();
+    columns.push_back(column<&StageRow::getitem_ms, kMs>("getitem_ms"));
+    return columns;
+  }();
+  return s;
+}
+
 const Schema<ResourceRow>& resources_schema() {
   static const Schema<ResourceRow> s = {
       column<&ResourceRow::t_ns>("t_ns", true),

@@ -14,6 +14,9 @@ namespace mmprof::rundir {
 
 const Schema<StepRow>& steps_schema();
 const Schema<StageRow>& stages_schema();
+// stages_schema() and then `getitem_ms`: stages.csv of a user's own job (the external hook), and
+// the reader's schema for every run (the column is left empty where a file lacks it).
+const Schema<StageRow>& stages_schema_with_getitem();
 const Schema<ResourceRow>& resources_schema();
 const Schema<HostRow>& host_schema();
 const Schema<DigestRow>& digests_schema();

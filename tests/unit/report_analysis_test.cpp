@@ -124,6 +124,33 @@ TEST(ReportSeries, CdfIsMonotoneAndEndsAtTheMaximum) {
     EXPECT_GE(cdf[i][0].get<double>(), cdf[i - 1][0].get<double>());
 }
 
+// A user's own job's rows (the external hook) have only the whole __getitem__: ranked by it, the
+// stages not measured are null and left out of the stage means.
+TEST(ReportSeries, SlowestSamplesRankHookRowsByGetitemAndStageMeansSkipTheUnmeasured) {
+  std::vector<StageRow> rows(3);
+  rows[0].key = "own";
+  rows[0].phase = "end_to_end";
+  rows[0].read_ms = 1;
+  rows[0].decode_ms = 2;
+  rows[0].augment_ms = 3;
+  rows[1].key = "hook";
+  rows[1].phase = "end_to_end";
+  rows[1].getitem_ms = 20;
+  rows[2].key = "nothing";  // neither: not a sample time at all
+  rows[2].phase = "end_to_end";
+  const json slow = slowest_samples(rows, "end_to_end", 5);
+  ASSERT_EQ(slow.size(), 2u);
+  EXPECT_EQ(slow[0]["key"], "hook");
+  EXPECT_DOUBLE_EQ(slow[0]["total_ms"].get<double>(), 20);
+  EXPECT_DOUBLE_EQ(slow[0]["getitem_ms"].get<double>(), 20);
+  EXPECT_TRUE(slow[0]["decode_ms"].is_null());
+  EXPECT_DOUBLE_EQ(slow[1]["total_ms"].get<double>(), 6);
+  EXPECT_FALSE(slow[1].contains("getitem_ms"));
+  EXPECT_DOUBLE_EQ(stage_mean(rows, "end_to_end", StageFigure::decode).value_or(0), 2);
+  rows.erase(rows.begin());
+  EXPECT_FALSE(stage_mean(rows, "end_to_end", StageFigure::read).has_value());
+}
+
 // The fixture run's summary.json was written from the same samples as its CSV files: the
 // analysis must find them in agreement (the independent path to each figure).
 TEST(ReportFixtureRun, CrossChecksAgreeAndFactsNameTheirMetric) {

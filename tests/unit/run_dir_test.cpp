@@ -73,7 +73,9 @@ TEST_F(RunDirTest, WhatTheWriterWritesTheReaderReadsBack) {
   ASSERT_EQ(stages.size(), 1u);
   EXPECT_EQ(stages[0].key, "dir/a,b");
   EXPECT_EQ(stages[0].worker, 1);
-  EXPECT_DOUBLE_EQ(stages[0].decode_ms, 2.5);
+  EXPECT_DOUBLE_EQ(stages[0].decode_ms.value_or(-1), 2.5);
+  EXPECT_EQ(stages[0].faults, 2);
+  EXPECT_FALSE(stages[0].getitem_ms.has_value());  // mmprof's own run: no such column
   EXPECT_EQ(stages[0].modality, "image");
   EXPECT_EQ(r.digests().at({"pipeline", 7}), 0xfeedface12345678u);
   ASSERT_EQ(r.errors().size(), 1u);
@@ -105,10 +107,64 @@ TEST_F(RunDirTest, AMissingContractColumnIsRefusedAnAddedOneIsOptional) {
   const auto stages = RunDir::open(run()).stages();  // an older file: no phase, modality, ...
   ASSERT_EQ(stages.size(), 1u);
   EXPECT_EQ(stages[0].phase, "");
-  EXPECT_DOUBLE_EQ(stages[0].augment_ms, 3);
+  EXPECT_DOUBLE_EQ(stages[0].augment_ms.value_or(-1), 3);
   std::ofstream(run() / run_file::stages) << "key,worker,read_ms\nk,0,1\n";
   const std::string e = error_of([&] { RunDir::open(run()).stages(); });
   EXPECT_NE(e.find("has no column 'decode_ms'"), std::string::npos) << e;
+}
+
+// mmprof's own runs keep stages.csv's columns and cells byte for byte; a user's own job (the
+// external hook) adds getitem_ms and leaves the stages it cannot time empty.
+TEST_F(RunDirTest, StagesOfMmprofsRunsAreUnchangedAndTheHooksHaveGetitemMs) {
+  StageRow own;
+  own.key = "a.jpg";
+  own.worker = 0;
+  own.read_ms = 0.5;
+  own.decode_ms = 1.25;
+  own.augment_ms = 0;
+  own.bytes = 10;
+  own.faults = 3;
+  own.phase = "pipeline";
+  own.step = 2;
+  own.modality = "image";
+  own.majflt = 0;
+  own.t_start_ns = 99;
+  {
+    rundir::RunWriter w(run());
+    write_manifest(w);
+    w.stages({own});
+  }
+  const std::vector<uint8_t> bytes = test::read_bytes(run() / run_file::stages);
+  const std::string text(bytes.begin(), bytes.end());
+  EXPECT_EQ(text,
+            "key,worker,read_ms,decode_ms,augment_ms,bytes,faults,phase,step,modality,majflt,"
+            "t_start_ns\n"
+            "a.jpg,0,0.5000,1.2500,0.0000,10,3,pipeline,2,image,0,99\n");
+
+  const fs::path hook_run = dir_.path() / "hook-run";
+  StageRow item;
+  item.key = "1234";
+  item.worker = 1;
+  item.phase = "end_to_end";
+  item.step = -1;
+  item.t_start_ns = 7;
+  item.getitem_ms = 20.125;
+  {
+    rundir::RunWriter w(hook_run, true);
+    w.manifest({{"schema", run_schema::manifest}});
+    w.stages({item});
+  }
+  const std::vector<uint8_t> bytes2 = test::read_bytes(hook_run / run_file::stages);
+  const std::string text2(bytes2.begin(), bytes2.end());
+  EXPECT_EQ(text2,
+            "key,worker,read_ms,decode_ms,augment_ms,bytes,faults,phase,step,modality,majflt,"
+            "t_start_ns,getitem_ms\n"
+            "1234,1,,,,0,,end_to_end,-1,,,7,20.1250\n");
+  const auto back = RunDir::open(hook_run).stages();
+  ASSERT_EQ(back.size(), 1u);
+  EXPECT_FALSE(back[0].read_ms || back[0].decode_ms || back[0].augment_ms || back[0].faults);
+  EXPECT_DOUBLE_EQ(back[0].getitem_ms.value_or(-1), 20.125);
+  EXPECT_EQ(back[0].step, -1);
 }
 
 TEST_F(RunDirTest, ANonRunAndAForeignSchemaAreRefusedNamingTheFile) {

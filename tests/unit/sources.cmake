@@ -6,6 +6,8 @@ list(APPEND MMPROF_TEST_SOURCES
   unit/gpu_phase_test.cpp
   unit/h2d_copy_test.cpp
   unit/hook_env_test.cpp
+  unit/hook_records_test.cpp
+  unit/job_timeline_test.cpp
   unit/media_format_test.cpp
   unit/bad_input_test.cpp
   unit/config_keys_test.cpp

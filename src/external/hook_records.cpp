@@ -1,0 +1,460 @@
+#include "external/hook_records.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <stdexcept>
+#include <type_traits>
+#include <utility>
+
+#include "mmprof/error.hpp"
+
+namespace mmprof::external {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+// A complete line that is not a record of the protocol; turned into an InputError naming the
+// file and line by the caller.
+class BadRecord : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+const json& field(const json& j, const char* key) {
+  const auto it = j.find(key);
+  if (it == j.end()) throw BadRecord(fmt::format("no field '{}'", key));
+  return *it;
+}
+
+int64_t req_int(const json& j, const char* key) {
+  const json& v = field(j, key);
+  if (!v.is_number_integer()) throw BadRecord(fmt::format("'{}' is not an integer", key));
+  return v.get<int64_t>();
+}
+
+int req_small_int(const json& j, const char* key) {
+  return static_cast<int>(req_int(j, key));
+}
+
+std::optional<int64_t> opt_int(const json& j, const char* key) {
+  const auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return std::nullopt;
+  if (!it->is_number_integer()) throw BadRecord(fmt::format("'{}' is not an integer", key));
+  return it->get<int64_t>();
+}
+
+std::optional<int> opt_small_int(const json& j, const char* key) {
+  const auto v = opt_int(j, key);
+  if (!v) return std::nullopt;
+  return static_cast<int>(*v);
+}
+
+std::string req_str(const json& j, const char* key) {
+  const json& v = field(j, key);
+  if (!v.is_string()) throw BadRecord(fmt::format("'{}' is not a string", key));
+  return v.get<std::string>();
+}
+
+std::optional<std::string> opt_str(const json& j, const char* key) {
+  const auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return std::nullopt;
+  if (!it->is_string()) throw BadRecord(fmt::format("'{}' is not a string", key));
+  return it->get<std::string>();
+}
+
+std::optional<bool> opt_bool(const json& j, const char* key) {
+  const auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return std::nullopt;
+  if (!it->is_boolean()) throw BadRecord(fmt::format("'{}' is not true or false", key));
+  return it->get<bool>();
+}
+
+// Text of a value that is meant to be a string (a repr where the hook could not do better).
+std::string text_of(const json& v) {
+  return v.is_string() ? v.get<std::string>() : v.dump();
+}
+
+std::vector<std::string> strings(const json& j, const char* key) {
+  std::vector<std::string> out;
+  const auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return out;
+  if (!it->is_array()) throw BadRecord(fmt::format("'{}' is not an array", key));
+  for (const json& v : *it)
+    out.push_back(text_of(v));
+  return out;
+}
+
+// The loader's configuration is what the job's objects hold: read leniently (a value of an
+// unexpected type is left empty, the raw object keeps it).
+template <class T>
+std::optional<T> lenient(const json& config, const char* key) {
+  const auto it = config.find(key);
+  if (it == config.end()) return std::nullopt;
+  if constexpr (std::is_same_v<T, bool>) {
+    if (it->is_boolean()) return it->get<bool>();
+  } else {
+    if (it->is_number_integer()) return static_cast<T>(it->get<int64_t>());
+  }
+  return std::nullopt;
+}
+
+std::string lenient_text(const json& config, const char* key) {
+  const auto it = config.find(key);
+  if (it == config.end() || it->is_null()) return "";
+  return text_of(*it);
+}
+
+LoaderConfig loader_config(const json& c) {
+  LoaderConfig out;
+  if (!c.is_object()) return out;
+  out.raw = c;
+  out.num_workers = lenient<int>(c, "num_workers");
+  out.prefetch_factor = lenient<int>(c, "prefetch_factor");
+  out.batch_size = lenient<int64_t>(c, "batch_size");
+  out.dataset_len = lenient<int64_t>(c, "dataset_len");
+  out.pin_memory = lenient<bool>(c, "pin_memory");
+  out.persistent_workers = lenient<bool>(c, "persistent_workers");
+  out.in_order = lenient<bool>(c, "in_order");
+  out.drop_last = lenient<bool>(c, "drop_last");
+  out.dataset = lenient_text(c, "dataset");
+  out.sampler = lenient_text(c, "sampler");
+  out.batch_sampler = lenient_text(c, "batch_sampler");
+  out.multiprocessing_context = lenient_text(c, "multiprocessing_context");
+  return out;
+}
+
+template <class R>
+R with_source(int pid, int section) {
+  R r;
+  r.pid = pid;
+  r.section = section;
+  return r;
+}
+
+// Parses one complete line of the file of `pid` into `out`; `section` is updated by proc lines.
+void parse_record(const json& j, int pid, int& section, HookRecords& out) {
+  if (!j.is_object()) throw BadRecord("not a JSON object");
+  const std::string t = req_str(j, "t");
+  if (t == "proc") {
+    auto r = with_source<ProcRecord>(pid, static_cast<int>(out.procs.size()));
+    r.ppid = static_cast<int>(opt_int(j, "ppid").value_or(0));
+    r.role = req_str(j, "role");
+    r.rank = opt_small_int(j, "rank");
+    r.local_rank = opt_small_int(j, "local_rank");
+    r.world_size = opt_small_int(j, "world_size");
+    r.worker_id = opt_small_int(j, "worker_id");
+    r.loader = opt_small_int(j, "loader");
+    r.main_pid = opt_small_int(j, "main_pid");
+    r.argv = strings(j, "argv");
+    r.ns = req_int(j, "ns");
+    section = r.section;
+    out.procs.push_back(std::move(r));
+  } else if (t == "versions") {
+    auto r = with_source<VersionsRecord>(pid, section);
+    r.python = opt_str(j, "python");
+    r.torch = opt_str(j, "torch");
+    r.torchvision = opt_str(j, "torchvision");
+    r.pil = opt_str(j, "pil");
+    r.numpy = opt_str(j, "numpy");
+    r.cuda = opt_str(j, "cuda");
+    r.pillow_simd = opt_bool(j, "pillow_simd").value_or(false);
+    r.cuda_available = opt_bool(j, "cuda_available").value_or(false);
+    r.cuda_check = opt_str(j, "cuda_check").value_or("");
+    r.ns = opt_int(j, "ns").value_or(0);
+    out.versions.push_back(std::move(r));
+  } else if (t == "loader") {
+    auto r = with_source<LoaderRecord>(pid, section);
+    r.loader = req_small_int(j, "loader");
+    r.ns = req_int(j, "ns");
+    r.origin = opt_str(j, "origin").value_or("");
+    r.stack = strings(j, "stack");
+    if (const auto c = j.find("config"); c != j.end()) r.config = loader_config(*c);
+    if (const auto o = j.find("overrides"); o != j.end() && o->is_object()) {
+      if (const auto a = o->find("applied"); a != o->end() && a->is_object()) r.applied = *a;
+      if (const auto x = o->find("rejected"); x != o->end() && x->is_object()) {
+        for (const auto& [k, v] : x->items())
+          r.rejected[k] = text_of(v);
+      }
+      if (const auto g = o->find("original"); g != o->end()) r.original = *g;
+    }
+    r.follow = opt_bool(j, "follow").value_or(false);
+    out.loaders.push_back(std::move(r));
+  } else if (t == "epoch") {
+    auto r = with_source<EpochRecord>(pid, section);
+    r.loader = req_small_int(j, "loader");
+    r.epoch = req_int(j, "epoch");
+    r.ns = req_int(j, "ns");
+    r.ready_ns = opt_int(j, "ready_ns").value_or(r.ns);
+    r.iterator = opt_str(j, "iterator").value_or("");
+    if (const auto w = j.find("worker_pids"); w != j.end() && w->is_array()) {
+      for (const json& p : *w)
+        if (p.is_number_integer()) r.worker_pids.push_back(p.get<int>());
+    }
+    r.reused = opt_bool(j, "reused").value_or(false);
+    r.pin_memory = opt_bool(j, "pin_memory");
+    r.start_method = opt_str(j, "start_method");
+    out.epochs.push_back(std::move(r));
+  } else if (t == "batch") {
+    auto r = with_source<BatchRecord>(pid, section);
+    r.loader = req_small_int(j, "loader");
+    r.epoch = req_int(j, "epoch");
+    r.i = req_int(j, "i");
+    r.n = req_int(j, "n");
+    r.call_ns = req_int(j, "call_ns");
+    r.ret_ns = req_int(j, "ret_ns");
+    if (r.ret_ns < r.call_ns) throw BadRecord("'ret_ns' is before 'call_ns'");
+    r.size = opt_int(j, "size");
+    r.bytes = static_cast<uint64_t>(std::max<int64_t>(0, opt_int(j, "bytes").value_or(0)));
+    r.digest = opt_str(j, "digest");
+    r.hook_ns = opt_int(j, "hook_ns").value_or(0);
+    out.batches.push_back(std::move(r));
+  } else if (t == "epoch_end") {
+    auto r = with_source<EpochEndRecord>(pid, section);
+    r.loader = req_small_int(j, "loader");
+    r.epoch = req_int(j, "epoch");
+    r.ns = req_int(j, "ns");
+    r.batches = opt_int(j, "batches").value_or(0);
+    r.call_ns = opt_int(j, "call_ns");
+    out.epoch_ends.push_back(r);
+  } else if (t == "fetch") {
+    auto r = with_source<FetchRecord>(pid, section);
+    r.loader = req_small_int(j, "loader");
+    r.worker = req_small_int(j, "worker");
+    r.process = static_cast<int>(opt_int(j, "pid").value_or(pid));
+    r.start_ns = req_int(j, "start_ns");
+    r.end_ns = req_int(j, "end_ns");
+    if (r.end_ns < r.start_ns) throw BadRecord("'end_ns' is before 'start_ns'");
+    r.size = opt_int(j, "size");
+    r.collate_ns = opt_int(j, "collate_ns").value_or(0);
+    out.fetches.push_back(r);
+  } else if (t == "getitem") {
+    auto r = with_source<GetitemRecord>(pid, section);
+    r.loader = req_small_int(j, "loader");
+    r.worker = req_small_int(j, "worker");
+    r.index = text_of(field(j, "index"));
+    r.start_ns = req_int(j, "start_ns");
+    r.dur_ns = req_int(j, "dur_ns");
+    r.every = opt_int(j, "every").value_or(1);
+    r.items = opt_int(j, "items");
+    out.getitems.push_back(std::move(r));
+  } else if (t == "pin") {
+    auto r = with_source<PinRecord>(pid, section);
+    r.loader = req_small_int(j, "loader");
+    r.start_ns = req_int(j, "start_ns");
+    r.end_ns = req_int(j, "end_ns");
+    r.thread = opt_str(j, "thread").value_or("");
+    out.pins.push_back(std::move(r));
+  } else if (t == "stop") {
+    auto r = with_source<StopRecord>(pid, section);
+    r.reason = opt_str(j, "reason").value_or("");
+    r.loader = req_small_int(j, "loader");
+    r.batches = opt_int(j, "batches").value_or(0);
+    r.ns = req_int(j, "ns");
+    out.stops.push_back(std::move(r));
+  } else if (t == "error") {
+    auto r = with_source<ErrorRecord>(pid, section);
+    r.where = opt_str(j, "where").value_or("");
+    r.message = opt_str(j, "message").value_or("");
+    r.ns = opt_int(j, "ns").value_or(0);
+    out.errors.push_back(std::move(r));
+  } else {
+    out.unknown++;
+    out.unknown_types[t]++;
+  }
+}
+
+// One complete line (without its '\n'). A kill in the middle of a write followed by a recycled
+// pid appending its own first write leaves "<cut record>{"t":"proc",...}" on one line: the cut
+// part is counted, the proc record read.
+void parse_line(std::string_view line, int pid, int& section, HookRecords& out) {
+  if (line.find_first_not_of(" \t\r") == std::string_view::npos) return;
+  json j = json::parse(line, nullptr, false);
+  if (j.is_discarded()) {
+    constexpr std::string_view kProc = R"({"t":"proc",)";
+    const size_t at = line.find(kProc, 1);
+    if (at == std::string_view::npos) throw BadRecord("not valid JSON");
+    j = json::parse(line.substr(at), nullptr, false);
+    if (j.is_discarded()) throw BadRecord("not valid JSON");
+    out.cut_lines++;
+  }
+  parse_record(j, pid, section, out);
+}
+
+// "hook-<pid>.jsonl" -> pid; nullopt for other names.
+std::optional<int> pid_of(const std::string& name) {
+  constexpr std::string_view kPrefix = "hook-", kSuffix = ".jsonl";
+  if (name.size() <= kPrefix.size() + kSuffix.size() || !name.starts_with(kPrefix) ||
+      !name.ends_with(kSuffix)) {
+    return std::nullopt;
+  }
+  const std::string digits =
+      name.substr(kPrefix.size(), name.size() - kPrefix.size() - kSuffix.size());
+  if (digits.size() > 9 ||
+      !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    return std::nullopt;
+  }
+  return std::stoi(digits);
+}
+
+fs::path file_of(const fs::path& dir, int pid) {
+  return dir / fmt::format("hook-{}.jsonl", pid);
+}
+
+}  // namespace
+
+nlohmann::json VersionsRecord::to_json() const {
+  auto opt = [](const std::optional<std::string>& v) { return v ? json(*v) : json(nullptr); };
+  return {{"python", opt(python)},
+          {"torch", opt(torch)},
+          {"torchvision", opt(torchvision)},
+          {"pil", opt(pil)},
+          {"pillow_simd", pillow_simd},
+          {"numpy", opt(numpy)},
+          {"cuda", opt(cuda)},
+          {"cuda_available", cuda_available},
+          {"cuda_check", cuda_check}};
+}
+
+bool HookRecords::empty() const noexcept {
+  return procs.empty() && versions.empty() && loaders.empty() && epochs.empty() &&
+         batches.empty() && epoch_ends.empty() && fetches.empty() && getitems.empty() &&
+         pins.empty() && stops.empty() && errors.empty() && unknown == 0;
+}
+
+const ProcRecord* HookRecords::section(int index) const noexcept {
+  if (index < 0 || static_cast<size_t>(index) >= procs.size()) return nullptr;
+  return &procs[static_cast<size_t>(index)];
+}
+
+HookTail::HookTail(fs::path dir) : dir_(std::move(dir)) {}
+
+uint64_t HookTail::consumed_bytes() const noexcept {
+  uint64_t n = 0;
+  for (const auto& [pid, f] : files_)
+    n += f.offset;
+  return n;
+}
+
+size_t HookTail::poll(HookRecords& out) {
+  std::error_code ec;
+  fs::directory_iterator it(dir_, ec);
+  if (ec) return 0;  // not created yet: the hook makes it on its first write
+  for (; it != fs::directory_iterator(); it.increment(ec)) {
+    if (ec) break;
+    const auto pid = pid_of(it->path().filename().string());
+    if (!pid || files_.count(*pid) != 0) continue;
+    files_[*pid].pid = *pid;
+    out.pids.insert(std::lower_bound(out.pids.begin(), out.pids.end(), *pid), *pid);
+  }
+  size_t read = 0;
+  constexpr size_t kChunk = size_t{1} << 20;
+  for (auto& [pid, f] : files_) {
+    if (f.finished) continue;
+    const fs::path path = file_of(dir_, pid);
+    std::FILE* file = std::fopen(path.c_str(), "rb");
+    if (file == nullptr) continue;  // removed under us: nothing more to read
+    if (std::fseek(file, static_cast<long>(f.offset), SEEK_SET) != 0) {
+      std::fclose(file);
+      continue;
+    }
+    buffer_.clear();
+    size_t begin = 0;  // the first byte of buffer_ not yet consumed
+    try {
+      for (;;) {
+        const size_t old = buffer_.size();
+        buffer_.resize(old + kChunk);
+        const size_t got = std::fread(buffer_.data() + old, 1, kChunk, file);
+        buffer_.resize(old + got);
+        for (size_t nl = buffer_.find('\n', begin); nl != std::string::npos;
+             nl = buffer_.find('\n', begin)) {
+          const int64_t number = f.line + 1;
+          try {
+            parse_line(std::string_view(buffer_).substr(begin, nl - begin), pid, f.section, out);
+          } catch (const BadRecord& e) {
+            throw InputError(fmt::format("{}:{}: {}", path.string(), number, e.what()));
+          } catch (const nlohmann::json::exception& e) {
+            throw InputError(fmt::format("{}:{}: {}", path.string(), number, e.what()));
+          }
+          f.line = number;
+          f.offset += nl + 1 - begin;
+          out.lines++;
+          read++;
+          begin = nl + 1;
+        }
+        if (got < kChunk) break;
+        buffer_.erase(0, begin);  // keep only the unterminated rest
+        begin = 0;
+      }
+    } catch (...) {
+      std::fclose(file);
+      throw;
+    }
+    std::fclose(file);
+  }
+  return read;
+}
+
+void HookTail::finish(HookRecords& out) {
+  for (auto& [pid, f] : files_) {
+    if (f.finished) continue;
+    f.finished = true;
+    std::error_code ec;
+    const uintmax_t size = fs::file_size(file_of(dir_, pid), ec);
+    if (!ec && size > f.offset) out.cut_lines++;
+  }
+}
+
+HookRecords read_hook_dir(const fs::path& dir) {
+  HookRecords out;
+  HookTail tail(dir);
+  tail.poll(out);
+  tail.finish(out);
+  return out;
+}
+
+std::string ProcessIdentity::label() const {
+  if (worker) {
+    std::string s = fmt::format("DataLoader worker {} of loader {}",
+                                worker_id ? std::to_string(*worker_id) : "?",
+                                loader ? std::to_string(*loader) : "?");
+    if (main_pid) {
+      s += rank ? fmt::format(" (main pid {}, rank {})", *main_pid, *rank)
+                : fmt::format(" (main pid {})", *main_pid);
+    }
+    return s;
+  }
+  return rank ? fmt::format("main process of rank {}", *rank) : "main process";
+}
+
+nlohmann::json ProcessIdentity::to_json() const {
+  auto opt = [](const std::optional<int>& v) { return v ? json(*v) : json(nullptr); };
+  return {{"pid", pid},
+          {"role", worker ? "worker" : "main"},
+          {"rank", opt(rank)},
+          {"worker_id", opt(worker_id)},
+          {"loader", opt(loader)},
+          {"main_pid", opt(main_pid)},
+          {"label", label()}};
+}
+
+std::optional<ProcessIdentity> identify(const HookRecords& records, int pid) {
+  for (auto it = records.procs.rbegin(); it != records.procs.rend(); ++it) {
+    if (it->pid != pid) continue;
+    ProcessIdentity id;
+    id.pid = pid;
+    id.worker = it->is_worker();
+    id.rank = it->rank;
+    if (id.worker) {
+      id.worker_id = it->worker_id;
+      id.loader = it->loader;
+      id.main_pid = it->main_pid;
+    }
+    return id;
+  }
+  return std::nullopt;
+}
+
+}  // namespace mmprof::external
