@@ -261,7 +261,13 @@ ArmResult analyze_arm(const ExperimentDesign& d, size_t arm, const TrialIndex& i
   const auto failed = std::find_if(trials.begin(), trials.end(), [&](const TrialRecord& t) {
     return t.arm == arm && t.status == "failed";
   });
-  if (failed != trials.end()) {
+  const auto invalid = std::find_if(trials.begin(), trials.end(), [&](const TrialRecord& t) {
+    return t.arm == arm && !t.invalid.empty();
+  });
+  if (invalid != trials.end()) {
+    r.verdict = "INVALID";
+    r.reason = fmt::format("trial {}: {}", invalid->run_dir, invalid->invalid);
+  } else if (failed != trials.end()) {
     r.verdict = "INVALID";
     r.reason = fmt::format("trial {} exited with status {}; see {}.log", failed->run_dir,
                            failed->exit_code, failed->run_dir);

@@ -151,6 +151,36 @@ ExperimentSpec default_experiment() {
   return s;
 }
 
+FactorRoute factor_route(const std::string& key, const std::vector<std::string>& command) {
+  if (command.empty() || key.find('.') != std::string::npos) {
+    return key.rfind("env.", 0) == 0 && !command.empty() ? FactorRoute::env : FactorRoute::config;
+  }
+  const std::string placeholder = "{" + key + "}";
+  for (const auto& word : command)
+    if (word.find(placeholder) != std::string::npos) return FactorRoute::placeholder;
+  throw UsageError(fmt::format(
+      "--factor {}: for a job a factor is loader.* (its DataLoader), env.NAME (its environment) or "
+      "NAME with {} in the command; the command has no {}",
+      key, placeholder, placeholder));
+}
+
+std::vector<std::string> substitute_command(const std::vector<std::string>& command,
+                                            const std::vector<std::string>& overrides) {
+  std::vector<std::string> out = command;
+  for (const auto& o : overrides) {
+    const auto eq = o.find('=');
+    if (eq == std::string::npos) continue;
+    const std::string placeholder = "{" + o.substr(0, eq) + "}";
+    const std::string value = o.substr(eq + 1);
+    for (auto& word : out) {
+      for (size_t at = word.find(placeholder); at != std::string::npos;
+           at = word.find(placeholder, at + value.size()))
+        word.replace(at, placeholder.size(), value);
+    }
+  }
+  return out;
+}
+
 ExperimentDesign make_design(const ExperimentSpec& spec, double memory_total_mb) {
   ExperimentDesign d;
   d.spec = spec;
@@ -168,6 +198,7 @@ ExperimentDesign make_design(const ExperimentSpec& spec, double memory_total_mb)
     Factor f = parse_factor(text);
     for (const auto& seen : d.factors)
       if (seen.key == f.key) throw UsageError(fmt::format("factor {} is given twice", f.key));
+    factor_route(f.key, spec.command);  // refuses a job's factor it has no way to apply
     const bool declared = std::count(spec.preserving.begin(), spec.preserving.end(), f.key) > 0;
     f.content = declared ? ContentKind::preserving : content_kind(f.key);
     base_overrides.push_back(f.key + "=" + f.values[0]);
@@ -222,6 +253,7 @@ nlohmann::json design_json(const ExperimentDesign& d, const nlohmann::json& base
   const Guardrails& g = d.guardrails;
   return {{"config_file", d.spec.config_file},
           {"data", d.spec.data},
+          {"command", d.spec.command.empty() ? json() : json(d.spec.command)},
           {"base_overrides", d.arms[0].overrides},
           {"base_config", base_config},
           {"factors", factors},

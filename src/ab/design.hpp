@@ -35,6 +35,10 @@ struct ExperimentSpec {
   uint64_t seed = 1;
   std::string cache = "warm";
   double warmup_s = 1.0;
+  // A user's own job (`mmprof ab ... -- CMD`): every trial is a fresh launch of it. Its factors
+  // are loader.* (the hook applies them to its DataLoader), env.NAME (its environment) or NAME,
+  // substituted for `{NAME}` in the command (as hyperfine's parameters).
+  std::vector<std::string> command;
 };
 
 // Reads an experiment YAML file (keys: config, data, set, factors {KEY: [values]}, preserving,
@@ -76,6 +80,16 @@ struct ExperimentDesign {
   int psnr_batches = 4;
   int steady_blocks = 5;
 };
+
+// How a factor reaches a trial: --set (mmprof's configuration, or a job's DataLoader), a job's
+// environment variable, or a {placeholder} of the job's command.
+enum class FactorRoute { config, env, placeholder };
+FactorRoute factor_route(const std::string& key, const std::vector<std::string>& command);
+
+// A job's command with each {NAME} replaced by the arm's value of factor NAME (`values`:
+// "NAME=VALUE" overrides; others are ignored).
+std::vector<std::string> substitute_command(const std::vector<std::string>& command,
+                                            const std::vector<std::string>& overrides);
 
 // Validates the spec (factor syntax, at least 6 rounds, cache regime) and builds the arms and
 // looks. `memory_total_mb` sets the default host memory budget (80 %). Throws UsageError.

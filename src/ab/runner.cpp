@@ -51,7 +51,7 @@ class Experiment {
         o_(o),
         psnr_(psnr),
         hooks_(hooks),
-        metric_(choose_metric(o.arm_configs[0])),
+        metric_(choose_metric(o.arm_configs[0], !d.spec.command.empty())),
         progress_(o.progress, hooks.now_ns) {
     doc_ = {{"schema", "mmprof.experiment/1"},
             {"status", "running"},
@@ -96,7 +96,37 @@ class Experiment {
     }
   }
 
+  // A job's trial: `mmprof baseline` of the job with the arm's DataLoader arguments, its
+  // environment and its command's placeholders; warm-up and measured steps as batches of the
+  // job's DataLoader.
+  std::vector<std::string> job_trial_argv(size_t arm, const fs::path& run_dir) const {
+    const Config& c = o_.arm_configs[arm];
+    const int workers = std::max(1, c.loader.num_workers);
+    const int warmup = std::max(c.phases.warmup_steps, 2 * workers * c.loader.prefetch_factor);
+    std::vector<std::string> argv = {o_.self.string(), "baseline",
+                                     "--warmup-steps", std::to_string(warmup),
+                                     "--steps",        std::to_string(c.phases.steps)};
+    for (const auto& s : d_.arms[arm].overrides) {
+      const std::string key = s.substr(0, s.find('='));
+      switch (factor_route(key, d_.spec.command)) {
+        case FactorRoute::config:
+          argv.insert(argv.end(), {"--set", s});
+          break;
+        case FactorRoute::env:
+          argv.insert(argv.end(), {"--env", s.substr(4)});
+          break;
+        case FactorRoute::placeholder:
+          break;  // substituted into the command below
+      }
+    }
+    argv.insert(argv.end(), {"--out", run_dir.string(), "--json", "--"});
+    const auto command = substitute_command(d_.spec.command, d_.arms[arm].overrides);
+    argv.insert(argv.end(), command.begin(), command.end());
+    return argv;
+  }
+
   std::vector<std::string> trial_argv(size_t arm, const fs::path& run_dir) const {
+    if (!d_.spec.command.empty()) return job_trial_argv(arm, run_dir);
     const Config& c = o_.arm_configs[arm];
     // Warm-up: at least T seconds and 2 x workers x prefetch batches (in steps of accum batches).
     const int batches = 2 * c.loader.num_workers * c.loader.prefetch_factor;

@@ -40,7 +40,11 @@ nlohmann::json finite_or_null(double v) {
   return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json();
 }
 
-MetricChoice choose_metric(const Config& base) {
+MetricChoice choose_metric(const Config& base, bool job) {
+  if (job) {
+    return {"end_to_end", "throughput.end_to_end.samples_per_s",
+            "a user's job: the samples/s of its own training loop"};
+  }
   if (base.step.kind == StepKind::none) {
     return {"pipeline", "throughput.pipeline.samples_per_s",
             "step.kind is none: the loader alone is what is measured"};

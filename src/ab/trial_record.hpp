@@ -19,7 +19,8 @@ struct MetricChoice {
   std::string key;    // "throughput.<phase>.samples_per_s"
   std::string why;
 };
-MetricChoice choose_metric(const Config& base);
+// `job`: the trials are a user's own job (its loop is the end-to-end phase).
+MetricChoice choose_metric(const Config& base, bool job = false);
 nlohmann::json to_json(const MetricChoice& m);
 
 struct TrialRecord {
@@ -35,6 +36,9 @@ struct TrialRecord {
   double pss_peak_mb = NAN, host_peak_mb = NAN;
   int64_t errors = 0;
   DigestMap digests;
+  // Why the trial does not test its arm although it ran (a job whose torch refused the factor's
+  // DataLoader argument); empty when it does.
+  std::string invalid;
 
   bool complete() const { return status == "complete" && metric.has_value(); }
 };

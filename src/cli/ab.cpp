@@ -6,11 +6,13 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 
 #include "ab/content_check.hpp"
 #include "ab/output.hpp"
 #include "ab/runner.hpp"
 #include "ab/trial_process.hpp"
+#include "external/hook_env.hpp"
 #include "mmprof/error.hpp"
 #include "probe/clock.hpp"
 
@@ -33,18 +35,30 @@ ResolvedRun resolve_arm(const RunOptions& r, const std::string& what) {
 }
 
 // Each factor value alone over the base, so that a bad key or value is named as the user wrote it.
+// A job's factors that are not configuration (env.NAME, {NAME}) take any value.
 void check_factors(const ExperimentDesign& d, const nlohmann::json& base_tree) {
   for (const auto& f : d.factors) {
+    if (factor_route(f.key, d.spec.command) != FactorRoute::config) continue;
     for (const auto& v : f.values) {
       nlohmann::json tree = base_tree;
       try {
         apply_override(tree, f.key + "=" + v);
         resolve_config(tree);
+        if (!d.spec.command.empty()) external::dataloader_overrides(tree, {f.key + "=" + v});
       } catch (const Error& e) {
         throw UsageError(fmt::format("--factor {}={}: {}", f.key, v, e.what()));
       }
     }
   }
+}
+
+// The configuration sets of an arm (a job's env and placeholder factors are not configuration).
+std::vector<std::string> config_sets(const ExperimentDesign& d, const Arm& arm) {
+  std::vector<std::string> out;
+  for (const auto& s : arm.overrides)
+    if (factor_route(s.substr(0, s.find('=')), d.spec.command) == FactorRoute::config)
+      out.push_back(s);
+  return out;
 }
 
 }  // namespace
@@ -65,15 +79,19 @@ void setup_ab(CLI::App& app, AbCliOptions& o) {
   app.add_option("--seed", o.seed, "Seed of the arm order in each round (default 1)");
   app.add_option("--cache", o.cache, "Page-cache regime: warm (default) or cold (root only)");
   app.add_option("--warmup-s", o.warmup_s, "Warm-up of each phase of a trial, seconds (default 1)");
+  app.add_option("command", o.command,
+                 "Your own job, after --: each trial launches it afresh (factors loader.*, "
+                 "env.NAME, or NAME for {NAME} in the command)");
 }
 
 ExperimentSpec experiment_spec(const AbCliOptions& o) {
   ExperimentSpec s;
   if (!o.experiment_file.empty()) {
     s = load_experiment_file(o.experiment_file);
-  } else if (o.factors.empty()) {
+  } else if (o.factors.empty() && o.command.empty()) {
     s = default_experiment();
   }
+  s.command = o.command;
   if (!o.run.config_file.empty()) s.config_file = o.run.config_file;
   if (!o.run.data.empty()) s.data = o.run.data;
   s.sets.insert(s.sets.end(), o.run.sets.begin(), o.run.sets.end());
@@ -101,20 +119,33 @@ int run_ab_command(const AbCliOptions& o, const std::vector<std::string>& argv) 
   check_factors(d, resolve_arm(base_only, "the base (--config, --data, --set)").tree);
   for (const auto& arm : d.arms) {
     RunOptions r_opts = base_only;
-    r_opts.sets = arm.overrides;
+    r_opts.sets = config_sets(d, arm);
     ResolvedRun r = resolve_arm(r_opts, "arm " + arm.id);
     if (a.arm_configs.empty()) a.base_tree = r.tree;
     a.arm_configs.push_back(r.config);
   }
-  const Dataset dataset = open_dataset(a.arm_configs[0]);
+  // A job reads its own data: mmprof has no dataset to prime or decode for PSNR.
+  std::optional<Dataset> dataset;
+  if (d.spec.command.empty()) dataset = open_dataset(a.arm_configs[0]);
+  if (!dataset && d.cache == CacheRegime::cold) {
+    throw UsageError(
+        "--cache cold drops the page cache before each trial of mmprof's loader; "
+        "a job's trials run warm (its data is the job's own)");
+  }
   std::map<size_t, double> psnr;
   for (size_t i = 0; i < d.arms.size(); ++i) {
-    if (d.arms[i].content == ContentKind::lossy)
-      psnr[i] = batches_psnr(a.arm_configs[0], a.arm_configs[i], dataset, d.psnr_batches);
+    if (d.arms[i].content != ContentKind::lossy) continue;
+    if (!dataset) {
+      throw UsageError("--factor " + d.arms[i].id +
+                       " changes decoded pixels, which a job's DataLoader cannot be asked to");
+    }
+    psnr[i] = batches_psnr(a.arm_configs[0], a.arm_configs[i], *dataset, d.psnr_batches);
   }
   TrialHooks hooks;
   hooks.run = run_child;
-  hooks.prepare_cache = [&] { prepare_cache(d.cache, dataset); };
+  hooks.prepare_cache = [&] {
+    if (dataset) prepare_cache(d.cache, *dataset);
+  };
   hooks.now_ns = monotonic_ns;
   hooks.utc_now = utc_now;
   const auto experiment = run_ab(d, a, psnr, hooks);

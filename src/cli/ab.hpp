@@ -18,6 +18,7 @@ struct AbCliOptions {
   std::optional<uint64_t> seed;
   std::optional<std::string> cache;
   std::optional<double> warmup_s;
+  std::vector<std::string> command;  // a user's own job, after --
 };
 
 void setup_ab(CLI::App& app, AbCliOptions& options);

@@ -3,11 +3,15 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 
 #include "cli/resume.hpp"
+#include "external/external_run.hpp"
+#include "external/hook_env.hpp"
 #include "mmprof/baseline.hpp"
+#include "mmprof/error.hpp"
 #include "probe/clock.hpp"
 
 namespace mmprof::cli {
@@ -30,9 +34,48 @@ std::string dist_line(const char* name, const json& d) {
 void setup_baseline(CLI::App& app, BaselineCliOptions& o) {
   add_run_options(app, o.run);
   app.add_flag("--json", o.json, "Print summary.json instead of the human summary");
+  app.add_option("--steps", o.steps,
+                 "Measured steps (= --set phases.steps=N); for a job, batches of its DataLoader "
+                 "after warm-up, then the job is stopped")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--warmup-steps", o.warmup_steps,
+                 "Warm-up steps left out of every figure (= --set phases.warmup_steps=N)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--duration", o.duration_s,
+                 "A job: stop it after this many seconds of measured steps (instead of --steps)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--loader", o.loader,
+                 "A job with several DataLoaders: which one to follow (its construction index in "
+                 "the process, or its dataset's class name); default: the one iterated most");
+  app.add_option("--env", o.env, "A job: NAME=VALUE added to its environment (repeatable)")
+      ->allow_extra_args(false);
+  app.add_option("command", o.command,
+                 "Your own job, after --: mmprof baseline -- python train.py ARGS (its "
+                 "DataLoader is timed by a zero-code hook, its process tree sampled)");
   app.add_option("--resume", o.resume,
                  "Continue the interrupted run directory RUN from its checkpoint.json, with its "
                  "configuration, into a new run directory (--out, default RUN-resumed)");
+}
+
+// A user's job: what ran, how it ended, what the hook saw (the DataLoader, per rank, per worker).
+std::string format_job(const json& s) {
+  const json& j = s["job"];
+  std::string cmd;
+  for (const auto& a : j.value("command", json::array()))
+    cmd += (cmd.empty() ? "" : " ") + a.get<std::string>();
+  std::string out = fmt::format("job: {}\n  {} (stopped by mmprof: {}){}\n", cmd,
+                                j.value("exit", "?"), j.value("stopped_by", "?"),
+                                j.value("forced", false) ? ", killed after the grace period" : "");
+  out += fmt::format("  hook: {}\n", j["hook"].value("status", "?"));
+  for (const auto& k : j.value("killed_at_end", json::array()))
+    out += fmt::format("  killed at the end: {}\n", k.get<std::string>());
+  for (const auto& u : j.value("unavailable", json::array()))
+    out += fmt::format("  {}\n", u.get<std::string>());
+  for (const auto& c : j.value("cow", json::array())) {
+    if (c.value("growing", false))
+      out += fmt::format("  copy-on-write: {}\n", c.value("verdict", ""));
+  }
+  return out;
 }
 
 std::string format_summary(const json& s) {
@@ -55,11 +98,18 @@ std::string format_summary(const json& s) {
                      l["phase"].is_string() ? l["phase"].get<std::string>() : "no");
   out += dist_line("step", l["step"]);
   out += dist_line("wait", l["wait"]);
-  out += "per-sample stages (ms, pipeline phase):\n";
-  for (const char* stage : {"read", "decode", "augment", "collate", "pin"}) {
+  const bool job = s.value("source", "mmprof") == "external";
+  out += fmt::format("per-sample stages (ms, {} phase):\n",
+                     l["stages_phase"].is_string() ? l["stages_phase"].get<std::string>() : "no");
+  const std::vector<const char*> stages =
+      job ? std::vector<const char*>{"getitem", "fetch", "collate", "pin"}
+          : std::vector<const char*>{"read", "decode", "augment", "collate", "pin"};
+  for (const char* stage : stages)
     out += dist_line(stage, l["stages"][stage]);
-  }
-  out += fmt::format("host memory: {}\n", l["pin_mode"].get<std::string>());
+  if (l["pin_mode"].is_string())
+    out += fmt::format("host memory: {}\n", l["pin_mode"].get<std::string>());
+  const auto pss = s["memory"].value("total_pss_peak_mb", json());
+  if (pss.is_number()) out += fmt::format("total PSS peak: {:.1f} MB\n", pss.get<double>());
   out += fmt::format("errors: {} events over {} samples\n", s["errors"]["count"].get<int64_t>(),
                      s["errors"]["samples"].get<int64_t>());
   if (s.contains("epoch_boundary") && s["epoch_boundary"]["stall_ms"].is_number()) {
@@ -74,6 +124,7 @@ std::string format_summary(const json& s) {
                        r["phase"].get<std::string>(), r["from"].get<std::string>(),
                        r["start_batch_id"].get<uint64_t>(), num(r["time_to_first_batch_ms"]));
   }
+  if (job) out += format_job(s);
   if (s.contains("trace")) {
     const json& tr = s["trace"];
     out += fmt::format("trace: {} events in {} ({} recorded, {} dropped at trace.max_events={})\n",
@@ -84,13 +135,74 @@ std::string format_summary(const json& s) {
   return out;
 }
 
+namespace {
+
+// --steps and --warmup-steps are phases.* for mmprof's loader (and for a job, its batch counts).
+RunOptions with_step_options(const BaselineCliOptions& o) {
+  RunOptions r = o.run;
+  if (o.steps) r.sets.push_back(fmt::format("phases.steps={}", *o.steps));
+  if (o.warmup_steps) r.sets.push_back(fmt::format("phases.warmup_steps={}", *o.warmup_steps));
+  return r;
+}
+
+int run_job(const BaselineCliOptions& o, const std::vector<std::string>& argv,
+            const std::string& command) {
+  if (!o.resume.empty()) throw UsageError("--resume continues mmprof's own loader, not a job");
+  if (!o.run.data.empty()) {
+    throw UsageError(
+        "--data does not apply to a job (it reads its own data); use it with "
+        "mmprof baseline --like RUN");
+  }
+  if (o.steps && o.duration_s)
+    throw UsageError("--steps and --duration both bound the run: give one");
+  const RunOptions run = with_step_options(o);
+  const ResolvedRun r = resolve_run(run);
+  external::ExternalRunOptions e;
+  e.out = o.run.out.empty() ? default_out_dir(command) : o.run.out;
+  e.argv = argv;
+  e.command = o.command;
+  e.config_tree = r.tree;
+  e.config = r.config;
+  e.overrides = external::dataloader_overrides(r.tree, run.sets);
+  e.warmup_steps = r.config.phases.warmup_steps;
+  // A job runs until it ends by itself unless it is bounded: --steps or phases.steps set.
+  const bool steps_set = std::any_of(run.sets.begin(), run.sets.end(), [](const std::string& s) {
+    return s.rfind("phases.steps=", 0) == 0;
+  });
+  if (steps_set) e.steps = r.config.phases.steps;
+  e.duration_s = o.duration_s;
+  e.loader = o.loader;
+  for (const auto& kv : o.env) {
+    const auto eq = kv.find('=');
+    if (eq == std::string::npos || eq == 0) throw UsageError("--env " + kv + " must be NAME=VALUE");
+    e.env.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
+  }
+  e.repo = o.run.repo;
+  e.progress = !o.json;
+  const json summary = external::run_external(e);
+  if (o.json) {
+    std::puts(summary.dump(2).c_str());
+  } else {
+    std::fputs(format_summary(summary).c_str(), stdout);
+    std::printf("run directory: %s\n", std::filesystem::absolute(e.out).c_str());
+  }
+  return 0;
+}
+
+}  // namespace
+
 int run_baseline_command(const BaselineCliOptions& o, const std::vector<std::string>& argv,
                          const std::string& command, BaselineRunner runner) {
+  if (!o.command.empty()) return run_job(o, argv, command);
+  if (o.duration_s)
+    throw UsageError("--duration bounds a job: mmprof baseline --duration S -- CMD");
+  if (!o.loader.empty()) throw UsageError("--loader picks a job's DataLoader: -- CMD is missing");
+  if (!o.env.empty()) throw UsageError("--env sets a job's environment: -- CMD is missing");
   const int64_t t_start = monotonic_ns();
   BaselineOptions b;
   ResolvedRun r;
   if (o.resume.empty()) {
-    r = resolve_run(o.run);
+    r = resolve_run(with_step_options(o));
     b.out = o.run.out.empty() ? default_out_dir(command) : o.run.out;
   } else {
     ResumedRun resumed = resolve_resume(o.resume, o.run, t_start);

@@ -1,5 +1,8 @@
 #pragma once
 #include <CLI/CLI.hpp>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include "cli/common.hpp"
 #include "mmprof/baseline.hpp"
@@ -10,6 +13,13 @@ struct BaselineCliOptions {
   RunOptions run;
   bool json = false;   // print summary.json instead of the human summary
   std::string resume;  // --resume RUN: continue that interrupted run (a new run directory)
+  // A user's own job after `--` (docs/architecture.md): run and observed instead of mmprof's
+  // loader.
+  std::vector<std::string> command;
+  std::optional<int> steps, warmup_steps;  // also phases.steps / phases.warmup_steps
+  std::optional<double> duration_s;        // a job: measured seconds, then it is stopped
+  std::string loader;                      // a job: which DataLoader to follow
+  std::vector<std::string> env;            // a job: NAME=VALUE added to its environment
 };
 
 void setup_baseline(CLI::App& app, BaselineCliOptions& options);

@@ -52,8 +52,8 @@ std::string known_names() {
 // Sections a user's job is observed with: the sampler's period and the trace's caps, and the
 // step counts that --steps / --warmup-steps also set.
 bool applies_to_a_job(const std::string& key) {
-  return key.rfind("metrics.", 0) == 0 || key.rfind("trace.", 0) == 0 ||
-         key == "phases.steps" || key == "phases.warmup_steps";
+  return key.rfind("metrics.", 0) == 0 || key.rfind("trace.", 0) == 0 || key == "phases.steps" ||
+         key == "phases.warmup_steps";
 }
 
 }  // namespace

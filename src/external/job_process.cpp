@@ -175,7 +175,8 @@ std::vector<std::string> JobProcess::kill_leftovers() {
   const auto all = fs.all_processes();
   for (const procfs::ProcStat* st : procfs::descendants(all, ::getpid())) {
     if (st->state == 'Z') continue;
-    if (::kill(st->pid, SIGKILL) == 0) killed.push_back(fmt::format("pid {} ({})", st->pid, st->comm));
+    if (::kill(st->pid, SIGKILL) == 0)
+      killed.push_back(fmt::format("pid {} ({})", st->pid, st->comm));
   }
   ::killpg(pid_, SIGKILL);  // members of the group that are no longer our descendants
   const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);

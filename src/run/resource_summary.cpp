@@ -172,5 +172,4 @@ void add_resource_parts(rundir::SummaryParts& s, const ResourceUsage& r,
   s.io = io;
 }
 
-
 }  // namespace mmprof

@@ -2,6 +2,7 @@
 list(APPEND MMPROF_TEST_SOURCES
   cli/ab_cli_test.cpp
   cli/cli_test.cpp
+  cli/external_cli_test.cpp
   cli/inspect_test.cpp
   cli/reliability_cli_test.cpp
   cli/resume_test.cpp
@@ -15,4 +16,5 @@ if(MMPROF_HAVE_CUDA)
 endif()
 # Timing verdicts (tests/CMakeLists.txt runs these alone): a planted 3x slower step must be
 # REJECTed, which load from tests beside it can turn into drift or a wide A/A band.
-set(MMPROF_SERIAL_TESTS AbCliTest.PlantedSlowerStepIsRejected)
+set(MMPROF_SERIAL_TESTS AbCliTest.PlantedSlowerStepIsRejected
+    ExternalCli.AbOnTheJobAdoptsMoreWorkersAndCatchesAFalsePreservingClaim)

@@ -58,7 +58,8 @@ TEST(HookEnv, TheJobGetsTheHookFirstOnPythonPathAndItsSettings) {
   std::vector<std::string> unavailable;
   const auto env = job_environment(h, std::nullopt, unavailable);
   const auto value = [&](const std::string& k) {
-    const auto it = std::find_if(env.begin(), env.end(), [&](const auto& kv) { return kv.first == k; });
+    const auto it =
+        std::find_if(env.begin(), env.end(), [&](const auto& kv) { return kv.first == k; });
     return it == env.end() ? std::string("<unset>") : it->second;
   };
   ASSERT_TRUE(hook_python_dir().has_value());  // the source tree's src/external/python

@@ -1,0 +1,467 @@
+#include "external/external_run.hpp"
+
+#include <fmt/format.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <fstream>
+#include <map>
+#include <set>
+#include <thread>
+
+#include "env/network.hpp"
+#include "external/hook_env.hpp"
+#include "external/hook_records.hpp"
+#include "external/job_process.hpp"
+#include "external/job_timeline.hpp"
+#include "gpu/gpu_events_file.hpp"
+#include "mmprof/error.hpp"
+#include "mmprof/run_dir.hpp"
+#include "probe/clock.hpp"
+#include "probe/procfs.hpp"
+#include "probe/resource_sampler.hpp"
+#include "run/gpu_phase.hpp"
+#include "run/manifest.hpp"
+#include "run/progress.hpp"
+#include "run/resource_summary.hpp"
+#include "rundir/run_writer.hpp"
+#include "util/interrupt.hpp"
+
+namespace mmprof::external {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using namespace std::chrono_literals;
+
+constexpr auto kPollPeriod = 50ms;
+// The hook flushes at most every 200 ms: reading its files more often finds nothing new.
+constexpr int64_t kTailPeriodNs = 200'000'000;
+constexpr const char* kPhase = "end_to_end";
+
+json opt(const std::optional<double>& v) {
+  return v ? json(*v) : json(nullptr);
+}
+
+// How the job ended, from mmprof's side.
+enum class Stop { none, hook_steps, duration, interrupt };
+
+const char* stop_name(Stop s) {
+  switch (s) {
+    case Stop::hook_steps:
+      return "steps";
+    case Stop::duration:
+      return "duration";
+    case Stop::interrupt:
+      return "interrupt";
+    case Stop::none:
+      break;
+  }
+  return "none";
+}
+
+// The first 64 bits of the hook's content digest (hex), as digests.csv holds digests.
+std::optional<uint64_t> digest64(const std::optional<std::string>& hex) {
+  if (!hex || hex->size() < 16) return std::nullopt;
+  uint64_t v = 0;
+  const auto [end, ec] = std::from_chars(hex->data(), hex->data() + 16, v, 16);
+  if (ec != std::errc() || end != hex->data() + 16) return std::nullopt;
+  return v;
+}
+
+class ExternalRun {
+ public:
+  explicit ExternalRun(const ExternalRunOptions& o)
+      : o_(o),
+        writer_(o.out, /*getitem_column=*/true),
+        hook_dir_(o.out / "hook"),
+        stop_file_(o.out / "hook" / "stop"),
+        tail_(o.out / "hook"),
+        sampler_(procfs_, clock_,
+                 {o.config.metrics.interval_ms, ::getpid(), 0.005, kObserverRole},
+                 [this](const Snapshot& s) { writer_.resources(s); }),
+        progress_(o.progress, [this] { return clock_.now_ns(); }) {}
+
+  json run() {
+    start_.network_at_start = env::network_counters();
+    write_manifest(false);
+    sampler_.start();
+    sampler_.set_phase("warmup");
+    try {
+      launch();
+      monitor();
+    } catch (...) {
+      // mmprof itself failed while observing (a disk error): the job goes too, files stay.
+      if (job_) job_->kill_leftovers();
+      sampler_.stop();
+      throw;
+    }
+    leftovers_ = job_->kill_leftovers();
+    sampler_.set_phase("done");
+    sampler_.stop();
+    progress_.finish();
+    const json summary = finish();
+    write_manifest(true);
+    if (status_ == "interrupted") {
+      throw Error(ExitCode::interrupted, "interrupted: the job was stopped, its run directory kept");
+    }
+    if (status_ == "failed") throw RunError(message_);
+    return summary;
+  }
+
+ private:
+  void launch() {
+    HookSettings hook;
+    hook.dir = hook_dir_;
+    if (o_.steps) hook.max_batches = o_.warmup_steps + *o_.steps;
+    hook.stop_file = stop_file_;
+    hook.loader = o_.loader;
+    hook.overrides = o_.overrides;
+    fs::create_directories(hook_dir_);
+    fs::create_directories(o_.out / "gpu");
+    auto env = job_environment(hook, o_.out / "gpu" / "events-%p.jsonl", unavailable_);
+    env.insert(env.end(), o_.env.begin(), o_.env.end());
+    t_launch_ns_ = clock_.now_ns();
+    job_ = std::make_unique<JobProcess>(o_.command, env);
+    sampler_.sample_now("job_started");
+  }
+
+  // Until the job ends: name its processes, find the end of warm-up, stop it when asked.
+  void monitor() {
+    int64_t last_tail = 0;
+    while (!job_->poll()) {
+      const int64_t now = clock_.now_ns();
+      if (now - last_tail >= kTailPeriodNs) {
+        last_tail = now;
+        follow_hook();
+      }
+      if (interrupted() && stop_ != Stop::interrupt) begin_stop(Stop::interrupt, now);
+      if (stop_ == Stop::none && duration_reached(now)) begin_stop(Stop::duration, now);
+      escalate(now);
+      std::this_thread::sleep_for(kPollPeriod);
+    }
+    exit_ = *job_->poll();
+    follow_hook();
+  }
+
+  void follow_hook() {
+    tail_.poll(records_);
+    for (; labelled_ < records_.procs.size(); ++labelled_) {
+      const int pid = records_.procs[labelled_].pid;
+      if (const auto id = identify(records_, pid)) {
+        sampler_.set_role(pid, {id->worker ? "worker" : "main", id->worker_id.value_or(-1), id->rank});
+        if (id->rank && pid != job_->pid()) ranked_ = true;
+      }
+    }
+    // torchrun (or another launcher) is the job's root; its ranks are the hook's main processes.
+    if (ranked_ && !identify(records_, job_->pid())) sampler_.set_role(job_->pid(), {"agent", -1, {}});
+    for (const BatchRecord& b : records_.batches) {
+      if (b.n + 1 > batches_seen_) batches_seen_ = b.n + 1;
+      if (!measured_since_ && b.n == o_.warmup_steps) {
+        measured_since_ = b.call_ns;
+        sampler_.set_phase(kPhase);
+        sampler_.begin_window(kPhase);
+      }
+    }
+    if (!records_.stops.empty() && stop_ == Stop::none) begin_stop(Stop::hook_steps, clock_.now_ns());
+    if (o_.steps) {
+      progress_.update("job", std::max<int64_t>(0, batches_seen_ - o_.warmup_steps), *o_.steps, 0);
+    }
+  }
+
+  // --duration counts measured time: from the first measured batch, or, when the hook never
+  // reports (no torch in the job), from the launch.
+  bool duration_reached(int64_t now) const {
+    if (!o_.duration_s) return false;
+    const int64_t since = measured_since_.value_or(t_launch_ns_);
+    const bool hook_silent = records_.procs.empty() && now - t_launch_ns_ > 30'000'000'000;
+    if (!measured_since_ && !hook_silent) return false;
+    return static_cast<double>(now - since) / 1e9 >= *o_.duration_s;
+  }
+
+  // A stop goes as gently as the job allows: the hook ends it at its next batch (the stop file,
+  // or its own batch count), then SIGINT to the group after the grace period, then SIGKILL.
+  void begin_stop(Stop why, int64_t now) {
+    stop_ = why;
+    stop_since_ns_ = now;
+    signalled_ = false;
+    if (why == Stop::duration) {
+      std::ofstream(stop_file_) << "mmprof --duration\n";
+      if (records_.procs.empty()) signal_job(now);  // no hook to hear it
+    } else if (why == Stop::interrupt) {
+      signal_job(now);
+    }
+  }
+
+  void signal_job(int64_t now) {
+    job_->signal_group(SIGINT);
+    signalled_ = true;
+    stop_since_ns_ = now;
+  }
+
+  void escalate(int64_t now) {
+    if (stop_ == Stop::none) return;
+    const auto grace = static_cast<int64_t>(o_.grace_s * 1e9);
+    if (now - stop_since_ns_ < grace) return;
+    if (!signalled_) {
+      signal_job(now);
+    } else {
+      forced_ = true;
+      leftovers_ = job_->kill_leftovers();
+    }
+  }
+
+  void write_manifest(bool end) {
+    RunFacts facts;
+    facts.network_at_start = start_.network_at_start;
+    facts.end_of_run = end;
+    json m = provenance_manifest(o_.argv, o_.config_tree, o_.repo, nullptr, facts);
+    m["source"] = "external";
+    m["job"] = {{"command", o_.command},
+                {"env", json::object()},
+                {"overrides", o_.overrides},
+                {"warmup_steps", o_.warmup_steps},
+                {"steps", o_.steps ? json(*o_.steps) : json(nullptr)},
+                {"duration_s", opt(o_.duration_s)},
+                {"loader", o_.loader.empty() ? json(nullptr) : json(o_.loader)}};
+    for (const auto& [k, v] : o_.env)
+      m["job"]["env"][k] = v;
+    if (end) m["job"]["dataloader"] = description_;
+    m["baseline_spec"] = spec_;
+    writer_.manifest(m);
+  }
+
+  // The job's exit as mmprof judges it: stopped by mmprof (steps, duration), ended by itself,
+  // failed, or interrupted by the user.
+  void judge_exit() {
+    if (stop_ == Stop::interrupt) {
+      status_ = "interrupted";
+      message_ = "interrupted (Ctrl-C or SIGTERM forwarded to the job)";
+    } else if (stop_ == Stop::hook_steps || stop_ == Stop::duration) {
+      status_ = "complete";
+    } else if (exit_.exit_code == 0) {
+      status_ = "complete";
+    } else {
+      status_ = "failed";
+      message_ = fmt::format("the job ({}) ended with {} before mmprof stopped it",
+                             o_.command.front(), exit_.describe());
+    }
+  }
+
+  json finish() {
+    tail_.finish(records_);
+    judge_exit();
+    TimelineOptions t;
+    t.loader = o_.loader;
+    t.warmup_steps = o_.warmup_steps;
+    t.max_steps = o_.steps;
+    const JobTimeline timeline = job_timeline(records_, t);
+    const JobDescription job = describe_job(records_, timeline.loaders);
+    description_ = job.to_json();
+    write_rows(timeline);
+    rundir::SummaryParts parts;
+    parts.source = "external";
+    parts.status = status_;
+    parts.message = message_;
+    const RankTimeline* primary = timeline.primary();
+    figures(parts, primary);
+    const ResourceUsage usage = sampler_.usage();
+    add_resource_parts(parts, usage, {{kPhase, primary != nullptr ? primary->samples : 0}}, kPhase);
+    gpu_part(parts, primary);
+    parts.errors = {{"count", 0}, {"samples", 0}};
+    parts.reliability = nullptr;
+    parts.epoch_boundary = primary != nullptr ? primary->epoch_boundary.to_json() : json(nullptr);
+    parts.job = job_part(timeline, job, primary);
+    spec_ = job_spec(job, primary);
+    return writer_.summary(parts);
+  }
+
+  void write_rows(const JobTimeline& timeline) {
+    for (const RankTimeline& r : timeline.ranks) {
+      for (const StepRow& s : r.steps)
+        writer_.step(s);
+      writer_.stages(r.stages);
+    }
+    const RankTimeline* primary = timeline.primary();
+    if (primary == nullptr || !primary->loader) return;
+    for (const BatchRecord& b : records_.batches) {
+      if (b.pid != primary->pid || b.loader != *primary->loader) continue;
+      if (const auto d = digest64(b.digest))
+        writer_.digest({kPhase, static_cast<uint64_t>(b.n), b.epoch, *d});
+    }
+  }
+
+  // The standard figures of summary.json for the job: its own loop is the end-to-end phase;
+  // mmprof runs neither its pipeline nor its step alone, so those are null with the reason.
+  void figures(rundir::SummaryParts& p, const RankTimeline* r) const {
+    const bool measured = r != nullptr && !r->steps.empty();
+    const json rate = measured ? opt(r->samples_per_s) : json(nullptr);
+    const double window_s = measured ? r->window_ms().value_or(0) / 1e3 : 0;
+    p.phases = {{"compute", nullptr},
+                {"pipeline", nullptr},
+                {kPhase,
+                 measured ? json{{"steps", r->steps.size()},
+                                 {"batches", r->steps.size()},
+                                 {"samples", r->samples},
+                                 {"bytes", r->bytes},
+                                 {"window_s", window_s},
+                                 {"warmup_steps", r->warmup_batches},
+                                 {"time_to_first_batch_ms", opt(r->time_to_first_batch_ms)}}
+                          : json(nullptr)}};
+    const char* why =
+        "a user's job: mmprof runs neither its data pipeline nor its step alone (mmprof baseline "
+        "--like RUN measures the stand-in's)";
+    p.throughput = {
+        {"compute", {{"samples_per_s", nullptr}, {"batches_per_s", nullptr}, {"why_null", why}}},
+        {"pipeline",
+         {{"samples_per_s", nullptr}, {"batches_per_s", nullptr}, {"mb_per_s", nullptr},
+          {"why_null", why}}},
+        {kPhase,
+         {{"samples_per_s", rate},
+          {"samples_per_s_wall", measured ? opt(r->samples_per_s_wall) : json(nullptr)},
+          {"batches_per_s",
+           measured && r->step_ms_total > 0
+               ? json(static_cast<double>(r->steps.size()) / (r->step_ms_total / 1e3))
+               : json(nullptr)},
+          {"mb_per_s", nullptr}}},
+        {"predicted_end_to_end", {{"samples_per_s", nullptr}}}};
+    p.stall_fraction = measured ? opt(r->stall_fraction) : json(nullptr);
+    p.time_to_first_batch_ms = r != nullptr ? opt(r->time_to_first_batch_ms) : json(nullptr);
+    const Distribution none;
+    const StageTimes stages = r != nullptr ? r->stage_times : StageTimes{};
+    p.latency = {{"phase", measured ? json(kPhase) : json(nullptr)},
+                 {"step", to_json(r != nullptr ? r->step_ms : none)},
+                 {"wait", to_json(r != nullptr ? r->wait_ms : none)},
+                 {"compute", to_json(r != nullptr ? r->compute_ms : none)},
+                 {"h2d", to_json(none)},
+                 {"stages_phase", measured ? json(kPhase) : json(nullptr)},
+                 {"stages",
+                  {{"read", to_json(none, false)},
+                   {"decode", to_json(none, false)},
+                   {"augment", to_json(none, false)},
+                   {"collate", to_json(stages.collate_ms, false)},
+                   {"pin", to_json(stages.pin_ms, false)},
+                   {"getitem", to_json(stages.getitem_ms, false)},
+                   {"fetch", to_json(stages.fetch_ms, false)}}},
+                 {"pin_mode", nullptr}};
+  }
+
+  void gpu_part(rundir::SummaryParts& p, const RankTimeline* r) const {
+    std::string why;
+    for (const auto& u : unavailable_)
+      if (u.rfind("gpu:", 0) == 0) why = u.substr(5);
+    GpuTraceResult trace;
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(o_.out / "gpu", ec)) {
+      if (!gpu::is_gpu_events_file(e.path())) continue;
+      const gpu::GpuEventsFile f = gpu::read_gpu_events(e.path());
+      trace.events.insert(trace.events.end(), f.events.begin(), f.events.end());
+      trace.dropped_records += f.header.dropped;
+      trace.incomplete_records += f.header.incomplete;
+      trace.clock_method = f.header.clock_method;
+    }
+    if (why.empty() && trace.events.empty()) why = "unavailable: the job made no CUDA activity";
+    if (!why.empty() || r == nullptr) {
+      p.gpu = nullptr;
+      p.gpu_unavailable = why.empty() ? json("no measured step") : json(why);
+      return;
+    }
+    std::vector<gpu::Interval> steps, waits;
+    for (const StepRow& s : r->steps) {
+      const auto step_ns = static_cast<int64_t>(s.step_ms * 1e6);
+      const auto wait_ns = static_cast<int64_t>(s.wait_ms * 1e6);
+      steps.push_back({s.t_start_ns, s.t_start_ns + step_ns});
+      waits.push_back({s.t_start_ns, s.t_start_ns + wait_ns});
+    }
+    p.gpu = gpu_block(trace, steps, waits, {});
+    p.gpu_unavailable = nullptr;
+  }
+
+  // Copy-on-write growth of every DataLoader worker over the measured window.
+  json cow_part(const RankTimeline* r) const {
+    json out = json::array();
+    if (r == nullptr || !r->window_start_ns || !r->window_end_ns) return out;
+    const auto rows = RunDir::open(o_.out).resources();
+    if (!rows) return out;
+    std::set<int> workers;
+    for (const ResourceRow& row : *rows)
+      if (row.role == "worker") workers.insert(row.pid);
+    for (const int pid : workers) {
+      const auto series = uss_series(*rows, pid, *r->window_start_ns, *r->window_end_ns);
+      json j = cow_growth(pid, series).to_json();
+      if (const auto id = identify(records_, pid)) j["process"] = id->label();
+      out.push_back(std::move(j));
+    }
+    return out;
+  }
+
+  json job_part(const JobTimeline& timeline, const JobDescription& job,
+                const RankTimeline* primary) const {
+    json j = timeline.to_json();
+    j["command"] = o_.command;
+    j["pid"] = job_->pid();
+    j["exit_code"] = exit_.exit_code;
+    j["exit_signal"] = exit_.signal != 0 ? json(exit_.signal) : json(nullptr);
+    j["exit"] = exit_.describe();
+    j["stopped_by"] = stop_name(stop_);
+    j["forced"] = forced_;  // the stop took SIGKILL: records of the last moments may be lost
+    j["killed_at_end"] = leftovers_;
+    j["hook"] = job.hook.to_json();
+    j["dataloader"] = job.to_json();
+    j["cow"] = cow_part(primary);
+    json unavailable = json::array();
+    for (const auto& u : unavailable_)
+      unavailable.push_back(u);
+    j["unavailable"] = unavailable;
+    return j;
+  }
+
+  // What a step of the job is, from its followed loader's configuration.
+  static json job_spec(const JobDescription& job, const RankTimeline* r) {
+    json spec = {{"step_kind", "external"},
+                 {"training_step", "the job's own loop: one iteration per batch of the followed "
+                                   "DataLoader (its wait + its work on the batch)"},
+                 {"timings_include_model_compute", true},
+                 {"world_size", nullptr},
+                 {"per_device_batch", nullptr}};
+    for (const auto& l : job.loaders) {
+      if (!l.followed || r == nullptr || l.pid != r->pid) continue;
+      spec["per_device_batch"] =
+          l.record.config.batch_size ? json(*l.record.config.batch_size) : json(nullptr);
+    }
+    return spec;
+  }
+
+  const ExternalRunOptions& o_;
+  rundir::RunWriter writer_;
+  fs::path hook_dir_, stop_file_;
+  HookTail tail_;
+  HookRecords records_;
+  procfs::ProcFs procfs_;
+  MonotonicClock clock_;
+  ResourceSampler sampler_;
+  ProgressLine progress_;
+  std::unique_ptr<JobProcess> job_;
+  RunFacts start_;
+  std::vector<std::string> unavailable_, leftovers_;
+  size_t labelled_ = 0;
+  bool ranked_ = false;
+  int64_t batches_seen_ = 0;
+  std::optional<int64_t> measured_since_;
+  int64_t t_launch_ns_ = 0, stop_since_ns_ = 0;
+  Stop stop_ = Stop::none;
+  bool signalled_ = false, forced_ = false;
+  JobExit exit_;
+  std::string status_ = "complete", message_;
+  json description_ = nullptr, spec_ = nullptr;
+};
+
+}  // namespace
+
+json run_external(const ExternalRunOptions& options) {
+  return ExternalRun(options).run();
+}
+
+}  // namespace mmprof::external

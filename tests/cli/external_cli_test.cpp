@@ -1,0 +1,286 @@
+// `mmprof baseline -- CMD` on planted PyTorch jobs (Debian's torch under /usr/bin/python3): a
+// DataLoader whose __getitem__ sleeps a known time and a training step that sleeps a known time,
+// so the job's wait, step and per-sample figures are known in advance; the job also logs its own
+// perf_counter wait per batch and its workers' pids, the independent check of mmprof's figures.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <numeric>
+#include <map>
+#include <set>
+#include <string>
+#include <thread>
+
+#include "mmprof/run_dir.hpp"
+#include "support/test_support.hpp"
+
+namespace mmprof {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+constexpr const char* kPython = "/usr/bin/python3";
+
+// The planted job: argv = out_dir items getitem_ms step_ms batch_size num_workers persistent
+// [exit_code]. It writes job-waits.txt (its own perf_counter wait per batch, ms) and
+// job-workers.json (the pids of its iterator's workers, as torch has them).
+constexpr const char* kJob = R"PY(
+import json, os, sys, time
+import torch
+from torch.utils.data import DataLoader, Dataset
+
+out, n, getitem_ms, step_ms, bs, nw, persistent = sys.argv[1:8]
+exit_code = int(sys.argv[8]) if len(sys.argv) > 8 else 0
+n, getitem_ms, step_ms, bs, nw = int(n), float(getitem_ms), float(step_ms), int(bs), int(nw)
+# Under torchrun: rank 1's samples are made 3x slower (a straggler), and each rank logs its own.
+rank = int(os.environ.get("RANK", "0"))
+if rank == 1:
+    getitem_ms *= 3
+suffix = "" if "RANK" not in os.environ else "-rank%d" % rank
+
+class Planted(Dataset):
+    def __len__(self):
+        return n
+    def __getitem__(self, i):
+        time.sleep(getitem_ms / 1000)
+        return torch.full((3, 8, 8), float(i))
+
+loader = DataLoader(Planted(), batch_size=bs, num_workers=nw, shuffle=False,
+                    persistent_workers=(persistent == "1" and nw > 0))
+waits = open(os.path.join(out, "job-waits%s.txt" % suffix), "w")
+wrote_pids = False
+try:
+    for epoch in range(1000):
+        it = iter(loader)
+        while True:
+            t0 = time.perf_counter()
+            try:
+                batch = next(it)
+            except StopIteration:
+                break
+            waits.write("%.6f\n" % ((time.perf_counter() - t0) * 1000))
+            waits.flush()
+            if not wrote_pids and nw > 0:
+                pids = [w.pid for w in it._workers]
+                json.dump(pids, open(os.path.join(out, "job-workers%s.json" % suffix), "w"))
+                wrote_pids = True
+            time.sleep(step_ms / 1000)
+            if exit_code:
+                sys.exit(exit_code)
+finally:
+    waits.close()
+)PY";
+
+bool have_torch() {
+  return test::run_command(std::string(kPython) + " -c 'import torch' 2>/dev/null").exit_code == 0;
+}
+
+std::string read_text(const fs::path& p) {
+  std::ifstream in(p);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+std::vector<double> read_numbers(const fs::path& p) {
+  std::vector<double> v;
+  std::ifstream in(p);
+  for (double x; in >> x;)
+    v.push_back(x);
+  return v;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
+class ExternalCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!have_torch()) GTEST_SKIP() << "/usr/bin/python3 has no torch: scripts/install-deps";
+    std::ofstream(job()) << kJob;
+  }
+  fs::path job() const { return dir_.path() / "job.py"; }
+  fs::path run() const { return dir_.path() / "run"; }
+  // mmprof baseline ARGS -- python job.py <plan>
+  test::CommandResult baseline(const std::string& args, const std::string& plan) const {
+    return test::run_mmprof("baseline " + args + " --out " + test::shell_quote(run()) +
+                            " --json -- " + kPython + " " + test::shell_quote(job()) + " " +
+                            test::shell_quote(dir_.path()) + " " + plan);
+  }
+  test::TempDir dir_;
+};
+
+// Loader-bound: 1 worker fills a batch of 4 in 4 x 25 ms = 100 ms, the step takes 30 ms, so the
+// loop waits ~70 ms of every ~100 ms iteration.
+TEST_F(ExternalCli, PlantedLoaderBoundJobGivesTheWaitStepAndStallItWasBuiltWith) {
+  const auto r = baseline("--warmup-steps 3 --steps 15", "400 25 30 4 1 1");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const json s = json::parse(r.output.substr(r.output.find('{')));
+  EXPECT_EQ(s["source"], "external");
+  EXPECT_EQ(s["status"], "complete");
+  EXPECT_EQ(s["job"]["stopped_by"], "steps");
+  EXPECT_EQ(s["job"]["hook"]["status"], "ok");
+  const RunDir run_dir = RunDir::open(run());
+  const auto steps = run_dir.steps();
+  ASSERT_EQ(steps.size(), 15u);
+  std::vector<double> step_ms, wait_ms;
+  for (const auto& st : steps) {
+    EXPECT_EQ(st.phase, "end_to_end");
+    EXPECT_EQ(st.samples, 4);
+    step_ms.push_back(st.step_ms);
+    wait_ms.push_back(st.wait_ms);
+  }
+  // The plan: step = 100 ms (the worker's pace), wait = 70 ms; slack for a loaded 2-core VM.
+  EXPECT_NEAR(median(step_ms), 100, 20);
+  EXPECT_NEAR(median(wait_ms), 70, 20);
+  EXPECT_NEAR(s["stall_fraction"].get<double>(), 0.7, 0.12);
+  // The job's own perf_counter waits of the same (measured) batches agree within 5 %.
+  const auto own = read_numbers(dir_.path() / "job-waits.txt");
+  ASSERT_GE(own.size(), 18u);
+  const double own_sum = std::accumulate(own.begin() + 3, own.begin() + 18, 0.0);
+  const double ours = std::accumulate(wait_ms.begin(), wait_ms.end(), 0.0);
+  EXPECT_NEAR(ours / own_sum, 1.0, 0.05) << ours << " vs the job's own " << own_sum;
+  // Every sampled __getitem__ took the planted 25 ms (and a little more, never less).
+  const auto stages = run_dir.stages();
+  ASSERT_FALSE(stages.empty());
+  for (const auto& st : stages) {
+    ASSERT_TRUE(st.getitem_ms.has_value());
+    EXPECT_GE(*st.getitem_ms, 25.0);
+    EXPECT_LT(*st.getitem_ms, 60.0);
+    EXPECT_FALSE(st.decode_ms.has_value());  // not measured for a job, never 0
+  }
+  // The worker mmprof sampled is the one torch started.
+  const json torch_pids = json::parse(read_text(dir_.path() / "job-workers.json"));
+  std::set<int> sampled;
+  const auto rows = run_dir.resources();
+  ASSERT_TRUE(rows.has_value());
+  for (const auto& row : *rows)
+    if (row.role == "worker") sampled.insert(row.pid);
+  EXPECT_EQ(sampled, (std::set<int>(torch_pids.begin(), torch_pids.end())));
+  // The DataLoader's configuration and the versions are in the manifest.
+  const json& dl = run_dir.manifest()["job"]["dataloader"];
+  EXPECT_EQ(dl["loaders"][0]["config"]["num_workers"], 1) << dl.dump();
+  EXPECT_FALSE(dl["versions"]["torch"].is_null()) << dl.dump();
+}
+
+TEST_F(ExternalCli, AFailingJobKeepsItsRunDirectoryAndExitsOne) {
+  const auto r = baseline("--warmup-steps 0 --steps 50", "40 1 1 4 0 0 3");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  const RunDir run_dir = RunDir::open(run());
+  EXPECT_EQ(run_dir.summary()["status"], "failed");
+  EXPECT_NE(run_dir.summary()["message"].get<std::string>().find("exit code 3"),
+            std::string::npos);
+  EXPECT_EQ(run_dir.summary()["job"]["exit_code"], 3);
+}
+
+TEST_F(ExternalCli, AMissingCommandIsExitThree) {
+  const auto r = test::run_mmprof("baseline --out " + test::shell_quote(run()) +
+                                  " -- mmprof-no-such-job-xyz");
+  EXPECT_EQ(r.exit_code, 3) << r.output;
+  EXPECT_NE(r.output.find("'mmprof-no-such-job-xyz' was not found on PATH"), std::string::npos)
+      << r.output;
+}
+
+// A job with no torch at all (a shell loop): process figures still, the hook unavailable.
+TEST_F(ExternalCli, AJobWithoutTorchHasProcessFiguresAndSaysWhyTheHookIsSilent) {
+  const auto r = test::run_mmprof("baseline --out " + test::shell_quote(run()) +
+                                  " --json -- sh -c 'i=0; while [ $i -lt 30 ]; do i=$((i+1)); "
+                                  "sleep 0.02; done'");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const json s = json::parse(r.output.substr(r.output.find('{')));
+  EXPECT_EQ(s["status"], "complete");
+  EXPECT_NE(s["job"]["hook"]["status"].get<std::string>().find("unavailable:"), std::string::npos)
+      << s["job"]["hook"].dump();
+  EXPECT_TRUE(s["stall_fraction"].is_null());
+  EXPECT_FALSE(s["memory"]["total_pss_peak_mb"].is_null()) << s["memory"].dump();
+}
+
+TEST_F(ExternalCli, CtrlCIsForwardedTheRunKeptAndTheExit130) {
+  const std::string bin = test::mmprof_bin(), out = run().string(), job_py = job().string(),
+                    tmp = dir_.path().string();
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    // mmprof in a group of its own, as a terminal's foreground job would be.
+    setpgid(0, 0);
+    const int null = ::open("/dev/null", O_WRONLY);
+    dup2(null, STDOUT_FILENO);
+    dup2(null, STDERR_FILENO);
+    execl(bin.c_str(), bin.c_str(), "baseline", "--warmup-steps", "1", "--out", out.c_str(), "--",
+          kPython, job_py.c_str(), tmp.c_str(), "4000", "5", "20", "4", "1", "1", nullptr);
+    _exit(127);
+  }
+  // Interrupt once the job has measured some steps.
+  for (int i = 0; i < 300; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    if (read_numbers(dir_.path() / "job-waits.txt").size() > 10) break;
+  }
+  ::kill(-pid, SIGINT);  // what Ctrl-C does: mmprof's group, not the job's own
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 130);
+  const RunDir run_dir = RunDir::open(run());
+  EXPECT_EQ(run_dir.summary()["status"], "interrupted");
+  EXPECT_FALSE(run_dir.steps().empty());
+}
+
+// Two ranks under torchrun, rank 1 three times slower to load: mmprof names it the slowest rank,
+// labels the agent and each rank's processes, and mmprof report says so.
+TEST_F(ExternalCli, ATorchrunJobWithAStragglerNamesTheSlowRank) {
+  const auto r = test::run_mmprof(
+      "baseline --warmup-steps 2 --steps 10 --out " + test::shell_quote(run()) + " --json -- " +
+      kPython + " -m torch.distributed.run --standalone --nproc_per_node 2 " +
+      test::shell_quote(job()) + " " + test::shell_quote(dir_.path()) + " 400 10 5 4 1 1");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const json s = json::parse(r.output.substr(r.output.find('{')));
+  const json& cmp = s["job"]["rank_comparison"];
+  ASSERT_EQ(cmp["ranks"].size(), 2u) << cmp.dump();
+  EXPECT_EQ(cmp["slowest_rank"]["rank"], 1) << cmp.dump();
+  const RunDir run_dir = RunDir::open(run());
+  std::set<std::string> roles;
+  std::set<int> ranks;
+  const auto rows = run_dir.resources();
+  ASSERT_TRUE(rows.has_value());
+  for (const auto& row : *rows) {
+    roles.insert(row.role);
+    if (row.rank) ranks.insert(*row.rank);
+  }
+  EXPECT_TRUE(roles.count("agent") == 1 && roles.count("main") == 1 && roles.count("worker") == 1)
+      << json(roles).dump();
+  EXPECT_EQ(ranks, (std::set<int>{0, 1}));
+  const auto report = test::run_mmprof("report " + test::shell_quote(run()) + " --out " +
+                                       test::shell_quote(dir_.path() / "report"));
+  ASSERT_EQ(report.exit_code, 0) << report.output;
+  const std::string md = read_text(dir_.path() / "report" / "report.md");
+  EXPECT_NE(md.find("rank 1 is the slowest"), std::string::npos) << md;
+}
+
+// mmprof ab on the job itself: a second worker doubles a loader-bound job (ADOPT), the A/A copy
+// is never adopted, and a batch size declared content-preserving is caught by the digests.
+TEST_F(ExternalCli, AbOnTheJobAdoptsMoreWorkersAndCatchesAFalsePreservingClaim) {
+  const auto r = test::run_mmprof(
+      "ab --rounds 6 --set phases.steps=10 --factor loader.num_workers=1,2 "
+      "--factor loader.batch_size=4,8 --preserving loader.batch_size --out " +
+      test::shell_quote(dir_.path() / "exp") + " -- " + kPython + " " + test::shell_quote(job()) +
+      " " + test::shell_quote(dir_.path()) + " 4000 20 10 4 1 1");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const json e = json::parse(read_text(dir_.path() / "exp" / "experiment.json"));
+  std::map<std::string, std::string> verdicts;
+  for (const auto& res : e["results"])
+    verdicts[res["arm"].get<std::string>()] = res["verdict"].get<std::string>();
+  EXPECT_EQ(verdicts["loader.num_workers=2"], "ADOPT") << e["results"].dump(1);
+  EXPECT_NE(verdicts["A/A"], "ADOPT");
+  EXPECT_EQ(verdicts["loader.batch_size=8"], "INVALID") << e["results"].dump(1);
+}
+
+}  // namespace
+}  // namespace mmprof
