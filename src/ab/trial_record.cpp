@@ -34,6 +34,23 @@ void step_tails(const std::vector<StepRow>& rows, const std::string& phase, Tria
   t.wait_p99 = quantile_sorted(wait, 0.99);
 }
 
+// A user's job: the DataLoader argument its torch refused (the arm then does not test what it
+// says), as a sentence; empty when every override was applied.
+std::string refused_override(const nlohmann::json& summary) {
+  const auto p = nlohmann::json::json_pointer("/job/dataloader/loaders");
+  if (!summary.contains(p) || !summary[p].is_array()) return "";
+  for (const auto& l : summary[p]) {
+    if (!l.is_object() || !l.value("followed", false)) continue;
+    const auto r = nlohmann::json::json_pointer("/overrides/rejected");
+    if (!l.contains(r) || !l[r].is_object()) continue;
+    for (const auto& [key, why] : l[r].items()) {
+      return fmt::format("the job's DataLoader did not take {}: {}", key,
+                         why.is_string() ? why.get<std::string>() : why.dump());
+    }
+  }
+  return "";
+}
+
 }  // namespace
 
 nlohmann::json finite_or_null(double v) {
@@ -68,9 +85,11 @@ void read_trial_outputs(const std::filesystem::path& run_dir, const MetricChoice
     const double v = number_at(summary, "/throughput/" + metric.phase + "/samples_per_s");
     if (std::isfinite(v) && v > 0) t.metric = v;
     t.pss_peak_mb = number_at(summary, "/memory/total_pss_peak_mb");
+    t.stall_fraction = number_at(summary, "/stall_fraction");
     t.host_peak_mb = number_at(summary, "/memory/host_peak_mb");
     const double errors = number_at(summary, "/errors/count");
     t.errors = std::isfinite(errors) ? static_cast<int64_t>(errors) : 0;
+    t.invalid = refused_override(summary);
   }
   if (const auto steady = run.steady()) {
     if (steady->contains(metric.phase)) {
@@ -102,6 +121,7 @@ nlohmann::json to_json(const TrialRecord& t, const std::string& arm_id) {
             {"wait_p95", finite_or_null(t.wait_p95)},
             {"wait_p99", finite_or_null(t.wait_p99)}}},
           {"pss_peak_mb", finite_or_null(t.pss_peak_mb)},
+          {"stall_fraction", finite_or_null(t.stall_fraction)},
           {"host_peak_mb", finite_or_null(t.host_peak_mb)},
           {"errors", t.errors}};
 }

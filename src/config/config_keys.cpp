@@ -14,26 +14,32 @@ constexpr double kIntMax = INT32_MAX;
 
 KeySpec integer(std::string_view key, int64_t def, double lo, double hi,
                 std::string_view doc = "") {
-  return {key, KeyType::integer, def, {}, lo, hi, "", doc};
+  return {key, KeyType::integer, def, {}, lo, hi, "", doc, ""};
 }
 KeySpec number(std::string_view key, double def, std::string_view doc = "") {
-  return {key, KeyType::number, def, {}, -INFINITY, INFINITY, "", doc};
+  return {key, KeyType::number, def, {}, -INFINITY, INFINITY, "", doc, ""};
 }
 KeySpec boolean(std::string_view key, bool def, std::string_view doc = "") {
-  return {key, KeyType::boolean, def, {}, -INFINITY, INFINITY, "", doc};
+  return {key, KeyType::boolean, def, {}, -INFINITY, INFINITY, "", doc, ""};
 }
 KeySpec choice(std::string_view key, std::vector<std::string> choices, std::string_view doc = "") {
   json def = choices.front();
-  return {key, KeyType::choice, def, std::move(choices), -INFINITY, INFINITY, "", doc};
+  return {key, KeyType::choice, def, std::move(choices), -INFINITY, INFINITY, "", doc, ""};
 }
 KeySpec text(std::string_view key, const std::string& def, std::string_view doc = "") {
-  return {key, KeyType::text, def, {}, -INFINITY, INFINITY, "", doc};
+  return {key, KeyType::text, def, {}, -INFINITY, INFINITY, "", doc, ""};
 }
 KeySpec path(std::string_view key, std::string_view doc = "") {
-  return {key, KeyType::path, nullptr, {}, -INFINITY, INFINITY, "", doc};
+  return {key, KeyType::path, nullptr, {}, -INFINITY, INFINITY, "", doc, ""};
 }
 KeySpec env_integer(std::string_view key, std::string_view env, std::string_view doc) {
-  return {key, KeyType::integer, "env", {}, 0, kIntMax, env, doc};
+  return {key, KeyType::integer, "env", {}, 0, kIntMax, env, doc, ""};
+}
+
+// A key a user's job takes too: `argument` is its PyTorch DataLoader name.
+KeySpec job_key(KeySpec k, std::string_view argument) {
+  k.dataloader = argument;
+  return k;
 }
 
 std::string yaml_value(const json& v) {
@@ -67,21 +73,22 @@ const std::vector<KeySpec>& key_table() {
   static const std::vector<KeySpec> keys = {
       path("data.path", "null = the embedded default dataset (~/.cache/mmprof/default-v1)"),
       choice("data.layout", {"auto", "files", "tar"}),
-      integer("loader.batch_size", 32, 1, 1 << 16),
-      integer("loader.num_workers", 2, 0, 256),
+      job_key(integer("loader.batch_size", 32, 1, 1 << 16), "batch_size"),
+      job_key(integer("loader.num_workers", 2, 0, 256), "num_workers"),
       choice("loader.worker_mode", {"process", "thread"}),
-      integer("loader.prefetch_factor", 2, 1, 64),
-      boolean("loader.persistent_workers", true),
-      boolean("loader.in_order", true),
-      choice("loader.pin_memory", {"auto", "true", "false"}),
-      boolean("loader.shuffle", true),
+      job_key(integer("loader.prefetch_factor", 2, 1, 64), "prefetch_factor"),
+      job_key(boolean("loader.persistent_workers", true), "persistent_workers"),
+      job_key(boolean("loader.in_order", true), "in_order"),
+      job_key(choice("loader.pin_memory", {"auto", "true", "false"}), "pin_memory"),
+      job_key(boolean("loader.shuffle", true), "shuffle"),
       integer("loader.seed", 0, 0, 1 << 30),
       choice("loader.on_error", {"skip", "fail"}),
       choice("loader.on_worker_failure", {"respawn", "fail"},
              "a dead or hung worker is replaced, its batches retried"),
       integer("loader.max_respawns", 4, 0, 1 << 16, "per loader; one more death fails the run"),
-      number("loader.timeout_s", 300,
-             "longest a worker may hold one batch before it counts as hung"),
+      job_key(number("loader.timeout_s", 300,
+                     "longest a worker may hold one batch before it counts as hung"),
+              "timeout"),
       boolean("loader.buffer_reuse", true,
               "keep worker decode buffers between samples (false: fresh pages per sample)"),
       boolean("loader.huge_pages", false,
@@ -132,6 +139,13 @@ const KeySpec* find_key(std::string_view dotted) {
   for (const auto& k : key_table())
     if (k.key == dotted) return &k;
   return nullptr;
+}
+
+std::vector<std::string_view> dataloader_keys() {
+  std::vector<std::string_view> out;
+  for (const auto& k : key_table())
+    if (!k.dataloader.empty()) out.push_back(k.key);
+  return out;
 }
 
 std::string_view section_doc(std::string_view section) {

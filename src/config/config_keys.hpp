@@ -31,12 +31,18 @@ struct KeySpec {
   // An integer that may also be the word "env": resolved from this environment variable.
   std::string_view env;
   std::string_view doc;  // the comment after the key in configs/default.yaml ("" for none)
+  // The PyTorch DataLoader argument the key is for a user's job (`--set loader.num_workers=4
+  // -- python train.py`); "" when only mmprof's own loader has it.
+  std::string_view dataloader;
 };
 
 // In file order: section by section as configs/default.yaml lists them.
 const std::vector<KeySpec>& key_table();
 // The row of `dotted`, or nullptr.
 const KeySpec* find_key(std::string_view dotted);
+// The keys a user's job takes (their `dataloader` argument), in table order: "loader.num_workers".
+std::vector<std::string_view> dataloader_keys();
+
 // The comment after a section's name in configs/default.yaml ("" for none).
 std::string_view section_doc(std::string_view section);
 

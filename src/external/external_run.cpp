@@ -79,8 +79,7 @@ class ExternalRun {
         hook_dir_(o.out / "hook"),
         stop_file_(o.out / "hook" / "stop"),
         tail_(o.out / "hook"),
-        sampler_(procfs_, clock_,
-                 {o.config.metrics.interval_ms, ::getpid(), 0.005, kObserverRole},
+        sampler_(procfs_, clock_, {o.config.metrics.interval_ms, ::getpid(), 0.005, kObserverRole},
                  [this](const Snapshot& s) { writer_.resources(s); }),
         progress_(o.progress, [this] { return clock_.now_ns(); }) {}
 
@@ -105,7 +104,8 @@ class ExternalRun {
     const json summary = finish();
     write_manifest(true);
     if (status_ == "interrupted") {
-      throw Error(ExitCode::interrupted, "interrupted: the job was stopped, its run directory kept");
+      throw Error(ExitCode::interrupted,
+                  "interrupted: the job was stopped, its run directory kept");
     }
     if (status_ == "failed") throw RunError(message_);
     return summary;
@@ -151,12 +151,14 @@ class ExternalRun {
     for (; labelled_ < records_.procs.size(); ++labelled_) {
       const int pid = records_.procs[labelled_].pid;
       if (const auto id = identify(records_, pid)) {
-        sampler_.set_role(pid, {id->worker ? "worker" : "main", id->worker_id.value_or(-1), id->rank});
+        sampler_.set_role(pid,
+                          {id->worker ? "worker" : "main", id->worker_id.value_or(-1), id->rank});
         if (id->rank && pid != job_->pid()) ranked_ = true;
       }
     }
     // torchrun (or another launcher) is the job's root; its ranks are the hook's main processes.
-    if (ranked_ && !identify(records_, job_->pid())) sampler_.set_role(job_->pid(), {"agent", -1, {}});
+    if (ranked_ && !identify(records_, job_->pid()))
+      sampler_.set_role(job_->pid(), {"agent", -1, {}});
     for (const BatchRecord& b : records_.batches) {
       if (b.n + 1 > batches_seen_) batches_seen_ = b.n + 1;
       if (!measured_since_ && b.n == o_.warmup_steps) {
@@ -165,7 +167,8 @@ class ExternalRun {
         sampler_.begin_window(kPhase);
       }
     }
-    if (!records_.stops.empty() && stop_ == Stop::none) begin_stop(Stop::hook_steps, clock_.now_ns());
+    if (!records_.stops.empty() && stop_ == Stop::none)
+      begin_stop(Stop::hook_steps, clock_.now_ns());
     if (o_.steps) {
       progress_.update("job", std::max<int64_t>(0, batches_seen_ - o_.warmup_steps), *o_.steps, 0);
     }
@@ -301,22 +304,23 @@ class ExternalRun {
     const double window_s = measured ? r->window_ms().value_or(0) / 1e3 : 0;
     p.phases = {{"compute", nullptr},
                 {"pipeline", nullptr},
-                {kPhase,
-                 measured ? json{{"steps", r->steps.size()},
-                                 {"batches", r->steps.size()},
-                                 {"samples", r->samples},
-                                 {"bytes", r->bytes},
-                                 {"window_s", window_s},
-                                 {"warmup_steps", r->warmup_batches},
-                                 {"time_to_first_batch_ms", opt(r->time_to_first_batch_ms)}}
-                          : json(nullptr)}};
+                {kPhase, measured ? json{{"steps", r->steps.size()},
+                                         {"batches", r->steps.size()},
+                                         {"samples", r->samples},
+                                         {"bytes", r->bytes},
+                                         {"window_s", window_s},
+                                         {"warmup_steps", r->warmup_batches},
+                                         {"time_to_first_batch_ms", opt(r->time_to_first_batch_ms)}}
+                                  : json(nullptr)}};
     const char* why =
         "a user's job: mmprof runs neither its data pipeline nor its step alone (mmprof baseline "
         "--like RUN measures the stand-in's)";
     p.throughput = {
         {"compute", {{"samples_per_s", nullptr}, {"batches_per_s", nullptr}, {"why_null", why}}},
         {"pipeline",
-         {{"samples_per_s", nullptr}, {"batches_per_s", nullptr}, {"mb_per_s", nullptr},
+         {{"samples_per_s", nullptr},
+          {"batches_per_s", nullptr},
+          {"mb_per_s", nullptr},
           {"why_null", why}}},
         {kPhase,
          {{"samples_per_s", rate},
@@ -421,8 +425,9 @@ class ExternalRun {
   // What a step of the job is, from its followed loader's configuration.
   static json job_spec(const JobDescription& job, const RankTimeline* r) {
     json spec = {{"step_kind", "external"},
-                 {"training_step", "the job's own loop: one iteration per batch of the followed "
-                                   "DataLoader (its wait + its work on the batch)"},
+                 {"training_step",
+                  "the job's own loop: one iteration per batch of the followed "
+                  "DataLoader (its wait + its work on the batch)"},
                  {"timings_include_model_compute", true},
                  {"world_size", nullptr},
                  {"per_device_batch", nullptr}};

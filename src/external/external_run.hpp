@@ -31,9 +31,9 @@ struct ExternalRunOptions {
   std::optional<double> duration_s;    // or: measured seconds, then the job is stopped
   std::string loader;                  // --loader: which DataLoader to follow
   std::vector<std::pair<std::string, std::string>> env;  // more variables for the job
-  std::filesystem::path repo;          // the user's repository (empty: the cwd)
-  bool progress = false;               // a progress line on stderr
-  double grace_s = 10;                 // how long a stopped job may take to exit
+  std::filesystem::path repo;                            // the user's repository (empty: the cwd)
+  bool progress = false;                                 // a progress line on stderr
+  double grace_s = 10;                                   // how long a stopped job may take to exit
 };
 
 // Runs the job and writes the run directory; returns summary.json's content. A job that fails

@@ -3,8 +3,8 @@
 #include <fmt/format.h>
 
 #include <cstdlib>
-#include <map>
 
+#include "config/config_keys.hpp"
 #include "gpu/cuda_runtime.hpp"
 #include "mmprof/error.hpp"
 #include "util/shipped_files.hpp"
@@ -28,24 +28,11 @@ using nlohmann::json;
 #define MMPROF_INJECT_BUILD_PATH ""
 #endif
 
-// mmprof's loader keys that a PyTorch DataLoader has, and the argument each becomes.
-const std::map<std::string, std::string>& dataloader_names() {
-  static const std::map<std::string, std::string> names = {
-      {"num_workers", "num_workers"},
-      {"batch_size", "batch_size"},
-      {"prefetch_factor", "prefetch_factor"},
-      {"pin_memory", "pin_memory"},
-      {"persistent_workers", "persistent_workers"},
-      {"in_order", "in_order"},
-      {"shuffle", "shuffle"},
-      {"timeout_s", "timeout"}};
-  return names;
-}
-
+// The keys a job's DataLoader takes, for messages: "num_workers, batch_size, ...".
 std::string known_names() {
   std::string out;
-  for (const auto& [k, v] : dataloader_names())
-    out += (out.empty() ? "" : ", ") + k;
+  for (const auto key : config::dataloader_keys())
+    out += (out.empty() ? "" : ", ") + std::string(key.substr(7));
   return out;
 }
 
@@ -118,8 +105,8 @@ json dataloader_overrides(const json& tree, const std::vector<std::string>& sets
           key, known_names()));
     }
     const std::string name = key.substr(7);
-    const auto it = dataloader_names().find(name);
-    if (it == dataloader_names().end()) {
+    const config::KeySpec* spec = config::find_key(key);
+    if (spec == nullptr || spec->dataloader.empty()) {
       throw UsageError(fmt::format(
           "--set {}: a PyTorch DataLoader has no such argument (it is a setting of mmprof's own "
           "loader); a job's DataLoader takes loader.{{{}}}",
@@ -128,9 +115,9 @@ json dataloader_overrides(const json& tree, const std::vector<std::string>& sets
     const json& v = tree.at("loader").at(name);
     if (name == "pin_memory") {
       if (v == "auto") continue;  // auto forces nothing: the job's own choice stands
-      out[it->second] = v == "true";
+      out[std::string(spec->dataloader)] = v == "true";
     } else {
-      out[it->second] = v;
+      out[std::string(spec->dataloader)] = v;
     }
   }
   return out.empty() ? json(nullptr) : out;

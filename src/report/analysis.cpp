@@ -94,7 +94,37 @@ json prediction(const json& s) {
   return p;
 }
 
+// A user's job: the stages its hook times. __getitem__ (the user's read, decode and transforms
+// together) per sample, in the workers; collate per batch in the workers; pin in main. The batch
+// size and workers are those of the job's followed DataLoader, not mmprof's configuration.
+json attribute_job_stages(const json& s) {
+  const json loader = followed_loader_config(s);
+  const double batch = number_at(loader, "/batch_size").value_or(1);
+  const double workers = std::max(1.0, number_at(loader, "/num_workers").value_or(1));
+  json per_batch = json::object();
+  const auto getitem = number_at(s, "/latency_ms/stages/getitem/mean");
+  per_batch["getitem"] = getitem ? json(*getitem * batch / workers) : json(nullptr);
+  const auto collate = number_at(s, "/latency_ms/stages/collate/mean");
+  per_batch["collate"] = collate ? json(*collate / workers) : json(nullptr);
+  per_batch["pin"] = or_null(number_at(s, "/latency_ms/stages/pin/mean"));
+  double total = 0;
+  for (const auto& [stage, ms] : per_batch.items())
+    total += ms.is_number() ? ms.get<double>() : 0.0;
+  json shares = json::object();
+  for (const auto& [stage, ms] : per_batch.items())
+    shares[stage] = ms.is_number() && total > 0 ? json(ms.get<double>() / total) : json(nullptr);
+  const auto step = number_at(s, "/latency_ms/step/mean");
+  return {{"per_batch_ms", per_batch},
+          {"shares", shares},
+          {"limit", total > 0 ? json(largest(per_batch)) : json(nullptr)},
+          {"batch_period_ms", or_null(step)},
+          {"basis", fmt::format("the job's own DataLoader (end-to-end phase): __getitem__ mean x "
+                                "batch_size {} / {} workers; collate / workers; pin in main",
+                                batch, workers)}};
+}
+
 json attribute_stages(const json& s, const json& manifest) {
+  if (is_job(s)) return attribute_job_stages(s);
   const double batch = number_at(manifest, "/config/loader/batch_size").value_or(1);
   const double workers = worker_count(manifest);
   json per_batch = json::object();

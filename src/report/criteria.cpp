@@ -72,6 +72,10 @@ json trigger(const std::string& metric, const char* op, double threshold, const 
           {"why", why}};
 }
 
+// How far a job's stall fraction may rise over the adopted arm's before it rolls back: 5 points
+// is the width of TensorFlow Profiler's "not input-bound" band (docs/report.md).
+constexpr double kRollbackStallPoints = 0.05;
+
 json rollback_triggers(const json& e, const json& r, const Criteria& c) {
   json out = json::array();
   const std::string arm = r.value("arm", "");
@@ -91,6 +95,20 @@ json rollback_triggers(const json& e, const json& r, const Criteria& c) {
   if (c.memory_budget_mb) {
     out.push_back(trigger("memory.total_pss_peak_mb", ">", *c.memory_budget_mb, c.rollback_window,
                           "the memory budget"));
+  }
+  // A user's job: triggers in figures the job itself has in production, beside its throughput.
+  if (value_at(e, "/design/command").is_array()) {
+    if (const auto stall = trial_median(e, arm, "/stall_fraction")) {
+      out.push_back(trigger("stall_fraction", ">", *stall + kRollbackStallPoints, c.rollback_window,
+                            fmt::format("{:.0f} points above the adopted arm's stall fraction",
+                                        100 * kRollbackStallPoints)));
+    }
+    if (const auto pss = trial_median(e, arm, "/pss_peak_mb")) {
+      out.push_back(trigger("memory.total_pss_peak_mb", ">",
+                            *pss * (1 + c.compare_max_memory_growth_pct / 100), c.rollback_window,
+                            fmt::format("{:.0f} % above the adopted arm's PSS (workers included)",
+                                        c.compare_max_memory_growth_pct)));
+    }
   }
   const double base_errors = trial_median(e, "base", "/errors").value_or(0);
   out.push_back(trigger("errors.count", ">", base_errors, c.rollback_window,

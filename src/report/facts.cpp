@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "report/analysis.hpp"
+#include "report/job_facts.hpp"
 #include "report/json_access.hpp"
 #include "report/series.hpp"
 
@@ -175,6 +176,7 @@ json analyze_run(const RunData& run) {
   stage_facts(a["stages"], facts);
   resource_facts(a["resources"], facts);
   error_facts(run, facts);
+  add_job_facts(s, facts);
   a["facts"] = facts;
   a["cross_checks"] = cross_checks(run);
   a["slowest_samples"] = slowest_samples(run.stages, "pipeline", 5);
@@ -183,6 +185,7 @@ json analyze_run(const RunData& run) {
     errors.push_back(run.errors[i]);
   a["errors"] = errors;
   a["charts"] = charts(run);
+  a["job"] = job_view(s);
   return a;
 }
 

@@ -79,4 +79,16 @@ json or_null(const std::optional<double>& v) {
   return v ? json(*v) : json(nullptr);
 }
 
+bool is_job(const json& summary) {
+  return string_at(summary, "/source", "mmprof") == "external";
+}
+
+json followed_loader_config(const json& summary) {
+  const json loaders = value_at(summary, "/job/dataloader/loaders");
+  if (!loaders.is_array()) return nullptr;
+  for (const auto& l : loaders)
+    if (l.is_object() && l.value("followed", false)) return value_at(l, "/config");
+  return nullptr;
+}
+
 }  // namespace mmprof::report

@@ -23,4 +23,9 @@ nlohmann::json run_config_value(const std::string& key, const nlohmann::json& ma
 // A JSON number or null.
 nlohmann::json or_null(const std::optional<double>& v);
 
+// A run of a user's own job (summary source external) rather than of mmprof's loader.
+bool is_job(const nlohmann::json& summary);
+// The configuration of the job's followed DataLoader (summary job.dataloader); null when none.
+nlohmann::json followed_loader_config(const nlohmann::json& summary);
+
 }  // namespace mmprof::report

@@ -57,6 +57,29 @@ void run_facts(const json& run, std::vector<Section>& out, int level) {
   out.push_back(std::move(s));
 }
 
+// A user's own job: what ran and how it ended, and its ranks side by side.
+void run_job(const json& run, std::vector<Section>& out, int level) {
+  const json& j = run["job"];
+  if (!j.is_object()) return;
+  Section s{level, "The job", {}};
+  s.blocks.push_back(CodeLines{{str(j["command"])}});
+  s.blocks.push_back(
+      Paragraph{fmt::format("Ended with {} (stopped by mmprof: {}); DataLoader hook: {}.",
+                            str(j["exit"]), str(j["stopped_by"]), str(j["hook"]))});
+  if (j["ranks"].size() > 1) {
+    Table t{{"rank", "pid", "steps", "stall fraction", "step p50 ms", "step p99 ms", "samples/s",
+             "slowest"},
+            {}};
+    for (const auto& r : j["ranks"]) {
+      t.rows.push_back({str(r["rank"]), str(r["pid"]), str(r["steps"]), pct(r["stall_fraction"]),
+                        format_number(r["step_p50_ms"], 2), format_number(r["step_p99_ms"], 2),
+                        format_number(r["samples_per_s"]), r["slowest"] == true ? "yes" : ""});
+    }
+    s.blocks.push_back(t);
+  }
+  out.push_back(std::move(s));
+}
+
 void run_hypotheses(const json& run, std::vector<Section>& out, int level) {
   Section s{level, "Hypotheses (to confirm or refute with mmprof ab)", {}};
   if (run["hypotheses"].empty())
@@ -136,6 +159,7 @@ void run_sections(const json& run, const std::string& title, std::vector<Section
   run_overview(run, s);
   out.push_back(std::move(s));
   run_facts(run, out, level + 1);
+  run_job(run, out, level + 1);
   run_hypotheses(run, out, level + 1);
   run_recommendations(run, out, level + 1);
   run_samples(run, out, level + 1);

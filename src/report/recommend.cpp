@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "config/config_keys.hpp"
 #include "report/json_access.hpp"
 #include "report/knowledge_base.hpp"
 #include "util/shell_quote.hpp"
@@ -92,6 +93,7 @@ std::string ab_command(const json& manifest, const std::string& factor,
     };
     for (size_t i = 0; i + 1 < argv.size(); ++i) {
       const std::string a = value_text(argv[i]);
+      if (a == "--") break;  // a job's own arguments follow: appended below
       if (a == "--config" || a == "-c" || a == "--data") {
         cmd += " " + a + " " + shell_word(path(value_text(argv[i + 1])));
         ++i;
@@ -106,7 +108,15 @@ std::string ab_command(const json& manifest, const std::string& factor,
   std::string joined;
   for (const auto& v : values)
     joined += (joined.empty() ? "" : ",") + v;
-  return cmd + " --factor " + shell_word(factor + "=" + joined);
+  cmd += " --factor " + shell_word(factor + "=" + joined);
+  // A user's job: the experiment launches the same command afresh for every trial.
+  const json job = value_at(manifest, "/job/command");
+  if (job.is_array() && !job.empty()) {
+    cmd += " --";
+    for (const auto& w : job)
+      cmd += " " + shell_word(value_text(w));
+  }
+  return cmd;
 }
 
 json evaluate_knowledge_base(const json& kb, const json& analysis, const json& manifest) {
@@ -129,6 +139,14 @@ json evaluate_knowledge_base(const json& kb, const json& analysis, const json& m
       reason = fmt::format("already in effect: {} = {}", value_text(change["factor"]), values[0]);
     }
     if (reason.empty()) reason = irrelevance(change, analysis);
+    if (reason.empty() && !values.empty() && string_at(manifest, "/source", "") == "external") {
+      const config::KeySpec* key = config::find_key(change["factor"].get<std::string>());
+      if (key == nullptr || key->dataloader.empty()) {
+        reason = fmt::format(
+            "{} is a setting of mmprof's own loader: the job's DataLoader has no such argument",
+            value_text(change["factor"]));
+      }
+    }
     if (!reason.empty()) {
       out["excluded"].push_back({{"id", change["id"]},
                                  {"title", change["title"]},

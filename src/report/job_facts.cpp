@@ -1,0 +1,144 @@
+#include "report/job_facts.hpp"
+
+#include <fmt/format.h>
+
+#include <string>
+
+#include "report/json_access.hpp"
+
+namespace mmprof::report {
+namespace {
+
+using nlohmann::json;
+
+json fact(const std::string& id, const std::string& text, const std::string& metric,
+          const json& value, const std::string& unit) {
+  return {{"id", id}, {"text", text}, {"metric", metric}, {"value", value}, {"unit", unit}};
+}
+
+std::string rank_name(const json& r) {
+  return r.is_object() && r.contains("rank") && r["rank"].is_number()
+             ? fmt::format("rank {}", r["rank"].get<int>())
+             : fmt::format("pid {}", r.value("pid", 0));
+}
+
+void rank_facts(const json& cmp, json& facts) {
+  const json ranks = value_at(cmp, "/ranks");
+  if (!ranks.is_array() || ranks.size() < 2) return;
+  const json slowest = value_at(cmp, "/slowest_rank");
+  const auto total = number_at(cmp, "/slowest_step_ms_total");
+  if (slowest.is_object() && total) {
+    facts.push_back(fact("rank.slowest",
+                         fmt::format("{} is the slowest: {:.0f} ms of step time over the {} steps "
+                                     "every rank measured",
+                                     rank_name(slowest), *total,
+                                     number_at(cmp, "/common_steps").value_or(0)),
+                         "job.rank_comparison.slowest_step_ms_total", *total, "ms"));
+  }
+  const json waiting = value_at(cmp, "/most_waiting_rank");
+  if (const auto w = number_at(cmp, "/most_waiting_wait_ms_total"); waiting.is_object() && w) {
+    facts.push_back(fact("rank.most_waiting",
+                         fmt::format("{} waits longest for data: {:.0f} ms over the common steps",
+                                     rank_name(waiting), *w),
+                         "job.rank_comparison.most_waiting_wait_ms_total", *w, "ms"));
+  }
+  if (const auto spread = number_at(cmp, "/step_p50_spread")) {
+    facts.push_back(fact("rank.spread",
+                         fmt::format("the slowest rank's median step is {:.2f}x the median rank's",
+                                     *spread),
+                         "job.rank_comparison.step_p50_spread", *spread, "ratio"));
+  }
+}
+
+void worker_facts(const json& ranks, json& facts) {
+  if (!ranks.is_array()) return;
+  for (const auto& r : ranks) {
+    const json w = value_at(r, "/workers");
+    if (w.value("imbalanced", false) != true) continue;
+    std::string flags;
+    const json flag_list = w.value("flags", json::array());
+    for (const auto& f : flag_list)
+      flags += (flags.empty() ? "" : "; ") + value_text(f);
+    const std::string cause = string_at(w, "/likely_cause", "");
+    facts.push_back(fact("workers.imbalance",
+                         fmt::format("{}: DataLoader workers are imbalanced ({}){}", rank_name(r),
+                                     flags, cause.empty() ? "" : ": " + cause),
+                         "job.ranks.workers.busy_spread_fraction",
+                         value_at(w, "/busy_spread_fraction"), "fraction"));
+  }
+}
+
+void cow_facts(const json& cow, json& facts) {
+  if (!cow.is_array()) return;
+  for (const auto& c : cow) {
+    if (c.value("growing", false) != true) continue;
+    facts.push_back(fact("workers.cow",
+                         fmt::format("{}: USS grows {:.1f} MB/min through the run (copy-on-write, "
+                                     "PyTorch issue #13246)",
+                                     string_at(c, "/process", "a worker"),
+                                     number_at(c, "/slope_mb_per_min").value_or(0)),
+                         "job.cow.slope_mb_per_min", value_at(c, "/slope_mb_per_min"), "MB/min"));
+  }
+}
+
+void hook_facts(const json& job, json& facts) {
+  const std::string status = string_at(job, "/hook/status", "");
+  if (!status.empty() && status != "ok") {
+    facts.push_back(fact("hook", "the DataLoader hook saw nothing: " + status, "job.hook.status",
+                         status, ""));
+  }
+  const json loaders = value_at(job, "/dataloader/loaders");
+  if (loaders.is_array()) {
+    for (const auto& l : loaders) {
+      const json rejected = value_at(l, "/overrides/rejected");
+      if (!rejected.is_object()) continue;
+      for (const auto& [key, why] : rejected.items()) {
+        facts.push_back(fact("override.rejected",
+                             fmt::format("--set loader.{} was not applied: {}", key,
+                                         value_text(why)),
+                             "job.dataloader.overrides.rejected", key, ""));
+      }
+    }
+  }
+  const json killed = value_at(job, "/killed_at_end");
+  for (const auto& k : killed.is_array() ? killed : json::array()) {
+    facts.push_back(fact("leftover", "left running by the job and killed at the end: " +
+                                         value_text(k),
+                         "job.killed_at_end", value_text(k), ""));
+  }
+}
+
+}  // namespace
+
+void add_job_facts(const json& summary, json& facts) {
+  if (!is_job(summary)) return;
+  const json& job = summary["job"];
+  rank_facts(value_at(job, "/rank_comparison"), facts);
+  worker_facts(value_at(job, "/ranks"), facts);
+  cow_facts(value_at(job, "/cow"), facts);
+  hook_facts(job, facts);
+}
+
+json job_view(const json& summary) {
+  if (!is_job(summary)) return nullptr;
+  const json& job = summary["job"];
+  std::string command;
+  const json words = value_at(job, "/command");
+  for (const auto& w : words.is_array() ? words : json::array())
+    command += (command.empty() ? "" : " ") + value_text(w);
+  json ranks = json::array();
+  const json slowest = value_at(job, "/rank_comparison/slowest_rank");
+  const json rows = value_at(job, "/rank_comparison/ranks");
+  for (const auto& r : rows.is_array() ? rows : json::array()) {
+    json row = r;
+    row["slowest"] = slowest.is_object() && slowest.value("pid", -1) == r.value("pid", -2);
+    ranks.push_back(row);
+  }
+  return {{"command", command},
+          {"exit", value_at(job, "/exit")},
+          {"stopped_by", value_at(job, "/stopped_by")},
+          {"hook", value_at(job, "/hook/status")},
+          {"ranks", ranks}};
+}
+
+}  // namespace mmprof::report

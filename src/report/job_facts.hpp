@@ -1,0 +1,17 @@
+#pragma once
+// What the report says about a user's own job (summary source external) beyond the figures every
+// run has: how it ended and what the hook saw, its ranks (the slowest one and the spread), its
+// DataLoader workers (imbalance, copy-on-write growth) and the overrides torch refused. Pure:
+// summary.json in, facts and tables out.
+#include <nlohmann/json.hpp>
+
+namespace mmprof::report {
+
+// Appends {id, text, metric, value, unit} facts about the job to `facts`.
+void add_job_facts(const nlohmann::json& summary, nlohmann::json& facts);
+
+// The report's view of the job: {command, exit, stopped_by, hook, ranks: [{rank, pid, stall_fraction,
+// step_p50_ms, step_p99_ms, samples_per_s, steps, slowest}]}; null for mmprof's own runs.
+nlohmann::json job_view(const nlohmann::json& summary);
+
+}  // namespace mmprof::report
