@@ -146,7 +146,7 @@ RunOptions with_step_options(const BaselineCliOptions& o) {
 }
 
 int run_job(const BaselineCliOptions& o, const std::vector<std::string>& argv,
-            const std::string& command) {
+            const std::string& command, bool trace) {
   if (!o.resume.empty()) throw UsageError("--resume continues mmprof's own loader, not a job");
   if (!o.run.data.empty()) {
     throw UsageError(
@@ -179,6 +179,7 @@ int run_job(const BaselineCliOptions& o, const std::vector<std::string>& argv,
   }
   e.repo = o.run.repo;
   e.progress = !o.json;
+  e.trace = trace;
   const json summary = external::run_external(e);
   if (o.json) {
     std::puts(summary.dump(2).c_str());
@@ -193,7 +194,7 @@ int run_job(const BaselineCliOptions& o, const std::vector<std::string>& argv,
 
 int run_baseline_command(const BaselineCliOptions& o, const std::vector<std::string>& argv,
                          const std::string& command, BaselineRunner runner) {
-  if (!o.command.empty()) return run_job(o, argv, command);
+  if (!o.command.empty()) return run_job(o, argv, command, runner != run_baseline);
   if (o.duration_s)
     throw UsageError("--duration bounds a job: mmprof baseline --duration S -- CMD");
   if (!o.loader.empty()) throw UsageError("--loader picks a job's DataLoader: -- CMD is missing");

@@ -16,6 +16,7 @@
 #include "external/hook_records.hpp"
 #include "external/job_process.hpp"
 #include "external/job_timeline.hpp"
+#include "external/job_trace.hpp"
 #include "gpu/gpu_events_file.hpp"
 #include "mmprof/error.hpp"
 #include "mmprof/run_dir.hpp"
@@ -272,7 +273,9 @@ class ExternalRun {
     figures(parts, primary);
     const ResourceUsage usage = sampler_.usage();
     add_resource_parts(parts, usage, {{kPhase, primary != nullptr ? primary->samples : 0}}, kPhase);
-    gpu_part(parts, primary);
+    const GpuTraceResult gpu_trace = read_gpu_trace();
+    gpu_part(parts, primary, gpu_trace);
+    if (o_.trace) parts.trace = trace_part(timeline, gpu_trace);
     parts.errors = {{"count", 0}, {"samples", 0}};
     parts.reliability = nullptr;
     parts.epoch_boundary = primary != nullptr ? primary->epoch_boundary.to_json() : json(nullptr);
@@ -352,10 +355,8 @@ class ExternalRun {
                  {"pin_mode", nullptr}};
   }
 
-  void gpu_part(rundir::SummaryParts& p, const RankTimeline* r) const {
-    std::string why;
-    for (const auto& u : unavailable_)
-      if (u.rfind("gpu:", 0) == 0) why = u.substr(5);
+  // What the injection library wrote, from every CUDA process of the job (one file each).
+  GpuTraceResult read_gpu_trace() const {
     GpuTraceResult trace;
     std::error_code ec;
     for (const auto& e : fs::directory_iterator(o_.out / "gpu", ec)) {
@@ -366,6 +367,13 @@ class ExternalRun {
       trace.incomplete_records += f.header.incomplete;
       trace.clock_method = f.header.clock_method;
     }
+    return trace;
+  }
+
+  void gpu_part(rundir::SummaryParts& p, const RankTimeline* r, const GpuTraceResult& trace) const {
+    std::string why;
+    for (const auto& u : unavailable_)
+      if (u.rfind("gpu:", 0) == 0) why = u.substr(5);
     if (why.empty() && trace.events.empty()) why = "unavailable: the job made no CUDA activity";
     if (!why.empty() || r == nullptr) {
       p.gpu = nullptr;
@@ -381,6 +389,20 @@ class ExternalRun {
     }
     p.gpu = gpu_block(trace, steps, waits, {});
     p.gpu_unavailable = nullptr;
+  }
+
+  json trace_part(const JobTimeline& timeline, const GpuTraceResult& gpu_trace) const {
+    const auto rows = RunDir::open(o_.out).resources();
+    const JobTraceCounts counts = write_job_trace(o_.out / run_file::trace, records_, timeline,
+                                                  rows ? *rows : std::vector<ResourceRow>{},
+                                                  gpu_trace.events, o_.config.trace.max_events);
+    return {{"file", run_file::trace},
+            {"events", counts.events},
+            {"recorded_events", counts.events + counts.dropped},
+            {"dropped_events", counts.dropped},
+            {"max_events", o_.config.trace.max_events},
+            {"gpu_events", gpu_trace.events.size()},
+            {"source", "the hook's records, after the run"}};
   }
 
   // Copy-on-write growth of every DataLoader worker over the measured window.

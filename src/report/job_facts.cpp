@@ -28,12 +28,12 @@ void rank_facts(const json& cmp, json& facts) {
   const json slowest = value_at(cmp, "/slowest_rank");
   const auto total = number_at(cmp, "/slowest_step_ms_total");
   if (slowest.is_object() && total) {
-    facts.push_back(fact("rank.slowest",
-                         fmt::format("{} is the slowest: {:.0f} ms of step time over the {} steps "
-                                     "every rank measured",
-                                     rank_name(slowest), *total,
-                                     number_at(cmp, "/common_steps").value_or(0)),
-                         "job.rank_comparison.slowest_step_ms_total", *total, "ms"));
+    facts.push_back(
+        fact("rank.slowest",
+             fmt::format("{} is the slowest: {:.0f} ms of step time over the {} steps "
+                         "every rank measured",
+                         rank_name(slowest), *total, number_at(cmp, "/common_steps").value_or(0)),
+             "job.rank_comparison.slowest_step_ms_total", *total, "ms"));
   }
   const json waiting = value_at(cmp, "/most_waiting_rank");
   if (const auto w = number_at(cmp, "/most_waiting_wait_ms_total"); waiting.is_object() && w) {
@@ -43,10 +43,10 @@ void rank_facts(const json& cmp, json& facts) {
                          "job.rank_comparison.most_waiting_wait_ms_total", *w, "ms"));
   }
   if (const auto spread = number_at(cmp, "/step_p50_spread")) {
-    facts.push_back(fact("rank.spread",
-                         fmt::format("the slowest rank's median step is {:.2f}x the median rank's",
-                                     *spread),
-                         "job.rank_comparison.step_p50_spread", *spread, "ratio"));
+    facts.push_back(
+        fact("rank.spread",
+             fmt::format("the slowest rank's median step is {:.2f}x the median rank's", *spread),
+             "job.rank_comparison.step_p50_spread", *spread, "ratio"));
   }
 }
 
@@ -84,8 +84,8 @@ void cow_facts(const json& cow, json& facts) {
 void hook_facts(const json& job, json& facts) {
   const std::string status = string_at(job, "/hook/status", "");
   if (!status.empty() && status != "ok") {
-    facts.push_back(fact("hook", "the DataLoader hook saw nothing: " + status, "job.hook.status",
-                         status, ""));
+    facts.push_back(
+        fact("hook", "the DataLoader hook saw nothing: " + status, "job.hook.status", status, ""));
   }
   const json loaders = value_at(job, "/dataloader/loaders");
   if (loaders.is_array()) {
@@ -93,17 +93,17 @@ void hook_facts(const json& job, json& facts) {
       const json rejected = value_at(l, "/overrides/rejected");
       if (!rejected.is_object()) continue;
       for (const auto& [key, why] : rejected.items()) {
-        facts.push_back(fact("override.rejected",
-                             fmt::format("--set loader.{} was not applied: {}", key,
-                                         value_text(why)),
-                             "job.dataloader.overrides.rejected", key, ""));
+        facts.push_back(
+            fact("override.rejected",
+                 fmt::format("--set loader.{} was not applied: {}", key, value_text(why)),
+                 "job.dataloader.overrides.rejected", key, ""));
       }
     }
   }
   const json killed = value_at(job, "/killed_at_end");
   for (const auto& k : killed.is_array() ? killed : json::array()) {
-    facts.push_back(fact("leftover", "left running by the job and killed at the end: " +
-                                         value_text(k),
+    facts.push_back(fact("leftover",
+                         "left running by the job and killed at the end: " + value_text(k),
                          "job.killed_at_end", value_text(k), ""));
   }
 }

@@ -10,8 +10,9 @@ namespace mmprof::report {
 // Appends {id, text, metric, value, unit} facts about the job to `facts`.
 void add_job_facts(const nlohmann::json& summary, nlohmann::json& facts);
 
-// The report's view of the job: {command, exit, stopped_by, hook, ranks: [{rank, pid, stall_fraction,
-// step_p50_ms, step_p99_ms, samples_per_s, steps, slowest}]}; null for mmprof's own runs.
+// The report's view of the job: {command, exit, stopped_by, hook, ranks: [{rank, pid,
+// stall_fraction, step_p50_ms, step_p99_ms, samples_per_s, steps, slowest}]}; null for mmprof's own
+// runs.
 nlohmann::json job_view(const nlohmann::json& summary);
 
 }  // namespace mmprof::report

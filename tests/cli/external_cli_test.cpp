@@ -283,5 +283,46 @@ TEST_F(ExternalCli, AbOnTheJobAdoptsMoreWorkersAndCatchesAFalsePreservingClaim) 
   EXPECT_EQ(verdicts["loader.batch_size=8"], "INVALID") << e["results"].dump(1);
 }
 
+// num_workers=0 (loading in the main process) and no persistent workers: every step still has
+// its wait, and __getitem__ is timed in the main process (worker -1).
+TEST_F(ExternalCli, MainProcessLoadingIsTimedToo) {
+  const auto r = baseline("--warmup-steps 2 --steps 8", "40 10 5 2 0 0");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const RunDir run_dir = RunDir::open(run());
+  const auto steps = run_dir.steps();
+  ASSERT_EQ(steps.size(), 8u);
+  for (const auto& st : steps)
+    EXPECT_GE(st.wait_ms, 19.0);  // two 10 ms items loaded inside __next__
+  for (const auto& st : run_dir.stages())
+    EXPECT_EQ(st.worker, -1);
+}
+
+// mmprof trace on a job: trace.json from the hook's records, with the loop, the workers' fetches
+// and sampled __getitem__ calls on the job's own pids.
+TEST_F(ExternalCli, TraceOfAJobHasItsLoopAndItsWorkersOnTheirPids) {
+  const auto r =
+      test::run_mmprof("trace --warmup-steps 2 --steps 6 --out " + test::shell_quote(run()) +
+                       " --json -- " + kPython + " " + test::shell_quote(job()) + " " +
+                       test::shell_quote(dir_.path()) + " 400 5 5 4 1 1");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const json s = json::parse(r.output.substr(r.output.find('{')));
+  ASSERT_TRUE(s.contains("trace")) << s.dump();
+  const json t = json::parse(read_text(run() / "trace.json"));
+  std::map<std::string, int> by_cat;
+  std::set<int64_t> fetch_pids;
+  for (const auto& e : t["traceEvents"]) {
+    if (e.value("ph", "") != "X") continue;
+    by_cat[e.value("cat", "")]++;
+    if (e["cat"] == "fetch") fetch_pids.insert(e["pid"].get<int64_t>());
+  }
+  EXPECT_EQ(by_cat["step"], 6);
+  EXPECT_EQ(by_cat["wait"], 6);
+  EXPECT_GT(by_cat["fetch"], 0);
+  EXPECT_GT(by_cat["getitem"], 0);
+  const json torch_pids = json::parse(read_text(dir_.path() / "job-workers.json"));
+  EXPECT_EQ(fetch_pids, (std::set<int64_t>(torch_pids.begin(), torch_pids.end())));
+  EXPECT_EQ(s["trace"]["events"], t["traceEvents"].size());
+}
+
 }  // namespace
 }  // namespace mmprof
