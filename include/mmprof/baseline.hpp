@@ -29,6 +29,9 @@ struct BaselineOptions {          // NOLINT(bugprone-exception-escape)
   // `mmprof trace`: called once the run is over (also when it failed), after every producer of
   // events stopped: writes trace.json and returns summary.json's `trace` part.
   std::function<nlohmann::json()> finish_trace;
+  // `--like RUN`: the user's job this run stands in for, and how it was configured from it
+  // ({run, sets, why, unknown}, into manifest.json "like"); null otherwise.
+  nlohmann::json like;
 };
 
 // Runs the phases and writes manifest.json, summary.json, steps.csv, stages.csv, errors.jsonl.

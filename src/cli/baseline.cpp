@@ -10,8 +10,10 @@
 #include "cli/resume.hpp"
 #include "external/external_run.hpp"
 #include "external/hook_env.hpp"
+#include "external/stand_in.hpp"
 #include "mmprof/baseline.hpp"
 #include "mmprof/error.hpp"
+#include "mmprof/run_dir.hpp"
 #include "probe/clock.hpp"
 
 namespace mmprof::cli {
@@ -47,6 +49,10 @@ void setup_baseline(CLI::App& app, BaselineCliOptions& o) {
   app.add_option("--loader", o.loader,
                  "A job with several DataLoaders: which one to follow (its construction index in "
                  "the process, or its dataset's class name); default: the one iterated most");
+  app.add_option("--like", o.like,
+                 "Configure mmprof's loader like the job measured in RUN (its DataLoader's batch "
+                 "size, workers, prefetch, pinning, data and step time), to compare the stand-in "
+                 "with the job in mmprof report RUN STAND_IN");
   app.add_option("--env", o.env, "A job: NAME=VALUE added to its environment (repeatable)")
       ->allow_extra_args(false);
   app.add_option("command", o.command,
@@ -200,10 +206,24 @@ int run_baseline_command(const BaselineCliOptions& o, const std::vector<std::str
   if (!o.loader.empty()) throw UsageError("--loader picks a job's DataLoader: -- CMD is missing");
   if (!o.env.empty()) throw UsageError("--env sets a job's environment: -- CMD is missing");
   const int64_t t_start = monotonic_ns();
+  RunOptions run_options = with_step_options(o);
+  nlohmann::json like;
+  if (!o.like.empty()) {
+    external::StandIn s = external::stand_in_for(RunDir::open(o.like));
+    // The job's values first: the user's own --set and --data win over them.
+    if (!o.run.data.empty()) {
+      std::erase_if(s.sets, [](const std::string& v) { return v.rfind("data.path=", 0) == 0; });
+    }
+    run_options.sets.insert(run_options.sets.begin(), s.sets.begin(), s.sets.end());
+    like = {{"run", std::filesystem::absolute(o.like).string()},
+            {"sets", s.sets},
+            {"why", s.why},
+            {"unknown", s.unknown}};
+  }
   BaselineOptions b;
   ResolvedRun r;
   if (o.resume.empty()) {
-    r = resolve_run(with_step_options(o));
+    r = resolve_run(run_options);
     b.out = o.run.out.empty() ? default_out_dir(command) : o.run.out;
   } else {
     ResumedRun resumed = resolve_resume(o.resume, o.run, t_start);
@@ -216,6 +236,7 @@ int run_baseline_command(const BaselineCliOptions& o, const std::vector<std::str
   b.config_tree = r.tree;
   b.repo = o.run.repo;
   b.progress = !o.json;
+  b.like = like;
   const json summary = runner(r.config, dataset, b);
   if (o.json) {
     std::puts(summary.dump(2).c_str());

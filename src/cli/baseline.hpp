@@ -20,6 +20,7 @@ struct BaselineCliOptions {
   std::optional<double> duration_s;        // a job: measured seconds, then it is stopped
   std::string loader;                      // a job: which DataLoader to follow
   std::vector<std::string> env;            // a job: NAME=VALUE added to its environment
+  std::string like;  // --like RUN: mmprof's loader configured to mimic the job measured in RUN
 };
 
 void setup_baseline(CLI::App& app, BaselineCliOptions& options);

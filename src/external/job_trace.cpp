@@ -22,8 +22,8 @@ constexpr int64_t kGpuPid = 1 << 24;
 
 json span(const std::string& name, const char* cat, int64_t pid, int tid, int64_t start_ns,
           int64_t dur_ns, json args = json::object()) {
-  return {{"name", name}, {"cat", cat},           {"ph", "X"},           {"pid", pid},
-          {"tid", tid},   {"ts", us(start_ns)},   {"dur", us(dur_ns)},   {"args", std::move(args)}};
+  return {{"name", name}, {"cat", cat},         {"ph", "X"},         {"pid", pid},
+          {"tid", tid},   {"ts", us(start_ns)}, {"dur", us(dur_ns)}, {"args", std::move(args)}};
 }
 
 json meta(const char* what, int64_t pid, int tid, const std::string& name) {
@@ -87,8 +87,8 @@ void gpu_spans(const std::vector<gpu::GpuEvent>& events, std::vector<json>& out)
   out.push_back(meta("process_name", kGpuPid, 0, "GPU (CUPTI)"));
   for (const gpu::GpuEvent& e : events) {
     out.push_back(span(e.name.empty() ? gpu::to_string(e.kind) : e.name, gpu::to_string(e.kind),
-                       kGpuPid + e.device, static_cast<int>(e.stream), e.start_ns,
-                       e.duration_ns(), {{"bytes", e.bytes}, {"copy", gpu::to_string(e.copy)}}));
+                       kGpuPid + e.device, static_cast<int>(e.stream), e.start_ns, e.duration_ns(),
+                       {{"bytes", e.bytes}, {"copy", gpu::to_string(e.copy)}}));
   }
 }
 

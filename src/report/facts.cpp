@@ -186,6 +186,7 @@ json analyze_run(const RunData& run) {
   a["errors"] = errors;
   a["charts"] = charts(run);
   a["job"] = job_view(s);
+  a["stand_in"] = stand_in_comparison(s, run.manifest);
   return a;
 }
 

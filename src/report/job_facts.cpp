@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "mmprof/run_dir.hpp"
 #include "report/json_access.hpp"
 
 namespace mmprof::report {
@@ -108,7 +109,64 @@ void hook_facts(const json& job, json& facts) {
   }
 }
 
+// Mean peak PSS of the DataLoader workers (MB).
+std::optional<double> worker_pss(const json& s) {
+  const json workers = value_at(s, "/memory/workers");
+  double sum = 0;
+  int n = 0;
+  for (const auto& w : workers.is_array() ? workers : json::array()) {
+    if (const auto v = number_at(w, "/pss_peak_mb")) {
+      sum += *v;
+      ++n;
+    }
+  }
+  return n > 0 ? std::optional(sum / n) : std::nullopt;
+}
+
+// What one sample costs to load: the job's __getitem__, or mmprof's read + decode + augment.
+std::optional<double> per_sample_ms(const json& s) {
+  if (const auto g = number_at(s, "/latency_ms/stages/getitem/mean")) return g;
+  double sum = 0;
+  bool any = false;
+  for (const char* stage : {"read", "decode", "augment"}) {
+    if (const auto v = number_at(s, fmt::format("/latency_ms/stages/{}/mean", stage))) {
+      sum += *v;
+      any = true;
+    }
+  }
+  return any ? std::optional(sum) : std::nullopt;
+}
+
 }  // namespace
+
+json stand_in_comparison(const json& summary, const json& manifest) {
+  const std::string job_dir = string_at(manifest, "/like/run", "");
+  if (job_dir.empty() || !RunDir::is_run(job_dir)) return nullptr;
+  json job;
+  try {
+    job = RunDir::open(job_dir).summary();
+  } catch (const std::exception&) {
+    return nullptr;  // the job's run is gone or damaged: nothing to compare with
+  }
+  json rows = json::array();
+  const auto row = [&](const char* name, std::optional<double> j, std::optional<double> s) {
+    rows.push_back({{"metric", name},
+                    {"job", or_null(j)},
+                    {"stand_in", or_null(s)},
+                    {"ratio", j && s && *j > 0 ? json(*s / *j) : json(nullptr)}});
+  };
+  row("stall_fraction", number_at(job, "/stall_fraction"), number_at(summary, "/stall_fraction"));
+  row("wait p50 ms", number_at(job, "/latency_ms/wait/p50"),
+      number_at(summary, "/latency_ms/wait/p50"));
+  row("step p50 ms", number_at(job, "/latency_ms/step/p50"),
+      number_at(summary, "/latency_ms/step/p50"));
+  row("per-sample load ms (job: __getitem__; stand-in: read + decode + augment)",
+      per_sample_ms(job), per_sample_ms(summary));
+  row("worker PSS peak MB (mean)", worker_pss(job), worker_pss(summary));
+  row("samples/s end to end", number_at(job, "/throughput/end_to_end/samples_per_s"),
+      number_at(summary, "/throughput/end_to_end/samples_per_s"));
+  return {{"job", job_dir}, {"rows", rows}};
+}
 
 void add_job_facts(const json& summary, json& facts) {
   if (!is_job(summary)) return;

@@ -80,6 +80,23 @@ void run_job(const json& run, std::vector<Section>& out, int level) {
   out.push_back(std::move(s));
 }
 
+// A stand-in (--like) beside the job it mimics.
+void run_stand_in(const json& run, std::vector<Section>& out, int level) {
+  const json& c = run["stand_in"];
+  if (!c.is_object()) return;
+  Section s{level, "Stand-in vs the job", {}};
+  s.blocks.push_back(
+      Paragraph{"mmprof's loader configured like the job in " + str(c["job"]) +
+                " (mmprof baseline --like). Ratios far from 1 mark what-if figures not to trust."});
+  Table t{{"figure", "job", "stand-in", "stand-in / job"}, {}};
+  for (const auto& r : c["rows"]) {
+    t.rows.push_back({str(r["metric"]), format_number(r["job"], 3), format_number(r["stand_in"], 3),
+                      format_number(r["ratio"], 2)});
+  }
+  s.blocks.push_back(t);
+  out.push_back(std::move(s));
+}
+
 void run_hypotheses(const json& run, std::vector<Section>& out, int level) {
   Section s{level, "Hypotheses (to confirm or refute with mmprof ab)", {}};
   if (run["hypotheses"].empty())
@@ -160,6 +177,7 @@ void run_sections(const json& run, const std::string& title, std::vector<Section
   out.push_back(std::move(s));
   run_facts(run, out, level + 1);
   run_job(run, out, level + 1);
+  run_stand_in(run, out, level + 1);
   run_hypotheses(run, out, level + 1);
   run_recommendations(run, out, level + 1);
   run_samples(run, out, level + 1);

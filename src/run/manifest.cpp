@@ -91,6 +91,7 @@ nlohmann::json build_manifest(const Config& config, const Dataset& dataset,
   manifest["data"] = dataset.summary();
   manifest["baseline_spec"] = baseline_spec(config, facts);
   manifest["loader"] = {{"pin_mode", facts.pin_mode}};
+  if (!options.like.is_null()) manifest["like"] = options.like;
   manifest["data_mix"] = nullptr;
   if (facts.end_of_run) {
     manifest["data_mix"] = env::data_mix(dataset, env::kMixSampleLimit, config.loader.seed);

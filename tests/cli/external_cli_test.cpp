@@ -324,5 +324,38 @@ TEST_F(ExternalCli, TraceOfAJobHasItsLoopAndItsWorkersOnTheirPids) {
   EXPECT_EQ(s["trace"]["events"], t["traceEvents"].size());
 }
 
+// The what-if bridge: mmprof's loader configured like the job (--like), and the report putting
+// the two side by side.
+TEST_F(ExternalCli, LikeConfiguresTheStandInFromTheJobAndTheReportComparesThem) {
+  ASSERT_EQ(baseline("--warmup-steps 2 --steps 8", "400 20 30 4 1 1").exit_code, 0);
+  const auto data = dir_.path() / "ds";
+  ASSERT_EQ(test::run_mmprof("gen --out " + test::shell_quote(data) + " --images 24 --videos 0")
+                .exit_code,
+            0);
+  const auto stand_in = dir_.path() / "stand-in";
+  const auto r = test::run_mmprof("baseline --like " + test::shell_quote(run()) + " --data " +
+                                  test::shell_quote(data / "files") +
+                                  " --set video.frames=2 --warmup-steps 2 --steps 5 --out " +
+                                  test::shell_quote(stand_in) + " --json");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const RunDir job_run = RunDir::open(run());
+  const json like = RunDir::open(stand_in).manifest()["like"];
+  std::set<std::string> sets(like["sets"].begin(), like["sets"].end());
+  EXPECT_TRUE(sets.count("loader.batch_size=4") && sets.count("loader.num_workers=1") &&
+              sets.count("loader.persistent_workers=true") && sets.count("step.kind=sleep"))
+      << like.dump();
+  const json cfg = RunDir::open(stand_in).manifest()["config"];
+  EXPECT_EQ(cfg["loader"]["batch_size"], 4);
+  EXPECT_NEAR(cfg["step"]["ms"].get<double>(),
+              job_run.summary()["latency_ms"]["compute"]["p50"].get<double>(), 0.01);
+  EXPECT_EQ(cfg["data"]["path"], (data / "files").string());  // --data wins over the job's
+  const auto report =
+      test::run_mmprof("report " + test::shell_quote(run()) + " " + test::shell_quote(stand_in) +
+                       " --out " + test::shell_quote(dir_.path() / "report"));
+  ASSERT_EQ(report.exit_code, 0) << report.output;
+  const std::string md = read_text(dir_.path() / "report" / "report.md");
+  EXPECT_NE(md.find("Stand-in vs the job"), std::string::npos) << md;
+}
+
 }  // namespace
 }  // namespace mmprof
