@@ -29,10 +29,19 @@ install: deps $(BUILD_RELEASE)/CMakeCache.txt
 	cmake --build $(BUILD_RELEASE) -j $(JOBS) --target mmprof_installed
 	cmake --install $(BUILD_RELEASE) --prefix $(PREFIX)
 
-# Runs `mmprof baseline` on the embedded default dataset (generated on first use into
-# ~/.cache/mmprof) with an emulated 60 ms training step, so all three phases are measured.
+# The main use on the embedded default dataset (generated on first use into ~/.cache/mmprof):
+# first the stand-in loader's baseline with an emulated 60 ms step (all three phases), then a
+# plain ImageFolder training script over the same images, run and observed by mmprof (its
+# DataLoader through the zero-code hook), and the report on it with its ab commands.
+DEMO := build/demo
+DEFAULT_DATA = $${XDG_CACHE_HOME:-$$HOME/.cache}/mmprof/default-v1
 demo: build
-	$(BUILD_RELEASE)/src/mmprof baseline --config configs/emulated-accelerator.yaml
+	$(BUILD_RELEASE)/src/mmprof baseline --config configs/emulated-accelerator.yaml --out $(DEMO)/stand-in
+	./scripts/demo-imagefolder "$(DEFAULT_DATA)" $(DEMO)/imagefolder
+	$(BUILD_RELEASE)/src/mmprof baseline --warmup-steps 5 --steps 40 --out $(DEMO)/job -- \
+	  /usr/bin/python3 examples/train_imagefolder.py $(DEMO)/imagefolder --epochs 20
+	$(BUILD_RELEASE)/src/mmprof report $(DEMO)/job --out $(DEMO)/report
+	@echo "report: $(DEMO)/report/report.md"
 
 $(BUILD_TEST)/CMakeCache.txt:
 	cmake -S . -B $(BUILD_TEST) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMMPROF_WERROR=ON

@@ -120,9 +120,17 @@ std::string format_summary(const json& s) {
                      s["errors"]["samples"].get<int64_t>());
   if (s.contains("epoch_boundary") && s["epoch_boundary"]["stall_ms"].is_number()) {
     const json& e = s["epoch_boundary"];
+    // mmprof's runs give the pipeline phase's steady wait; a job's block is its loop's own.
+    const json steady = e.contains("pipeline") ? e["pipeline"].value("steady_wait_ms", json())
+                                               : e.value("steady_wait_ms", json());
+    const json persistent = e.value("persistent_workers", json());
     out += fmt::format("epoch boundary: first batch waits {} ms (steady {} ms), {} workers\n",
-                       num(e["stall_ms"], "{:.2f}"), num(e["pipeline"]["steady_wait_ms"], "{:.2f}"),
-                       e["persistent_workers"].get<bool>() ? "persistent" : "non-persistent");
+                       num(e["stall_ms"], "{:.2f}"), num(steady, "{:.2f}"),
+                       persistent.is_boolean()
+                           ? (persistent.get<bool>() ? "persistent" : "non-persistent")
+                           : "unknown");
+    if (e.contains("verdict") && e["verdict"].is_string())
+      out += "  " + e["verdict"].get<std::string>() + "\n";
   }
   if (s.contains("reliability") && s["reliability"].contains("resume")) {
     const json& r = s["reliability"]["resume"];

@@ -54,8 +54,8 @@ StandIn stand_in_for(const RunDir& job) {
       return;
     }
     const json& v = c[arg];
-    out.sets.push_back(fmt::format("{}={}", key, v.is_boolean() ? (v.get<bool>() ? "true" : "false")
-                                                                : v.dump()));
+    out.sets.push_back(
+        fmt::format("{}={}", key, v.is_boolean() ? (v.get<bool>() ? "true" : "false") : v.dump()));
     out.why.push_back(fmt::format("{} = the job's DataLoader {}", key, arg));
   };
   take("batch_size", "loader.batch_size");

@@ -13,8 +13,8 @@
 namespace mmprof::external {
 
 struct StandIn {
-  std::vector<std::string> sets;  // --set assignments, in order
-  std::vector<std::string> why;   // one line per derived value: where it came from
+  std::vector<std::string> sets;     // --set assignments, in order
+  std::vector<std::string> why;      // one line per derived value: where it came from
   std::vector<std::string> unknown;  // what the job did not say (left at mmprof's defaults)
 };
 

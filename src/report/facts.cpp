@@ -127,13 +127,19 @@ json cross_checks(const RunData& run) {
   };
   add("stall_fraction vs steps.csv", number_at(run.summary, "/stall_fraction"),
       stall_from_steps(run.steps, "end_to_end"));
-  const std::pair<const char*, StageFigure> stages[] = {{"read", StageFigure::read},
-                                                        {"decode", StageFigure::decode},
-                                                        {"augment", StageFigure::augment}};
+  // The per-sample stages of the run's stage phase: mmprof's read/decode/augment, or a job's
+  // __getitem__.
+  const std::string phase = string_at(run.summary, "/latency_ms/stages_phase", "pipeline");
+  const std::vector<std::pair<const char*, StageFigure>> stages =
+      is_job(run.summary)
+          ? std::vector<std::pair<const char*, StageFigure>>{{"getitem", StageFigure::getitem}}
+          : std::vector<std::pair<const char*, StageFigure>>{{"read", StageFigure::read},
+                                                             {"decode", StageFigure::decode},
+                                                             {"augment", StageFigure::augment}};
   for (const auto& [stage, figure] : stages) {
     add(fmt::format("latency_ms.stages.{}.mean vs stages.csv", stage),
         number_at(run.summary, fmt::format("/latency_ms/stages/{}/mean", stage)),
-        stage_mean(run.stages, "pipeline", figure));
+        stage_mean(run.stages, phase, figure));
   }
   return checks;
 }
@@ -179,7 +185,8 @@ json analyze_run(const RunData& run) {
   add_job_facts(s, facts);
   a["facts"] = facts;
   a["cross_checks"] = cross_checks(run);
-  a["slowest_samples"] = slowest_samples(run.stages, "pipeline", 5);
+  a["slowest_samples"] =
+      slowest_samples(run.stages, string_at(s, "/latency_ms/stages_phase", "pipeline"), 5);
   json errors = json::array();
   for (size_t i = 0; i < run.errors.size() && i < 10; ++i)
     errors.push_back(run.errors[i]);

@@ -6,6 +6,8 @@
 #include <cmath>
 #include <vector>
 
+#include "config/config_keys.hpp"
+
 namespace mmprof::report {
 
 using nlohmann::json;
@@ -66,6 +68,17 @@ std::string value_text(const json& v) {
 }
 
 json run_config_value(const std::string& key, const json& manifest) {
+  // A user's job: its followed DataLoader's own value (mmprof's configuration does not apply).
+  if (string_at(manifest, "/source", "") == "external") {
+    const config::KeySpec* spec = config::find_key(key);
+    if (spec == nullptr || spec->dataloader.empty()) return nullptr;
+    const json loaders = value_at(manifest, "/job/dataloader/loaders");
+    for (const auto& l : loaders.is_array() ? loaders : json::array()) {
+      if (l.is_object() && l.value("followed", false))
+        return value_at(l, "/config/" + std::string(spec->dataloader));
+    }
+    return nullptr;
+  }
   if (key.rfind("data.", 0) == 0) {
     json resolved = value_at(manifest, "/data/" + key.substr(5));
     if (!resolved.is_null()) return resolved;

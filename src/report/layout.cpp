@@ -147,11 +147,20 @@ void run_recommendations(const json& run, std::vector<Section>& out, int level) 
 
 void run_samples(const json& run, std::vector<Section>& out, int level) {
   Section s{level, "Slowest samples, errors and cross-checks", {}};
-  Table slow{{"key", "modality", "worker", "read ms", "decode ms", "augment ms"}, {}};
+  // A job's samples have one time, its __getitem__; mmprof's loader times three stages.
+  const bool job = run["job"].is_object();
+  Table slow{job ? std::vector<std::string>{"index", "worker", "__getitem__ ms"}
+                 : std::vector<std::string>{"key", "modality", "worker", "read ms", "decode ms",
+                                            "augment ms"},
+             {}};
   for (const auto& x : run["slowest_samples"]) {
-    slow.rows.push_back({str(x["key"]), str(x["modality"]), str(x["worker"]),
-                         format_number(x["read_ms"], 2), format_number(x["decode_ms"], 2),
-                         format_number(x["augment_ms"], 2)});
+    if (job) {
+      slow.rows.push_back({str(x["key"]), str(x["worker"]), format_number(x["getitem_ms"], 2)});
+    } else {
+      slow.rows.push_back({str(x["key"]), str(x["modality"]), str(x["worker"]),
+                           format_number(x["read_ms"], 2), format_number(x["decode_ms"], 2),
+                           format_number(x["augment_ms"], 2)});
+    }
   }
   s.blocks.push_back(slow);
   if (!run["errors"].empty()) {

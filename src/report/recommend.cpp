@@ -48,7 +48,13 @@ std::string irrelevance(const json& change, const json& analysis) {
     return fmt::format("addresses {} runs; this run is {}", a["classification"].dump(),
                        value_text(primary));
   }
-  const json stage = value_at(analysis, "/stages/limit");
+  json stage = value_at(analysis, "/stages/limit");
+  // A job's __getitem__ is its read, decode and transforms together: a change for any of them
+  // addresses it.
+  if (stage == "getitem" && a.contains("stages")) {
+    for (const char* part : {"read", "decode", "augment"})
+      if (contains(a["stages"], part)) stage = part;
+  }
   const json resource = value_at(analysis, "/resources/limit");
   const bool any_target = a.contains("stages") || a.contains("resources");
   if (any_target && !contains(a.value("stages", json()), stage) &&
@@ -145,6 +151,10 @@ json evaluate_knowledge_base(const json& kb, const json& analysis, const json& m
         reason = fmt::format(
             "{} is a setting of mmprof's own loader: the job's DataLoader has no such argument",
             value_text(change["factor"]));
+      } else if (run_config_value(change["factor"].get<std::string>(), manifest).is_null()) {
+        reason = fmt::format("the job's torch {} has no DataLoader argument {}",
+                             string_at(manifest, "/job/dataloader/versions/torch", "?"),
+                             key->dataloader);
       }
     }
     if (!reason.empty()) {

@@ -33,6 +33,8 @@ std::optional<double> stage_value(const StageRow& r, StageFigure f) {
       return r.decode_ms;
     case StageFigure::augment:
       return r.augment_ms;
+    case StageFigure::getitem:
+      return r.getitem_ms;
   }
   return std::nullopt;
 }

@@ -32,7 +32,7 @@ nlohmann::json slowest_samples(const std::vector<StageRow>& stages, const std::s
                                size_t n);
 
 // Which per-sample stage a mean is taken of.
-enum class StageFigure { read, decode, augment };
+enum class StageFigure { read, decode, augment, getitem };
 // Mean of `figure` over the samples of `phase` that measured it (nullopt without any): the
 // cross-check of the summary's per-stage means.
 std::optional<double> stage_mean(const std::vector<StageRow>& stages, const std::string& phase,
