@@ -149,6 +149,25 @@ std::vector<GuardrailCheck> check_guardrails(const Pairs& p, const Pairs& aa, co
   return out;
 }
 
+// make_design puts the base first and its A/A copy second.
+constexpr size_t kCalibrationArm = 1;
+
+// The batches `arm` delivered against the base's, round by round.
+DigestComparison digests_against_base(const ExperimentDesign& d, size_t arm,
+                                      const TrialIndex& idx) {
+  DigestComparison total;
+  for (int r = 0; r < d.spec.rounds; ++r) {
+    const auto b = idx.find({r, 0}), t = idx.find({r, arm});
+    if (b == idx.end() || t == idx.end()) continue;
+    const DigestComparison one = compare_digests(b->second->digests, t->second->digests);
+    if (total.mismatched == 0 && one.mismatched > 0)
+      total.first_mismatch = fmt::format("round {} {}", r, one.first_mismatch);
+    total.compared += one.compared;
+    total.mismatched += one.mismatched;
+  }
+  return total;
+}
+
 CorrectnessCheck check_content(const ExperimentDesign& d, size_t arm, const TrialIndex& idx,
                                const std::map<size_t, double>& psnr) {
   CorrectnessCheck c;
@@ -167,16 +186,18 @@ CorrectnessCheck check_content(const ExperimentDesign& d, size_t arm, const Tria
     return c;
   }
   c.kind = "digest";
-  DigestComparison total;
-  for (int r = 0; r < d.spec.rounds; ++r) {
-    const auto b = idx.find({r, 0}), t = idx.find({r, arm});
-    if (b == idx.end() || t == idx.end()) continue;
-    const DigestComparison one = compare_digests(b->second->digests, t->second->digests);
-    if (total.mismatched == 0 && one.mismatched > 0)
-      total.first_mismatch = fmt::format("round {} {}", r, one.first_mismatch);
-    total.compared += one.compared;
-    total.mismatched += one.mismatched;
+  // The A/A copy is the base run again: if its batches already differ, the run is not
+  // reproducible (a job's unseeded shuffle or augmentation), and no arm can be held to the base's.
+  const DigestComparison repeat = digests_against_base(d, kCalibrationArm, idx);
+  if (repeat.mismatched > 0) {
+    c.detail = fmt::format(
+        "not checked: the base's own repeat (A/A) delivered other batches ({} of {} differ, "
+        "first: {}), so the batches are not reproducible (an unseeded shuffle or augmentation); "
+        "seed them to check content",
+        repeat.mismatched, repeat.compared, repeat.first_mismatch);
+    return c;
   }
+  const DigestComparison total = digests_against_base(d, arm, idx);
   if (total.compared == 0) return c;
   c.ok = total.mismatched == 0;
   c.detail = c.ok.value() ? fmt::format("{} batches identical to the base's", total.compared)
