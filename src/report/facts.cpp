@@ -192,8 +192,10 @@ json analyze_run(const RunData& run) {
     errors.push_back(run.errors[i]);
   a["errors"] = errors;
   a["charts"] = charts(run);
-  a["job"] = job_view(s);
-  a["stand_in"] = stand_in_comparison(s, run.manifest);
+  // Only runs of a user's job, and stand-ins of one, have these: other reports keep their keys.
+  if (json job = job_view(s); !job.is_null()) a["job"] = std::move(job);
+  if (json cmp = stand_in_comparison(s, run.manifest); !cmp.is_null())
+    a["stand_in"] = std::move(cmp);
   return a;
 }
 

@@ -59,8 +59,8 @@ void run_facts(const json& run, std::vector<Section>& out, int level) {
 
 // A user's own job: what ran and how it ended, and its ranks side by side.
 void run_job(const json& run, std::vector<Section>& out, int level) {
+  if (!run.contains("job") || !run["job"].is_object()) return;
   const json& j = run["job"];
-  if (!j.is_object()) return;
   Section s{level, "The job", {}};
   s.blocks.push_back(CodeLines{{str(j["command"])}});
   s.blocks.push_back(
@@ -82,8 +82,8 @@ void run_job(const json& run, std::vector<Section>& out, int level) {
 
 // A stand-in (--like) beside the job it mimics.
 void run_stand_in(const json& run, std::vector<Section>& out, int level) {
+  if (!run.contains("stand_in") || !run["stand_in"].is_object()) return;
   const json& c = run["stand_in"];
-  if (!c.is_object()) return;
   Section s{level, "Stand-in vs the job", {}};
   s.blocks.push_back(
       Paragraph{"mmprof's loader configured like the job in " + str(c["job"]) +
@@ -148,7 +148,7 @@ void run_recommendations(const json& run, std::vector<Section>& out, int level) 
 void run_samples(const json& run, std::vector<Section>& out, int level) {
   Section s{level, "Slowest samples, errors and cross-checks", {}};
   // A job's samples have one time, its __getitem__; mmprof's loader times three stages.
-  const bool job = run["job"].is_object();
+  const bool job = run.contains("job") && run["job"].is_object();
   Table slow{job ? std::vector<std::string>{"index", "worker", "__getitem__ ms"}
                  : std::vector<std::string>{"key", "modality", "worker", "read ms", "decode ms",
                                             "augment ms"},
