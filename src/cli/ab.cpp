@@ -55,9 +55,10 @@ void check_factors(const ExperimentDesign& d, const nlohmann::json& base_tree) {
 // The configuration sets of an arm (a job's env and placeholder factors are not configuration).
 std::vector<std::string> config_sets(const ExperimentDesign& d, const Arm& arm) {
   std::vector<std::string> out;
-  for (const auto& s : arm.overrides)
+  for (const auto& s : arm.overrides) {
     if (factor_route(s.substr(0, s.find('=')), d.spec.command) == FactorRoute::config)
       out.push_back(s);
+  }
   return out;
 }
 

@@ -28,8 +28,9 @@ void SwsResizer::resize(const uint8_t* src, int src_stride, const CropRect& crop
     throw std::runtime_error(
         fmt::format("swscale cannot resize a {}x{} crop to {}x{}", crop.w, crop.h, dst_w, dst_h));
   }
-  const uint8_t* planes[4] = {src + static_cast<size_t>(crop.y) * src_stride + crop.x * 3, nullptr,
-                              nullptr, nullptr};
+  const uint8_t* planes[4] = {
+      src + static_cast<size_t>(crop.y) * src_stride + static_cast<size_t>(crop.x) * 3, nullptr,
+      nullptr, nullptr};
   const int strides[4] = {src_stride, 0, 0, 0};
   if (!detail::sws_to_rgb24(impl_->sws.get(), planes, strides, crop.h, dst, dst_w, dst_h,
                             impl_->scratch)) {

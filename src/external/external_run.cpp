@@ -102,7 +102,7 @@ class ExternalRun {
     sampler_.set_phase("done");
     sampler_.stop();
     progress_.finish();
-    const json summary = finish();
+    json summary = finish();
     write_manifest(true);
     if (status_ == "interrupted") {
       throw Error(ExitCode::interrupted,
@@ -243,10 +243,8 @@ class ExternalRun {
     if (stop_ == Stop::interrupt) {
       status_ = "interrupted";
       message_ = "interrupted (Ctrl-C or SIGTERM forwarded to the job)";
-    } else if (stop_ == Stop::hook_steps || stop_ == Stop::duration) {
-      status_ = "complete";
-    } else if (exit_.exit_code == 0) {
-      status_ = "complete";
+    } else if (stop_ == Stop::hook_steps || stop_ == Stop::duration || exit_.exit_code == 0) {
+      status_ = "complete";  // stopped by mmprof as asked, or ended by itself
     } else {
       status_ = "failed";
       message_ = fmt::format("the job ({}) ended with {} before mmprof stopped it",

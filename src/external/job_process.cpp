@@ -52,7 +52,7 @@ std::vector<std::string> job_environment(
   std::vector<std::string> out;
   out.reserve(vars.size());
   for (const auto& [k, v] : vars)
-    out.push_back(k + "=" + v);
+    out.push_back(std::string(k).append("=").append(v));
   return out;
 }
 
@@ -86,7 +86,8 @@ std::string resolve_command(const std::string& name) {
   for (size_t start = 0; start <= dirs.size();) {
     const size_t colon = dirs.find(':', start);
     const std::string dir = dirs.substr(start, colon == std::string::npos ? colon : colon - start);
-    const std::string candidate = (dir.empty() ? std::string(".") : dir) + "/" + name;
+    std::string candidate = dir.empty() ? std::string(".") : dir;
+    candidate.append("/").append(name);
     if (is_executable_file(candidate)) return candidate;
     if (colon == std::string::npos) break;
     start = colon + 1;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstddef>
 
 namespace mmprof::gen {
 namespace {
@@ -124,7 +125,7 @@ void upsample(const uint8_t* low, int lw, int width, int height, std::vector<int
     uint8_t* o = out + static_cast<size_t>(y) * width * 3;
     for (int x = 0; x < width; ++x) {
       const int lx = x >> kShift, fx = x & (f - 1);
-      const int32_t* r = row.data() + lx * 3;
+      const int32_t* r = row.data() + static_cast<std::ptrdiff_t>(lx) * 3;
       for (int k = 0; k < 3; ++k) {
         o[x * 3 + k] =
             static_cast<uint8_t>((r[k] * (f - fx) + r[k + 3] * fx + f * f / 2) >> (2 * kShift));

@@ -34,7 +34,8 @@ void install_fork_guard() {
 
 }  // namespace
 
-ResourceSampler::ResourceSampler(const procfs::ProcFs& fs, Clock& clock, Options options, Sink sink)
+ResourceSampler::ResourceSampler(const procfs::ProcFs& fs, Clock& clock, const Options& options,
+                                 Sink sink)
     : fs_(fs),
       clock_(clock),
       options_{options.interval_ms, options.root_pid != 0 ? options.root_pid : ::getpid(),

@@ -42,7 +42,7 @@ class ResourceSampler {
 
   // `fs` and `clock` must outlive the sampler. `sink` is called with the sampler's lock held,
   // so rows from the thread and from sample_now() never interleave.
-  ResourceSampler(const procfs::ProcFs& fs, Clock& clock, Options options, Sink sink);
+  ResourceSampler(const procfs::ProcFs& fs, Clock& clock, const Options& options, Sink sink);
   ~ResourceSampler() noexcept;
   ResourceSampler(const ResourceSampler&) = delete;
   ResourceSampler& operator=(const ResourceSampler&) = delete;

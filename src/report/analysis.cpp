@@ -94,6 +94,21 @@ json prediction(const json& s) {
   return p;
 }
 
+// Each stage's share of the per-batch time and the largest one (the limit).
+json attribution(const json& per_batch, std::optional<double> period_ms, const std::string& basis) {
+  double total = 0;
+  for (const auto& [stage, ms] : per_batch.items())
+    total += ms.is_number() ? ms.get<double>() : 0.0;
+  json shares = json::object();
+  for (const auto& [stage, ms] : per_batch.items())
+    shares[stage] = ms.is_number() && total > 0 ? json(ms.get<double>() / total) : json(nullptr);
+  return {{"per_batch_ms", per_batch},
+          {"shares", shares},
+          {"limit", total > 0 ? json(largest(per_batch)) : json(nullptr)},
+          {"batch_period_ms", or_null(period_ms)},
+          {"basis", basis}};
+}
+
 // A user's job: the stages its hook times. __getitem__ (the user's read, decode and transforms
 // together) per sample, in the workers; collate per batch in the workers; pin in main. The batch
 // size and workers are those of the job's followed DataLoader, not mmprof's configuration.
@@ -107,20 +122,10 @@ json attribute_job_stages(const json& s) {
   const auto collate = number_at(s, "/latency_ms/stages/collate/mean");
   per_batch["collate"] = collate ? json(*collate / workers) : json(nullptr);
   per_batch["pin"] = or_null(number_at(s, "/latency_ms/stages/pin/mean"));
-  double total = 0;
-  for (const auto& [stage, ms] : per_batch.items())
-    total += ms.is_number() ? ms.get<double>() : 0.0;
-  json shares = json::object();
-  for (const auto& [stage, ms] : per_batch.items())
-    shares[stage] = ms.is_number() && total > 0 ? json(ms.get<double>() / total) : json(nullptr);
-  const auto step = number_at(s, "/latency_ms/step/mean");
-  return {{"per_batch_ms", per_batch},
-          {"shares", shares},
-          {"limit", total > 0 ? json(largest(per_batch)) : json(nullptr)},
-          {"batch_period_ms", or_null(step)},
-          {"basis", fmt::format("the job's own DataLoader (end-to-end phase): __getitem__ mean x "
-                                "batch_size {} / {} workers; collate / workers; pin in main",
-                                batch, workers)}};
+  return attribution(per_batch, number_at(s, "/latency_ms/step/mean"),
+                     fmt::format("the job's own DataLoader (end-to-end phase): __getitem__ mean x "
+                                 "batch_size {} / {} workers; collate / workers; pin in main",
+                                 batch, workers));
 }
 
 json attribute_stages(const json& s, const json& manifest) {
@@ -152,21 +157,12 @@ json attribute_stages(const json& s, const json& manifest) {
   per_batch["ipc"] = batches_per_s && *batches_per_s > 0
                          ? json(std::max(0.0, 1000.0 / *batches_per_s - explained))
                          : json(nullptr);
-  double total = 0;
-  for (const auto& [stage, ms] : per_batch.items())
-    total += ms.is_number() ? ms.get<double>() : 0.0;
-  json shares = json::object();
-  for (const auto& [stage, ms] : per_batch.items())
-    shares[stage] = ms.is_number() && total > 0 ? json(ms.get<double>() / total) : json(nullptr);
-  json out = {{"per_batch_ms", per_batch},
-              {"shares", shares},
-              {"limit", total > 0 ? json(largest(per_batch)) : json(nullptr)},
-              {"batch_period_ms", batches_per_s ? json(1000.0 / *batches_per_s) : json(nullptr)}};
-  out["basis"] = fmt::format(
-      "pipeline phase; per-sample means x batch_size {} / {} workers; collate / workers; pin and "
-      "h2d serial in main; ipc = measured batch period minus the stages",
-      batch, workers);
-  return out;
+  return attribution(
+      per_batch, batches_per_s ? std::optional(1000.0 / *batches_per_s) : std::nullopt,
+      fmt::format("pipeline phase; per-sample means x batch_size {} / {} workers; collate / "
+                  "workers; pin and h2d serial in main; ipc = measured batch period minus the "
+                  "stages",
+                  batch, workers));
 }
 
 namespace {

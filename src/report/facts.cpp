@@ -14,11 +14,6 @@ namespace {
 
 using nlohmann::json;
 
-json fact(const std::string& id, const std::string& text, const std::string& metric,
-          const json& value, const std::string& unit) {
-  return {{"id", id}, {"text", text}, {"metric", metric}, {"value", value}, {"unit", unit}};
-}
-
 void throughput_facts(const json& s, const json& prediction, json& facts) {
   for (const char* phase : {"compute", "pipeline", "end_to_end"}) {
     const auto v = number_at(s, fmt::format("/throughput/{}/samples_per_s", phase));

@@ -12,11 +12,6 @@ namespace {
 
 using nlohmann::json;
 
-json fact(const std::string& id, const std::string& text, const std::string& metric,
-          const json& value, const std::string& unit) {
-  return {{"id", id}, {"text", text}, {"metric", metric}, {"value", value}, {"unit", unit}};
-}
-
 std::string rank_name(const json& r) {
   return r.is_object() && r.contains("rank") && r["rank"].is_number()
              ? fmt::format("rank {}", r["rank"].get<int>())

@@ -104,4 +104,9 @@ json followed_loader_config(const json& summary) {
   return nullptr;
 }
 
+json fact(const std::string& id, const std::string& text, const std::string& metric,
+          const json& value, const std::string& unit) {
+  return {{"id", id}, {"text", text}, {"metric", metric}, {"value", value}, {"unit", unit}};
+}
+
 }  // namespace mmprof::report

@@ -28,4 +28,8 @@ bool is_job(const nlohmann::json& summary);
 // The configuration of the job's followed DataLoader (summary job.dataloader); null when none.
 nlohmann::json followed_loader_config(const nlohmann::json& summary);
 
+// An observed fact of a run: {id, text, metric, value, unit}.
+nlohmann::json fact(const std::string& id, const std::string& text, const std::string& metric,
+                    const nlohmann::json& value, const std::string& unit);
+
 }  // namespace mmprof::report

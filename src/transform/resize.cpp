@@ -88,15 +88,15 @@ void horizontal_row(const uint8_t* src, int out_w, const int32_t* first, const i
                     int n_runtime, uint8_t* dst) {
   const int n = N > 0 ? N : n_runtime;
   for (int x = 0; x < out_w; ++x) {
-    const uint8_t* p = src + first[x] * 3;
+    const uint8_t* p = src + static_cast<ptrdiff_t>(first[x]) * 3;
     const int16_t* w = weights + static_cast<ptrdiff_t>(x) * n;
     int32_t r = kHalf, g = kHalf, b = kHalf;
     for (int k = 0; k < n; ++k) {
-      r += p[3 * k] * w[k];
+      r += p[3 * static_cast<ptrdiff_t>(k)] * w[k];
       g += p[3 * k + 1] * w[k];
       b += p[3 * k + 2] * w[k];
     }
-    dst[3 * x] = narrow(r);
+    dst[3 * static_cast<ptrdiff_t>(x)] = narrow(r);
     dst[3 * x + 1] = narrow(g);
     dst[3 * x + 2] = narrow(b);
   }
@@ -154,7 +154,8 @@ void Resizer::resize(const uint8_t* src, int src_stride, const CropRect& crop, u
   if (crop.w <= 0 || crop.h <= 0 || dst_w <= 0 || dst_h <= 0 || crop.x < 0 || crop.y < 0) {
     throw std::invalid_argument("Resizer::resize: empty or negative rectangle");
   }
-  const uint8_t* base = src + static_cast<ptrdiff_t>(crop.y) * src_stride + crop.x * 3;
+  const uint8_t* base =
+      src + static_cast<ptrdiff_t>(crop.y) * src_stride + static_cast<ptrdiff_t>(crop.x) * 3;
   const int dst_stride = dst_w * 3;
   // As PIL, a pass whose size does not change is skipped: an identity resize is a copy.
   const bool do_h = crop.w != dst_w, do_v = crop.h != dst_h;
