@@ -18,17 +18,38 @@ std::string rank_name(const json& r) {
              : fmt::format("pid {}", r.value("pid", 0));
 }
 
-void rank_facts(const json& cmp, json& facts) {
+// What the rank's loader spends, to name where its time goes: "__getitem__ p50 30.3 ms, a
+// worker's batch (fetch) p50 121.7 ms, its loop's wait p50 120.1 ms".
+std::string rank_stages(const json& ranks, const json& which) {
+  for (const auto& r : ranks.is_array() ? ranks : json::array()) {
+    if (r.value("pid", -1) != which.value("pid", -2)) continue;
+    std::string out;
+    const auto add = [&](const char* what, const char* pointer) {
+      if (const auto v = number_at(r, pointer))
+        out += fmt::format("{}{} p50 {:.1f} ms", out.empty() ? "" : ", ", what, *v);
+    };
+    add("__getitem__", "/latency_ms/stages/getitem/p50");
+    add("a worker's batch (fetch)", "/latency_ms/stages/fetch/p50");
+    add("its loop's wait", "/latency_ms/wait/p50");
+    return out;
+  }
+  return "";
+}
+
+void rank_facts(const json& job, json& facts) {
+  const json cmp = value_at(job, "/rank_comparison");
   const json ranks = value_at(cmp, "/ranks");
   if (!ranks.is_array() || ranks.size() < 2) return;
   const json slowest = value_at(cmp, "/slowest_rank");
   const auto total = number_at(cmp, "/slowest_step_ms_total");
   if (slowest.is_object() && total) {
+    const std::string stages = rank_stages(value_at(job, "/ranks"), slowest);
     facts.push_back(
         fact("rank.slowest",
-             fmt::format("{} is the slowest: {:.0f} ms of step time over the {} steps "
-                         "every rank measured",
-                         rank_name(slowest), *total, number_at(cmp, "/common_steps").value_or(0)),
+             fmt::format("{} is the slowest: {:.0f} ms of step time over the {} steps every rank "
+                         "measured{}",
+                         rank_name(slowest), *total, number_at(cmp, "/common_steps").value_or(0),
+                         stages.empty() ? "" : " (" + stages + ")"),
              "job.rank_comparison.slowest_step_ms_total", *total, "ms"));
   }
   const json waiting = value_at(cmp, "/most_waiting_rank");
@@ -166,7 +187,7 @@ json stand_in_comparison(const json& summary, const json& manifest) {
 void add_job_facts(const json& summary, json& facts) {
   if (!is_job(summary)) return;
   const json& job = summary["job"];
-  rank_facts(value_at(job, "/rank_comparison"), facts);
+  rank_facts(job, facts);
   worker_facts(value_at(job, "/ranks"), facts);
   cow_facts(value_at(job, "/cow"), facts);
   hook_facts(job, facts);
