@@ -317,8 +317,8 @@ def _make_next(orig_next):
             if S.active:
                 try:
                     t1 = now_ns()
-                    emit('{"t":"epoch_end","loader":%d,"epoch":%d,"ns":%d,"batches":%d}'
-                         % (ls.lid, ep.epoch, t1, ep.i), t1)
+                    emit('{"t":"epoch_end","loader":%d,"epoch":%d,"ns":%d,"call_ns":%d,"batches":%d}'
+                         % (ls.lid, ep.epoch, t1, t0, ep.i), t1)
                 except Exception as exc:
                     fail("epoch_end", exc)
             raise
