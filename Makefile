@@ -85,7 +85,7 @@ fuzz: deps $(BUILD_FUZZ)/CMakeCache.txt
 asan: export ASAN_OPTIONS := handle_segv=0:detect_leaks=1:strict_string_checks=1:detect_stack_use_after_return=1
 asan: export UBSAN_OPTIONS := halt_on_error=1:print_stacktrace=1
 tsan: export TSAN_OPTIONS := handle_segv=0:halt_on_error=1:second_deadlock_stack=1
-TSAN_UNIT := TraceArena.*:TracerTest.*:ResourceSamplerTest.*:GenDataset.*:PhaseMetricsTest.*
+TSAN_UNIT := TraceArena.*:RunDirTest.TheSamplerThreadAndTheRunThreadWriteAtOnce:TracerTest.*:ResourceSamplerTest.*:GenDataset.*:PhaseMetricsTest.*
 # Left out: a stuck worker *thread* is abandoned still referring to the loader's state, which the
 # test then frees (docs/reliability.md, "Sanitizers").
 TSAN_INTEGRATION := Loader.*:Pools/*:SpeedLevers.*:WorkerFaults.*-WorkerFaults.AHungWorkerThreadFailsTheRunInsteadOfHangingIt

@@ -12,9 +12,14 @@
 namespace mmprof::rundir {
 namespace {
 
+struct Records {
+  std::vector<std::vector<std::string>> rows;
+  bool last_unterminated = false;  // the text ends inside a record: a write cut short
+};
+
 // Splits RFC 4180 records: quoted fields may hold commas, doubled quotes and newlines.
-std::vector<std::vector<std::string>> parse_records(std::string_view text) {
-  std::vector<std::vector<std::string>> records;
+Records parse_records(std::string_view text) {
+  Records out;
   std::vector<std::string> fields(1);
   bool quoted = false;
   bool any = false;
@@ -35,26 +40,36 @@ std::vector<std::vector<std::string>> parse_records(std::string_view text) {
     } else if (c == ',') {
       fields.emplace_back();
     } else if (c == '\n') {
-      records.push_back(std::move(fields));
+      out.rows.push_back(std::move(fields));
       fields.assign(1, std::string());
       any = false;
     } else if (c != '\r') {
       fields.back() += c;
     }
   }
-  if (any) records.push_back(std::move(fields));
-  return records;
+  if (any) {
+    out.rows.push_back(std::move(fields));
+    out.last_unterminated = true;
+  }
+  return out;
 }
 
 }  // namespace
 
 CsvTable::CsvTable(std::string_view text, std::string name) : name_(std::move(name)) {
-  auto records = parse_records(text);
-  if (records.empty()) throw InputError(fmt::format("{} is empty (no header row)", name_));
-  header_ = std::move(records.front());
-  for (size_t i = 1; i < records.size(); ++i) {
-    // A run interrupted mid-write can leave a short last line: keep only complete rows.
-    if (records[i].size() == header_.size()) rows_.push_back(std::move(records[i]));
+  Records records = parse_records(text);
+  if (records.rows.empty()) throw InputError(fmt::format("{} is empty (no header row)", name_));
+  header_ = std::move(records.rows.front());
+  for (size_t i = 1; i < records.rows.size(); ++i) {
+    std::vector<std::string>& row = records.rows[i];
+    if (row.size() == header_.size()) {
+      rows_.push_back(std::move(row));
+      continue;
+    }
+    // A run interrupted mid-write leaves its last line unfinished: only that one is left out.
+    if (i + 1 == records.rows.size() && records.last_unterminated) break;
+    throw InputError(fmt::format("{} row {} has {} fields where the header has {}", name_, i + 1,
+                                 row.size(), header_.size()));
   }
 }
 

@@ -61,13 +61,13 @@ void RunWriter::digest(const DigestRow& row) {
 }
 
 void RunWriter::resources(const Snapshot& snapshot) {
-  row_.clear();
+  sampler_row_.clear();
   for (const ResourceRow& r : resource_rows(snapshot))
-    append_csv_row(resources_schema(), r, row_);
-  resources_.write(row_);
-  row_.clear();
-  append_csv_row(host_schema(), host_row(snapshot), row_);
-  host_.write(row_);
+    append_csv_row(resources_schema(), r, sampler_row_);
+  resources_.write(sampler_row_);
+  sampler_row_.clear();
+  append_csv_row(host_schema(), host_row(snapshot), sampler_row_);
+  host_.write(sampler_row_);
 }
 
 void RunWriter::manifest(const nlohmann::json& manifest) const {

@@ -31,7 +31,9 @@ class RunWriter {
   void stages(const std::vector<StageRow>& rows);  // one write for a batch's samples
   void error(const nlohmann::json& line);
   void digest(const DigestRow& row);
-  void resources(const Snapshot& snapshot);  // its resources.csv rows and host.csv row
+  // Its resources.csv rows and host.csv row. The sampler's thread calls this while the run's
+  // thread calls the writers above, so it formats into a buffer of its own.
+  void resources(const Snapshot& snapshot);
 
   void manifest(const nlohmann::json& manifest) const;
   // Writes summary.json from its parts; returns what it wrote.
@@ -42,7 +44,8 @@ class RunWriter {
   std::filesystem::path dir_;
   const Schema<StageRow>* stages_schema_;  // with or without getitem_ms
   AppendFile steps_, stages_, errors_, digests_, resources_, host_;
-  std::string row_;  // reused between writes of the streamed files
+  std::string row_;          // reused between the run thread's writes
+  std::string sampler_row_;  // reused between resources() calls
 };
 
 }  // namespace mmprof::rundir

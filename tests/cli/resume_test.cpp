@@ -226,6 +226,7 @@ TEST_F(ResumeCli, EpochBoundaryStallMatchesStepsCsvWithAndWithoutPersistentWorke
       }
     }
     ASSERT_EQ(boundaries, 6);  // batches 9, 18, ..., 54
+    ASSERT_EQ(others.size(), 54u);
     const json& p = e["pipeline"];
     EXPECT_EQ(p["boundaries"], boundaries);
     EXPECT_NEAR(p["stall_ms"].get<double>(), sum / boundaries, 1e-3);  // steps.csv: 4 decimals

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <thread>
 
 #include "mmprof/error.hpp"
 #include "rundir/run_writer.hpp"
@@ -85,7 +86,42 @@ TEST_F(RunDirTest, WhatTheWriterWritesTheReaderReadsBack) {
   EXPECT_FALSE(r.steady().has_value());
 }
 
-TEST_F(RunDirTest, ACutShortLastRowIsLeftOutAndABadCellNamesRowAndColumn) {
+// The resource sampler's thread writes resources.csv and host.csv while the run's thread writes
+// steps.csv: every row of both arrives whole (a shared format buffer once garbled steps rows,
+// which the reader then left out).
+TEST_F(RunDirTest, TheSamplerThreadAndTheRunThreadWriteAtOnce) {
+  constexpr int kRows = 2000;
+  {
+    rundir::RunWriter w(run());
+    write_manifest(w);
+    std::thread sampler([&] {
+      Snapshot s;
+      s.phase = "pipeline";
+      s.processes.push_back({});
+      s.processes[0].pid = 42;
+      s.processes[0].role = "main";
+      s.processes[0].comm = "mmprof";
+      for (int i = 0; i < kRows; ++i) {
+        s.t_ns = i;
+        w.resources(s);
+      }
+    });
+    for (int i = 0; i < kRows; ++i)
+      w.step({i, "pipeline", i, 0.25 * i, std::nullopt, 0, 1.5, 2, 64});
+    sampler.join();
+  }
+  const RunDir r = RunDir::open(run());
+  const auto steps = r.steps();
+  ASSERT_EQ(steps.size(), static_cast<size_t>(kRows));
+  for (int i = 0; i < kRows; ++i) {
+    ASSERT_EQ(steps[i].step, i);
+    ASSERT_DOUBLE_EQ(steps[i].wait_ms, 0.25 * i);
+  }
+  ASSERT_TRUE(r.resources().has_value());
+  EXPECT_EQ(r.resources()->size(), static_cast<size_t>(kRows));
+}
+
+TEST_F(RunDirTest, ACutShortLastRowIsLeftOutAndABadRowOrCellIsNamed) {
   {
     rundir::RunWriter w(run());
     write_manifest(w);
@@ -96,6 +132,13 @@ TEST_F(RunDirTest, ACutShortLastRowIsLeftOutAndABadCellNamesRowAndColumn) {
   std::ofstream(run() / run_file::steps, std::ios::app) << ",,0,x,8,10\n";
   const std::string e = error_of([&] { RunDir::open(run()).steps(); });
   EXPECT_NE(e.find("steps.csv row 3 column 'step_ms': 'x'"), std::string::npos) << e;
+  // A finished row of the wrong width is damage, not an interrupted write: refused, not skipped.
+  std::ofstream(run() / run_file::steps, std::ios::trunc)
+      << "step,phase,t_start_ns,wait_ms,h2d_ms,compute_ms,step_ms,samples,bytes\n"
+      << "0,pipeline,1,1,,0,2,8,10\n0,pip2,8,10\n";
+  const std::string garbled = error_of([&] { RunDir::open(run()).steps(); });
+  EXPECT_NE(garbled.find("steps.csv row 3 has 4 fields where the header has 9"), std::string::npos)
+      << garbled;
 }
 
 TEST_F(RunDirTest, AMissingContractColumnIsRefusedAnAddedOneIsOptional) {
