@@ -170,7 +170,7 @@ std::vector<std::string> substitute_command(const std::vector<std::string>& comm
   for (const auto& o : overrides) {
     const auto eq = o.find('=');
     if (eq == std::string::npos) continue;
-    const std::string placeholder = "{" + o.substr(0, eq) + "}";
+    const std::string placeholder = fmt::format("{{{}}}", o.substr(0, eq));
     const std::string value = o.substr(eq + 1);
     for (auto& word : out) {
       for (size_t at = word.find(placeholder); at != std::string::npos;

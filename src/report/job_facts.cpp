@@ -1,8 +1,10 @@
 #include "report/job_facts.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <string>
+#include <vector>
 
 #include "mmprof/run_dir.hpp"
 #include "report/json_access.hpp"
@@ -196,10 +198,10 @@ void add_job_facts(const json& summary, json& facts) {
 json job_view(const json& summary) {
   if (!is_job(summary)) return nullptr;
   const json& job = summary["job"];
-  std::string command;
+  std::vector<std::string> command;
   const json words = value_at(job, "/command");
   for (const auto& w : words.is_array() ? words : json::array())
-    command += (command.empty() ? "" : " ") + value_text(w);
+    command.push_back(value_text(w));
   json ranks = json::array();
   const json slowest = value_at(job, "/rank_comparison/slowest_rank");
   const json rows = value_at(job, "/rank_comparison/ranks");
@@ -208,7 +210,7 @@ json job_view(const json& summary) {
     row["slowest"] = slowest.is_object() && slowest.value("pid", -1) == r.value("pid", -2);
     ranks.push_back(row);
   }
-  return {{"command", command},
+  return {{"command", fmt::format("{}", fmt::join(command, " "))},
           {"exit", value_at(job, "/exit")},
           {"stopped_by", value_at(job, "/stopped_by")},
           {"hook", value_at(job, "/hook/status")},

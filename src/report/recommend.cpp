@@ -1,6 +1,7 @@
 // evaluate_knowledge_base and ab_command: which changes of the knowledge base fit this run, and
 // the experiment that would confirm or refute each.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -89,6 +90,10 @@ json hypothesis(const json& change, const json& analysis, const std::string& com
 std::string ab_command(const json& manifest, const std::string& factor,
                        const std::vector<std::string>& values) {
   std::string cmd = "mmprof ab";
+  const auto add = [&cmd](const std::string& word) {
+    cmd += ' ';
+    cmd += word;
+  };
   const json argv = value_at(manifest, "/command");
   if (argv.is_array()) {
     // Keep how the run chose its configuration and data; drop --out and the rest. Relative
@@ -101,26 +106,26 @@ std::string ab_command(const json& manifest, const std::string& factor,
       const std::string a = value_text(argv[i]);
       if (a == "--") break;  // a job's own arguments follow: appended below
       if (a == "--config" || a == "-c" || a == "--data") {
-        cmd += " " + a + " " + shell_word(path(value_text(argv[i + 1])));
+        add(a);
+        add(shell_word(path(value_text(argv[i + 1]))));
         ++i;
       } else if (a == "--set") {
-        cmd += " --set " + shell_word(value_text(argv[i + 1]));
+        add("--set");
+        add(shell_word(value_text(argv[i + 1])));
         ++i;
       } else if (a.rfind("--set=", 0) == 0) {
-        cmd += " " + shell_word(a);
+        add(shell_word(a));
       }
     }
   }
-  std::string joined;
-  for (const auto& v : values)
-    joined += (joined.empty() ? "" : ",") + v;
-  cmd += " --factor " + shell_word(factor + "=" + joined);
+  add("--factor");
+  add(shell_word(fmt::format("{}={}", factor, fmt::join(values, ","))));
   // A user's job: the experiment launches the same command afresh for every trial.
   const json job = value_at(manifest, "/job/command");
   if (job.is_array() && !job.empty()) {
-    cmd += " --";
+    add("--");
     for (const auto& w : job)
-      cmd += " " + shell_word(value_text(w));
+      add(shell_word(value_text(w)));
   }
   return cmd;
 }

@@ -2,6 +2,7 @@
 // the GPU tracks, the cap), parsed back with nlohmann-json.
 #include "trace/trace_writer.hpp"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <map>
@@ -97,7 +98,7 @@ struct Fixture {
     s.origin_ns = kOrigin;
     s.main_pid = kMainPid;
     s.main_tid = kMainTid;
-    s.sample_key = [](uint32_t i) { return "k" + std::to_string(i); };
+    s.sample_key = [](uint32_t i) { return fmt::format("k{}", i); };
     s.gpu_events = gpu;
     return s;
   }
