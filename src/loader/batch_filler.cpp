@@ -1,13 +1,14 @@
 #include "loader/batch_filler.hpp"
 
-#include <fcntl.h>
 #include <fmt/format.h>
 #include <malloc.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
+#include <new>
 #include <string_view>
 
 #include "data/tokenizer.hpp"
@@ -27,6 +28,24 @@ struct StageFailure {
   Stage stage;
   std::string message;
 };
+
+// Thrown when the machine, not the sample, failed: the run cannot go on meaningfully.
+struct MachineFailure {
+  std::string message;
+};
+
+// Why open(2) failed, when the reason is a limit of the machine rather than the file.
+std::string machine_limit(int err) {
+  if (err == EMFILE) {
+    rlimit lim{};
+    getrlimit(RLIMIT_NOFILE, &lim);
+    return fmt::format("the process's open-files limit, ulimit -n, is {}: raise it",
+                       static_cast<uint64_t>(lim.rlim_cur));
+  }
+  if (err == ENFILE) return "the system's file table is full (sysctl fs.file-max)";
+  if (err == ENOMEM) return "the kernel is out of memory";
+  return "";
+}
 
 void thread_faults(int64_t& minflt, int64_t& majflt) noexcept {
   rusage ru{};
@@ -58,27 +77,24 @@ BatchFiller::BatchFiller(const Config& config, const Dataset& dataset, int worke
           config.video.decoder_threads, config.video.max_pixels,
           {.reuse_decoder = config.video.reuse_decoder, .skip_nonref = config.video.skip_nonref}),
       dtype_(config.image.dtype == ImageDType::uint8 ? DType::uint8 : DType::float32),
-      fds_(dataset.files().size(), -1) {
+      files_(OpenFiles::capacity_for(
+          config.loader.worker_mode == WorkerMode::thread ? config.loader.num_workers : 1)) {
   trace::worker_started(worker_id_);
 }
 
 BatchFiller::~BatchFiller() {
   trace::worker_stopped(worker_id_);
-  for (int fd : fds_) {
-    if (fd >= 0) ::close(fd);
-  }
 }
 
 int BatchFiller::fd_for(uint32_t file) {
-  if (fds_[file] < 0) {
-    const auto path = dataset_.root() / dataset_.files()[file];
-    fds_[file] = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fds_[file] < 0) {
-      throw StageFailure{Stage::read,
-                         fmt::format("cannot open {}: {}", path.string(), std::strerror(errno))};
-    }
-  }
-  return fds_[file];
+  const auto path = dataset_.root() / dataset_.files()[file];
+  const int fd = files_.get(file, path);
+  if (fd >= 0) return fd;
+  const int err = errno;
+  const std::string what = fmt::format("cannot open {}: {}", path.string(), std::strerror(err));
+  const std::string limit = machine_limit(err);
+  if (!limit.empty()) throw MachineFailure{fmt::format("{} ({})", what, limit)};
+  throw StageFailure{Stage::read, what};
 }
 
 void BatchFiller::read_range(const ByteRange& range, std::vector<uint8_t>& buffer) {
@@ -292,8 +308,18 @@ void BatchFiller::fill_sample(const SlotView& slot, uint32_t i) {
     rec.failed_stage = f.stage;
     set_message(rec, f.message);
     h.n_failed++;
+  } catch (const MachineFailure& f) {
+    rec.status = SampleStatus::machine;
+    rec.failed_stage = Stage::read;
+    set_message(rec, f.message);
+    h.n_failed++;
+  } catch (const std::bad_alloc&) {
+    rec.status = SampleStatus::machine;
+    rec.failed_stage = Stage::worker;
+    set_message(rec, "out of memory (std::bad_alloc) while processing it");
+    h.n_failed++;
   } catch (const std::exception& e) {
-    // Anything else (out of memory, a resize of a degenerate crop) is charged to augment.
+    // Anything else (a resize of a degenerate crop) is charged to augment.
     rec.status = SampleStatus::failed;
     rec.failed_stage = Stage::augment;
     set_message(rec, e.what());
@@ -306,7 +332,7 @@ void BatchFiller::fill_sample(const SlotView& slot, uint32_t i) {
   if (!config_.loader.buffer_reuse) release_buffers();
   trace::sample(worker_id_, h.batch_id, rec.index, rec.t_start_ns, rec.read_ns, rec.decode_ns,
                 rec.augment_ns,
-                rec.status == SampleStatus::failed ? static_cast<int>(rec.failed_stage) : -1);
+                rec.status == SampleStatus::ok ? -1 : static_cast<int>(rec.failed_stage));
 }
 
 void BatchFiller::fill(const SlotView& slot) {

@@ -12,6 +12,7 @@
 #include "decode/video_decoder.hpp"
 #include "loader/batch_slot.hpp"
 #include "loader/fault_hooks.hpp"
+#include "loader/open_files.hpp"
 #include "mmprof/config.hpp"
 #include "mmprof/dataset.hpp"
 #include "transform/normalize.hpp"
@@ -27,7 +28,8 @@ class BatchFiller {
   BatchFiller& operator=(const BatchFiller&) = delete;
 
   // Fills the slot whose header holds a plan (batch_id, epoch, planned, records[].index).
-  // Never throws for a bad sample: it is marked failed with its stage and message.
+  // Never throws for a bad sample: it is marked failed with its stage and message (or `machine`
+  // when the machine, not the sample, was at fault).
   void fill(const SlotView& slot);
 
  private:
@@ -59,7 +61,7 @@ class BatchFiller {
   RgbImage decoded_;
   std::vector<uint8_t> media_, caption_, hwc_;
   std::vector<double> frame_times_;
-  std::vector<int> fds_;  // lazily opened, one per dataset file
+  OpenFiles files_;
   FaultHooks hooks_;
   // Per batch, summed over its samples.
   int64_t collate_ns_ = 0;

@@ -13,7 +13,9 @@ namespace mmprof {
 
 // quarantined: set by main on a sample whose worker died holding it twice; the next worker to
 // fill the batch skips it as failed (stage worker) with main's message.
-enum class SampleStatus : uint8_t { ok = 0, failed = 1, quarantined = 2 };
+// `machine`: the worker could not process the sample for a reason of the machine, not of the
+// data (the open-files limit, memory): main stops the run instead of counting a bad sample.
+enum class SampleStatus : uint8_t { ok = 0, failed = 1, quarantined = 2, machine = 3 };
 enum class Stage : uint8_t { read = 0, decode = 1, augment = 2, collate = 3, worker = 4 };
 const char* stage_name(Stage s) noexcept;
 

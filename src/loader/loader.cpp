@@ -199,6 +199,13 @@ struct Loader::Impl {
     for (uint32_t i = 0; i < h.planned; ++i) {
       const SampleRecord& r = slot.records()[i];
       batch.bytes_read += r.bytes;
+      if (r.status == SampleStatus::machine) {
+        // Not a bad sample: every later one would fail the same way, counted as bad data.
+        throw RunError(fmt::format(
+            "worker {} could not process sample {}: {}; the run stops, since this is the machine "
+            "and not the data (loader.on_error applies to bad samples only)",
+            r.worker, dataset.samples()[r.index].key, r.message));
+      }
       if (r.status == SampleStatus::failed) {
         batch.failures.push_back(SampleFailure{r.index, dataset.samples()[r.index].key,
                                                stage_name(r.failed_stage), r.message});

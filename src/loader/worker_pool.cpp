@@ -142,8 +142,13 @@ void run_worker_loop(const Config& config, const Dataset& dataset, const SlotRin
 WorkerPool::WorkerPool(const Config& config, const Dataset& dataset, const SlotRing& ring,
                        int workers, WorkerMode mode)
     : config_(config), dataset_(dataset), ring_(ring), mode_(mode), workers_(workers) {
-  for (int id = 0; id < workers; ++id)
-    start(id);
+  try {
+    for (int id = 0; id < workers; ++id)
+      start(id);
+  } catch (...) {
+    stop_all();  // a pool that could not start (pipe2 or fork failed) leaves nothing running
+    throw;
+  }
 }
 
 void WorkerPool::start(int id) {
@@ -219,8 +224,15 @@ void WorkerPool::start_process(int id) {
 }
 
 WorkerPool::~WorkerPool() {
-  for (auto& w : workers_)
+  stop_all();
+}
+
+void WorkerPool::stop_all() noexcept {
+  for (auto& w : workers_) {
     close_fd(w.task_write);  // EOF: workers finish their batch and leave
+    close_fd(w.task_read);   // still here only when start() failed between its pipes
+    close_fd(w.done_write);
+  }
   const int64_t deadline = monotonic_ns() + kExitGraceNs;
   for (auto& w : workers_) {
     if (w.thread.joinable()) {

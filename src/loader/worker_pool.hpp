@@ -59,6 +59,8 @@ class WorkerPool {
   void start_process(int id);
   void start_thread(int id);
   WorkerExit reap(int worker);
+  // Ends every worker (~WorkerPool, or a constructor that failed part way).
+  void stop_all() noexcept;
   void close_other_fds(int keep) noexcept;
 
   const Config& config_;

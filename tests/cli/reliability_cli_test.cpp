@@ -2,6 +2,7 @@
 // logged with key and stage under on_error=skip and stops the run naming it under fail; a worker
 // crash is survived and counted; bad configuration exits 2 with one sentence naming the key or
 // file. summary.json's reliability counters are cross-checked against errors.jsonl.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -167,6 +168,59 @@ TEST_F(ReliabilityCli, BadConfigurationExitsTwoWithOneSentenceNamingIt) {
                                       " --set loader.num_workers=8 --max-host-memory 64M"),
                      "above --max-host-memory=64.0 MB: shared batch ring 8 workers x 3 slots");
   EXPECT_FALSE(fs::exists(scratch() / "never"));
+}
+
+// A files-layout dataset has a file per sample (and per caption): a worker that kept each one
+// open ran out of descriptors under an ordinary ulimit and charged EMFILE to the samples. Under a
+// limit far below the file count, every outcome is a complete run without errors, or a failed
+// run that says which limit; never bad samples, never a crash.
+TEST_F(ReliabilityCli, ALowOpenFilesLimitIsNeverChargedToTheSamples) {
+  const fs::path many = scratch() / "many";
+  const auto gen = test::run_mmprof("gen --out " + test::shell_quote(many) +
+                                    " --images 120 --videos 0 --layout files --seed 6");
+  ASSERT_EQ(gen.exit_code, 0) << gen.output;
+  const fs::path files = many / "files";
+  ASSERT_GT(std::distance(fs::directory_iterator(files), fs::directory_iterator()), 200);
+  const auto run = [&](int limit, const std::string& mode) {
+    const fs::path out = scratch() / fmt::format("nofile-{}-{}", limit, mode);
+    const auto r = baseline(files, out, "--set phases.steps=40 --set loader.worker_mode=" + mode,
+                            fmt::format("ulimit -n {};", limit));
+    SCOPED_TRACE(fmt::format("ulimit -n {}, {} workers: {}", limit, mode, r.output));
+    EXPECT_LT(r.exit_code, 128);  // no signal, no std::terminate
+    if (!fs::exists(out / "summary.json")) {
+      EXPECT_NE(r.output.find("Too many open files"), std::string::npos);
+      return r.exit_code;
+    }
+    const json summary = test::read_json(out / "summary.json");
+    EXPECT_EQ(summary["errors"]["samples"], 0);
+    EXPECT_EQ(summary["status"] == "complete", r.exit_code == 0);
+    if (r.exit_code != 0) {
+      EXPECT_NE(r.output.find("Too many open files"), std::string::npos);
+    }
+    return r.exit_code;
+  };
+  EXPECT_EQ(run(48, "process"), 0);  // 2 workers, 240 files: one descriptor per file would fail
+  for (const int limit : {14, 18, 22, 26}) {
+    for (const std::string mode : {"process", "thread"})
+      run(limit, mode);
+  }
+}
+
+// EMFILE is the machine, not the sample: the run stops (whatever loader.on_error says), names the
+// limit, keeps what it measured and counts no bad sample.
+TEST_F(ReliabilityCli, AnExhaustedOpenFilesLimitFailsTheRunNamingIt) {
+  const fs::path out = scratch() / "no-fds";
+  const std::string key = "000003";  // in the first batch (no shuffle)
+  const auto r = baseline(scratch() / "ds" / "files", out, "--set loader.on_error=skip",
+                          "MMPROF_TEST_NO_FDS_AT=" + key);
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("could not process sample " + key + ": cannot open "), std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("open-files limit, ulimit -n, is 3"), std::string::npos) << r.output;
+  const json summary = test::read_json(out / "summary.json");
+  EXPECT_EQ(summary["status"], "failed");
+  EXPECT_EQ(summary["errors"]["samples"], 0);
+  EXPECT_TRUE(fs::exists(out / "steps.csv"));
 }
 
 }  // namespace

@@ -64,6 +64,11 @@ std::vector<uint8_t> read_bytes(const std::filesystem::path& path) {
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
+nlohmann::json read_json(const std::filesystem::path& path) {
+  const std::vector<uint8_t> bytes = read_bytes(path);
+  return nlohmann::json::parse(bytes.begin(), bytes.end());
+}
+
 size_t Csv::column(const std::string& name) const {
   const auto it = std::find(header.begin(), header.end(), name);
   EXPECT_NE(it, header.end()) << "no column " << name;

@@ -35,6 +35,7 @@ std::string shell_quote(const std::filesystem::path& p);
 CommandResult run_mmprof(const std::string& args);
 
 std::vector<uint8_t> read_bytes(const std::filesystem::path& path);
+nlohmann::json read_json(const std::filesystem::path& path);
 void write_bytes(const std::filesystem::path& path, const std::vector<uint8_t>& bytes);
 
 // A CSV table with RFC 4180 quoting (no field of ours spans lines).

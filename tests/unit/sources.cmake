@@ -22,6 +22,7 @@ list(APPEND MMPROF_TEST_SOURCES
   unit/inference_test.cpp
   unit/phase_metrics_test.cpp
   unit/phase_runner_test.cpp
+  unit/open_files_test.cpp
   unit/planted_check_test.cpp
   unit/procfs_test.cpp
   unit/report_analysis_test.cpp
