@@ -39,6 +39,13 @@ struct RejectedEntry {
   std::string reason;  // e.g. "absolute member path, not used", "shard cut mid-member: ..."
 };
 
+// A file under the dataset (or a tar member) that is neither a sample nor a caption: never read,
+// listed in errors.jsonl (kind "ignored") and counted, so nothing is dropped without a word.
+struct IgnoredFile {
+  std::string file;    // relative to the dataset root; "shard.tar:member" for a tar member
+  std::string reason;  // e.g. "extension .ogv is not a format mmprof reads (it reads: ...)"
+};
+
 class Dataset {
  public:
   // Opens `path` with `layout` (auto: tar shards if the folder holds *.tar files, else files).
@@ -50,8 +57,10 @@ class Dataset {
   const std::vector<std::string>& files() const noexcept { return files_; }
   const std::vector<SampleEntry>& samples() const noexcept { return samples_; }
   size_t size() const noexcept { return samples_.size(); }
-  // Members the tar index refused (unsafe paths, links, a shard cut mid-member); empty for files.
+  // Members the index refused: unsafe tar paths, links, a shard cut mid-member, a second media
+  // file of a key.
   const std::vector<RejectedEntry>& rejected() const noexcept { return rejected_; }
+  const std::vector<IgnoredFile>& ignored() const noexcept { return ignored_; }
   uint64_t total_bytes() const noexcept;
   // A digest of the sample index (keys, extensions, modalities, media and caption sizes, in
   // order), the same for both layouts of the same samples: a checkpoint's guard against resuming
@@ -65,13 +74,19 @@ class Dataset {
  private:
   void index_folder();
   void index_shards(const std::vector<std::filesystem::path>& shards);
-  void add_member(const std::string& name, uint32_t file, uint64_t offset, uint64_t size);
+  // `name`: the file's path (files layout) or the member's name (tar), `shown` how messages name
+  // it.
+  void add_member(const std::string& name, const std::string& shown, uint32_t file, uint64_t offset,
+                  uint64_t size);
+  void ignore_captions_without_media();
+  void ignore_outside_shards(const std::vector<std::filesystem::path>& shards);
 
   std::filesystem::path root_;
   Layout layout_ = Layout::files;
   std::vector<std::string> files_;
   std::vector<SampleEntry> samples_;
   std::vector<RejectedEntry> rejected_;
+  std::vector<IgnoredFile> ignored_;
 };
 
 }  // namespace mmprof

@@ -20,13 +20,25 @@ std::string lower(std::string s) {
   return s;
 }
 
-// Splits "dir/000001.jpg" into key "dir/000001" and extension "jpg" (WebDataset convention: the
-// extension starts at the first dot of the file name, so "a.seg.jpg" has key "a").
-std::pair<std::string, std::string> split_key(const std::string& name) {
+// Splits "dir/000001.jpg" into key "dir/000001" and extension "jpg". In a tar shard the
+// extension starts at the first dot of the member's name (WebDataset's rule: "a.seg.jpg" is part
+// "seg.jpg" of sample "a"); in a folder at the last one, so "my.photo.jpg" is the image of key
+// "my.photo". A leading dot (".DS_Store") starts no extension.
+std::pair<std::string, std::string> split_key(const std::string& name, Layout layout) {
   const auto slash = name.rfind('/');
-  const auto dot = name.find('.', slash == std::string::npos ? 0 : slash + 1);
-  if (dot == std::string::npos) return {name, ""};
+  const size_t base = slash == std::string::npos ? 0 : slash + 1;
+  const auto dot = layout == Layout::tar ? name.find('.', base + 1) : name.rfind('.');
+  if (dot == std::string::npos || dot <= base) return {name, ""};
   return {name.substr(0, dot), lower(name.substr(dot + 1))};
+}
+
+std::string not_a_format(const std::string& ext) {
+  if (ext.empty()) {
+    return fmt::format("no extension, so no format mmprof reads (it reads: {})",
+                       listed_extensions());
+  }
+  return fmt::format("extension .{} is not a format mmprof reads (it reads: {})", ext,
+                     listed_extensions());
 }
 
 }  // namespace
@@ -54,6 +66,7 @@ Dataset Dataset::open(const fs::path& path, Layout layout) {
           fmt::format("dataset {} has no .tar shards (data.layout=tar)", path.string()));
     }
     ds.index_shards(shards);
+    ds.ignore_outside_shards(shards);
   } else {
     ds.index_folder();
   }
@@ -66,12 +79,16 @@ Dataset Dataset::open(const fs::path& path, Layout layout) {
   return ds;
 }
 
-void Dataset::add_member(const std::string& name, uint32_t file, uint64_t offset, uint64_t size) {
+void Dataset::add_member(const std::string& name, const std::string& shown, uint32_t file,
+                         uint64_t offset, uint64_t size) {
   // Members of one key arrive together in both layouts (sorted folder walk, grouped shards), so
   // only the last sample needs looking at.
-  auto [key, ext] = split_key(name);
+  auto [key, ext] = split_key(name, layout_);
   const MediaFormat* format = format_for_extension(ext);
-  if (format == nullptr && ext != "txt") return;
+  if (format == nullptr && ext != "txt") {
+    ignored_.push_back({shown, not_a_format(ext)});
+    return;
+  }
   if (samples_.empty() || samples_.back().key != key) {
     samples_.push_back(SampleEntry{key, "", Modality::image, {}, false, {}});
   }
@@ -79,6 +96,13 @@ void Dataset::add_member(const std::string& name, uint32_t file, uint64_t offset
   if (ext == "txt") {
     s.has_caption = true;
     s.caption = ByteRange{file, offset, size};
+  } else if (!s.ext.empty()) {
+    // Two media files of one key would be one sample, the other lost: the first stays the sample.
+    rejected_.push_back(
+        {shown, files_[file],
+         fmt::format("{} has the key '{}' of {}.{}, which is that key's sample; not used (rename "
+                     "one of them)",
+                     shown, key, key, s.ext)});
   } else {
     s.ext = ext;
     s.modality = format->modality;
@@ -91,21 +115,24 @@ void Dataset::index_folder() {
   std::error_code ec;
   for (auto it = fs::recursive_directory_iterator(root_, ec); !ec && it != fs::end(it);
        it.increment(ec)) {
-    if (!it->is_regular_file()) continue;
-    entries.emplace_back(fs::relative(it->path(), root_).string(), it->file_size());
+    const std::string rel = fs::relative(it->path(), root_).string();
+    if (it->is_directory()) continue;
+    if (!it->is_regular_file()) {
+      ignored_.push_back({rel, "not a regular file (a broken link, a fifo, a socket or a device)"});
+      continue;
+    }
+    entries.emplace_back(rel, it->file_size());
   }
   if (ec) throw InputError(fmt::format("cannot list dataset {}: {}", root_.string(), ec.message()));
   // Group members of a key: sort by key, then caption last.
-  std::sort(entries.begin(), entries.end(),
-            [](const auto& a, const auto& b) { return split_key(a.first) < split_key(b.first); });
+  std::sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) {
+    return split_key(a.first, Layout::files) < split_key(b.first, Layout::files);
+  });
   for (const auto& [rel, size] : entries) {
-    const auto [key, ext] = split_key(rel);
-    if (format_for_extension(ext) == nullptr && ext != "txt") continue;
     files_.push_back(rel);
-    add_member(rel, static_cast<uint32_t>(files_.size() - 1), 0, size);
+    add_member(rel, rel, static_cast<uint32_t>(files_.size() - 1), 0, size);
   }
-  // A caption without media is not a sample.
-  std::erase_if(samples_, [](const SampleEntry& s) { return s.ext.empty(); });
+  ignore_captions_without_media();
 }
 
 void Dataset::index_shards(const std::vector<fs::path>& shards) {
@@ -114,12 +141,37 @@ void Dataset::index_shards(const std::vector<fs::path>& shards) {
     const auto file = static_cast<uint32_t>(files_.size() - 1);
     TarScan scan = scan_tar_file(shard);
     for (auto& m : scan.members)
-      add_member(m.name, file, m.offset, m.size);
+      add_member(m.name, files_.back() + ":" + m.name, file, m.offset, m.size);
     for (auto& r : scan.rejected) {
-      rejected_.push_back({split_key(r.name).first, files_.back(), std::move(r.reason)});
+      rejected_.push_back(
+          {split_key(r.name, Layout::tar).first, files_.back(), std::move(r.reason)});
+    }
+  }
+  ignore_captions_without_media();
+}
+
+void Dataset::ignore_captions_without_media() {
+  for (const SampleEntry& s : samples_) {
+    if (s.ext.empty()) {
+      ignored_.push_back(
+          {files_[s.caption.file] + (layout_ == Layout::tar ? ":" + s.key + ".txt" : ""),
+           fmt::format("a caption with no image or video of key '{}'", s.key)});
     }
   }
   std::erase_if(samples_, [](const SampleEntry& s) { return s.ext.empty(); });
+}
+
+// With tar shards, only the top-level *.tar files are read: anything else under the root is
+// listed, not silently passed over.
+void Dataset::ignore_outside_shards(const std::vector<fs::path>& shards) {
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(root_, ec); !ec && it != fs::end(it);
+       it.increment(ec)) {
+    if (it->is_directory() || std::find(shards.begin(), shards.end(), it->path()) != shards.end())
+      continue;
+    ignored_.push_back({fs::relative(it->path(), root_).string(),
+                        "not a top-level .tar shard of a tar-layout dataset"});
+  }
 }
 
 Dataset Dataset::only(Modality modality) const {
@@ -163,7 +215,7 @@ nlohmann::json Dataset::summary() const {
           {"images", images},           {"videos", videos},
           {"captions", captions},       {"image_bytes", image_bytes},
           {"video_bytes", video_bytes}, {"total_bytes", total_bytes()},
-          {"per_extension", per_ext}};
+          {"per_extension", per_ext},   {"ignored_files", ignored_.size()}};
 }
 
 }  // namespace mmprof

@@ -2,6 +2,7 @@
 // that shows it, and the cross-checks of summary figures against the CSV files.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "report/analysis.hpp"
@@ -95,14 +96,30 @@ void resource_facts(const json& r, json& facts) {
   }
 }
 
+bool is_ignored(const json& line) {
+  return line.value("kind", "") == "ignored";
+}
+
 void error_facts(const RunData& run, json& facts) {
+  const auto ignored = number_at(run.summary, "/reliability/ignored_files").value_or(0);
+  if (ignored > 0) {
+    const auto first = std::find_if(run.errors.begin(), run.errors.end(), is_ignored);
+    facts.push_back(fact(
+        "ignored",
+        fmt::format("{:.0f} files under the dataset are neither samples nor captions{}", ignored,
+                    first == run.errors.end()
+                        ? ""
+                        : fmt::format(" (first: {}: {})", first->value("file", "?"),
+                                      first->value("message", "?"))),
+        "reliability.ignored_files", ignored, "files"));
+  }
   const auto count = number_at(run.summary, "/errors/count").value_or(0);
   if (count <= 0) return;
   std::string first;
-  if (!run.errors.empty()) {
-    const json& e = run.errors.front();
-    first = fmt::format(" (first: {} at {}: {})", e.value("key", "?"), e.value("stage", "?"),
-                        e.value("message", "?"));
+  const auto e = std::find_if_not(run.errors.begin(), run.errors.end(), is_ignored);
+  if (e != run.errors.end()) {
+    first = fmt::format(" (first: {} at {}: {})", e->value("key", "?"), e->value("stage", "?"),
+                        e->value("message", "?"));
   }
   facts.push_back(fact("errors", fmt::format("{:.0f} bad samples were skipped{}", count, first),
                        "errors.count", count, "events"));

@@ -97,8 +97,7 @@ class BaselineRun {
     outcome_.error_samples = recorder_.error_samples();
     const ResourceUsage resources = recorder_.sampler().usage();
     rundir::SummaryParts parts = summarize(compute_, pipeline_, end_to_end_, outcome_, &resources);
-    parts.reliability = phases_.reliability().to_json(
-        outcome_.error_samples, static_cast<int64_t>(dataset_.rejected().size()));
+    parts.reliability = phases_.reliability().to_json(outcome_.error_samples, dataset_);
     parts.resume = checkpoint_.resume_part();
     gpu_.stop();  // a failed run keeps the GPU events up to the failure
     trace::gpu_events(gpu_.trace().events);
@@ -110,8 +109,11 @@ class BaselineRun {
   }
 
   // Members the dataset index refused are skipped samples like bad bytes: logged first, and under
-  // on_error=fail the reason the run stops before any loader starts.
+  // on_error=fail the reason the run stops before any loader starts. Files that are neither
+  // samples nor captions are listed before them.
   void log_rejections() {
+    for (const auto& f : dataset_.ignored())
+      recorder_.ignored_file(f);
     for (const auto& r : dataset_.rejected())
       recorder_.rejected_member(r);
     enforce_rejection_policy(config_, dataset_);

@@ -81,6 +81,10 @@ void RunRecorder::sample_error(const SampleFailure& f, const std::string& phase,
   error_keys_.insert(f.key);
 }
 
+void RunRecorder::ignored_file(const IgnoredFile& entry) {
+  writer_.error(ignored_line(dataset_, entry));
+}
+
 void RunRecorder::rejected_member(const RejectedEntry& entry) {
   writer_.error(rejection_error_line(dataset_, entry));
   error_events_++;

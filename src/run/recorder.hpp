@@ -42,6 +42,7 @@ class RunRecorder {
   void sample_error(const SampleFailure& f, const std::string& phase, uint64_t batch,
                     int64_t epoch);
   void rejected_member(const RejectedEntry& entry);
+  void ignored_file(const IgnoredFile& entry);  // listed, not counted as an error
 
   int64_t error_events() const noexcept { return error_events_; }
   int64_t error_samples() const noexcept { return static_cast<int64_t>(error_keys_.size()); }

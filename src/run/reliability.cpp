@@ -28,12 +28,16 @@ void ReliabilityTally::loader_done() {
   live_ = LoaderStats{};
 }
 
-nlohmann::json ReliabilityTally::to_json(int64_t skipped_samples, int64_t rejected_members) const {
+nlohmann::json ReliabilityTally::to_json(int64_t skipped_samples, const Dataset& dataset) const {
   std::vector<std::string> faults = faults_;
   faults.insert(faults.end(), live_.worker_faults.begin(), live_.worker_faults.end());
-  return {{"skipped_samples", skipped_samples},         {"rejected_members", rejected_members},
-          {"respawns", respawns_ + live_.respawns},     {"retries", retries_ + live_.retries},
-          {"hung_workers", hung_ + live_.hung_workers}, {"worker_faults", faults}};
+  return {{"skipped_samples", skipped_samples},
+          {"rejected_members", dataset.rejected().size()},
+          {"ignored_files", dataset.ignored().size()},
+          {"respawns", respawns_ + live_.respawns},
+          {"retries", retries_ + live_.retries},
+          {"hung_workers", hung_ + live_.hung_workers},
+          {"worker_faults", faults}};
 }
 
 nlohmann::json rejection_error_line(const Dataset& dataset, const RejectedEntry& entry) {
@@ -46,9 +50,20 @@ nlohmann::json rejection_error_line(const Dataset& dataset, const RejectedEntry&
           {"file", shard_path(dataset, entry)}};
 }
 
+nlohmann::json ignored_line(const Dataset& dataset, const IgnoredFile& entry) {
+  return {{"kind", "ignored"}, {"key", nullptr},
+          {"stage", "index"},  {"message", entry.reason},
+          {"phase", "index"},  {"batch", nullptr},
+          {"epoch", nullptr},  {"file", (dataset.root() / entry.file).string()}};
+}
+
 void enforce_rejection_policy(const Config& config, const Dataset& dataset) {
   if (config.loader.on_error != OnError::fail || dataset.rejected().empty()) return;
   const RejectedEntry& first = dataset.rejected().front();
+  if (dataset.layout() == Layout::files) {
+    throw RunError(fmt::format("{} refused: {} (loader.on_error=fail)", shard_path(dataset, first),
+                               first.reason));
+  }
   throw RunError(fmt::format("tar shard {}: member '{}' refused: {} (loader.on_error=fail)",
                              shard_path(dataset, first), first.key, first.reason));
 }

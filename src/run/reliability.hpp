@@ -20,8 +20,9 @@ class ReliabilityTally {
   // Folds the current loader's counters into the run's totals.
   void loader_done();
   // summary.json "reliability": skipped_samples (distinct keys in errors.jsonl), rejected_members
-  // (tar members the index refused), respawns, retries, hung_workers, worker_faults (sentences).
-  nlohmann::json to_json(int64_t skipped_samples, int64_t rejected_members) const;
+  // (members the index refused), ignored_files (neither samples nor captions), respawns,
+  // retries, hung_workers, worker_faults (sentences).
+  nlohmann::json to_json(int64_t skipped_samples, const Dataset& dataset) const;
 
  private:
   int64_t respawns_ = 0, retries_ = 0, hung_ = 0;
@@ -31,6 +32,9 @@ class ReliabilityTally {
 
 // The errors.jsonl line of a refused member (stage "index", phase "index").
 nlohmann::json rejection_error_line(const Dataset& dataset, const RejectedEntry& entry);
+
+// The errors.jsonl line of an ignored file (kind "ignored"; not an error of a sample).
+nlohmann::json ignored_line(const Dataset& dataset, const IgnoredFile& entry);
 
 // Under loader.on_error=fail, a RunError naming the first refused member; nothing otherwise.
 void enforce_rejection_policy(const Config& config, const Dataset& dataset);

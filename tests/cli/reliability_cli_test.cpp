@@ -223,5 +223,54 @@ TEST_F(ReliabilityCli, AnExhaustedOpenFilesLimitFailsTheRunNamingIt) {
   EXPECT_TRUE(fs::exists(out / "steps.csv"));
 }
 
+// Files that are neither samples nor captions are said, not dropped: in the terminal, in
+// summary.json and errors.jsonl (kind ignored), in the report; a second media file of a key is a
+// refused member, and under on_error=fail the reason the run stops.
+TEST_F(ReliabilityCli, IgnoredFilesAndASharedKeyAreListedNotDropped) {
+  const fs::path data = scratch() / "mixed";
+  fs::create_directories(data);
+  fs::path jpeg;
+  for (const auto& e : fs::directory_iterator(scratch() / "ds" / "files")) {
+    if (e.path().extension() == ".jpg") jpeg = e.path();
+  }
+  ASSERT_FALSE(jpeg.empty());
+  for (const char* name : {"a.jpg", "my.photo.jpg", "x.jpg", "x.png"})
+    fs::copy_file(jpeg, data / name);
+  for (const char* name : {"clip.ogv", "orphan.txt"})
+    test::write_bytes(data / name, {'a'});
+  const fs::path out = scratch() / "mixed-run";
+  const auto r = baseline(data, out, "--set loader.batch_size=1 --set phases.steps=3");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("ignored: 2 files under the dataset are neither samples nor captions"),
+            std::string::npos)
+      << r.output;
+  const json summary = test::read_json(out / "summary.json");
+  EXPECT_EQ(summary["reliability"]["ignored_files"], 2);
+  EXPECT_EQ(summary["reliability"]["rejected_members"], 1);
+  EXPECT_EQ(summary["errors"]["samples"], 1);  // x.png: refused, not merged into x
+  std::set<std::string> ignored, refused;
+  for (const json& e : read_jsonl(out / "errors.jsonl"))
+    (e.value("kind", "") == "ignored" ? ignored : refused).insert(e["file"].get<std::string>());
+  EXPECT_EQ(ignored,
+            (std::set<std::string>{(data / "clip.ogv").string(), (data / "orphan.txt").string()}));
+  EXPECT_EQ(refused, std::set<std::string>{(data / "x.png").string()});
+  const auto report = test::run_mmprof("report " + test::shell_quote(out) + " --out " +
+                                       test::shell_quote(scratch() / "mixed-report"));
+  ASSERT_EQ(report.exit_code, 0) << report.output;
+  const auto md_bytes = test::read_bytes(scratch() / "mixed-report" / "report.md");
+  const std::string md(md_bytes.begin(), md_bytes.end());
+  EXPECT_NE(md.find("2 files under the dataset are neither samples nor captions (first: "),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("1 bad samples were skipped (first: x.png at index"), std::string::npos) << md;
+
+  const auto fail = baseline(data, scratch() / "mixed-fail", "--set loader.on_error=fail");
+  EXPECT_EQ(fail.exit_code, 1) << fail.output;
+  EXPECT_NE(
+      fail.output.find((data / "x.png").string() + " refused: x.png has the key 'x' of x.jpg"),
+      std::string::npos)
+      << fail.output;
+}
+
 }  // namespace
 }  // namespace mmprof

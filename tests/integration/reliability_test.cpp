@@ -97,6 +97,59 @@ TEST(BadInput, UnsafeTarMembersAndACutShardAreRefusedAtIndexTime) {
   EXPECT_EQ(r.delivered, corpus().shards_good);
 }
 
+// Every file under --data is a sample, a caption, or listed: names with extra dots keep their
+// media, a second media file of a key is refused naming both, the rest is ignored with a reason.
+TEST(BadInput, EveryFileIsASampleACaptionOrListed) {
+  TempDir dir;
+  const auto jpeg = read_bytes(loader_fixture().root / "files" / "000000.jpg");
+  for (const char* name : {"my.photo.jpg", "x.jpg", "x.png", "sub/deep.name.v2.jpg"}) {
+    fs::create_directories((dir.path() / name).parent_path());
+    write_bytes(dir.path() / name, jpeg);
+  }
+  for (const char* name : {"my.photo.txt", "orphan.txt", "clip.ogv", ".DS_Store", "notes"})
+    write_bytes(dir.path() / name, {'a'});
+  const Dataset ds = Dataset::open(dir.path(), Layout::files);
+  std::vector<std::string> keys;
+  for (const auto& s : ds.samples())
+    keys.push_back(s.key + "." + s.ext + (s.has_caption ? "+txt" : ""));
+  EXPECT_EQ(keys, (std::vector<std::string>{"my.photo.jpg+txt", "sub/deep.name.v2.jpg", "x.jpg"}));
+  ASSERT_EQ(ds.rejected().size(), 1u);
+  EXPECT_EQ(ds.rejected()[0].file, "x.png");
+  EXPECT_NE(ds.rejected()[0].reason.find("x.png has the key 'x' of x.jpg"), std::string::npos)
+      << ds.rejected()[0].reason;
+  std::map<std::string, std::string> ignored;
+  for (const auto& f : ds.ignored())
+    ignored[f.file] = f.reason;
+  ASSERT_EQ(ignored.size(), 4u);
+  EXPECT_NE(ignored["clip.ogv"].find("extension .ogv is not a format mmprof reads (it reads: jpg"),
+            std::string::npos)
+      << ignored["clip.ogv"];
+  EXPECT_NE(ignored[".DS_Store"].find("no extension"), std::string::npos);
+  EXPECT_NE(ignored["notes"].find("no extension"), std::string::npos);
+  EXPECT_EQ(ignored["orphan.txt"], "a caption with no image or video of key 'orphan'");
+  EXPECT_EQ(ds.summary()["ignored_files"], 4);
+}
+
+// A tar-layout dataset reads only its top-level shards: any other file is listed, as is a member
+// that is neither media nor a caption.
+TEST(BadInput, BesideTarShardsOtherFilesAreListed) {
+  TempDir dir;
+  std::vector<uint8_t> tar;
+  append_tar_member(tar, "a.jpg", read_bytes(loader_fixture().root / "files" / "000000.jpg"));
+  append_tar_member(tar, "a.json", {'{', '}'});
+  tar.resize(tar.size() + 1024, 0);  // end-of-archive blocks
+  write_bytes(dir.path() / "shard-0.tar", tar);
+  write_bytes(dir.path() / "README", {'x'});
+  const Dataset ds = Dataset::open(dir.path(), Layout::tar);
+  ASSERT_EQ(ds.size(), 1u);
+  std::map<std::string, std::string> ignored;
+  for (const auto& f : ds.ignored())
+    ignored[f.file] = f.reason;
+  EXPECT_EQ(ignored.size(), 2u);
+  EXPECT_NE(ignored["shard-0.tar:a.json"].find("extension .json"), std::string::npos);
+  EXPECT_EQ(ignored["README"], "not a top-level .tar shard of a tar-layout dataset");
+}
+
 TEST(WorkerFaults, AKilledWorkerIsReplacedAndTheSequenceIsUnchanged) {
   const Dataset ds = files_dataset();
   Config reference = small_config();
