@@ -1,6 +1,5 @@
 #include "data/data_mix.hpp"
 
-#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -10,6 +9,7 @@
 #include <map>
 #include <numeric>
 
+#include "data/open_files.hpp"
 #include "decode/image_decoder.hpp"
 #include "decode/video_decoder.hpp"
 #include "stats/descriptive.hpp"
@@ -112,26 +112,15 @@ std::vector<uint8_t> pread_range(int fd, uint64_t offset, uint64_t size) {
   return buf;
 }
 
-// Open file descriptors of the dataset's files, closed on destruction.
+// The dataset's files, opened on demand with a bounded number held (OpenFiles).
 class FileCache {
  public:
-  explicit FileCache(const Dataset& d) : dataset_(d), fds_(d.files().size(), -1) {}
-  ~FileCache() {
-    for (int fd : fds_)
-      if (fd >= 0) close(fd);
-  }
-  FileCache(const FileCache&) = delete;
-  FileCache& operator=(const FileCache&) = delete;
-  int fd(uint32_t file) {
-    if (fds_[file] < 0) {
-      fds_[file] = open((dataset_.root() / dataset_.files()[file]).c_str(), O_RDONLY | O_CLOEXEC);
-    }
-    return fds_[file];
-  }
+  explicit FileCache(const Dataset& d) : dataset_(d), files_(OpenFiles::capacity_for(1)) {}
+  int fd(uint32_t file) { return files_.get(file, dataset_.root() / dataset_.files()[file]); }
 
  private:
   const Dataset& dataset_;
-  std::vector<int> fds_;
+  OpenFiles files_;
 };
 
 class Prober {

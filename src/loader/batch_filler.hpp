@@ -7,12 +7,12 @@
 #include <string>
 #include <vector>
 
+#include "data/open_files.hpp"
 #include "decode/image_decoder.hpp"
 #include "decode/sws_resize.hpp"
 #include "decode/video_decoder.hpp"
 #include "loader/batch_slot.hpp"
 #include "loader/fault_hooks.hpp"
-#include "loader/open_files.hpp"
 #include "mmprof/config.hpp"
 #include "mmprof/dataset.hpp"
 #include "transform/normalize.hpp"

@@ -1,6 +1,6 @@
 // A worker's bounded set of open data files: least recently used closed first, a failed open
 // reported with its errno, and a capacity that fits what the open-files limit leaves.
-#include "loader/open_files.hpp"
+#include "data/open_files.hpp"
 
 #include <gtest/gtest.h>
 #include <sys/resource.h>

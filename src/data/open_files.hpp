@@ -1,8 +1,8 @@
 #pragma once
-// A worker's open data files, at most `capacity` at a time, the least recently used closed first.
-// A files-layout dataset has one file per sample: holding every one open would spend the
-// process's open-files limit (ulimit -n) on files read once an epoch, and a tar dataset's few
-// shards stay open between their members.
+// A reader's open dataset files (a loader worker's, the data-mix probe's), at most `capacity` at a
+// time, the least recently used closed first. A files-layout dataset has one file per sample:
+// holding every one open would spend the process's open-files limit (ulimit -n) on files read
+// once an epoch, and a tar dataset's few shards stay open between their members.
 #include <cstdint>
 #include <filesystem>
 #include <vector>

@@ -1,4 +1,4 @@
-#include "loader/open_files.hpp"
+#include "data/open_files.hpp"
 
 #include <fcntl.h>
 #include <sys/resource.h>
