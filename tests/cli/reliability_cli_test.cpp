@@ -203,6 +203,11 @@ TEST_F(ReliabilityCli, ALowOpenFilesLimitIsNeverChargedToTheSamples) {
     return r.exit_code;
   };
   EXPECT_EQ(run(48, "process"), 0);  // 2 workers, 240 files: one descriptor per file would fail
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  // UBSan's vptr check tests memory through a pipe(2); with main's descriptors exhausted that
+  // fails and it reports a false "invalid vptr" at the next exception.
+  GTEST_SKIP() << "the tight limits exhaust the sanitizer's own descriptors";
+#endif
   for (const int limit : {14, 18, 22, 26}) {
     for (const std::string mode : {"process", "thread"})
       run(limit, mode);
