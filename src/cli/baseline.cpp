@@ -118,15 +118,16 @@ std::string format_summary(const json& s) {
   if (pss.is_number()) out += fmt::format("total PSS peak: {:.1f} MB\n", pss.get<double>());
   out += fmt::format("errors: {} events over {} samples\n", s["errors"]["count"].get<int64_t>(),
                      s["errors"]["samples"].get<int64_t>());
-  const int64_t ignored = s.value("reliability", json::object()).value("ignored_files", 0);
+  const json reliability = s.value("reliability", json());  // null for a user's job
+  const int64_t ignored = reliability.is_object() ? reliability.value("ignored_files", 0) : 0;
   if (ignored > 0) {
     out += fmt::format(
         "ignored: {} files under the dataset are neither samples nor captions (errors.jsonl, "
         "kind ignored)\n",
         ignored);
   }
-  if (s.contains("epoch_boundary") && s["epoch_boundary"]["stall_ms"].is_number()) {
-    const json& e = s["epoch_boundary"];
+  const json e = s.value("epoch_boundary", json());  // null for a job the hook did not see
+  if (e.is_object() && e.value("stall_ms", json()).is_number()) {
     // mmprof's runs give the pipeline phase's steady wait; a job's block is its loop's own.
     const json steady = e.contains("pipeline") ? e["pipeline"].value("steady_wait_ms", json())
                                                : e.value("steady_wait_ms", json());

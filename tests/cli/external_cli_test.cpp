@@ -200,6 +200,13 @@ TEST_F(ExternalCli, AJobWithoutTorchHasProcessFiguresAndSaysWhyTheHookIsSilent) 
       << s["job"]["hook"].dump();
   EXPECT_TRUE(s["stall_fraction"].is_null());
   EXPECT_FALSE(s["memory"]["total_pss_peak_mb"].is_null()) << s["memory"].dump();
+  // The terminal summary of a job's run (no --json) holds what a job has and nothing it lacks.
+  const auto text = test::run_mmprof(
+      "baseline --out " + test::shell_quote(run().string() + "-text") + " -- sh -c 'sleep 0.2'");
+  ASSERT_EQ(text.exit_code, 0) << text.output;
+  EXPECT_NE(text.output.find("status: complete"), std::string::npos) << text.output;
+  EXPECT_NE(text.output.find("hook: unavailable:"), std::string::npos) << text.output;
+  EXPECT_EQ(text.output.find("internal error"), std::string::npos) << text.output;
 }
 
 TEST_F(ExternalCli, CtrlCIsForwardedTheRunKeptAndTheExit130) {
