@@ -217,7 +217,7 @@ json memory_resource(const json& s, const json& m) {
               {"minflt_per_sample", or_null(number_at(s, "/io/minflt_per_sample"))}};
   double swap = number_at(s, "/memory/main/swap_peak_mb").value_or(0);
   for (const auto& w : value_at(s, "/memory/workers"))
-    swap = std::max(swap, w.value("swap_peak_mb", 0.0));
+    swap = std::max(swap, number_at(w, "/swap_peak_mb").value_or(0));  // null: not read
   mem["swap_peak_mb"] = swap;
   mem["pressure"] =
       peak && total ? json(*peak >= kMemoryPressure * *total || swap > 0 || majflt.value_or(0) > 0)

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,17 +15,26 @@ namespace {
 
 using nlohmann::json;
 
+// A rank's pid; none where its process was never identified (the field is null then).
+std::optional<double> pid_of(const json& r) {
+  return number_at(r, "/pid");
+}
+
+bool same_process(const json& a, const json& b) {
+  return pid_of(a) && pid_of(a) == pid_of(b);
+}
+
 std::string rank_name(const json& r) {
   return r.is_object() && r.contains("rank") && r["rank"].is_number()
              ? fmt::format("rank {}", r["rank"].get<int>())
-             : fmt::format("pid {}", r.value("pid", 0));
+             : fmt::format("pid {}", pid_of(r) ? fmt::format("{:.0f}", *pid_of(r)) : "unknown");
 }
 
 // What the rank's loader spends, to name where its time goes: "__getitem__ p50 30.3 ms, a
 // worker's batch (fetch) p50 121.7 ms, its loop's wait p50 120.1 ms".
 std::string rank_stages(const json& ranks, const json& which) {
   for (const auto& r : ranks.is_array() ? ranks : json::array()) {
-    if (r.value("pid", -1) != which.value("pid", -2)) continue;
+    if (!same_process(r, which)) continue;
     std::string out;
     const auto add = [&](const char* what, const char* pointer) {
       if (const auto v = number_at(r, pointer))
@@ -207,7 +217,7 @@ json job_view(const json& summary) {
   const json rows = value_at(job, "/rank_comparison/ranks");
   for (const auto& r : rows.is_array() ? rows : json::array()) {
     json row = r;
-    row["slowest"] = slowest.is_object() && slowest.value("pid", -1) == r.value("pid", -2);
+    row["slowest"] = slowest.is_object() && same_process(slowest, r);
     ranks.push_back(row);
   }
   return {{"command", fmt::format("{}", fmt::join(command, " "))},

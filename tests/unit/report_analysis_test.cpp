@@ -96,6 +96,19 @@ TEST(ReportResources, SaturationAgainstTheManifest) {
   EXPECT_EQ(no_probe["limit"], "cpu");
 }
 
+// A figure the sampler could not read is null in summary.json (a worker seen only as it exited):
+// the report reads it as missing rather than failing (it did, on a worker's swap_peak_mb).
+TEST(ReportResources, ANullWorkerFigureIsMissingNotAnError) {
+  json s, m;
+  s["memory"]["workers"] =
+      json::array({{{"pid", 7}, {"swap_peak_mb", nullptr}}, {{"pid", 8}, {"swap_peak_mb", 3.0}}});
+  s["memory"]["host_peak_mb"] = 100.0;
+  s["memory"]["host_total_mb"] = 1000.0;
+  const json r = attribute_resources(s, m);
+  EXPECT_DOUBLE_EQ(r["memory"]["swap_peak_mb"].get<double>(), 3.0);
+  EXPECT_EQ(r["memory"]["pressure"], true);  // swapping
+}
+
 TEST(ReportCsv, QuotedFieldsAndBadNumbers) {
   const rundir::CsvTable t("key,ms\n\"a,\"\"b\"\"\",1.5\nc,\nd,x\n", "t.csv");
   ASSERT_EQ(t.size(), 3u);
