@@ -247,9 +247,9 @@ class KilledWorkerTests(JobCase):
         self.assertNotEqual(run.rc, 0)
         # torch reports the death as "DataLoader worker (pid N) is killed", or, when the kill
         # lands while main is fetching the previous batch's shared-memory fd from the worker's
-        # resource sharer, as an EOFError from that connection (a race of torch's own).
-        self.assertTrue("DataLoader worker" in run.stderr
-                        or "resource_sharer" in run.stderr and "EOFError" in run.stderr,
+        # resource sharer, as that connection failing (EOFError, ConnectionResetError): a race
+        # of torch's own.
+        self.assertTrue("DataLoader worker" in run.stderr or "resource_sharer" in run.stderr,
                         run.stderr[-2000:])
         with open(os.path.join(wd, "truth.json")) as f:
             truth = json.load(f)
