@@ -283,15 +283,8 @@ TEST_F(ExternalCli, AbOnTheJobAdoptsMoreWorkersAndCatchesAFalsePreservingClaim) 
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const json e = json::parse(read_text(dir_.path() / "exp" / "experiment.json"));
   std::map<std::string, std::string> verdicts;
-  for (const auto& res : e["results"]) {
-    // A verdict the drift guard withheld (a shared machine's load trending over the rounds) is
-    // named with the verdict it would be.
-    const std::string reason = res.value("reason", "");
-    const json drift = res.value("drift", json::object());
-    const bool withheld = drift.value("drift", false) && reason.rfind("would be ", 0) == 0;
-    verdicts[res["arm"].get<std::string>()] =
-        withheld ? reason.substr(9, reason.find(',') - 9) : res["verdict"].get<std::string>();
-  }
+  for (const auto& res : e["results"])
+    verdicts[res["arm"].get<std::string>()] = test::verdict_before_drift(res);
   EXPECT_EQ(verdicts["loader.num_workers=2"], "ADOPT") << e["results"].dump(1);
   EXPECT_NE(verdicts["A/A"], "ADOPT");
   EXPECT_EQ(verdicts["loader.batch_size=8"], "INVALID") << e["results"].dump(1);
