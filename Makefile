@@ -36,9 +36,9 @@ install: deps $(BUILD_RELEASE)/CMakeCache.txt
 DEMO := build/demo
 DEFAULT_DATA = $${XDG_CACHE_HOME:-$$HOME/.cache}/mmprof/default-v1
 demo: build
-	$(BUILD_RELEASE)/src/mmprof baseline --config configs/emulated-accelerator.yaml --out $(DEMO)/stand-in
+	$(BUILD_RELEASE)/src/mmprof baseline --config configs/emulated-accelerator.yaml --force --out $(DEMO)/stand-in
 	./scripts/demo-imagefolder "$(DEFAULT_DATA)" $(DEMO)/imagefolder
-	$(BUILD_RELEASE)/src/mmprof baseline --warmup-steps 5 --steps 40 --out $(DEMO)/job -- \
+	$(BUILD_RELEASE)/src/mmprof baseline --warmup-steps 5 --steps 40 --force --out $(DEMO)/job -- \
 	  /usr/bin/python3 examples/train_imagefolder.py $(DEMO)/imagefolder --epochs 20
 	$(BUILD_RELEASE)/src/mmprof report $(DEMO)/job --out $(DEMO)/report
 	@echo "report: $(DEMO)/report/report.md"

@@ -40,9 +40,9 @@ else
 fi
 
 "$bin" ab --data "$work/img256/files" --set phases.steps=24 "${image_factors[@]}" \
-  --rounds "$rounds" --warmup-s 0.5 --out "$out/images"
+  --rounds "$rounds" --warmup-s 0.5 --force --out "$out/images"
 "$bin" ab --data "$work/vid24/files" --set phases.steps=24 --set phases.warmup_steps=1 \
   --set loader.batch_size=4 --set loader.num_workers=1 \
   --factor video.skip_nonref=true,false --factor video.reuse_decoder=false,true \
-  --rounds "$rounds" --warmup-s 0.5 --out "$out/videos"
+  --rounds "$rounds" --warmup-s 0.5 --force --out "$out/videos"
 echo "levers: matrices in $out/images/matrix.md and $out/videos/matrix.md"

@@ -20,6 +20,7 @@ struct ResumePoint;  // run/resume.hpp
 // std::filesystem::path); nothing in it throws.
 struct BaselineOptions {          // NOLINT(bugprone-exception-escape)
   std::filesystem::path out;      // the run directory
+  bool force = false;             // --force: replace a run already in `out`
   std::vector<std::string> argv;  // the command line, for the manifest
   nlohmann::json config_tree;     // the resolved configuration, for the manifest
   bool progress = false;          // a progress line with ETA on stderr

@@ -12,6 +12,7 @@ enum class ExitCode : int {
   usage = 2,        // a bad option, config key or value
   input = 3,        // a dataset or file that cannot be read
   unavailable = 4,  // something asked for that this machine does not have (GPU, libtorch)
+  output = 6,       // an output could not be written (disk full, quota, a file size limit)
   interrupted = 130,
 };
 
@@ -37,6 +38,12 @@ class InputError : public Error {
 class UnavailableError : public Error {
  public:
   explicit UnavailableError(const std::string& m) : Error(ExitCode::unavailable, m) {}
+};
+
+// Writing an output failed (ENOSPC, EDQUOT, EFBIG, EIO): what was written before stays whole.
+class OutputError : public Error {
+ public:
+  explicit OutputError(const std::string& m) : Error(ExitCode::output, m) {}
 };
 
 class RunError : public Error {

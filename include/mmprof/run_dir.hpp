@@ -34,6 +34,15 @@ inline constexpr const char* digests = "digests.csv";
 inline constexpr const char* checkpoint = "checkpoint.json";
 inline constexpr const char* steady = "steady.json";
 inline constexpr const char* trace = "trace.json";
+// Room kept while a run writes, so that a full disk still leaves it its summary (run_writer.hpp).
+inline constexpr const char* reserve = ".mmprof-reserve";
+// A user's own job: the hook's records and the CUPTI injection's events (folders).
+inline constexpr const char* hook = "hook";
+inline constexpr const char* gpu = "gpu";
+// mmprof report's output, by default into the one run or experiment directory it reports on.
+inline constexpr const char* report_md = "report.md";
+inline constexpr const char* report_html = "report.html";
+inline constexpr const char* report_json = "report.json";
 // An experiment directory: experiment.json, matrix.csv, matrix.md and trials/<run directories>.
 inline constexpr const char* experiment = "experiment.json";
 inline constexpr const char* matrix_csv = "matrix.csv";

@@ -8,6 +8,7 @@
 #include <numeric>
 #include <set>
 
+#include "config/yaml_file.hpp"
 #include "mmprof/error.hpp"
 #include "run/steady_state.hpp"
 #include "util/rng.hpp"
@@ -101,12 +102,7 @@ ContentKind content_kind(const std::string& key) {
 }
 
 ExperimentSpec load_experiment_file(const std::string& path) {
-  YAML::Node root;
-  try {
-    root = YAML::LoadFile(path);
-  } catch (const YAML::Exception& e) {
-    throw UsageError(fmt::format("cannot read experiment file {}: {}", path, e.what()));
-  }
+  const YAML::Node root = config::load_yaml_file(path, "experiment file " + path);
   if (!root.IsMap()) throw UsageError(fmt::format("experiment file {} is not a mapping", path));
   static const std::set<std::string> known = {"config", "data", "set",   "factors", "preserving",
                                               "rounds", "seed", "cache", "warmup_s"};

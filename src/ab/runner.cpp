@@ -11,6 +11,7 @@
 #include "mmprof/error.hpp"
 #include "mmprof/run_dir.hpp"
 #include "run/progress.hpp"
+#include "rundir/output_dir.hpp"
 #include "util/interrupt.hpp"
 #include "util/version.hpp"
 
@@ -31,16 +32,11 @@ std::string dir_name(const std::string& arm_id) {
   return out;
 }
 
-void prepare_experiment_dir(const fs::path& dir) {
+// The trials' folder in the claimed experiment directory.
+void make_trials_dir(const fs::path& dir) {
   std::error_code ec;
-  if (fs::exists(dir, ec) && !fs::is_empty(dir, ec) &&
-      !fs::exists(dir / run_file::experiment, ec)) {
-    throw UsageError(fmt::format(
-        "--out {} exists and is not an mmprof experiment directory; choose another path",
-        dir.string()));
-  }
   fs::create_directories(dir / run_file::trials, ec);
-  if (ec) throw InputError(fmt::format("cannot create {}: {}", dir.string(), ec.message()));
+  if (ec) throw OutputError(fmt::format("cannot create {}: {}", dir.string(), ec.message()));
 }
 
 class Experiment {
@@ -67,7 +63,9 @@ class Experiment {
   }
 
   json run() {
-    prepare_experiment_dir(o_.out);
+    // Held until the experiment ends: its trials write into it (each claims its own folder).
+    const rundir::OutputDir out(o_.out, rundir::OutputKind::experiment, o_.force);
+    make_trials_dir(o_.out);
     publish(look_alpha(d_, 1));
     try {
       for (int r = 0; r < d_.spec.rounds; ++r) {

@@ -27,6 +27,7 @@ struct TrialHooks {
 
 struct AbOptions {
   std::filesystem::path out;        // the experiment directory
+  bool force = false;               // --force: replace an experiment already in `out`
   std::filesystem::path self;       // the mmprof binary trials run
   std::vector<std::string> argv;    // the command line, for experiment.json
   bool progress = false;            // a progress line on stderr

@@ -110,6 +110,7 @@ int run_ab_command(const AbCliOptions& o, const std::vector<std::string>& argv) 
   check_cache_regime(d.cache);
   AbOptions a;
   a.out = o.run.out.empty() ? default_out_dir("ab") : o.run.out;
+  a.force = o.run.force;
   a.self = self_executable();
   a.argv = argv;
   a.progress = true;

@@ -181,6 +181,7 @@ int run_job(const BaselineCliOptions& o, const std::vector<std::string>& argv,
   const ResolvedRun r = resolve_run(run);
   external::ExternalRunOptions e;
   e.out = o.run.out.empty() ? default_out_dir(command) : o.run.out;
+  e.force = o.run.force;
   e.argv = argv;
   e.command = o.command;
   e.config_tree = r.tree;
@@ -248,6 +249,7 @@ int run_baseline_command(const BaselineCliOptions& o, const std::vector<std::str
     b.resume = std::move(resumed.point);
   }
   const Dataset dataset = open_dataset(r.config);
+  b.force = o.run.force;
   b.argv = argv;
   b.config_tree = r.tree;
   b.repo = o.run.repo;

@@ -19,6 +19,9 @@ void add_run_options(CLI::App& app, RunOptions& o) {
   app.add_option("--set", o.sets, "Override a config key, e.g. --set loader.num_workers=4")
       ->allow_extra_args(false);
   app.add_option("--out,-o", o.out, "Output directory (default runs/<command>-<time>)");
+  app.add_flag("--force", o.force,
+               "Replace the output of an earlier mmprof run in --out (its files are removed "
+               "first); without it a non-empty --out is refused");
   add_repo_option(app, o.repo);
   app.add_option("--max-host-memory", o.max_host_memory,
                  "Refuse configurations whose loader reserves more host memory (shared ring + "

@@ -16,7 +16,8 @@ struct RunOptions {
   std::string data;
   std::vector<std::string> sets;
   std::string out;
-  std::string repo;  // the user's repository for provenance (empty: the working directory)
+  bool force = false;  // --force: replace what an earlier mmprof wrote into --out
+  std::string repo;    // the user's repository for provenance (empty: the working directory)
   std::string max_host_memory;  // refuse configurations reserving more ("16G"); empty: no limit
 };
 

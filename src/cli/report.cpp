@@ -9,6 +9,7 @@
 
 #include "cli/common.hpp"
 #include "mmprof/error.hpp"
+#include "mmprof/run_dir.hpp"
 #include "report/defaults.hpp"
 #include "report/knowledge_base.hpp"
 #include "report/report_builder.hpp"
@@ -95,12 +96,12 @@ int run_report_command(const ReportCliOptions& o) {
   std::error_code ec;
   fs::create_directories(out, ec);
   if (ec) {
-    throw InputError(
+    throw OutputError(
         fmt::format("--out {}: cannot create the directory: {}", out.string(), ec.message()));
   }
-  write_json_atomic(out / "report.json", r);
-  write_file_atomic(out / "report.md", report::render_markdown(r));
-  write_file_atomic(out / "report.html", report::render_html(r));
+  write_json_atomic(out / run_file::report_json, r);
+  write_file_atomic(out / run_file::report_md, report::render_markdown(r));
+  write_file_atomic(out / run_file::report_html, report::render_html(r));
   std::printf("report: %s/report.{md,html,json}\n", out.c_str());
   std::printf("%s\n", r["gate"]["reason"].get<std::string>().c_str());
   return in.gated ? r["gate"]["exit_code"].get<int>() : 0;

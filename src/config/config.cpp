@@ -11,6 +11,7 @@
 #include <optional>
 
 #include "config/config_keys.hpp"
+#include "config/yaml_file.hpp"
 #include "util/error.hpp"
 
 namespace mmprof {
@@ -269,25 +270,11 @@ json default_config_tree() {
 }
 
 json load_config_tree(const std::string& yaml_path) {
-  YAML::Node root;
-  try {
-    root = YAML::LoadFile(yaml_path);
-  } catch (const YAML::BadFile&) {
-    throw UsageError(fmt::format("cannot read config file {}", yaml_path));
-  } catch (const YAML::Exception& e) {
-    throw UsageError(fmt::format("config file {} is not valid YAML: {}", yaml_path, e.what()));
-  }
-  return merge_root(root, yaml_path);
+  return merge_root(config::load_yaml_file(yaml_path, "config file " + yaml_path), yaml_path);
 }
 
 json parse_config_yaml(const std::string& yaml_text, const std::string& where) {
-  YAML::Node root;
-  try {
-    root = YAML::Load(yaml_text);
-  } catch (const YAML::Exception& e) {
-    throw UsageError(fmt::format("config file {} is not valid YAML: {}", where, e.what()));
-  }
-  return merge_root(root, where);
+  return merge_root(config::load_yaml_text(yaml_text, "config file " + where), where);
 }
 
 void apply_override(json& tree, const std::string& assignment) {

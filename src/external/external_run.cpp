@@ -76,10 +76,10 @@ class ExternalRun {
  public:
   explicit ExternalRun(const ExternalRunOptions& o)
       : o_(o),
-        writer_(o.out, /*getitem_column=*/true),
-        hook_dir_(o.out / "hook"),
-        stop_file_(o.out / "hook" / "stop"),
-        tail_(o.out / "hook"),
+        writer_(o.out, {.force = o.force, .getitem_column = true}),
+        hook_dir_(o.out / run_file::hook),
+        stop_file_(o.out / run_file::hook / "stop"),
+        tail_(o.out / run_file::hook),
         sampler_(procfs_, clock_, {o.config.metrics.interval_ms, ::getpid(), 0.005, kObserverRole},
                  [this](const Snapshot& s) { writer_.resources(s); }),
         progress_(o.progress, [this] { return clock_.now_ns(); }) {}
@@ -121,8 +121,8 @@ class ExternalRun {
     hook.loader = o_.loader;
     hook.overrides = o_.overrides;
     fs::create_directories(hook_dir_);
-    fs::create_directories(o_.out / "gpu");
-    auto env = job_environment(hook, o_.out / "gpu" / "events-%p.jsonl", unavailable_);
+    fs::create_directories(o_.out / run_file::gpu);
+    auto env = job_environment(hook, o_.out / run_file::gpu / "events-%p.jsonl", unavailable_);
     env.insert(env.end(), o_.env.begin(), o_.env.end());
     t_launch_ns_ = clock_.now_ns();
     job_ = std::make_unique<JobProcess>(o_.command, env);
@@ -357,7 +357,7 @@ class ExternalRun {
   GpuTraceResult read_gpu_trace() const {
     GpuTraceResult trace;
     std::error_code ec;
-    for (const auto& e : fs::directory_iterator(o_.out / "gpu", ec)) {
+    for (const auto& e : fs::directory_iterator(o_.out / run_file::gpu, ec)) {
       if (!gpu::is_gpu_events_file(e.path())) continue;
       const gpu::GpuEventsFile f = gpu::read_gpu_events(e.path());
       trace.events.insert(trace.events.end(), f.events.begin(), f.events.end());

@@ -21,6 +21,7 @@ namespace mmprof::external {
 
 struct ExternalRunOptions {
   std::filesystem::path out;           // the run directory
+  bool force = false;                  // --force: replace a run already in `out`
   std::vector<std::string> argv;       // mmprof's command line, for the manifest
   std::vector<std::string> command;    // the job
   nlohmann::json config_tree;          // the resolved configuration, for the manifest

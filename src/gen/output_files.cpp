@@ -9,6 +9,7 @@
 #include <system_error>
 
 #include "util/error.hpp"
+#include "util/files.hpp"
 
 namespace mmprof::gen {
 namespace fs = std::filesystem;
@@ -16,27 +17,19 @@ namespace fs = std::filesystem;
 void make_writable_dir(const fs::path& dir) {
   std::error_code ec;
   fs::create_directories(dir, ec);
-  if (ec) throw InputError("cannot create directory " + dir.string() + ": " + ec.message());
-  if (::access(dir.c_str(), W_OK | X_OK) != 0) throw_errno("cannot write to directory", dir);
+  if (ec) throw OutputError("cannot create directory " + dir.string() + ": " + ec.message());
+  if (::access(dir.c_str(), W_OK | X_OK) != 0) throw_output_errno("cannot write to directory", dir);
 }
 
 void write_file(const fs::path& path, const void* data, size_t size) {
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) throw_errno("cannot create", path);
-  const auto* p = static_cast<const char*>(data);
-  while (size > 0) {
-    const ssize_t n = ::write(fd, p, size);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      const int saved = errno;
-      ::close(fd);
-      errno = saved;
-      throw_errno("cannot write", path);
-    }
-    p += n;
-    size -= static_cast<size_t>(n);
+  if (fd < 0) throw_output_errno("cannot create", path);
+  const bool written = write_all(fd, std::string_view(static_cast<const char*>(data), size));
+  const int saved = errno;
+  if (::close(fd) != 0 || !written) {
+    if (!written) errno = saved;
+    throw_output_errno("cannot write", path);
   }
-  if (::close(fd) != 0) throw_errno("cannot write", path);
 }
 
 void remove_stale(const fs::path& dir, bool (*is_ours)(const std::string& name)) {
@@ -44,7 +37,7 @@ void remove_stale(const fs::path& dir, bool (*is_ours)(const std::string& name))
   for (const auto& entry : fs::directory_iterator(dir, ec)) {
     if (!entry.is_regular_file() || !is_ours(entry.path().filename().string())) continue;
     if (!fs::remove(entry.path(), ec) && ec)
-      throw InputError("cannot remove stale " + entry.path().string() + ": " + ec.message());
+      throw OutputError("cannot remove stale " + entry.path().string() + ": " + ec.message());
   }
   if (ec) throw InputError("cannot list " + dir.string() + ": " + ec.message());
 }

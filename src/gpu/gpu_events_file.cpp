@@ -47,7 +47,7 @@ json parse_line(const std::string& line, const std::string& where) {
     json j = json::parse(line);
     if (!j.is_object()) throw InputError(where + ": not a JSON object");
     return j;
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, or out_of_range for 1e999
     throw InputError(fmt::format("{}: not valid JSON ({})", where, e.what()));
   }
 }

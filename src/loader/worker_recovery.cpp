@@ -84,6 +84,13 @@ std::string WorkerRecovery::describe(const WorkerExit& exit, bool hung,
   return what + fmt::format(" between samples, holding batch {}", held.front().first);
 }
 
+void WorkerRecovery::fail(const std::string& fault, bool hung, LoaderStats& stats) {
+  // Counted like the faults before it, so summary.json lists every fault stderr reported.
+  stats.hung_workers += hung ? 1 : 0;
+  stats.worker_faults.push_back(fault);
+  throw RunError(fault);
+}
+
 void WorkerRecovery::recover(const WorkerExit& exit, bool hung,
                              const std::map<uint64_t, uint32_t>& in_flight, WorkerPool& pool,
                              LoaderStats& stats) {
@@ -96,11 +103,12 @@ void WorkerRecovery::recover(const WorkerExit& exit, bool hung,
   uint32_t record_slot = 0;
   const std::string what = describe(exit, hung, held, record, record_slot);
   if (config_.on_worker_failure == WorkerFailure::fail) {
-    throw RunError(what + " (loader.on_worker_failure=fail)");
+    fail(what + " (loader.on_worker_failure=fail)", hung, stats);
   }
   if (stats.respawns >= config_.max_respawns) {
-    throw RunError(fmt::format("{}; {} workers were replaced already (loader.max_respawns={})",
-                               what, stats.respawns, config_.max_respawns));
+    fail(fmt::format("{}; {} workers were replaced already (loader.max_respawns={})", what,
+                     stats.respawns, config_.max_respawns),
+         hung, stats);
   }
   std::string action = "respawned";
   if (record >= 0) {

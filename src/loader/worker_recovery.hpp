@@ -41,6 +41,8 @@ class WorkerRecovery {
   std::string describe(const WorkerExit& exit, bool hung,
                        const std::vector<std::pair<uint64_t, uint32_t>>& held, int32_t& record,
                        uint32_t& record_slot) const;
+  // A fault that ends the run: counted in `stats`, then thrown as a RunError.
+  [[noreturn]] static void fail(const std::string& fault, bool hung, LoaderStats& stats);
 
   const LoaderConfig& config_;
   const Dataset& dataset_;

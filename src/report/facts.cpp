@@ -113,16 +113,27 @@ void error_facts(const RunData& run, json& facts) {
                                       first->value("message", "?"))),
         "reliability.ignored_files", ignored, "files"));
   }
-  const auto count = number_at(run.summary, "/errors/count").value_or(0);
-  if (count <= 0) return;
+  // errors.count is events (a sample can fail in every epoch); errors.samples is distinct keys.
+  const auto events = number_at(run.summary, "/errors/count").value_or(0);
+  if (events <= 0) return;
+  const auto samples = number_at(run.summary, "/errors/samples");
   std::string first;
   const auto e = std::find_if_not(run.errors.begin(), run.errors.end(), is_ignored);
   if (e != run.errors.end()) {
     first = fmt::format(" (first: {} at {}: {})", e->value("key", "?"), e->value("stage", "?"),
                         e->value("message", "?"));
   }
-  facts.push_back(fact("errors", fmt::format("{:.0f} bad samples were skipped{}", count, first),
-                       "errors.count", count, "events"));
+  if (!samples) {  // a run from before errors.samples: only the events are known
+    facts.push_back(fact("errors", fmt::format("{:.0f} bad-sample events{}", events, first),
+                         "errors.count", events, "events"));
+    return;
+  }
+  facts.push_back(fact("errors",
+                       fmt::format("{:.0f} bad sample{} skipped ({:.0f} error event{} in "
+                                   "errors.jsonl){}",
+                                   *samples, *samples == 1 ? " was" : "s were", events,
+                                   events == 1 ? "" : "s", first),
+                       "errors.samples", *samples, "samples"));
 }
 
 // Summary figures recomputed from the CSV files: two independent paths to the same number.

@@ -46,9 +46,16 @@ json value_at(const json& j, const std::string& pointer) {
   return *node;
 }
 
+FigureTypeError::FigureTypeError(std::string pointer, json value)
+    : InputError(
+          fmt::format("key {} is {}, where a number belongs", pointer, value.dump().substr(0, 80))),
+      pointer_(std::move(pointer)),
+      value_(std::move(value)) {}
+
 std::optional<double> number_at(const json& j, const std::string& pointer) {
-  const json v = value_at(j, pointer);
-  if (!v.is_number()) return std::nullopt;
+  json v = value_at(j, pointer);
+  if (v.is_null()) return std::nullopt;
+  if (!v.is_number()) throw FigureTypeError(pointer, std::move(v));
   return v.get<double>();
 }
 

@@ -5,9 +5,25 @@
 #include <optional>
 #include <string>
 
+#include "mmprof/error.hpp"
+
 namespace mmprof::report {
 
-// The number at JSON pointer `pointer` ("/a/b"), or nullopt when absent, null or not a number.
+// A figure that is present but not a number (a string, true, an object): not a file mmprof wrote.
+// An InputError; the report names the file it came from (report_builder).
+class FigureTypeError : public InputError {
+ public:
+  FigureTypeError(std::string pointer, nlohmann::json value);
+  const std::string& pointer() const noexcept { return pointer_; }
+  const nlohmann::json& value() const noexcept { return value_; }
+
+ private:
+  std::string pointer_;
+  nlohmann::json value_;
+};
+
+// The number at JSON pointer `pointer` ("/a/b"), or nullopt when absent or null ("not
+// measured"). Throws FigureTypeError when something else is there.
 std::optional<double> number_at(const nlohmann::json& j, const std::string& pointer);
 // The string at `pointer`, or `fallback`.
 std::string string_at(const nlohmann::json& j, const std::string& pointer,

@@ -1,5 +1,11 @@
 #include "report/report_builder.hpp"
 
+#include <fmt/format.h>
+
+#include <utility>
+#include <vector>
+
+#include "mmprof/run_dir.hpp"
 #include "report/analysis.hpp"
 #include "report/json_access.hpp"
 #include "report/knowledge_base.hpp"
@@ -10,8 +16,34 @@ namespace {
 
 using nlohmann::json;
 
+using Source = std::pair<std::filesystem::path, const json*>;  // a file and its content
+
+// The files a run's figures come from.
+std::vector<Source> sources_of(const RunData& run) {
+  return {{run.dir / run_file::summary, &run.summary},
+          {run.dir / run_file::manifest, &run.manifest}};
+}
+
+// Runs `analyse`; a figure of the wrong type is refused naming the file of `sources` holding it.
+template <class Analyse>
+json naming_bad_figures(const std::vector<Source>& sources, Analyse analyse) {
+  try {
+    return analyse();
+  } catch (const FigureTypeError& e) {
+    for (const auto& [file, doc] : sources) {
+      if (value_at(*doc, e.pointer()) == e.value())
+        throw InputError(fmt::format("{}: {}", file.string(), e.what()));
+    }
+    throw;
+  }
+}
+
+json analyzed_run(const RunData& run) {
+  return naming_bad_figures(sources_of(run), [&] { return analyze_run(run); });
+}
+
 json run_section(const RunData& run, const json& kb) {
-  json a = analyze_run(run);
+  json a = analyzed_run(run);
   json kbr = evaluate_knowledge_base(kb, a, run.manifest);
   a["hypotheses"] = kbr["hypotheses"];
   a["recommended"] = kbr["recommended"];
@@ -53,7 +85,7 @@ json arm_throughput(const json& e) {
   return arms;
 }
 
-json experiment_section(const ExperimentData& x, const json& kb, const Criteria& c) {
+json experiment_figures(const ExperimentData& x, const json& kb, const Criteria& c) {
   const json& e = x.experiment;
   json s = {{"dir", x.dir.string()},
             {"status", value_at(e, "/status")},
@@ -69,6 +101,11 @@ json experiment_section(const ExperimentData& x, const json& kb, const Criteria&
   return s;
 }
 
+json experiment_section(const ExperimentData& x, const json& kb, const Criteria& c) {
+  return naming_bad_figures({{x.dir / run_file::experiment, &x.experiment}},
+                            [&] { return experiment_figures(x, kb, c); });
+}
+
 }  // namespace
 
 json build_report(const ReportInputs& in) {
@@ -82,8 +119,15 @@ json build_report(const ReportInputs& in) {
   r["experiments"] = json::array();
   for (const auto& x : in.experiments)
     r["experiments"].push_back(experiment_section(x, in.knowledge_base, in.criteria));
-  r["compare"] =
-      in.compare ? compare_runs(in.compare->first, in.compare->second, in.criteria) : json(nullptr);
+  if (in.compare) {
+    std::vector<Source> sources = sources_of(in.compare->first);
+    for (const Source& s : sources_of(in.compare->second))
+      sources.push_back(s);
+    r["compare"] = naming_bad_figures(
+        sources, [&] { return compare_runs(in.compare->first, in.compare->second, in.criteria); });
+  } else {
+    r["compare"] = nullptr;
+  }
   std::vector<json> items;
   for (const auto& run : r["runs"])
     items.push_back(gate_run(run, in.criteria));

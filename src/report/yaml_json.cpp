@@ -1,11 +1,8 @@
 #include "report/yaml_json.hpp"
 
-#include <fmt/format.h>
-#include <yaml-cpp/yaml.h>
-
 #include <charconv>
 
-#include "mmprof/error.hpp"
+#include "config/yaml_file.hpp"
 
 namespace mmprof::report {
 namespace {
@@ -51,11 +48,7 @@ json convert(const YAML::Node& n) {
 }  // namespace
 
 json yaml_to_json(const std::string& text, const std::string& name) {
-  try {
-    return convert(YAML::Load(text));
-  } catch (const YAML::Exception& e) {
-    throw UsageError(fmt::format("{} is not valid YAML: {}", name, e.what()));
-  }
+  return convert(config::load_yaml_text(text, name));
 }
 
 }  // namespace mmprof::report

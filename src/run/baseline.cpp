@@ -19,6 +19,24 @@
 namespace mmprof {
 namespace {
 
+// Keeps what a failed run measured (its checkpoint, summary, manifest). When that write fails
+// too (the full disk that stopped the run), the run's own error stays the one thrown, with this
+// failure added to its sentence: `also` collects them.
+template <class Write>
+void keep_after_failure(std::string& also, Write write) {
+  try {
+    write();
+  } catch (const Error& e) {
+    also += std::string("; then ") + e.what();
+  }
+}
+
+// Rethrows the run's error `e` with what could not be kept after it.
+[[noreturn]] void rethrow_with(const Error& e, const std::string& also) {
+  if (also.empty()) throw;
+  throw Error(e.code(), e.what() + also);
+}
+
 class BaselineRun {
  public:
   BaselineRun(const Config& config, const Dataset& dataset, const BaselineOptions& options,
@@ -71,12 +89,13 @@ class BaselineRun {
     } catch (const Error& e) {
       outcome_.status = e.code() == ExitCode::interrupted ? "interrupted" : "failed";
       outcome_.message = e.what();
-      checkpoint_.write();  // exact at a graceful stop
+      std::string also;
+      keep_after_failure(also, [&] { checkpoint_.write(); });  // exact at a graceful stop
       sampler.set_phase("stopped");
       sampler.stop();  // resources.csv keeps what was sampled; summary has the figures so far
-      write_summary();
+      keep_after_failure(also, [&] { write_summary(); });
       progress_.finish();
-      throw;
+      rethrow_with(e, also);
     }
     sampler.set_phase("done");
     sampler.stop();
@@ -138,7 +157,7 @@ class BaselineRun {
 nlohmann::json run_baseline(const Config& config, const Dataset& dataset,
                             const BaselineOptions& options) {
   MonotonicClock clock;
-  RunRecorder recorder(options.out, dataset, clock, config.metrics.interval_ms);
+  RunRecorder recorder(options.out, options.force, dataset, clock, config.metrics.interval_ms);
   const auto write_manifest = [&](const RunFacts& facts) {
     recorder.writer().manifest(build_manifest(config, dataset, options, facts));
   };
@@ -157,6 +176,10 @@ nlohmann::json run_baseline(const Config& config, const Dataset& dataset,
   nlohmann::json summary;
   try {
     summary = run.run();
+  } catch (const Error& e) {
+    std::string also;
+    keep_after_failure(also, write_final_manifest);
+    rethrow_with(e, also);
   } catch (...) {
     write_final_manifest();
     throw;

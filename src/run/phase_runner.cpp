@@ -169,6 +169,11 @@ const Batch& PhaseRunner::next_batch(BatchSource& source, const std::string& pha
     return batch;
   } catch (const SampleError& e) {
     recorder_.sample_error(e.failure(), phase, e.batch_id(), e.epoch());
+    reliability_.observe(source.stats());
+    throw;
+  } catch (const Error&) {
+    // The worker fault that stops the run is counted with those before it.
+    reliability_.observe(source.stats());
     throw;
   }
 }

@@ -7,10 +7,10 @@
 
 namespace mmprof {
 
-RunRecorder::RunRecorder(const std::filesystem::path& out, const Dataset& dataset, Clock& clock,
-                         int sample_interval_ms)
+RunRecorder::RunRecorder(const std::filesystem::path& out, bool force, const Dataset& dataset,
+                         Clock& clock, int sample_interval_ms)
     : dataset_(dataset),
-      writer_(out),
+      writer_(out, {.force = force}),
       sampler_(procfs_, clock, {sample_interval_ms, 0}, [this](const Snapshot& s) {
         writer_.resources(s);
         trace::resources(s);

@@ -20,7 +20,8 @@ namespace mmprof {
 class RunRecorder {
  public:
   // `clock` must outlive the recorder; it stamps the resource samples.
-  RunRecorder(const std::filesystem::path& out, const Dataset& dataset, Clock& clock,
+  // `out` is claimed by its RunWriter (`force`: replace a run already there).
+  RunRecorder(const std::filesystem::path& out, bool force, const Dataset& dataset, Clock& clock,
               int sample_interval_ms);
 
   rundir::RunWriter& writer() noexcept { return writer_; }

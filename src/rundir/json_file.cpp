@@ -24,7 +24,8 @@ json read_json_object(const fs::path& file, const std::string& why) {
   json j;
   try {
     j = json::parse(text.str());
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {
+    // parse_error, and out_of_range for a number no double holds (1e999).
     throw InputError(
         fmt::format("{} is not valid JSON (corrupt or cut short: {})", file.string(), e.what()));
   }

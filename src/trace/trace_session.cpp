@@ -29,7 +29,7 @@ struct FileCloser {
 TraceCounts write_atomic(const fs::path& path, const TraceSource& source) {
   const fs::path tmp = path.string() + ".tmp";
   std::unique_ptr<std::FILE, FileCloser> file(std::fopen(tmp.c_str(), "we"));
-  if (!file) throw_errno("cannot create", tmp.string());
+  if (!file) throw_output_errno("cannot create", tmp.string());
   bool ok = true;
   TraceCounts counts;
   try {
@@ -48,7 +48,7 @@ TraceCounts write_atomic(const fs::path& path, const TraceSource& source) {
     const int why = ok ? errno : saved;
     ::unlink(tmp.c_str());
     errno = why;
-    throw_errno("cannot write", path.string());
+    throw_output_errno("cannot write", path.string());
   }
   return counts;
 }

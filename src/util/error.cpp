@@ -9,4 +9,8 @@ void throw_errno(const std::string& what, const std::string& path) {
   throw InputError(what + " " + path + ": " + std::strerror(errno));
 }
 
+void throw_output_errno(const std::string& what, const std::string& path) {
+  throw OutputError(what + " " + path + ": " + std::strerror(errno));
+}
+
 }  // namespace mmprof

@@ -8,5 +8,7 @@ namespace mmprof {
 
 // Throws InputError("<what> <path>: <strerror(errno)>") — for failed system calls on files.
 [[noreturn]] void throw_errno(const std::string& what, const std::string& path);
+// Throws OutputError("<what> <path>: <strerror(errno)>") — for failed writes of mmprof's outputs.
+[[noreturn]] void throw_output_errno(const std::string& what, const std::string& path);
 
 }  // namespace mmprof

@@ -11,30 +11,38 @@
 namespace mmprof {
 namespace fs = std::filesystem;
 
-void write_file_atomic(const fs::path& path, std::string_view content) {
-  const fs::path tmp = path.string() + ".tmp";
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) throw_errno("cannot create", tmp.string());
+bool write_all(int fd, std::string_view content) {
   size_t done = 0;
   while (done < content.size()) {
     const ssize_t n = ::write(fd, content.data() + done, content.size() - done);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
-      const int saved = errno;
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      errno = saved;
-      throw_errno("cannot write", tmp.string());
+      if (n == 0) errno = ENOSPC;
+      return false;
     }
     done += static_cast<size_t>(n);
   }
-  ::fsync(fd);
+  return true;
+}
+
+void write_file_atomic(const fs::path& path, std::string_view content) {
+  const fs::path tmp = path.string() + ".tmp";
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) throw_output_errno("cannot create", tmp.string());
+  // fsync reports a write-back failure (ENOSPC on some filesystems, EIO) that write(2) did not.
+  if (!write_all(fd, content) || ::fsync(fd) != 0) {
+    const int saved = errno;
+    ::close(fd);
+    ::unlink(tmp.c_str());
+    errno = saved;
+    throw_output_errno("cannot write", path.string());
+  }
   ::close(fd);
   if (::rename(tmp.c_str(), path.c_str()) != 0) {
     const int saved = errno;
     ::unlink(tmp.c_str());
     errno = saved;
-    throw_errno("cannot rename into", path.string());
+    throw_output_errno("cannot rename into", path.string());
   }
 }
 
@@ -45,19 +53,27 @@ void write_json_atomic(const fs::path& path, const nlohmann::json& value) {
 }
 
 AppendFile::AppendFile(const fs::path& path, std::string_view header) : path_(path) {
-  file_ = std::fopen(path.c_str(), "w");
-  if (file_ == nullptr) throw_errno("cannot create", path.string());
+  fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd_ < 0) throw_output_errno("cannot create", path.string());
   if (!header.empty()) write(header);
 }
 
 AppendFile::~AppendFile() {
-  if (file_ != nullptr) std::fclose(file_);
+  if (fd_ >= 0) ::close(fd_);
 }
 
 void AppendFile::write(std::string_view text) {
-  if (std::fwrite(text.data(), 1, text.size(), file_) != text.size() || std::fflush(file_) != 0) {
-    throw_errno("cannot write", path_.string());
+  if (write_all(fd_, text)) {
+    size_ += text.size();
+    return;
   }
+  const int saved = errno;
+  // Cut the partial write off, so a reader never sees half a row; the offset goes back with it,
+  // so a later write that fits continues the file without a hole.
+  if (::ftruncate(fd_, static_cast<off_t>(size_)) == 0)
+    ::lseek(fd_, static_cast<off_t>(size_), SEEK_SET);
+  errno = saved;
+  throw_output_errno("cannot write", path_.string());
 }
 
 std::string csv_field(std::string_view s) {

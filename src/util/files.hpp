@@ -2,7 +2,7 @@
 // Output files that survive an interruption: whole files written atomically (temp + fsync +
 // rename), and append-only files flushed after every write, so an interrupted run keeps what it
 // measured. The run directory's own names and formats are rundir/'s.
-#include <cstdio>
+#include <cstdint>
 #include <filesystem>
 #include <initializer_list>
 #include <nlohmann/json.hpp>
@@ -11,11 +11,18 @@
 
 namespace mmprof {
 
-// Writes `content` to path via path.tmp + fsync + rename. Throws InputError naming the path.
+// write(2) until all of `content` is written (retrying EINTR); false with errno set when the
+// kernel took less. A write that returns 0 is reported as ENOSPC, which it means for a file.
+bool write_all(int fd, std::string_view content);
+
+// Writes `content` to path via path.tmp + fsync + rename. Throws OutputError naming the path
+// (the tmp file removed, an existing `path` left as it was).
 void write_file_atomic(const std::filesystem::path& path, std::string_view content);
 void write_json_atomic(const std::filesystem::path& path, const nlohmann::json& value);
 
-// An append-only text file, flushed after every write call.
+// An append-only text file, written through to the kernel by every write call. A write that
+// fails part way (a full disk, a quota, a file size limit) is cut back to where it started, so
+// the file only ever holds whole writes (whole CSV rows), and throws OutputError naming it.
 class AppendFile {
  public:
   AppendFile(const std::filesystem::path& path, std::string_view header);
@@ -27,7 +34,8 @@ class AppendFile {
 
  private:
   std::filesystem::path path_;
-  std::FILE* file_ = nullptr;
+  int fd_ = -1;
+  uint64_t size_ = 0;  // bytes of whole writes
 };
 
 // Quotes a CSV field when it holds a comma, quote or newline (RFC 4180).

@@ -270,7 +270,10 @@ TEST_F(ReliabilityCli, IgnoredFilesAndASharedKeyAreListedNotDropped) {
   EXPECT_NE(md.find("2 files under the dataset are neither samples nor captions (first: "),
             std::string::npos)
       << md;
-  EXPECT_NE(md.find("1 bad samples were skipped (first: x.png at index"), std::string::npos) << md;
+  EXPECT_NE(
+      md.find("1 bad sample was skipped (1 error event in errors.jsonl) (first: x.png at index"),
+      std::string::npos)
+      << md;
 
   const auto fail = baseline(data, scratch() / "mixed-fail", "--set loader.on_error=fail");
   EXPECT_EQ(fail.exit_code, 1) << fail.output;

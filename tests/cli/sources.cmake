@@ -4,6 +4,7 @@ list(APPEND MMPROF_TEST_SOURCES
   cli/cli_test.cpp
   cli/external_cli_test.cpp
   cli/inspect_test.cpp
+  cli/outputs_cli_test.cpp
   cli/reliability_cli_test.cpp
   cli/resume_test.cpp
   cli/signals_test.cpp

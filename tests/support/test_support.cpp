@@ -64,6 +64,11 @@ std::vector<uint8_t> read_bytes(const std::filesystem::path& path) {
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
+std::string read_text(const std::filesystem::path& path) {
+  const auto bytes = read_bytes(path);
+  return {bytes.begin(), bytes.end()};
+}
+
 nlohmann::json read_json(const std::filesystem::path& path) {
   const std::vector<uint8_t> bytes = read_bytes(path);
   return nlohmann::json::parse(bytes.begin(), bytes.end());
@@ -100,6 +105,10 @@ void write_bytes(const std::filesystem::path& path, const std::vector<uint8_t>& 
   out.write(reinterpret_cast<const char*>(bytes.data()),
             static_cast<std::streamsize>(bytes.size()));
   if (!out) throw std::runtime_error("cannot write " + path.string());
+}
+
+void write_text(const std::filesystem::path& path, const std::string& text) {
+  write_bytes(path, std::vector<uint8_t>(text.begin(), text.end()));
 }
 
 double psnr(const uint8_t* a, const uint8_t* b, size_t n) {

@@ -35,12 +35,14 @@ std::string shell_quote(const std::filesystem::path& p);
 CommandResult run_mmprof(const std::string& args);
 
 std::vector<uint8_t> read_bytes(const std::filesystem::path& path);
+std::string read_text(const std::filesystem::path& path);
 nlohmann::json read_json(const std::filesystem::path& path);
 // An mmprof ab result's verdict, or, where the drift guard withheld it (INCONCLUSIVE, "would be
 // X, but throughput drifts over rounds"), the X it names: a shared machine's load may trend over
 // a test's rounds.
 std::string verdict_before_drift(const nlohmann::json& result);
 void write_bytes(const std::filesystem::path& path, const std::vector<uint8_t>& bytes);
+void write_text(const std::filesystem::path& path, const std::string& text);
 
 // A CSV table with RFC 4180 quoting (no field of ours spans lines).
 struct Csv {

@@ -234,8 +234,8 @@ TEST(GenDataset, UnwritableOutputNamesThePath) {
   GenOptions o = small_options(tmp.path() / "plain-file" / "out");
   try {
     generate_dataset(o);
-    FAIL() << "expected InputError";
-  } catch (const InputError& e) {
+    FAIL() << "expected OutputError";
+  } catch (const OutputError& e) {
     EXPECT_NE(std::string(e.what()).find("plain-file"), std::string::npos) << e.what();
   }
 }

@@ -78,7 +78,7 @@ class PhaseRunnerTest : public ::testing::Test {
   }
   PhaseRunner& runner() {
     if (!runner_) {
-      recorder_.emplace(out(), dataset_, clock_, 0);
+      recorder_.emplace(out(), false, dataset_, clock_, 0);
       recorder_->writer().manifest({{"schema", run_schema::manifest}});
       checkpoint_.emplace(out(), nullptr);
       runner_.emplace(config_, clock_, *recorder_, progress_, *checkpoint_, 0);

@@ -193,7 +193,7 @@ TEST_F(RunDirTest, StagesOfMmprofsRunsAreUnchangedAndTheHooksHaveGetitemMs) {
   item.t_start_ns = 7;
   item.getitem_ms = 20.125;
   {
-    rundir::RunWriter w(hook_run, true);
+    rundir::RunWriter w(hook_run, {.getitem_column = true});
     w.manifest({{"schema", run_schema::manifest}});
     w.stages({item});
   }

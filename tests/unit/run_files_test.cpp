@@ -1,7 +1,12 @@
 // Output files (atomic JSON, flushed append files, CSV quoting) and RunWriter's --out checks.
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/file.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -62,13 +67,13 @@ TEST(RunFilesTest, AtomicWriteNeverExposesAPartialFileToAnOpenReader) {
   EXPECT_EQ(read_text(file), "new content that is longer than the old one\n");
 }
 
-TEST(RunFilesTest, AtomicWriteIntoAMissingFolderIsAnInputErrorNamingThePath) {
+TEST(RunFilesTest, AtomicWriteIntoAMissingFolderIsAnOutputErrorNamingThePath) {
   test::TempDir dir;
   const fs::path file = dir.path() / "no-such-dir" / "summary.json";
   try {
     write_file_atomic(file, "x");
     FAIL() << "did not throw";
-  } catch (const InputError& e) {
+  } catch (const OutputError& e) {
     EXPECT_NE(std::string(e.what()).find((dir.path() / "no-such-dir").string()), std::string::npos)
         << e.what();
   }
@@ -117,9 +122,9 @@ TEST(RunFilesTest, AppendFileWithoutHeaderStartsEmpty) {
   EXPECT_EQ(read_text(path), "{}\n");
 }
 
-TEST(RunFilesTest, AppendFileInAMissingFolderIsAnInputError) {
+TEST(RunFilesTest, AppendFileInAMissingFolderIsAnOutputError) {
   test::TempDir dir;
-  EXPECT_THROW(AppendFile(dir.path() / "missing" / "steps.csv", "h\n"), InputError);
+  EXPECT_THROW(AppendFile(dir.path() / "missing" / "steps.csv", "h\n"), OutputError);
 }
 
 TEST(RunFilesTest, CsvFieldLeavesPlainTextAlone) {
@@ -148,11 +153,74 @@ TEST(RunFilesTest, RunWriterAcceptsAnEmptyFolder) {
   EXPECT_NO_THROW(rundir::RunWriter{dir.path()});
 }
 
-TEST(RunFilesTest, RunWriterAcceptsAnExistingRunDirectory) {
+TEST(RunFilesTest, RunWriterRefusesAnExistingRunUnlessForcedThenRemovesOnlyMmprofsFiles) {
   test::TempDir dir;
-  write_file_atomic(dir.path() / "manifest.json", "{}\n");
-  write_file_atomic(dir.path() / "summary.json", "{}\n");
-  EXPECT_NO_THROW(rundir::RunWriter{dir.path()});
+  for (const char* name :
+       {"manifest.json", "summary.json", "trace.json", "report.html", "steps.csv.tmp", "notes.txt"})
+    write_file_atomic(dir.path() / name, "old\n");
+  fs::create_directories(dir.path() / "hook");
+  try {
+    const rundir::RunWriter writer{dir.path()};
+    FAIL() << "did not throw";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("--force"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(read_text(dir.path() / "trace.json"), "old\n");  // refused: nothing touched
+  const rundir::RunWriter writer{dir.path(), {.force = true}};
+  EXPECT_EQ(names_in(dir.path()),
+            (std::vector<std::string>{".mmprof-reserve", "digests.csv", "errors.jsonl", "host.csv",
+                                      "notes.txt",
+                                      "resources.csv", "stages.csv", "steps.csv"}));
+  EXPECT_EQ(read_text(dir.path() / "notes.txt"), "old\n");
+}
+
+TEST(RunFilesTest, RunWriterRefusesAFolderAnotherWriterHolds) {
+  test::TempDir dir;
+  const rundir::RunWriter first{dir.path() / "run"};
+  try {
+    const rundir::RunWriter second{dir.path() / "run", {.force = true}};
+    FAIL() << "did not throw";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("being written by another mmprof process"),
+              std::string::npos)
+        << e.what();
+  }
+  // The lock is the directory's: any process (here, flock on a descriptor of our own) sees it.
+  const int fd = ::open((dir.path() / "run").c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  EXPECT_NE(::flock(fd, LOCK_EX | LOCK_NB), 0);
+  ::close(fd);
+}
+
+// A write the kernel takes only in part (a full disk; here the file size limit, which fails the
+// same way and needs no mount) leaves the file as it was before that write, and names it.
+TEST(RunFilesTest, AnAppendFileKeepsOnlyWholeWritesWhenTheDiskFills) {
+  test::TempDir dir;
+  const fs::path file = dir.path() / "steps.csv";
+  rlimit old{};
+  ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &old), 0);
+  const auto old_handler = std::signal(SIGXFSZ, SIG_IGN);  // EFBIG instead of the signal
+  rlimit small = old;
+  small.rlim_cur = 100;
+  ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &small), 0);
+  std::string error;
+  {
+    const std::string row = std::string(29, 'x') + "\n";  // 30 bytes
+    AppendFile f(file, row);
+    try {
+      for (int i = 0; i < 10; ++i)
+        f.write(row);
+    } catch (const OutputError& e) {
+      error = e.what();
+    }
+  }
+  ::setrlimit(RLIMIT_FSIZE, &old);
+  std::signal(SIGXFSZ, old_handler);
+  EXPECT_NE(error.find(file.string()), std::string::npos) << error;
+  EXPECT_NE(error.find("File too large"), std::string::npos) << error;
+  // The header and 2 rows fit under 100 bytes; the third row's first 10 bytes were cut off again.
+  EXPECT_EQ(fs::file_size(file), 90u);
+  EXPECT_EQ(read_text(file).back(), '\n');
 }
 
 TEST(RunFilesTest, RunWriterRefusesANonEmptyFolderThatIsNoRun) {

@@ -26,6 +26,7 @@ list(APPEND MMPROF_TEST_SOURCES
   unit/planted_check_test.cpp
   unit/procfs_test.cpp
   unit/report_analysis_test.cpp
+  unit/report_inputs_test.cpp
   unit/report_criteria_test.cpp
   unit/report_knowledge_base_test.cpp
   unit/report_writers_test.cpp

@@ -1,0 +1,114 @@
+#include "rundir/output_dir.hpp"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cstring>
+
+#include "mmprof/error.hpp"
+#include "mmprof/run_dir.hpp"
+
+namespace mmprof::rundir {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr std::array kRunEntries = {
+    run_file::manifest,   run_file::summary,   run_file::steps,       run_file::stages,
+    run_file::resources,  run_file::host,      run_file::errors,      run_file::digests,
+    run_file::checkpoint, run_file::steady,    run_file::trace,       run_file::hook,
+    run_file::gpu,        run_file::report_md, run_file::report_html, run_file::report_json,
+    run_file::reserve};
+constexpr std::array kExperimentEntries = {
+    run_file::experiment, run_file::matrix_csv,  run_file::matrix_md,  run_file::trials,
+    run_file::report_md,  run_file::report_html, run_file::report_json};
+
+// The file that makes `dir` an mmprof directory of `kind`.
+const char* marker(OutputKind kind) {
+  return kind == OutputKind::run ? run_file::manifest : run_file::experiment;
+}
+
+const char* noun(OutputKind kind) {
+  return kind == OutputKind::run ? "run" : "experiment";
+}
+
+std::vector<fs::path> entries(const fs::path& dir) {
+  std::error_code ec;
+  std::vector<fs::path> out;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
+    out.push_back(it->path());
+  if (ec) throw InputError(fmt::format("cannot list --out {}: {}", dir.string(), ec.message()));
+  return out;
+}
+
+}  // namespace
+
+bool is_own_entry(const std::string& name, OutputKind kind) {
+  const auto own = [&](const char* n) { return name == n || name == std::string(n) + ".tmp"; };
+  return kind == OutputKind::run
+             ? std::any_of(kRunEntries.begin(), kRunEntries.end(), own)
+             : std::any_of(kExperimentEntries.begin(), kExperimentEntries.end(), own);
+}
+
+OutputDir::OutputDir(fs::path dir, OutputKind kind, bool force) : dir_(std::move(dir)) {
+  std::error_code ec;
+  fs::create_directories(dir_, ec);
+  if (ec || !fs::is_directory(dir_)) {
+    throw OutputError(fmt::format("cannot create --out {}: {}", dir_.string(),
+                                  ec ? ec.message() : "it exists and is not a directory"));
+  }
+  fd_ = ::open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd_ < 0) {
+    throw OutputError(fmt::format("cannot open --out {}: {}", dir_.string(), std::strerror(errno)));
+  }
+  if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+    const int why = errno;
+    ::close(fd_);
+    if (why == EWOULDBLOCK) {
+      throw UsageError(fmt::format(
+          "--out {} is being written by another mmprof process; wait for it or choose another "
+          "path",
+          dir_.string()));
+    }
+    throw OutputError(fmt::format("cannot lock --out {}: {}", dir_.string(), std::strerror(why)));
+  }
+  try {
+    const std::vector<fs::path> present = entries(dir_);
+    if (present.empty()) return;
+    const bool ours = std::all_of(present.begin(), present.end(), [&](const fs::path& p) {
+      return is_own_entry(p.filename().string(), kind);
+    });
+    if (!ours && !fs::exists(dir_ / marker(kind), ec)) {
+      throw UsageError(
+          fmt::format("--out {} exists and is not an mmprof {} directory; choose another path",
+                      dir_.string(), noun(kind)));
+    }
+    if (!force) {
+      throw UsageError(fmt::format(
+          "--out {} already holds an mmprof {}; choose another path, or pass --force to replace "
+          "it (mmprof's own files there are removed first)",
+          dir_.string(), noun(kind)));
+    }
+    for (const fs::path& p : present) {
+      const std::string name = p.filename().string();
+      if (!is_own_entry(name, kind)) continue;
+      fs::remove_all(p, ec);
+      if (ec) throw OutputError(fmt::format("cannot remove {}: {}", p.string(), ec.message()));
+      removed_.push_back(name);
+    }
+  } catch (...) {
+    ::close(fd_);
+    throw;
+  }
+}
+
+OutputDir::~OutputDir() {
+  ::close(fd_);  // releases the lock (the last descriptor of its open file description)
+}
+
+}  // namespace mmprof::rundir
