@@ -87,9 +87,15 @@ std::pair<json, std::string> cpu_contention(const json& s) {
   const auto delay = number_at(s, "/cpu/run_queue_delay/workers_mean_fraction");
   if (!delay) return {nullptr, ""};
   if (*delay < kCpuContended) return {false, ""};
+  // Oversubscribed by whom: other processes on the run's CPUs, or the run's own.
+  const auto others = number_at(s, "/cpu/host/others_busy_cores");
+  const std::string by =
+      !others          ? "more runnable processes than free CPUs"
+      : *others >= 0.5 ? fmt::format("other processes kept {:.2f} of the run's CPUs busy", *others)
+                       : "the run's own processes outnumber its CPUs";
   return {true, fmt::format("; CPU-contended: the workers waited for a CPU {:.1f} % of their time "
-                            "(>= {:.0f} %), so the host's other load slows the pipeline",
-                            100 * *delay, 100 * kCpuContended)};
+                            "(>= {:.0f} %): {}",
+                            100 * *delay, 100 * kCpuContended, by)};
 }
 
 }  // namespace
