@@ -106,6 +106,8 @@ struct ResourceRow {
   uint64_t starttime_ticks = 0;
   std::string phase, label;
   std::optional<int> rank;  // a user's job: the rank the process belongs to
+  // Cumulative time its threads waited on a run queue while runnable (/proc/PID/task/*/schedstat).
+  std::optional<uint64_t> run_queue_delay_ns;
 };
 
 // host.csv: the host at one sample.
@@ -114,6 +116,11 @@ struct HostRow {
   std::optional<int64_t> mem_total_kb, mem_available_kb, used_kb, cached_kb, shmem_kb;
   std::optional<int64_t> cgroup_memory_current_kb, cgroup_memory_peak_kb, shm_used_kb;
   std::string phase, label;
+  // /proc/stat over the CPUs the run may use (`cpus` of them): cumulative CPU-seconds, everyone's.
+  std::optional<int> cpus;
+  std::optional<double> cpu_busy_s, cpu_idle_s, cpu_iowait_s, cpu_steal_s;
+  // /proc/pressure/cpu: cumulative microseconds with some (all) runnable tasks waiting for a CPU.
+  std::optional<uint64_t> cpu_pressure_some_us, cpu_pressure_full_us;
 };
 
 // digests.csv: the content digest of one delivered batch.

@@ -15,6 +15,7 @@
 #include "mmprof/error.hpp"
 #include "mmprof/run_dir.hpp"
 #include "probe/clock.hpp"
+#include "report/analysis.hpp"
 
 namespace mmprof::cli {
 namespace {
@@ -116,6 +117,8 @@ std::string format_summary(const json& s) {
     out += fmt::format("host memory: {}\n", l["pin_mode"].get<std::string>());
   const auto pss = s["memory"].value("total_pss_peak_mb", json());
   if (pss.is_number()) out += fmt::format("total PSS peak: {:.1f} MB\n", pss.get<double>());
+  // The report's sentence (report/analysis): the run's cores, the host's, contention.
+  out += "cpu: " + report::cpu_text(report::attribute_resources(s, json::object())["cpu"]) + "\n";
   out += fmt::format("errors: {} events over {} samples\n", s["errors"]["count"].get<int64_t>(),
                      s["errors"]["samples"].get<int64_t>());
   const json reliability = s.value("reliability", json());  // null for a user's job

@@ -1,6 +1,8 @@
 #include "probe/proc_parse.hpp"
 
+#include <algorithm>
 #include <charconv>
+#include <iterator>
 #include <map>
 #include <set>
 
@@ -134,15 +136,92 @@ std::optional<ProcStat> parse_stat(std::string_view text) {
   st.state = rest[0].empty() ? '?' : rest[0][0];
   const auto ppid = to_number<int>(rest[4 - 3]);
   const auto minflt = field(10), majflt = field(12), utime = field(14), stime = field(15),
-             start = field(22);
-  if (!ppid || !minflt || !majflt || !utime || !stime || !start) return std::nullopt;
+             threads = field(20), start = field(22);
+  if (!ppid || !minflt || !majflt || !utime || !stime || !threads || !start) return std::nullopt;
   st.ppid = *ppid;
   st.minflt = *minflt;
   st.majflt = *majflt;
   st.utime_ticks = *utime;
   st.stime_ticks = *stime;
   st.starttime_ticks = *start;
+  st.num_threads = static_cast<int>(*threads);
   return st;
+}
+
+CpuTimes& CpuTimes::operator+=(const CpuTimes& o) {
+  user += o.user;
+  nice += o.nice;
+  system += o.system;
+  idle += o.idle;
+  iowait += o.iowait;
+  irq += o.irq;
+  softirq += o.softirq;
+  steal += o.steal;
+  fields = fields == 0 ? o.fields : std::min(fields, o.fields);
+  return *this;
+}
+
+SchedStat& SchedStat::operator+=(const SchedStat& o) {
+  run_ns += o.run_ns;
+  wait_ns += o.wait_ns;
+  timeslices += o.timeslices;
+  return *this;
+}
+
+std::map<int, CpuTimes> parse_cpu_times(std::string_view text) {
+  std::map<int, CpuTimes> out;
+  for_each_line(text, [&](std::string_view line) {
+    if (line.substr(0, 3) != "cpu") return;
+    const auto f = split_ws(line);
+    const std::string_view name = f[0].substr(3);
+    const auto cpu = name.empty() ? std::optional<int>(-1) : to_number<int>(name);
+    if (!cpu || *cpu < -1 || f.size() < 5) return;
+    uint64_t CpuTimes::*const order[] = {&CpuTimes::user,    &CpuTimes::nice,   &CpuTimes::system,
+                                         &CpuTimes::idle,    &CpuTimes::iowait, &CpuTimes::irq,
+                                         &CpuTimes::softirq, &CpuTimes::steal};
+    CpuTimes t;
+    for (size_t i = 0; i < std::size(order) && i + 1 < f.size(); ++i) {
+      const auto v = to_number<uint64_t>(f[i + 1]);
+      if (!v) return;  // not a CPU line after all
+      t.*order[i] = *v;
+      t.fields = static_cast<int>(i) + 1;
+    }
+    out[*cpu] = t;
+  });
+  return out;
+}
+
+std::optional<SchedStat> parse_schedstat(std::string_view text) {
+  const auto f = split_ws(trim(text));
+  if (f.size() != 3) return std::nullopt;
+  const auto run = to_number<uint64_t>(f[0]), wait = to_number<uint64_t>(f[1]),
+             slices = to_number<uint64_t>(f[2]);
+  if (!run || !wait || !slices) return std::nullopt;
+  return SchedStat{*run, *wait, *slices};
+}
+
+std::optional<Pressure> parse_pressure(std::string_view text) {
+  // "some avg10=0.00 avg60=0.00 avg300=0.00 total=0"
+  Pressure p;
+  bool any = false;
+  for_each_line(text, [&](std::string_view line) {
+    const auto f = split_ws(line);
+    if (f.empty() || (f[0] != "some" && f[0] != "full")) return;
+    const bool some = f[0] == "some";
+    for (size_t i = 1; i < f.size(); ++i) {
+      const auto eq = f[i].find('=');
+      if (eq == std::string_view::npos) continue;
+      const auto key = f[i].substr(0, eq), value = f[i].substr(eq + 1);
+      if (key == "avg10") {
+        (some ? p.some_avg10_pct : p.full_avg10_pct) = to_number<double>(value);
+      } else if (key == "total") {
+        (some ? p.some_total_us : p.full_total_us) = to_number<uint64_t>(value);
+      }
+    }
+    any = true;
+  });
+  if (!any) return std::nullopt;
+  return p;
 }
 
 ProcIo parse_io(std::string_view text) {

@@ -30,12 +30,49 @@ struct ProcStat {
   uint64_t minflt = 0, majflt = 0;
   uint64_t utime_ticks = 0, stime_ticks = 0;
   uint64_t starttime_ticks = 0;  // since boot: with the pid, it names one process (pids recycle)
+  int num_threads = 0;           // field 20
+};
+
+// One CPU line of /proc/stat ("cpu" for all CPUs, "cpuN"), in clock ticks (USER_HZ). iowait
+// appeared in Linux 2.5.41, steal in 2.6.11: `fields` says how many the line had. guest and
+// guest_nice are already counted in user and nice, so they are not read.
+struct CpuTimes {
+  uint64_t user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0, steal = 0;
+  int fields = 0;
+  // Running anything (the kernel's own work included) but not stolen by a hypervisor.
+  uint64_t busy() const { return user + nice + system + irq + softirq; }
+  uint64_t total() const { return busy() + idle + iowait + steal; }
+  bool has_iowait() const { return fields >= 5; }
+  bool has_steal() const { return fields >= 8; }
+  CpuTimes& operator+=(const CpuTimes& o);
+};
+
+// /proc/PID/schedstat (and /proc/PID/task/TID/schedstat): time on a CPU, time waiting on a run
+// queue while runnable (sched_info.run_delay), and the number of time slices run.
+struct SchedStat {
+  uint64_t run_ns = 0, wait_ns = 0, timeslices = 0;
+  SchedStat& operator+=(const SchedStat& o);
+};
+
+// /proc/pressure/cpu (PSI, Linux 4.20): "some" is the time in which at least one runnable task
+// waited for a CPU; "full" (all non-idle tasks stalled) appeared for cpu in Linux 5.13.
+struct Pressure {
+  std::optional<double> some_avg10_pct, full_avg10_pct;
+  std::optional<uint64_t> some_total_us, full_total_us;
 };
 
 // /proc/PID/io. Missing when the kernel lacks task I/O accounting or the file is unreadable.
 struct ProcIo {
   std::optional<uint64_t> rchar, wchar, syscr, syscw, read_bytes, write_bytes;
 };
+
+// /proc/stat's CPU lines: key -1 is the "cpu" line (all CPUs), N is "cpuN". Other lines are
+// skipped; a line with fewer than the four fields every kernel has is left out.
+std::map<int, CpuTimes> parse_cpu_times(std::string_view text);
+// Empty when the text is not "RUN WAIT SLICES".
+std::optional<SchedStat> parse_schedstat(std::string_view text);
+// Empty when neither a "some" nor a "full" line is there.
+std::optional<Pressure> parse_pressure(std::string_view text);
 
 // /proc/meminfo, in kB.
 struct MemInfo {

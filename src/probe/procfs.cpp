@@ -38,6 +38,17 @@ int affinity_cpus() noexcept {
   return n > 0 ? static_cast<int>(n) : 1;
 }
 
+std::vector<int> affinity_cpu_ids() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  std::vector<int> ids;
+  if (sched_getaffinity(0, sizeof set, &set) != 0) return ids;
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+    if (CPU_ISSET(cpu, &set)) ids.push_back(cpu);
+  }
+  return ids;
+}
+
 std::optional<ProcStat> ProcFs::stat(int pid) const {
   const auto text = read_small_file(roots_.proc / std::to_string(pid) / "stat");
   if (!text) return std::nullopt;
@@ -60,6 +71,38 @@ std::optional<ProcIo> ProcFs::io(int pid) const {
   const auto text = read_small_file(roots_.proc / std::to_string(pid) / "io");
   if (!text || text->empty()) return std::nullopt;
   return parse_io(*text);
+}
+
+std::optional<SchedStat> ProcFs::schedstat(int pid, int threads) const {
+  const fs::path dir = roots_.proc / std::to_string(pid);
+  if (threads != 1) {
+    // The threads' files, read one by one: a thread that ends meanwhile is left out.
+    if (DIR* tasks = ::opendir((dir / "task").c_str())) {
+      std::optional<SchedStat> sum;
+      while (const dirent* e = ::readdir(tasks)) {
+        if (!is_pid_name(e->d_name)) continue;
+        const auto text = read_small_file(dir / "task" / e->d_name / "schedstat");
+        const auto one = text ? parse_schedstat(*text) : std::nullopt;
+        if (!one) continue;
+        if (!sum) sum.emplace();
+        *sum += *one;
+      }
+      ::closedir(tasks);
+      if (sum) return sum;
+    }
+  }
+  const auto text = read_small_file(dir / "schedstat");
+  return text ? parse_schedstat(*text) : std::nullopt;
+}
+
+std::map<int, CpuTimes> ProcFs::cpu_times() const {
+  const auto text = read_small_file(roots_.proc / "stat");
+  return text ? parse_cpu_times(*text) : std::map<int, CpuTimes>{};
+}
+
+std::optional<Pressure> ProcFs::cpu_pressure() const {
+  const auto text = read_small_file(roots_.proc / "pressure" / "cpu");
+  return text ? parse_pressure(*text) : std::nullopt;
 }
 
 MemInfo ProcFs::meminfo() const {

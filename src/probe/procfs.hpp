@@ -4,6 +4,7 @@
 // probe/proc_parse.hpp; files are read with probe/host_files.hpp's read_small_file.
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -16,6 +17,8 @@ namespace mmprof::procfs {
 double clock_ticks_per_s() noexcept;
 // CPUs this process may run on (sched_getaffinity), at least 1.
 int affinity_cpus() noexcept;
+// Their ids; empty when sched_getaffinity fails.
+std::vector<int> affinity_cpu_ids();
 
 struct Roots {
   std::filesystem::path proc = "/proc";
@@ -34,6 +37,14 @@ class ProcFs {
   // RSS alone from /proc/PID/statm: a counter read, where smaps_rollup walks the page tables.
   std::optional<int64_t> statm_rss_kb(int pid) const;
   std::optional<ProcIo> io(int pid) const;
+  // Summed over the process's threads (/proc/PID/task/*/schedstat): /proc/PID/schedstat is its
+  // main thread's alone. `threads` (stat's num_threads) 1 reads that one file instead of the
+  // task directory. A thread that ended is no longer in the sum.
+  std::optional<SchedStat> schedstat(int pid, int threads) const;
+  // /proc/stat's "cpu" line (key -1) and one per CPU; empty when unreadable.
+  std::map<int, CpuTimes> cpu_times() const;
+  // /proc/pressure/cpu; empty when the kernel has no PSI (before 4.20, or booted with psi=0).
+  std::optional<Pressure> cpu_pressure() const;
   MemInfo meminfo() const;
   // The group of `self`; its files are re-read on every call, the path once per call.
   Cgroup cgroup() const;

@@ -39,7 +39,8 @@ ResourceSampler::ResourceSampler(const procfs::ProcFs& fs, Clock& clock, const O
     : fs_(fs),
       clock_(clock),
       options_{options.interval_ms, options.root_pid != 0 ? options.root_pid : ::getpid(),
-               options.smaps_cpu_share, options.root_role},
+               options.smaps_cpu_share, options.root_role,
+               options.host_cpus.empty() ? procfs::affinity_cpu_ids() : options.host_cpus},
       sink_(std::move(sink)),
       ticks_per_s_(procfs::clock_ticks_per_s()) {
   install_fork_guard();
@@ -47,6 +48,7 @@ ResourceSampler::ResourceSampler(const procfs::ProcFs& fs, Clock& clock, const O
   usage_.facts.interval_ms = options_.interval_ms;
   usage_.facts.cgroup_cpu_quota_cores = cgroup_.cpu_quota_cores;
   usage_.facts.affinity_cpus = procfs::affinity_cpus();
+  usage_.facts.host_cpu_ids = options_.host_cpus;
 }
 
 ResourceSampler::~ResourceSampler() noexcept {
@@ -210,6 +212,8 @@ Snapshot ResourceSampler::collect(const std::string& label, bool scan, bool peri
   s.host.cgroup_current_bytes = cgroup_.memory_current_bytes;
   s.host.cgroup_peak_bytes = cgroup_.memory_peak_bytes;
   s.host.shm_used_bytes = fs_.shm().used_bytes;
+  s.host.cpu = sum_cpus(fs_.cpu_times(), options_.host_cpus, ticks_per_s_);
+  s.host.cpu_pressure = fs_.cpu_pressure();
   return s;
 }
 
@@ -256,6 +260,7 @@ ProcessSample ResourceSampler::read_process(const procfs::ProcStat& st, bool wit
     p.mem.rss_kb = fs_.statm_rss_kb(st.pid);
   }
   if (auto io = fs_.io(st.pid)) p.io = *io;
+  p.sched = fs_.schedstat(st.pid, st.num_threads);
   return p;
 }
 

@@ -30,6 +30,8 @@ class ResourceSampler {
     // The role of the root process: "main" for mmprof's own loader, kObserverRole when the tree
     // is a user's job that mmprof launched.
     std::string root_role = "main";
+    // The CPUs whose /proc/stat lines make host.cpu; empty: those this process may run on.
+    std::vector<int> host_cpus{};
   };
 
   // What a process of a user's job is, as the job's hook reports it (its main process per rank,

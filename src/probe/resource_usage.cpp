@@ -25,7 +25,57 @@ std::optional<uint64_t> delta(const std::optional<uint64_t>& a, const std::optio
   return *b >= *a ? *b - *a : 0;
 }
 
+std::optional<double> delta(const std::optional<double>& a, const std::optional<double>& b) {
+  if (!a || !b) return std::nullopt;
+  return std::max(0.0, *b - *a);
+}
+
+std::optional<HostCpu> cpu_delta(const std::optional<HostCpu>& a, const std::optional<HostCpu>& b) {
+  if (!a || !b || a->cpus != b->cpus) return std::nullopt;
+  HostCpu d;
+  d.cpus = b->cpus;
+  d.busy_s = std::max(0.0, b->busy_s - a->busy_s);
+  d.idle_s = std::max(0.0, b->idle_s - a->idle_s);
+  d.iowait_s = delta(a->iowait_s, b->iowait_s);
+  d.steal_s = delta(a->steal_s, b->steal_s);
+  return d;
+}
+
+// PSI totals are in microseconds.
+std::optional<double> pressure_s(const std::optional<uint64_t>& a,
+                                 const std::optional<uint64_t>& b) {
+  const auto d = delta(a, b);
+  return d ? std::optional(static_cast<double>(*d) / 1e6) : std::nullopt;
+}
+
 }  // namespace
+
+std::optional<HostCpu> sum_cpus(const std::map<int, procfs::CpuTimes>& times,
+                                const std::vector<int>& cpu_ids, double ticks_per_s) {
+  procfs::CpuTimes sum;
+  int cpus = 0;
+  for (const int id : cpu_ids) {
+    if (const auto it = times.find(id); it != times.end()) {
+      sum += it->second;
+      ++cpus;
+    }
+  }
+  if (cpus == 0) {
+    const auto all = times.find(-1);
+    if (all == times.end()) return std::nullopt;
+    sum = all->second;
+    cpus = static_cast<int>(
+        std::count_if(times.begin(), times.end(), [](const auto& t) { return t.first >= 0; }));
+  }
+  const auto s = [&](uint64_t ticks) { return static_cast<double>(ticks) / ticks_per_s; };
+  HostCpu h;
+  h.cpus = std::max(cpus, 1);
+  h.busy_s = s(sum.busy());
+  h.idle_s = s(sum.idle);
+  if (sum.has_iowait()) h.iowait_s = s(sum.iowait);
+  if (sum.has_steal()) h.steal_s = s(sum.steal);
+  return h;
+}
 
 double WindowUse::cpu_s() const {
   double s = 0;
@@ -112,7 +162,11 @@ void ResourceUsage::add_peaks(const Snapshot& s) {
 
 void ResourceUsage::add_to_window(Window& w, const Snapshot& s) {
   const bool first = w.pending;
-  if (first) w.t_begin_ns = s.t_ns;
+  if (first) {
+    w.t_begin_ns = s.t_ns;
+    w.host_first = s.host;
+  }
+  w.host_last = s.host;
   w.pending = false;
   w.t_end_ns = s.t_ns;
   w.snapshots++;
@@ -127,6 +181,7 @@ void ResourceUsage::add_to_window(Window& w, const Snapshot& s) {
         t.first.utime_s = t.first.stime_s = 0;
         t.first.minflt = t.first.majflt = 0;
         t.first.io = procfs::ProcIo{0, 0, 0, 0, 0, 0};
+        if (t.first.sched) t.first.sched = procfs::SchedStat{};
       }
       it = w.tracks.emplace(key, std::move(t)).first;
       w.order.push_back(key);
@@ -134,8 +189,10 @@ void ResourceUsage::add_to_window(Window& w, const Snapshot& s) {
     ProcessSample& last = it->second.last;
     procfs::ProcIo io = last.io;
     keep_readable(io, p.io);
+    const auto sched = p.sched ? p.sched : last.sched;
     last = p;
     last.io = io;
+    last.sched = sched;
   }
 }
 
@@ -149,6 +206,14 @@ std::optional<WindowUse> ResourceUsage::window(const std::string& name) const {
   use.t_begin_ns = w.t_begin_ns;
   use.t_end_ns = w.t_end_ns;
   use.snapshots = w.snapshots;
+  use.host_cpu = cpu_delta(w.host_first.cpu, w.host_last.cpu);
+  const auto& p0 = w.host_first.cpu_pressure;
+  const auto& p1 = w.host_last.cpu_pressure;
+  use.pressure_read = p0 && p1;
+  if (use.pressure_read) {
+    use.pressure_some_s = pressure_s(p0->some_total_us, p1->some_total_us);
+    use.pressure_full_s = pressure_s(p0->full_total_us, p1->full_total_us);
+  }
   for (const auto& key : w.order) {
     const Track& t = w.tracks.at(key);
     ProcessUse u;
@@ -164,6 +229,11 @@ std::optional<WindowUse> ResourceUsage::window(const std::string& name) const {
     u.io.syscw = delta(t.first.io.syscw, t.last.io.syscw);
     u.io.read_bytes = delta(t.first.io.read_bytes, t.last.io.read_bytes);
     u.io.write_bytes = delta(t.first.io.write_bytes, t.last.io.write_bytes);
+    if (t.first.sched && t.last.sched) {
+      // A thread that ended inside the window takes its delay out of the sum: never below 0.
+      const uint64_t a = t.first.sched->wait_ns, b = t.last.sched->wait_ns;
+      u.run_queue_delay_s = b >= a ? static_cast<double>(b - a) / 1e9 : 0.0;
+    }
     use.processes.push_back(std::move(u));
   }
   return use;

@@ -27,15 +27,32 @@ struct ProcessSample {
   procfs::Smaps mem;  // empty fields for a zombie or an unreadable smaps_rollup
   double utime_s = 0, stime_s = 0;
   int64_t minflt = 0, majflt = 0;
-  procfs::ProcIo io;  // empty fields when /proc/PID/io is unreadable
+  procfs::ProcIo io;                       // empty fields when /proc/PID/io is unreadable
+  std::optional<procfs::SchedStat> sched;  // summed over its threads; empty when unreadable
 
   double cpu_s() const { return utime_s + stime_s; }
 };
+
+// CPU time of the host's CPUs that the run may use (/proc/stat), in CPU-seconds summed over them:
+// everyone's, not only the run's. iowait and steal are empty on kernels that lack them.
+struct HostCpu {
+  int cpus = 0;
+  double busy_s = 0, idle_s = 0;
+  std::optional<double> iowait_s, steal_s;
+  double total_s() const { return busy_s + idle_s + iowait_s.value_or(0) + steal_s.value_or(0); }
+};
+
+// `times` (parse_cpu_times) summed over `cpu_ids`; all CPUs (the "cpu" line) when none of them
+// is listed or `cpu_ids` is empty. Empty when /proc/stat gave nothing.
+std::optional<HostCpu> sum_cpus(const std::map<int, procfs::CpuTimes>& times,
+                                const std::vector<int>& cpu_ids, double ticks_per_s);
 
 struct HostSample {
   procfs::MemInfo mem;
   std::optional<int64_t> cgroup_current_bytes, cgroup_peak_bytes;
   std::optional<uint64_t> shm_used_bytes;
+  std::optional<HostCpu> cpu;
+  std::optional<procfs::Pressure> cpu_pressure;  // empty without PSI
 };
 
 // Everything read at one sampling instant.
@@ -71,6 +88,7 @@ struct ProcessUse {
   double cpu_s = 0;
   int64_t minflt = 0, majflt = 0;
   procfs::ProcIo io;
+  std::optional<double> run_queue_delay_s;  // waiting for a CPU while runnable (schedstat)
 };
 
 struct WindowUse {
@@ -79,6 +97,11 @@ struct WindowUse {
   int64_t t_begin_ns = 0, t_end_ns = 0;
   int snapshots = 0;
   std::vector<ProcessUse> processes;
+  std::optional<HostCpu> host_cpu;  // CPU-seconds the host's CPUs spent in the window
+  // PSI: wall seconds in which some (all) runnable tasks waited for a CPU. `pressure_read`:
+  // /proc/pressure/cpu was there at both ends of the window.
+  bool pressure_read = false;
+  std::optional<double> pressure_some_s, pressure_full_s;
   double wall_s() const { return static_cast<double>(t_end_ns - t_begin_ns) / 1e9; }
   double cpu_s() const;
   int64_t minflt() const;
@@ -101,6 +124,7 @@ struct SamplerFacts {
   int interval_ms = 0;
   std::optional<double> cgroup_cpu_quota_cores;
   int affinity_cpus = 1;
+  std::vector<int> host_cpu_ids;  // the CPUs host.cpu covers (empty: all of them)
 };
 
 class ResourceUsage {
@@ -130,6 +154,7 @@ class ResourceUsage {
     bool pending = true, closed = false;
     int64_t t_begin_ns = 0, t_end_ns = 0;
     int snapshots = 0;
+    HostSample host_first, host_last;
     std::map<ProcessKey, Track> tracks;
     std::vector<ProcessKey> order;
   };

@@ -42,7 +42,9 @@ std::string input_bound_level(double stall) {
   return "highly";
 }
 
-json classify(const json& s) {
+namespace {
+
+json classify_bound(const json& s) {
   json c;
   const auto stall = number_at(s, "/stall_fraction");
   const auto step = number_at(s, "/latency_ms/step/mean");
@@ -80,6 +82,33 @@ json classify(const json& s) {
   return c;
 }
 
+// Whether the workers waited to run (kCpuContended), and the words the classification adds.
+std::pair<json, std::string> cpu_contention(const json& s) {
+  const auto delay = number_at(s, "/cpu/run_queue_delay/workers_mean_fraction");
+  if (!delay) return {nullptr, ""};
+  if (*delay < kCpuContended) return {false, ""};
+  // Oversubscribed by whom: other processes on the run's CPUs, or the run's own.
+  const auto others = number_at(s, "/cpu/host/others_busy_cores");
+  const std::string by =
+      !others          ? "more runnable processes than free CPUs"
+      : *others >= 0.5 ? fmt::format("other processes kept {:.2f} of the run's CPUs busy", *others)
+                       : "the run's own processes outnumber its CPUs";
+  return {true, fmt::format("; CPU-contended: the workers waited for a CPU {:.1f} % of their time "
+                            "(>= {:.0f} %): {}",
+                            100 * *delay, 100 * kCpuContended, by)};
+}
+
+}  // namespace
+
+json classify(const json& s) {
+  json c = classify_bound(s);
+  const auto [contended, why] = cpu_contention(s);
+  c["cpu_contended"] = contended;
+  c["thresholds"]["cpu_contended_run_queue_delay_fraction"] = kCpuContended;
+  c["why"] = c["why"].get<std::string>() + why;
+  return c;
+}
+
 json prediction(const json& s) {
   const auto predicted = number_at(s, "/throughput/predicted_end_to_end/samples_per_s");
   const auto measured = number_at(s, "/throughput/end_to_end/samples_per_s");
@@ -109,12 +138,28 @@ json attribution(const json& per_batch, std::optional<double> period_ms, const s
           {"basis", basis}};
 }
 
+// The mean delivered batch of `phase`: short batches at an epoch's end (a partial last batch)
+// and failed samples make it smaller than the configured batch size. From
+// throughput.<phase>.samples_per_batch, else samples_per_s / batches_per_s of the same window
+// (older runs), else `nominal` with that said.
+std::pair<double, std::string> delivered_batch(const json& s, const std::string& phase,
+                                               double nominal) {
+  if (const auto v = number_at(s, fmt::format("/throughput/{}/samples_per_batch", phase)))
+    return {*v, fmt::format("throughput.{}.samples_per_batch", phase)};
+  const auto samples = number_at(s, fmt::format("/throughput/{}/samples_per_s", phase));
+  const auto batches = number_at(s, fmt::format("/throughput/{}/batches_per_s", phase));
+  if (samples && batches && *batches > 0)
+    return {*samples / *batches, fmt::format("throughput.{} samples_per_s / batches_per_s", phase)};
+  return {nominal, "the configured batch_size: no delivered batch sizes in the summary"};
+}
+
 // A user's job: the stages its hook times. __getitem__ (the user's read, decode and transforms
 // together) per sample, in the workers; collate per batch in the workers; pin in main. The batch
 // size and workers are those of the job's followed DataLoader, not mmprof's configuration.
 json attribute_job_stages(const json& s) {
   const json loader = followed_loader_config(s);
-  const double batch = number_at(loader, "/batch_size").value_or(1);
+  const double nominal = number_at(loader, "/batch_size").value_or(1);
+  const auto [batch, batch_source] = delivered_batch(s, "end_to_end", nominal);
   const double workers = std::max(1.0, number_at(loader, "/num_workers").value_or(1));
   json per_batch = json::object();
   const auto getitem = number_at(s, "/latency_ms/stages/getitem/mean");
@@ -122,19 +167,52 @@ json attribute_job_stages(const json& s) {
   const auto collate = number_at(s, "/latency_ms/stages/collate/mean");
   per_batch["collate"] = collate ? json(*collate / workers) : json(nullptr);
   per_batch["pin"] = or_null(number_at(s, "/latency_ms/stages/pin/mean"));
-  return attribution(per_batch, number_at(s, "/latency_ms/step/mean"),
-                     fmt::format("the job's own DataLoader (end-to-end phase): __getitem__ mean x "
-                                 "batch_size {} / {} workers; collate / workers; pin in main",
-                                 batch, workers));
+  json a =
+      attribution(per_batch, number_at(s, "/latency_ms/step/mean"),
+                  fmt::format("the job's own DataLoader (end-to-end phase): __getitem__ mean x "
+                              "{:.4g} samples per batch ({}; batch_size {}) / {} workers; "
+                              "collate / workers; pin in main",
+                              batch, batch_source, nominal, workers));
+  a["samples_per_batch"] = batch;
+  return a;
+}
+
+// The stage model against the measured batch period: what it explains, what is left for the
+// hand-over (ipc), and by how much it explains more than the period, with why that can happen.
+void compare_with_period(json& per_batch, json& a, double explained, std::optional<double> period,
+                         double workers) {
+  a["explained_ms"] = explained;
+  a["model_overshoot_ms"] = nullptr;
+  a["note"] = nullptr;
+  if (!period) {
+    per_batch["ipc"] = nullptr;
+    return;
+  }
+  const double over = explained - *period;
+  a["model_overshoot_ms"] = std::max(0.0, over);
+  if (over <= 0) {
+    per_batch["ipc"] = *period - explained;
+    return;
+  }
+  // Not clamped to 0: a residual below zero is not a hand-over cost but a model that does not
+  // hold, and the report says so.
+  per_batch["ipc"] = nullptr;
+  a["note"] = fmt::format(
+      "the stage model explains {:.1f} ms per batch, {:.1f} ms ({:.0f} %) more than the measured "
+      "batch period of {:.1f} ms: the {:g} workers delivered faster than their stage times allow, "
+      "so the window counted batches prefetched before it began (a short window drains the "
+      "prefetch queue) or the workers overlapped more than num_workers; ipc is not derivable",
+      explained, over, 100 * over / *period, *period, workers);
 }
 
 json attribute_stages(const json& s, const json& manifest) {
   if (is_job(s)) return attribute_job_stages(s);
-  const double batch = number_at(manifest, "/config/loader/batch_size").value_or(1);
+  const double nominal = number_at(manifest, "/config/loader/batch_size").value_or(1);
+  const auto [batch, batch_source] = delivered_batch(s, "pipeline", nominal);
   const double workers = worker_count(manifest);
   json per_batch = json::object();
   // Per-sample stages run in parallel in the workers: their cost per delivered batch is
-  // batch_size x mean / workers. Collate is per batch, in the worker too.
+  // (samples in it) x mean / workers. Collate is per batch, in the worker too.
   for (const char* stage : {"read", "decode", "augment"}) {
     const auto mean = number_at(s, fmt::format("/latency_ms/stages/{}/mean", stage));
     per_batch[stage] = mean ? json(*mean * batch / workers) : json(nullptr);
@@ -154,15 +232,49 @@ json attribute_stages(const json& s, const json& manifest) {
   explained =
       std::max(explained, per_batch["pin"].is_number() ? per_batch["pin"].get<double>() : 0);
   const auto batches_per_s = number_at(s, "/throughput/pipeline/batches_per_s");
-  per_batch["ipc"] = batches_per_s && *batches_per_s > 0
-                         ? json(std::max(0.0, 1000.0 / *batches_per_s - explained))
-                         : json(nullptr);
-  return attribution(
-      per_batch, batches_per_s ? std::optional(1000.0 / *batches_per_s) : std::nullopt,
-      fmt::format("pipeline phase; per-sample means x batch_size {} / {} workers; collate / "
-                  "workers; pin and h2d serial in main; ipc = measured batch period minus the "
-                  "stages",
-                  batch, workers));
+  const auto period =
+      batches_per_s && *batches_per_s > 0 ? std::optional(1000.0 / *batches_per_s) : std::nullopt;
+  json extra = json::object();
+  compare_with_period(per_batch, extra, explained, period, workers);
+  json a = attribution(
+      per_batch, period,
+      fmt::format("pipeline phase; per-sample means x {:.4g} samples per delivered batch ({}; "
+                  "loader.batch_size {}) / {} workers; collate / workers; pin and h2d serial in "
+                  "main; ipc = measured batch period minus the stages",
+                  batch, batch_source, nominal, workers));
+  a["samples_per_batch"] = batch;
+  a.update(extra);
+  return a;
+}
+
+std::string cpu_text(const json& c) {
+  const auto used = number_at(c, "/utilization_cores");
+  const auto cores = number_at(c, "/available_cores");
+  if (!used || !cores) return "CPU use not measured";
+  std::string text = fmt::format("mmprof used {:.2f} of {:g} cores", *used, *cores);
+  if (const auto busy = number_at(c, "/host_busy_cores"), cpus = number_at(c, "/host_cpus");
+      busy && cpus) {
+    text +=
+        fmt::format("; the host kept its {:g} CPU{} busy {:.2f} cores ({:.2f} by others", *cpus,
+                    *cpus == 1 ? "" : "s", *busy, number_at(c, "/others_busy_cores").value_or(0));
+    if (const auto steal = number_at(c, "/host_steal_fraction"); steal && *steal > 0)
+      text += fmt::format(", steal {:.1f} %", 100 * *steal);
+    if (const auto iowait = number_at(c, "/host_iowait_fraction"))
+      text += fmt::format(", iowait {:.1f} %", 100 * *iowait);
+    text += ")";
+  } else {
+    text += "; host CPU not measured";
+  }
+  if (const auto some = number_at(c, "/pressure_some_fraction"))
+    text += fmt::format("; CPU pressure {:.0f} % of the time", 100 * *some);
+  if (const auto delay = number_at(c, "/workers_run_queue_delay_fraction")) {
+    text += fmt::format("; workers waited for a CPU {:.1f} % of their time", 100 * *delay);
+    if (value_at(c, "/contended") == true)
+      text += fmt::format(": CPU-contended (>= {:.0f} %)", 100 * kCpuContended);
+  }
+  if (const auto idle = number_at(c, "/idle_cores")) text += fmt::format("; {:.2f} idle", *idle);
+  if (value_at(c, "/saturated") == true) text += " (saturated)";
+  return text;
 }
 
 namespace {
@@ -178,8 +290,43 @@ json cpu_resource(const json& s, const json& m) {
   json c = {{"utilization_cores", or_null(used)},
             {"available_cores", or_null(cores)},
             {"available_source", cores_source}};
-  c["saturated"] = used && cores ? json(*used >= kCpuSaturated * *cores) : json(nullptr);
-  c["idle_cores"] = used && cores ? json(std::max(0.0, *cores - *used)) : json(nullptr);
+  // The host's CPUs that the run may use, everyone's time on them (summary cpu.host).
+  const auto cpus = number_at(s, "/cpu/host/cpus");
+  const auto busy = number_at(s, "/cpu/host/busy_fraction");
+  const double steal = number_at(s, "/cpu/host/steal_fraction").value_or(0);
+  const bool host = cpus && busy;
+  c["host_cpus"] = or_null(cpus);
+  c["host_busy_cores"] = host ? json(*busy * *cpus) : json(nullptr);
+  c["host_busy_fraction"] = or_null(busy);
+  c["host_steal_fraction"] = or_null(number_at(s, "/cpu/host/steal_fraction"));
+  c["host_iowait_fraction"] = or_null(number_at(s, "/cpu/host/iowait_fraction"));
+  c["others_busy_cores"] = or_null(number_at(s, "/cpu/host/others_busy_cores"));
+  c["pressure_some_fraction"] = or_null(number_at(s, "/cpu/pressure/some_fraction"));
+  const auto delay = number_at(s, "/cpu/run_queue_delay/workers_mean_fraction");
+  c["workers_run_queue_delay_fraction"] = or_null(delay);
+  c["workers_run_queue_delay_max_fraction"] =
+      or_null(number_at(s, "/cpu/run_queue_delay/workers_max_fraction"));
+  c["main_run_queue_delay_fraction"] = or_null(number_at(s, "/cpu/run_queue_delay/main_fraction"));
+  c["thresholds"] = {{"saturated_fraction", kCpuSaturated},
+                     {"contended_run_queue_delay_fraction", kCpuContended}};
+  // Saturated: the run's own processes, or everyone on the run's CPUs, keep them busy.
+  const bool own = used && cores && *used >= kCpuSaturated * *cores;
+  c["saturated"] =
+      used && cores ? json(own || (host && *busy + steal >= kCpuSaturated)) : json(nullptr);
+  c["contended"] = delay ? json(*delay >= kCpuContended) : json(nullptr);
+  // Idle cores are idle on the host, not merely unused by mmprof; a cgroup quota caps them at
+  // what the run's own use leaves of it.
+  if (host && cores && used) {
+    const double host_idle = *cpus * std::max(0.0, 1.0 - *busy - steal);
+    c["idle_cores"] = std::max(0.0, std::min(host_idle, *cores - *used));
+    c["idle_cores_source"] =
+        "host: /proc/stat idle time of the run's CPUs (cpu.host), capped by available - used";
+  } else {
+    c["idle_cores"] = used && cores ? json(std::max(0.0, *cores - *used)) : json(nullptr);
+    c["idle_cores_source"] =
+        "available - used by mmprof's processes: the run has no host CPU figures (cpu.host)";
+  }
+  c["text"] = cpu_text(c);
   return c;
 }
 
@@ -254,8 +401,9 @@ json attribute_resources(const json& s, const json& m) {
             {"memory", memory_resource(s, m)},
             {"gpu", gpu_resource(s, m)}};
   r["limit"] = "none saturated";
-  const std::array<std::pair<const char*, const char*>, 4> order = {{{"storage", "saturated"},
+  const std::array<std::pair<const char*, const char*>, 5> order = {{{"storage", "saturated"},
                                                                      {"cpu", "saturated"},
+                                                                     {"cpu", "contended"},
                                                                      {"memory", "pressure"},
                                                                      {"gpu", "saturated"}}};
   for (const auto& [resource, flag] : order) {

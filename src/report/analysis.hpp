@@ -21,6 +21,12 @@ constexpr double kTransferBoundShare = 0.20;
 constexpr double kInterferenceRatio = 0.90;
 // Resource saturation thresholds (fractions of what the machine offers).
 constexpr double kCpuSaturated = 0.85;
+// CPU-contended: the workers wait on a run queue (runnable, no CPU free) this share of their wall
+// time or more (summary cpu.run_queue_delay.workers_mean_fraction). A CPU-bound worker that waits
+// a share f runs only 1 - f of the time, so 10 % costs it at least 10 % of its rate: an effect as
+// large as the changes an A/B is asked to find, and far above what an idle host shows (wake-up
+// latency of microseconds per wake-up, well under 1 % of wall time).
+constexpr double kCpuContended = 0.10;
 constexpr double kStorageSaturated = 0.80;
 constexpr double kMemoryPressure = 0.90;
 constexpr double kGpuSaturated = 0.90;  // kernels cover this share of the GPU window
@@ -37,12 +43,19 @@ nlohmann::json classify(const nlohmann::json& summary);
 nlohmann::json prediction(const nlohmann::json& summary);
 
 // Per-batch cost of each stage (read, decode, augment, collate, ipc, pin, h2d) and the stage
-// that limits the pipeline: {per_batch_ms{...}, shares{...}, limit, basis}.
+// that limits the pipeline: {per_batch_ms{...}, shares{...}, limit, basis, samples_per_batch,
+// explained_ms, model_overshoot_ms, note}. Per-sample stages scale with the mean DELIVERED batch;
+// when they explain more than the measured batch period, ipc is null and `note` says why.
 nlohmann::json attribute_stages(const nlohmann::json& summary, const nlohmann::json& manifest);
 
 // CPU, storage, memory and GPU against what the manifest says the machine has:
-// {cpu{...}, storage{...}, memory{...}, gpu{...}, limit}.
+// {cpu{...}, storage{...}, memory{...}, gpu{...}, limit}. cpu.idle_cores is idle on the host
+// (cpu.host), not only unused by the run; cpu.contended: workers waiting to run.
 nlohmann::json attribute_resources(const nlohmann::json& summary, const nlohmann::json& manifest);
+
+// One sentence on CPU from attribute_resources()'s cpu part: the run's use, the host's, pressure,
+// the workers' run-queue delay and whether that is contention.
+std::string cpu_text(const nlohmann::json& cpu);
 
 // Everything above plus observed facts (each with metric and value) for one run.
 nlohmann::json analyze_run(const RunData& run);

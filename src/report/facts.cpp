@@ -39,6 +39,10 @@ void throughput_facts(const json& s, const json& prediction, json& facts) {
 }
 
 void stage_facts(const json& stages, json& facts) {
+  if (const json note = value_at(stages, "/note"); note.is_string()) {
+    facts.push_back(fact("stage.model", note.get<std::string>(), "stages.model_overshoot_ms",
+                         stages["model_overshoot_ms"], "ms/batch"));
+  }
   if (!stages["limit"].is_string()) return;
   const std::string limit = stages["limit"];
   facts.push_back(fact("stage.limit",
@@ -55,12 +59,18 @@ void stage_facts(const json& stages, json& facts) {
 void resource_facts(const json& r, json& facts) {
   const auto num = [&](const char* pointer) { return number_at(r, pointer); };
   const auto flag = [&](const char* pointer) { return value_at(r, pointer) == true; };
-  if (const auto used = num("/cpu/utilization_cores"), cores = num("/cpu/available_cores");
-      used && cores) {
-    facts.push_back(fact("cpu",
-                         fmt::format("the run used {:.2f} of {:.0f} available cores{}", *used,
-                                     *cores, flag("/cpu/saturated") ? " (saturated)" : ""),
-                         "cpu.utilization_cores", *used, "cores"));
+  if (const auto used = num("/cpu/utilization_cores"); used && num("/cpu/available_cores")) {
+    facts.push_back(
+        fact("cpu", cpu_text(value_at(r, "/cpu")), "cpu.utilization_cores", *used, "cores"));
+  }
+  if (const auto delay = num("/cpu/workers_run_queue_delay_fraction")) {
+    facts.push_back(fact(
+        "cpu.contention",
+        fmt::format("the workers waited on a run queue {:.1f} % of their time{}", 100 * *delay,
+                    flag("/cpu/contended")
+                        ? fmt::format(": CPU-contended (>= {:.0f} %)", 100 * kCpuContended)
+                        : fmt::format(": not CPU-contended (< {:.0f} %)", 100 * kCpuContended)),
+        "cpu.run_queue_delay.workers_mean_fraction", *delay, "fraction of wall time"));
   }
   if (const auto read = num("/storage/read_mb_per_s")) {
     std::string text = fmt::format("storage delivered {:.1f} MB/s", *read);

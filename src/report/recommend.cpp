@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 
 #include "config/config_keys.hpp"
@@ -16,9 +17,10 @@ namespace {
 
 using nlohmann::json;
 
-// The factor's values with $current, $double and $cores filled in.
+// The factor's values with $current, $double, $double_within_idle_cores and $cores filled in.
+// `why_not`: set when a value cannot be rendered for this run (no idle host core to add on).
 std::vector<std::string> render_values(const json& change, const json& analysis,
-                                       const json& manifest) {
+                                       const json& manifest, std::string& why_not) {
   const json current = run_config_value(change["factor"].get<std::string>(), manifest);
   std::vector<std::string> out;
   for (const auto& v : change["values"]) {
@@ -27,6 +29,20 @@ std::vector<std::string> render_values(const json& change, const json& analysis,
       out.push_back(value_text(current));
     } else if (s == "$double" && current.is_number()) {
       out.push_back(value_text(json(std::max(1.0, 2 * current.get<double>()))));
+    } else if (s == "$double_within_idle_cores" && current.is_number()) {
+      // Each added process (a worker) wants a core of its own: never more of them than the
+      // host leaves idle (analysis cpu.idle_cores, host-wide), else they only queue for a CPU.
+      const double now = current.get<double>();
+      const auto idle = number_at(analysis, "/resources/cpu/idle_cores");
+      const double add = std::min(std::max(1.0, now), std::floor(idle.value_or(0)));
+      if (add < 1) {
+        why_not = idle ? fmt::format(
+                             "{} cannot grow: {:.2f} host cores idle, none to add a "
+                             "process on",
+                             value_text(change["factor"]), *idle)
+                       : "cannot verify: host idle cores not measured";
+      }
+      out.push_back(value_text(json(now + std::max(0.0, add))));
     } else if (s == "$cores") {
       out.push_back(
           value_text(json(number_at(analysis, "/resources/cpu/available_cores").value_or(1))));
@@ -144,7 +160,9 @@ json evaluate_knowledge_base(const json& kb, const json& analysis, const json& m
       if (reason.empty() && checks.back()["ok"] != true) reason = checks.back()["detail"];
     }
     std::vector<std::string> values;
-    if (change["factor"].is_string()) values = render_values(change, analysis, manifest);
+    std::string why_not;
+    if (change["factor"].is_string()) values = render_values(change, analysis, manifest, why_not);
+    if (reason.empty()) reason = why_not;
     if (reason.empty() && !values.empty() &&
         std::all_of(values.begin(), values.end(), [&](const auto& v) { return v == values[0]; })) {
       reason = fmt::format("already in effect: {} = {}", value_text(change["factor"]), values[0]);

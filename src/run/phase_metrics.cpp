@@ -15,6 +15,14 @@ json rate_or_null(const PhaseMetrics& p, double value) {
   return p.ran && p.window_s > 0 ? json(value) : json(nullptr);
 }
 
+// Delivered batches are short at the end of an epoch (loader.drop_last false) and when samples
+// fail: the mean of what was delivered, not loader.batch_size.
+json samples_per_batch(const PhaseMetrics& p) {
+  return p.ran && p.batches > 0
+             ? json(static_cast<double>(p.samples) / static_cast<double>(p.batches))
+             : json(nullptr);
+}
+
 json phase_json(const PhaseMetrics& p) {
   if (!p.ran) return nullptr;
   return {{"steps", p.steps},
@@ -78,10 +86,12 @@ rundir::SummaryParts summarize(const PhaseMetrics& compute, const PhaseMetrics& 
                   {"batches_per_s", rate_or_null(compute, compute.batches_per_s())}};
   t["pipeline"] = {{"samples_per_s", rate_or_null(pipeline, pipeline.samples_per_s())},
                    {"batches_per_s", rate_or_null(pipeline, pipeline.batches_per_s())},
-                   {"mb_per_s", rate_or_null(pipeline, pipeline.mb_per_s())}};
+                   {"mb_per_s", rate_or_null(pipeline, pipeline.mb_per_s())},
+                   {"samples_per_batch", samples_per_batch(pipeline)}};
   t["end_to_end"] = {{"samples_per_s", rate_or_null(end_to_end, end_to_end.samples_per_s())},
                      {"batches_per_s", rate_or_null(end_to_end, end_to_end.batches_per_s())},
-                     {"mb_per_s", rate_or_null(end_to_end, end_to_end.mb_per_s())}};
+                     {"mb_per_s", rate_or_null(end_to_end, end_to_end.mb_per_s())},
+                     {"samples_per_batch", samples_per_batch(end_to_end)}};
   // DS-Analyzer's prediction: the slower of the data pipeline and the compute ceiling.
   json predicted = nullptr;
   if (!t["compute"]["samples_per_s"].is_null() && !t["pipeline"]["samples_per_s"].is_null()) {

@@ -120,10 +120,7 @@ void PhaseRunner::one_loader_step(BatchSource& source, Step* step, const std::st
     trace::consumed(batch.batch_id, batch.epoch);
     checkpoint_.first_batch(phase, batch.ready_ns, source.stats().time_to_first_batch_ms);
     last_batch_id = batch.batch_id;
-    if (record != nullptr) {
-      epoch_boundary_.observe(phase, batch.batch_id, first_batch_id_, batches_per_epoch_,
-                              batch.wait_ms);
-    }
+    epoch_boundary_.observe(phase, batch, first_batch_id_, record != nullptr);
     recorder_.digest(phase, batch);
     wait += batch.wait_ms;
     samples += batch.size;

@@ -1,6 +1,7 @@
 #include "run/resource_summary.hpp"
 
 #include <algorithm>
+#include <map>
 
 namespace mmprof {
 namespace {
@@ -90,14 +91,86 @@ json per_second(const std::optional<uint64_t>& v, double wall_s, double scale) {
   return v && wall_s > 0 ? json(static_cast<double>(*v) / scale / wall_s) : json(nullptr);
 }
 
-json cpu_window_json(const WindowUse& w) {
+// The CPUs the run may use, over the window: everyone's time on them, mmprof's included.
+json host_cpu_json(const WindowUse& w, const SamplerFacts& f) {
+  if (!w.host_cpu || w.host_cpu->total_s() <= 0) return nullptr;
+  const HostCpu& h = *w.host_cpu;
+  const double total = h.total_s();
+  const auto share = [&](const std::optional<double>& v) {
+    return v ? json(*v / total) : json(nullptr);
+  };
+  const double busy_cores = h.busy_s / total * h.cpus;
+  return {{"cpus", h.cpus},
+          {"cpu_ids", f.host_cpu_ids},
+          {"busy_fraction", h.busy_s / total},
+          {"steal_fraction", share(h.steal_s)},
+          {"iowait_fraction", share(h.iowait_s)},
+          {"idle_fraction", h.idle_s / total},
+          {"busy_cores", busy_cores},
+          {"others_busy_cores", std::max(0.0, busy_cores - w.cpu_s() / std::max(w.wall_s(), 1e-9))},
+          {"source", "/proc/stat, the CPUs of sched_getaffinity"}};
+}
+
+// PSI is host-wide: the share of the window in which some (all) runnable tasks waited for a CPU.
+json pressure_json(const WindowUse& w) {
+  const double wall = w.wall_s();
+  if (!w.pressure_read || wall <= 0) {
+    return {{"available", false},
+            {"reason",
+             "/proc/pressure/cpu is absent: a kernel without PSI (before Linux 4.20, or booted "
+             "with psi=0)"}};
+  }
+  const auto share = [&](const std::optional<double>& s) {
+    return s ? json(std::min(1.0, *s / wall)) : json(nullptr);
+  };
+  return {{"available", true},
+          {"some_fraction", share(w.pressure_some_s)},
+          {"full_fraction", share(w.pressure_full_s)},
+          {"source", "/proc/pressure/cpu total"}};
+}
+
+// Run-queue delay per worker slot (a replaced worker's successor adds to its index) and of the
+// main process(es), as fractions of the window's wall time.
+json run_queue_json(const WindowUse& w) {
+  const double wall = w.wall_s();
+  std::map<int, double> slots;
+  std::optional<double> main;
+  for (const auto& p : w.processes) {
+    if (!p.run_queue_delay_s) continue;
+    if (p.role == "worker") slots[p.worker] += *p.run_queue_delay_s;
+    if (p.role == "main") main = std::max(main.value_or(0.0), *p.run_queue_delay_s);
+  }
+  if (wall <= 0 || (slots.empty() && !main)) return nullptr;
+  json workers = nullptr, worst = nullptr;
+  if (!slots.empty()) {
+    double sum = 0, max = 0;
+    for (const auto& [index, delay] : slots) {
+      sum += delay / wall;
+      max = std::max(max, delay / wall);
+    }
+    workers = sum / static_cast<double>(slots.size());
+    worst = max;
+  }
+  return {{"workers_mean_fraction", workers},
+          {"workers_max_fraction", worst},
+          {"main_fraction", main ? json(*main / wall) : json(nullptr)},
+          {"source", "/proc/PID/task/*/schedstat run_delay, summed over threads"}};
+}
+
+json cpu_window_json(const WindowUse& w, const SamplerFacts& f) {
   const double wall = w.wall_s();
   json per_process = json::array();
   for (const auto& p : w.processes) {
-    json j = {{"pid", p.pid},
-              {"role", p.role},
-              {"cpu_s", p.cpu_s},
-              {"cores", wall > 0 ? json(p.cpu_s / wall) : json(nullptr)}};
+    const auto fraction = [&](const std::optional<double>& v) {
+      return v && wall > 0 ? json(*v / wall) : json(nullptr);
+    };
+    json j = {
+        {"pid", p.pid},
+        {"role", p.role},
+        {"cpu_s", p.cpu_s},
+        {"cores", wall > 0 ? json(p.cpu_s / wall) : json(nullptr)},
+        {"run_queue_delay_s", p.run_queue_delay_s ? json(*p.run_queue_delay_s) : json(nullptr)},
+        {"run_queue_delay_fraction", fraction(p.run_queue_delay_s)}};
     if (p.role == "worker") j["index"] = p.worker;
     per_process.push_back(std::move(j));
   }
@@ -106,7 +179,10 @@ json cpu_window_json(const WindowUse& w) {
           {"wall_s", wall},
           {"cpu_s", w.cpu_s()},
           {"utilization_cores", wall > 0 ? json(w.cpu_s() / wall) : json(nullptr)},
-          {"per_process", per_process}};
+          {"per_process", per_process},
+          {"host", host_cpu_json(w, f)},
+          {"pressure", pressure_json(w)},
+          {"run_queue_delay", run_queue_json(w)}};
 }
 
 // `samples`: data samples delivered in the window (page faults per sample); 0 when not counted.
@@ -142,11 +218,11 @@ void add_resource_parts(rundir::SummaryParts& s, const ResourceUsage& r,
   json cpu_phases, io_phases;
   for (const auto& [name, samples] : windows) {
     const auto w = r.window(name);
-    cpu_phases[name] = w ? cpu_window_json(*w) : json(nullptr);
+    cpu_phases[name] = w ? cpu_window_json(*w, r.facts) : json(nullptr);
     io_phases[name] = w ? io_window_json(*w, samples) : json(nullptr);
   }
   const auto run = r.window("run");
-  cpu_phases["run"] = run ? cpu_window_json(*run) : json(nullptr);
+  cpu_phases["run"] = run ? cpu_window_json(*run, r.facts) : json(nullptr);
   io_phases["run"] = run ? io_window_json(*run, 0) : json(nullptr);
   const std::string top =
       cpu_phases.contains(top_window) && !cpu_phases[top_window].is_null() ? top_window : "run";

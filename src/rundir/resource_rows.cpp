@@ -44,6 +44,7 @@ std::vector<ResourceRow> resource_rows(const Snapshot& s) {
     r.phase = s.phase;
     r.label = s.label;
     r.rank = p.rank;
+    if (p.sched) r.run_queue_delay_ns = p.sched->wait_ns;
     rows.push_back(std::move(r));
   }
   return rows;
@@ -63,6 +64,17 @@ HostRow host_row(const Snapshot& s) {
   if (s.host.shm_used_bytes) h.shm_used_kb = static_cast<int64_t>(*s.host.shm_used_bytes / 1024);
   h.phase = s.phase;
   h.label = s.label;
+  if (const auto& c = s.host.cpu) {
+    h.cpus = c->cpus;
+    h.cpu_busy_s = c->busy_s;
+    h.cpu_idle_s = c->idle_s;
+    h.cpu_iowait_s = c->iowait_s;
+    h.cpu_steal_s = c->steal_s;
+  }
+  if (const auto& p = s.host.cpu_pressure) {
+    h.cpu_pressure_some_us = p->some_total_us;
+    h.cpu_pressure_full_us = p->full_total_us;
+  }
   return h;
 }
 

@@ -79,6 +79,7 @@ const Schema<ResourceRow>& resources_schema() {
       column<&ResourceRow::phase>("phase"),
       column<&ResourceRow::label>("label"),
       column<&ResourceRow::rank>("rank"),
+      column<&ResourceRow::run_queue_delay_ns>("run_queue_delay_ns"),
   };
   return s;
 }
@@ -96,6 +97,13 @@ const Schema<HostRow>& host_schema() {
       column<&HostRow::shm_used_kb>("shm_used_kb"),
       column<&HostRow::phase>("phase"),
       column<&HostRow::label>("label"),
+      column<&HostRow::cpus>("cpus"),
+      column<&HostRow::cpu_busy_s, kCpuS>("cpu_busy_s"),
+      column<&HostRow::cpu_idle_s, kCpuS>("cpu_idle_s"),
+      column<&HostRow::cpu_iowait_s, kCpuS>("cpu_iowait_s"),
+      column<&HostRow::cpu_steal_s, kCpuS>("cpu_steal_s"),
+      column<&HostRow::cpu_pressure_some_us>("cpu_pressure_some_us"),
+      column<&HostRow::cpu_pressure_full_us>("cpu_pressure_full_us"),
   };
   return s;
 }

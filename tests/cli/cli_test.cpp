@@ -1,6 +1,10 @@
 // End to end through the built binary: `mmprof gen`, `mmprof baseline` and their error exits.
 // Structure and cross-checks only (every key, every file, sums that must agree); no speed.
 #include <gtest/gtest.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -420,6 +424,141 @@ TEST_F(CliTest, BaselineSamplesTheProcessTree) {
   EXPECT_GE(s["io"]["phases"]["run"]["rchar"].get<int64_t>(), delivered);
   EXPECT_TRUE(s["io"]["read_mb_per_s"].is_number());
   EXPECT_TRUE(s["io"]["minflt_per_sample"].is_number());
+}
+
+// Three busy loops pinned to the CPU the run is pinned to: the loader's workers are runnable
+// but wait for that CPU most of the time. The summary measures it (schedstat run-queue delay,
+// /proc/stat of the run's CPU), the terminal and the report call it CPU-contended, and the figures
+// agree with resources.csv, host.csv and /proc/stat read by hand around the run. (The negative
+// case, a quiet host, is in the unit tests: this shared machine is never quiet.)
+class CpuHogs {
+ public:
+  CpuHogs(int cpu, int count) {
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(cpu, &one);
+    for (int i = 0; i < count; ++i) {
+      const pid_t pid = fork();
+      if (pid == 0) {
+        sched_setaffinity(0, sizeof one, &one);
+        volatile uint64_t n = 0;
+        for (;;)
+          n = n + 1;
+      }
+      if (pid > 0) pids_.push_back(pid);
+    }
+  }
+  ~CpuHogs() {
+    for (const pid_t pid : pids_) {
+      kill(pid, SIGKILL);
+      waitpid(pid, nullptr, 0);
+    }
+  }
+  CpuHogs(const CpuHogs&) = delete;
+  CpuHogs& operator=(const CpuHogs&) = delete;
+  size_t size() const { return pids_.size(); }
+
+ private:
+  std::vector<pid_t> pids_;
+};
+
+// CPU `cpu`'s busy ticks (user + nice + system + irq + softirq) in /proc/stat, read by hand.
+uint64_t busy_ticks(int cpu) {
+  std::istringstream in(read_text("/proc/stat"));
+  std::string line;
+  const std::string name = "cpu" + std::to_string(cpu) + " ";
+  while (std::getline(in, line)) {
+    if (line.rfind(name, 0) != 0) continue;
+    std::istringstream f(line.substr(name.size()));
+    uint64_t user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0;
+    f >> user >> nice >> system >> idle >> iowait >> irq >> softirq;
+    return user + nice + system + irq + softirq;
+  }
+  return 0;
+}
+
+TEST_F(CliTest, PlantedCpuContentionIsMeasuredAndReported) {
+  cpu_set_t before;
+  ASSERT_EQ(sched_getaffinity(0, sizeof before, &before), 0);
+  int cpu = 0;
+  while (!CPU_ISSET(cpu, &before))
+    ++cpu;
+  const fs::path out = scratch() / "run-contended";
+  const uint64_t ticks_before = busy_ticks(cpu);
+  test::CommandResult r;
+  {
+    const CpuHogs hogs(cpu, 3);
+    ASSERT_EQ(hogs.size(), 3u);
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(cpu, &one);
+    ASSERT_EQ(sched_setaffinity(0, sizeof one, &one), 0);  // mmprof inherits it
+    r = test::run_mmprof("baseline --data " + test::shell_quote(dataset() / "files") +
+                         " --set loader.num_workers=2 --set loader.batch_size=2"
+                         " --set phases.steps=8 --set phases.warmup_steps=1"
+                         " --set metrics.interval_ms=50 --out " +
+                         test::shell_quote(out));
+    sched_setaffinity(0, sizeof before, &before);
+  }
+  const uint64_t ticks_after = busy_ticks(cpu);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const json s = read_json(out / "summary.json");
+  const json& c = s["cpu"];
+  ASSERT_EQ(c["window"], "pipeline") << c.dump();
+  EXPECT_EQ(c["host"]["cpus"], 1);
+  EXPECT_EQ(c["host"]["cpu_ids"], json::array({cpu}));
+  // Five busy processes on one CPU: it is all but fully busy, and each worker waits on its run
+  // queue for much of its time (a third of it at the very least; 10 % is the threshold).
+  EXPECT_GT(c["host"]["busy_fraction"].get<double>(), 0.9) << c["host"].dump();
+  const double delay = c["run_queue_delay"]["workers_mean_fraction"].get<double>();
+  EXPECT_GT(delay, 0.33) << c["run_queue_delay"].dump();
+  EXPECT_GT(c["host"]["others_busy_cores"].get<double>(), 0.3);
+
+  // The figures from the CSVs: host.csv's counters between the pipeline window's samples, and
+  // the workers' run_queue_delay_ns in resources.csv; host.csv against /proc/stat by hand.
+  const Csv host = read_csv(out / "host.csv");
+  std::map<std::string, std::vector<std::string>> host_at;
+  for (const auto& row : host.rows)
+    host_at[row[host.column("label")]] = row;
+  const auto host_s = [&](const char* label, const char* column) {
+    return std::stod(host_at.at(label)[host.column(column)]);
+  };
+  const double busy = host_s("pipeline_end", "cpu_busy_s") - host_s("pipeline_begin", "cpu_busy_s");
+  double total = 0;
+  for (const char* col : {"cpu_busy_s", "cpu_idle_s", "cpu_iowait_s", "cpu_steal_s"})
+    total += host_s("pipeline_end", col) - host_s("pipeline_begin", col);
+  EXPECT_NEAR(c["host"]["busy_fraction"].get<double>(), busy / total, 2e-3);
+  const double hz = static_cast<double>(sysconf(_SC_CLK_TCK));
+  EXPECT_GE(host_s("start", "cpu_busy_s"), static_cast<double>(ticks_before) / hz - 1e-3);
+  EXPECT_LE(host_s("stop", "cpu_busy_s"), static_cast<double>(ticks_after) / hz + 1e-3);
+  const Csv res = read_csv(out / "resources.csv");
+  std::map<std::string, std::map<std::string, double>> delay_ns;  // pid -> label -> ns
+  for (const auto& row : res.rows) {
+    if (row[res.column("role")] != "worker" || row[res.column("run_queue_delay_ns")].empty())
+      continue;
+    delay_ns[row[res.column("pid")]][row[res.column("label")]] =
+        std::stod(row[res.column("run_queue_delay_ns")]);
+  }
+  double sum = 0;
+  int workers = 0;
+  for (const auto& [pid, at] : delay_ns) {
+    if (!at.count("pipeline_begin") || !at.count("pipeline_end")) continue;
+    sum += (at.at("pipeline_end") - at.at("pipeline_begin")) / 1e9;
+    ++workers;
+  }
+  ASSERT_EQ(workers, 2);
+  EXPECT_NEAR(delay, sum / workers / c["wall_s"].get<double>(), 1e-6);
+
+  // The terminal and the report say it.
+  EXPECT_NE(r.output.find("CPU-contended"), std::string::npos) << r.output;
+  const auto rep = test::run_mmprof("report " + test::shell_quote(out) + " --out " +
+                                    test::shell_quote(scratch() / "report-contended"));
+  ASSERT_EQ(rep.exit_code, 0) << rep.output;
+  const json report = read_json(scratch() / "report-contended/report.json");
+  const std::string text = report.dump();
+  EXPECT_NE(text.find("\"cpu_contended\":true"), std::string::npos);
+  EXPECT_NE(read_text(scratch() / "report-contended/report.md").find("CPU-contended"),
+            std::string::npos);
 }
 
 // Peak RSS against GNU time's "Maximum resident set size": that is wait4()'s ru_maxrss for the

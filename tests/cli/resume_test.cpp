@@ -11,6 +11,7 @@
 #include <set>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "support/test_support.hpp"
 
@@ -199,8 +200,11 @@ TEST_F(ResumeCli, RefusesACompletedRunAndMissingOrCorruptFiles) {
       << not_a_run.output;
 }
 
-// The stall figure is the mean wait of the epoch-first batches in steps.csv (step i is batch i):
-// with non-persistent workers each of those waits for a new pool to start.
+// The epoch-boundary figures against the run's files (step i is batch i): boundaries where
+// digests.csv's epoch changes, the stall the mean wait of those steps in steps.csv, the steady wait
+// the median of the other steps with as many samples (the loader's first batch is start-up), the
+// fill time at least the boundary steps' own stage times in stages.csv (collate adds to it).
+// With non-persistent workers each boundary waits for a new pool to start.
 TEST_F(ResumeCli, EpochBoundaryStallMatchesStepsCsvWithAndWithoutPersistentWorkers) {
   for (const bool persistent : {true, false}) {
     const fs::path run = out(persistent ? "stall-persistent" : "stall-fresh");
@@ -211,32 +215,64 @@ TEST_F(ResumeCli, EpochBoundaryStallMatchesStepsCsvWithAndWithoutPersistentWorke
     const json e = read_json(run / "summary.json")["epoch_boundary"];
     EXPECT_EQ(e["persistent_workers"], persistent);
     EXPECT_EQ(e["batches_per_epoch"], 9);
-    const test::Csv steps = test::read_csv(run / "steps.csv");
-    double sum = 0;
-    int boundaries = 0;
-    std::vector<double> others;
-    for (const auto& row : steps.rows) {
-      const int step = std::stoi(row[steps.column("step")]);
-      const double wait = std::stod(row[steps.column("wait_ms")]);
-      if (step > 0 && step % 9 == 0) {
-        sum += wait;
-        ++boundaries;
-      } else {
-        others.push_back(wait);
-      }
+    std::map<uint64_t, int64_t> epoch;  // pipeline batch id -> epoch
+    const test::Csv dig = test::read_csv(run / "digests.csv");
+    for (const auto& row : dig.rows) {
+      if (row[dig.column("phase")] == "pipeline")
+        epoch[std::stoull(row[dig.column("batch_id")])] = std::stoll(row[dig.column("epoch")]);
     }
-    ASSERT_EQ(boundaries, 6);  // batches 9, 18, ..., 54
-    ASSERT_EQ(others.size(), 54u);
+    const test::Csv steps = test::read_csv(run / "steps.csv");
+    std::map<int, std::pair<int, double>> step;  // step -> (samples, wait_ms)
+    for (const auto& row : steps.rows) {
+      step[std::stoi(row[steps.column("step")])] = {std::stoi(row[steps.column("samples")]),
+                                                    std::stod(row[steps.column("wait_ms")])};
+    }
+    ASSERT_EQ(step.size(), 60u);
+    std::vector<int> boundaries;
+    for (const auto& [i, sw] : step) {
+      if (i > 0 && epoch.at(i) != epoch.at(i - 1)) boundaries.push_back(i);
+    }
+    ASSERT_EQ(boundaries, (std::vector<int>{9, 18, 27, 36, 45, 54}));
+    const int size = step.at(boundaries[0]).first;  // 2: epochs end with a 1-sample batch
+    double sum = 0;
+    for (const int b : boundaries)
+      sum += step.at(b).second;
+    std::vector<double> like;
+    for (const auto& [i, sw] : step) {
+      if (i > 0 && sw.first == size &&
+          std::find(boundaries.begin(), boundaries.end(), i) == boundaries.end())
+        like.push_back(sw.second);
+    }
+    ASSERT_EQ(like.size(), 47u);  // 60 - step 0 (start-up) - 6 boundaries - 6 short batches
+    std::sort(like.begin(), like.end());
     const json& p = e["pipeline"];
-    EXPECT_EQ(p["boundaries"], boundaries);
-    EXPECT_NEAR(p["stall_ms"].get<double>(), sum / boundaries, 1e-3);  // steps.csv: 4 decimals
+    EXPECT_EQ(p["boundaries"], boundaries.size());
+    EXPECT_EQ(p["batch_size"], size);
+    const double stall = sum / static_cast<double>(boundaries.size());
+    EXPECT_NEAR(p["stall_ms"].get<double>(), stall, 1e-3);  // steps.csv: 4 decimals
     EXPECT_EQ(e["stall_ms"], p["stall_ms"]);
-    std::sort(others.begin(), others.end());
-    EXPECT_NEAR(p["steady_wait_ms"].get<double>(), (others[26] + others[27]) / 2, 1e-3);
+    EXPECT_NEAR(p["steady_wait_ms"].get<double>(), like[23], 1e-3);
     EXPECT_NEAR(p["excess_ms"].get<double>(),
                 p["stall_ms"].get<double>() - p["steady_wait_ms"].get<double>(), 1e-9);
+    const test::Csv stages = test::read_csv(run / "stages.csv");
+    double stage_ms = 0;
+    for (const auto& row : stages.rows) {
+      const int s = std::stoi(row[stages.column("step")]);
+      if (row[stages.column("phase")] != "pipeline" ||
+          std::find(boundaries.begin(), boundaries.end(), s) == boundaries.end())
+        continue;
+      for (const char* c : {"read_ms", "decode_ms", "augment_ms"})
+        stage_ms += std::stod(row[stages.column(c)]);
+    }
+    stage_ms /= static_cast<double>(boundaries.size());
+    EXPECT_GE(p["fill_ms"].get<double>(), stage_ms - 1e-3);
+    EXPECT_NEAR(p["unexplained_ms"].get<double>(),
+                p["stall_ms"].get<double>() - p["fill_ms"].get<double>(), 1e-9);
+    EXPECT_EQ(p["stall"], p["unexplained_ms"].get<double>() > p["threshold_ms"].get<double>());
+    EXPECT_EQ(e["verdict"], p["verdict"]);
     if (!persistent) {
-      // A fresh pool (fork, first batch from nothing) against prefetched batches.
+      // A fresh pool (fork, first batch from nothing) waits beyond the batch's own fill time.
+      EXPECT_GT(p["unexplained_ms"].get<double>(), 0) << e.dump();
       EXPECT_GT(p["excess_ms"].get<double>(), 0) << e.dump();
     }
   }

@@ -351,6 +351,83 @@ TEST(PhaseMetricsTest, CpuAndIoCoverThePipelineWindow) {
   EXPECT_DOUBLE_EQ(io["minflt_per_sample"].get<double>(), 1.5);  // 150 faults / 100 samples
 }
 
+// two_samples() on a 4-CPU host that others keep busy, with PSI and the run queue delays.
+ResourceUsage two_samples_on_a_busy_host(bool psi) {
+  ResourceUsage u;
+  u.facts.affinity_cpus = 4;
+  u.facts.host_cpu_ids = {0, 1, 2, 3};
+  Snapshot a;
+  a.t_ns = 1'000'000'000;
+  a.phase = "pipeline";
+  ProcessSample main, worker;
+  main.pid = 10;
+  main.role = "main";
+  main.utime_s = 1.0;
+  main.sched = procfs::SchedStat{0, 0, 0};
+  worker.pid = 11;
+  worker.role = "worker";
+  worker.worker = 0;
+  worker.sched = procfs::SchedStat{0, 0, 0};
+  a.processes = {main, worker};
+  a.host.cpu = HostCpu{4, 100.0, 50.0, 1.0, 0.0};
+  if (psi) a.host.cpu_pressure = procfs::Pressure{{}, {}, 1'000'000, {}};
+  Snapshot b = a;
+  b.t_ns = 3'000'000'000;  // 2 s: 8 CPU-seconds on 4 CPUs
+  b.processes[0].utime_s = 2.0;
+  b.processes[0].sched = procfs::SchedStat{0, 100'000'000, 0};
+  b.processes[1].utime_s = 1.0;
+  b.processes[1].sched = procfs::SchedStat{0, 800'000'000, 0};
+  b.host.cpu = HostCpu{4, 106.0, 51.6, 1.4, 0.0};
+  if (psi) b.host.cpu_pressure = procfs::Pressure{{}, {}, 1'500'000, {}};
+  u.begin_window("pipeline");
+  u.add(a);
+  u.add(b);
+  u.end_window("pipeline");
+  return u;
+}
+
+TEST(PhaseMetricsTest, CpuHasTheHostPressureAndRunQueueDelayOfTheWindow) {
+  const ResourceUsage u = two_samples_on_a_busy_host(true);
+  const json s = summary_of(compute_phase(), pipeline_phase(), end_to_end_phase(), outcome(), &u);
+  const json& c = s["cpu"];
+  EXPECT_DOUBLE_EQ(c["utilization_cores"].get<double>(), 1.0);  // (1 + 1) cpu s / 2 s
+  const json& h = c["host"];
+  EXPECT_EQ(h["cpus"], 4);
+  EXPECT_NEAR(h["busy_fraction"].get<double>(), 0.75, 1e-12);  // 6 of 8 CPU-seconds
+  EXPECT_NEAR(h["idle_fraction"].get<double>(), 0.2, 1e-12);
+  EXPECT_NEAR(h["iowait_fraction"].get<double>(), 0.05, 1e-12);
+  EXPECT_NEAR(h["steal_fraction"].get<double>(), 0.0, 1e-12);
+  EXPECT_NEAR(h["busy_cores"].get<double>(), 3.0, 1e-12);
+  EXPECT_NEAR(h["others_busy_cores"].get<double>(), 2.0, 1e-12);  // 3 - mmprof's 1
+  EXPECT_EQ(c["pressure"]["available"], true);
+  EXPECT_NEAR(c["pressure"]["some_fraction"].get<double>(), 0.25, 1e-12);  // 0.5 s of 2 s
+  EXPECT_TRUE(c["pressure"]["full_fraction"].is_null());
+  const json& q = c["run_queue_delay"];
+  EXPECT_NEAR(q["workers_mean_fraction"].get<double>(), 0.4, 1e-12);  // 0.8 s of 2 s
+  EXPECT_NEAR(q["workers_max_fraction"].get<double>(), 0.4, 1e-12);
+  EXPECT_NEAR(q["main_fraction"].get<double>(), 0.05, 1e-12);
+  EXPECT_NEAR(c["per_process"][1]["run_queue_delay_s"].get<double>(), 0.8, 1e-12);
+  EXPECT_NEAR(c["per_process"][1]["run_queue_delay_fraction"].get<double>(), 0.4, 1e-12);
+
+  const ResourceUsage no_psi = two_samples_on_a_busy_host(false);
+  const json p =
+      summary_of(compute_phase(), pipeline_phase(), end_to_end_phase(), outcome(), &no_psi);
+  EXPECT_EQ(p["cpu"]["pressure"]["available"], false);
+  EXPECT_NE(p["cpu"]["pressure"]["reason"].get<std::string>().find("/proc/pressure/cpu is absent"),
+            std::string::npos);
+}
+
+TEST(PhaseMetricsTest, SamplesPerBatchIsTheMeanDeliveredBatch) {
+  PhaseMetrics short_batches = pipeline_phase();
+  short_batches.samples = 240;  // 10 batches averaging 24 samples
+  const json s = summary_of(compute_phase(), short_batches, end_to_end_phase(), outcome());
+  EXPECT_DOUBLE_EQ(at(s, "throughput.pipeline.samples_per_batch").get<double>(), 24.0);
+  EXPECT_DOUBLE_EQ(at(s, "throughput.end_to_end.samples_per_batch").get<double>(), 20.0);
+  const json none =
+      summary_of(not_run("compute"), not_run("pipeline"), not_run("end_to_end"), RunOutcome{});
+  EXPECT_TRUE(at(none, "throughput.pipeline.samples_per_batch").is_null());
+}
+
 TEST(PhaseMetricsTest, EffectiveCoresFollowACgroupQuota) {
   ResourceUsage u = two_samples();
   u.facts.cgroup_cpu_quota_cores = 2.5;

@@ -3,6 +3,11 @@
 #include "probe/procfs.hpp"
 
 #include <gtest/gtest.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -145,6 +150,65 @@ TEST(ProcfsParse, TheTreeFollowsParentLinks) {
   EXPECT_TRUE(descendants(all, 12).empty());
 }
 
+// /proc/stat of a 2-CPU host: the "cpu" line is all of them, then one line per CPU.
+TEST(ProcfsParse, CpuTimesOfARecentKernel) {
+  const auto t = parse_cpu_times(fixture("proc-stat"));
+  ASSERT_EQ(t.size(), 3u);  // cpu, cpu0, cpu1; intr, ctxt, ... are not CPU lines
+  const CpuTimes& all = t.at(-1);
+  EXPECT_EQ(all.user, 13586u);
+  EXPECT_EQ(all.nice, 53250u);
+  EXPECT_EQ(all.system, 23883u);
+  EXPECT_EQ(all.idle, 22826u);
+  EXPECT_EQ(all.iowait, 884u);
+  EXPECT_EQ(all.softirq, 528u);
+  EXPECT_TRUE(all.has_steal());
+  EXPECT_EQ(all.busy(), 13586u + 53250 + 23883 + 0 + 528);
+  // The kernel converts each line from nanoseconds on its own: the sum agrees within a few ticks.
+  CpuTimes sum = t.at(0);
+  sum += t.at(1);
+  EXPECT_NEAR(static_cast<double>(sum.busy()), static_cast<double>(all.busy()), 4);
+  EXPECT_NEAR(static_cast<double>(sum.total()), static_cast<double>(all.total()), 8);
+  EXPECT_EQ(t.at(1).user, 8681u);
+}
+
+TEST(ProcfsParse, CpuTimesBeforeStealTimeHaveNoSteal) {
+  const auto t = parse_cpu_times(fixture("proc-stat.no-steal"));
+  ASSERT_EQ(t.size(), 3u);
+  EXPECT_EQ(t.at(-1).fields, 7);
+  EXPECT_TRUE(t.at(-1).has_iowait());
+  EXPECT_FALSE(t.at(-1).has_steal());
+  EXPECT_EQ(t.at(0).busy(), 600u + 10 + 200 + 0 + 5);
+  EXPECT_TRUE(parse_cpu_times("cpu 1 2\ncpux 1 2 3 4\n").empty());
+}
+
+TEST(ProcfsParse, SchedstatIsRunWaitAndSlices) {
+  const auto s = parse_schedstat(fixture("schedstat"));
+  ASSERT_TRUE(s.has_value());
+  EXPECT_EQ(s->run_ns, 6871292u);
+  EXPECT_EQ(s->wait_ns, 6444592u);
+  EXPECT_EQ(s->timeslices, 2u);
+  EXPECT_FALSE(parse_schedstat("1 2\n").has_value());
+  EXPECT_FALSE(parse_schedstat("1 x 3\n").has_value());
+}
+
+TEST(ProcfsParse, CpuPressureWithAndWithoutTheFullLine) {
+  const auto p = parse_pressure(fixture("pressure-cpu"));
+  ASSERT_TRUE(p.has_value());
+  EXPECT_DOUBLE_EQ(p->some_avg10_pct.value_or(-1), 16.49);
+  EXPECT_EQ(p->some_total_us, 68758596u);
+  EXPECT_EQ(p->full_total_us, 0u);
+  // Before Linux 5.13 the cpu file has no "full" line: absent, not 0.
+  const auto old = parse_pressure(fixture("pressure-cpu.linux-5.10"));
+  ASSERT_TRUE(old.has_value());
+  EXPECT_EQ(old->some_total_us, 987654u);
+  EXPECT_FALSE(old->full_total_us.has_value());
+  EXPECT_FALSE(parse_pressure("").has_value());
+}
+
+TEST(ProcfsParse, StatHasTheThreadCount) {
+  EXPECT_EQ(parse_stat(fixture("stat"))->num_threads, 1);
+}
+
 // A fake root with one process (pid 100) and a cgroup v2 group.
 class FakeProcfs : public ::testing::Test {
  protected:
@@ -206,12 +270,99 @@ TEST_F(FakeProcfs, MemoryPeakIsEmptyOnKernelsWithoutIt) {
   EXPECT_FALSE(cg.memory_peak_bytes.has_value());
 }
 
+TEST_F(FakeProcfs, SchedstatSumsTheThreadsAndHostCpuFilesAreOptional) {
+  const ProcFs p = procfs();
+  const fs::path proc = dir_.path() / "proc";
+  write_text(proc / "100" / "schedstat", "10 20 1\n");
+  write_text(proc / "100" / "task" / "100" / "schedstat", "10 20 1\n");
+  write_text(proc / "100" / "task" / "101" / "schedstat", "5 300 4\n");
+  EXPECT_EQ(p.schedstat(100, 1)->wait_ns, 20u);  // one thread: its own file
+  const auto both = p.schedstat(100, 2);
+  ASSERT_TRUE(both.has_value());
+  EXPECT_EQ(both->run_ns, 15u);
+  EXPECT_EQ(both->wait_ns, 320u);
+  EXPECT_EQ(both->timeslices, 5u);
+  EXPECT_FALSE(p.schedstat(999, 1).has_value());
+  // No /proc/stat or PSI under this root: empty, not zeros.
+  EXPECT_TRUE(p.cpu_times().empty());
+  EXPECT_FALSE(p.cpu_pressure().has_value());
+  write_text(proc / "stat", fixture("proc-stat"));
+  write_text(proc / "pressure" / "cpu", fixture("pressure-cpu"));
+  EXPECT_EQ(p.cpu_times().size(), 3u);
+  EXPECT_EQ(p.cpu_pressure()->some_total_us, 68758596u);
+}
+
 TEST_F(FakeProcfs, NoCgroupV2GroupGivesNothing) {
   write_text(dir_.path() / "proc" / "self" / "cgroup", "4:memory:/x\n");
   const Cgroup cg = procfs().cgroup();
   EXPECT_FALSE(cg.dir.has_value());
   EXPECT_FALSE(cg.memory_current_bytes.has_value());
   EXPECT_FALSE(cg.cpu_quota_cores.has_value());
+}
+
+// Against the kernel: two processes spinning on one CPU are always runnable, so each one's time
+// on the CPU plus its run-queue delay is the wall time from its fork to its stop, and its time on
+// the CPU is what /proc/PID/stat counts (utime + stime, in clock ticks).
+TEST(LiveProcfs, RunPlusRunQueueDelayOfAnAlwaysRunnableProcessIsItsWallTime) {
+  const std::vector<int> cpus = affinity_cpu_ids();
+  ASSERT_FALSE(cpus.empty());
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(cpus.front(), &one);
+  const auto now_ns = [] {
+    timespec ts{};
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+  };
+  struct Spinner {
+    pid_t pid = 0;
+    int64_t before_fork = 0, after_fork = 0, stop_sent = 0, stopped = 0;
+    SchedStat sched;
+    ProcStat stat;
+  };
+  std::vector<Spinner> spinners(2);
+  for (Spinner& s : spinners) {
+    s.before_fork = now_ns();
+    s.pid = fork();
+    ASSERT_GE(s.pid, 0);
+    if (s.pid == 0) {
+      sched_setaffinity(0, sizeof one, &one);
+      volatile uint64_t n = 0;
+      for (;;)
+        n = n + 1;
+    }
+    s.after_fork = now_ns();
+  }
+  usleep(300'000);
+  const ProcFs p;
+  for (Spinner& s : spinners) {
+    // Stopped, it leaves the run queue: the kernel adds its last wait and run to the counters.
+    s.stop_sent = now_ns();
+    kill(s.pid, SIGSTOP);
+    for (int i = 0; i < 2000 && p.stat(s.pid).value_or(ProcStat{}).state != 'T'; ++i)
+      usleep(500);
+    s.stopped = now_ns();
+    s.sched = p.schedstat(s.pid, 1).value_or(SchedStat{});
+    s.stat = p.stat(s.pid).value_or(ProcStat{});
+  }
+  for (const Spinner& s : spinners) {
+    kill(s.pid, SIGKILL);
+    waitpid(s.pid, nullptr, 0);
+  }
+  for (const Spinner& s : spinners) {
+    ASSERT_EQ(s.stat.state, 'T');
+    const double run_s = static_cast<double>(s.sched.run_ns) / 1e9;
+    const double wait_s = static_cast<double>(s.sched.wait_ns) / 1e9;
+    const double low = static_cast<double>(s.stop_sent - s.after_fork) / 1e9;
+    const double high = static_cast<double>(s.stopped - s.before_fork) / 1e9;
+    EXPECT_GE(run_s + wait_s, low - 0.005) << run_s << " + " << wait_s;
+    EXPECT_LE(run_s + wait_s, high + 0.005) << run_s << " + " << wait_s;
+    // Sharing one CPU with the other spinner, each waited at least a third of the time.
+    EXPECT_GE(wait_s, low / 3) << wait_s << " of " << low;
+    const double ticks_s =
+        static_cast<double>(s.stat.utime_ticks + s.stat.stime_ticks) / clock_ticks_per_s();
+    EXPECT_NEAR(ticks_s, run_s, 0.03 + 0.1 * run_s);
+  }
 }
 
 }  // namespace

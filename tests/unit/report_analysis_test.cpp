@@ -96,6 +96,117 @@ TEST(ReportResources, SaturationAgainstTheManifest) {
   EXPECT_EQ(no_probe["limit"], "cpu");
 }
 
+// Delivered batches averaged 24 of 32 samples (short batches at every epoch's end): the stage
+// model scales the per-sample means by 24, not by loader.batch_size.
+TEST(ReportStages, PerSampleStagesScaleWithTheDeliveredBatchNotTheConfiguredOne) {
+  json s, m;
+  m["config"]["loader"] = {{"batch_size", 32}, {"num_workers", 2}};
+  s["latency_ms"]["stages"] = {{"read", {{"mean", 1.0}}},
+                               {"decode", {{"mean", 100.0}}},
+                               {"augment", {{"mean", 4.0}}},
+                               {"collate", {{"mean", 2.0}}}};
+  s["throughput"]["pipeline"] = {{"batches_per_s", 0.75}, {"samples_per_batch", 24.0}};
+  const json a = attribute_stages(s, m);
+  EXPECT_DOUBLE_EQ(a["samples_per_batch"].get<double>(), 24.0);
+  EXPECT_DOUBLE_EQ(a["per_batch_ms"]["decode"].get<double>(), 1200.0);  // 100 x 24 / 2
+  EXPECT_DOUBLE_EQ(a["per_batch_ms"]["read"].get<double>(), 12.0);
+  // Period 1333.3 ms; explained 12 + 1200 + 48 + 1 = 1261 ms: 72.3 ms left for the hand-over.
+  EXPECT_NEAR(a["per_batch_ms"]["ipc"].get<double>(), 1000.0 / 0.75 - 1261.0, 1e-9);
+  EXPECT_DOUBLE_EQ(a["model_overshoot_ms"].get<double>(), 0.0);
+  EXPECT_TRUE(a["note"].is_null());
+  EXPECT_NE(a["basis"].get<std::string>().find("24 samples per delivered batch"), std::string::npos)
+      << a["basis"];
+
+  // An older summary without the figure: samples_per_s / batches_per_s of the same window.
+  s["throughput"]["pipeline"].erase("samples_per_batch");
+  s["throughput"]["pipeline"]["samples_per_s"] = 18.0;
+  EXPECT_DOUBLE_EQ(attribute_stages(s, m)["per_batch_ms"]["decode"].get<double>(), 1200.0);
+  // Nothing delivered to go by: the configured size, and the basis says so.
+  s["throughput"]["pipeline"].erase("samples_per_s");
+  const json nominal = attribute_stages(s, m);
+  EXPECT_DOUBLE_EQ(nominal["per_batch_ms"]["decode"].get<double>(), 1600.0);
+  EXPECT_NE(nominal["basis"].get<std::string>().find("the configured batch_size"),
+            std::string::npos);
+}
+
+// When the stages explain more than the measured period, the residual is not clamped to 0: ipc
+// is null and the overshoot is reported with why.
+TEST(ReportStages, AModelAboveTheMeasuredPeriodSaysSoInsteadOfClampingIpc) {
+  json s, m;
+  m["config"]["loader"] = {{"batch_size", 32}, {"num_workers", 2}};
+  s["latency_ms"]["stages"] = {{"decode", {{"mean", 100.0}}}};
+  s["throughput"]["pipeline"] = {{"batches_per_s", 1.0}, {"samples_per_batch", 24.0}};
+  const json a = attribute_stages(s, m);
+  EXPECT_TRUE(a["per_batch_ms"]["ipc"].is_null());
+  EXPECT_DOUBLE_EQ(a["explained_ms"].get<double>(), 1200.0);
+  EXPECT_DOUBLE_EQ(a["model_overshoot_ms"].get<double>(), 200.0);
+  EXPECT_NE(a["note"].get<std::string>().find("200.0 ms (20 %) more than the measured batch "
+                                              "period of 1000.0 ms"),
+            std::string::npos)
+      << a["note"];
+  EXPECT_EQ(a["limit"], "decode");
+}
+
+json cpu_summary(double used, double host_busy, double workers_delay) {
+  json s;
+  s["cpu"] = {{"utilization_cores", used},
+              {"effective_cores", 2.0},
+              {"host",
+               {{"cpus", 2},
+                {"busy_fraction", host_busy},
+                {"steal_fraction", 0.0},
+                {"iowait_fraction", 0.01},
+                {"others_busy_cores", 2 * host_busy - used}}},
+              {"pressure", {{"available", true}, {"some_fraction", 0.6}}},
+              {"run_queue_delay", {{"workers_mean_fraction", workers_delay}}}};
+  return s;
+}
+
+// The host: mmprof used 0.54 of 2 cores while other processes kept both busy, and the
+// workers waited to run 38 % of their time.
+TEST(ReportResources, WorkersWaitingToRunAreCpuContendedAndIdleCoresAreTheHosts) {
+  const json contended = cpu_summary(0.54, 0.97, 0.38);
+  const json r = attribute_resources(contended, json::object());
+  EXPECT_EQ(r["cpu"]["contended"], true);
+  EXPECT_EQ(r["cpu"]["saturated"], true);  // the host's CPUs, not mmprof's own use
+  EXPECT_NEAR(r["cpu"]["idle_cores"].get<double>(), 2 * 0.03, 1e-12);  // not 2 - 0.54
+  EXPECT_NEAR(r["cpu"]["host_busy_cores"].get<double>(), 1.94, 1e-12);
+  EXPECT_EQ(r["limit"], "cpu");
+  const json c = classify(contended);
+  EXPECT_EQ(c["cpu_contended"], true);
+  EXPECT_NE(c["why"].get<std::string>().find("CPU-contended: the workers waited for a CPU 38.0 % "
+                                             "of their time (>= 10 %): other processes kept 1.40 "
+                                             "of the run's CPUs busy"),
+            std::string::npos)
+      << c["why"];
+  const std::string text = cpu_text(r["cpu"]);
+  EXPECT_NE(text.find("mmprof used 0.54 of 2 cores; the host kept its 2 CPUs busy 1.94 cores"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("CPU-contended (>= 10 %)"), std::string::npos) << text;
+
+  // A quiet host: the same use is not contention, and the idle cores are the host's.
+  const json quiet = cpu_summary(0.54, 0.30, 0.02);
+  const json q = attribute_resources(quiet, json::object());
+  EXPECT_EQ(q["cpu"]["contended"], false);
+  EXPECT_EQ(q["cpu"]["saturated"], false);
+  EXPECT_NEAR(q["cpu"]["idle_cores"].get<double>(), 1.4, 1e-12);  // min(2 x 0.7, 2 - 0.54)
+  EXPECT_EQ(q["limit"], "none saturated");
+  EXPECT_EQ(classify(quiet)["cpu_contended"], false);
+  EXPECT_EQ(classify(quiet)["why"].get<std::string>().find("CPU-contended"), std::string::npos);
+  EXPECT_EQ(cpu_text(q["cpu"]).find("CPU-contended"), std::string::npos);
+
+  // A run before host figures: mmprof's own use, and it says so.
+  json old;
+  old["cpu"] = {{"utilization_cores", 0.54}, {"effective_cores", 2.0}};
+  const json o = attribute_resources(old, json::object());
+  EXPECT_NEAR(o["cpu"]["idle_cores"].get<double>(), 1.46, 1e-12);
+  EXPECT_NE(o["cpu"]["idle_cores_source"].get<std::string>().find("no host CPU figures"),
+            std::string::npos);
+  EXPECT_TRUE(o["cpu"]["contended"].is_null());
+  EXPECT_TRUE(classify(old)["cpu_contended"].is_null());
+}
+
 // A figure the sampler could not read is null in summary.json (a worker seen only as it exited):
 // the report reads it as missing rather than failing (it did, on a worker's swap_peak_mb).
 TEST(ReportResources, ANullWorkerFigureIsMissingNotAnError) {

@@ -114,6 +114,37 @@ TEST(ReportKnowledgeBase, FixtureRunGetsOnlyCompatibleRelevantChanges) {
   }
 }
 
+// more-workers suggests twice the workers only while the host has that many idle cores: with 4
+// workers and 2.7 idle host cores it suggests 6, and with under one idle core none at all.
+TEST(ReportKnowledgeBase, MoreWorkersNeverAddsMoreWorkersThanIdleHostCores) {
+  json m;
+  m["config"]["loader"] = {{"num_workers", 4}};
+  json a;
+  a["classification"]["primary"] = "input-bound";
+  a["stages"]["limit"] = "decode";
+  a["resources"]["limit"] = "cpu";
+  a["resources"]["cpu"]["host_busy_cores"] = 1.0;
+  const auto more_workers = [&](double idle) {
+    a["resources"]["cpu"]["idle_cores"] = idle;
+    const json r = evaluate_knowledge_base(embedded_kb(), a, m);
+    for (const char* list : {"recommended", "excluded"}) {
+      for (const auto& c : r[list])
+        if (c["id"] == "more-workers") return json{{"list", list}, {"change", c}};
+    }
+    return json();
+  };
+  const json capped = more_workers(2.7);
+  ASSERT_EQ(capped["list"], "recommended") << capped.dump();
+  EXPECT_EQ(capped["change"]["experiment"], "mmprof ab --factor loader.num_workers=4,6");
+  const json doubled = more_workers(9.0);
+  EXPECT_EQ(doubled["change"]["experiment"], "mmprof ab --factor loader.num_workers=4,8");
+  const json none = more_workers(0.4);
+  ASSERT_EQ(none["list"], "excluded") << none.dump();
+  EXPECT_NE(none["change"]["reason"].get<std::string>().find("0.40 cores idle on the host"),
+            std::string::npos)
+      << none.dump();
+}
+
 TEST(ReportKnowledgeBase, AbCommandQuotesForTheShell) {
   json m;
   m["command"] = {"mmprof", "baseline", "--data", "/data/my set", "--out", "x"};

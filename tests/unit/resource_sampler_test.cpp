@@ -192,6 +192,82 @@ TEST_F(ResourceSamplerTest, WindowsMeasureCpuIoAndFaultsBetweenTheirSamples) {
   EXPECT_NEAR(later->cpu_s(), 40 * tick_, 1e-9);  // 104's 40 ticks; 103 was already there
 }
 
+// /proc/stat lines of a 2-CPU host: CPU 1 at `busy` user ticks, `idle`, `iowait` and `steal`.
+std::string proc_stat(uint64_t busy, uint64_t idle, uint64_t iowait, uint64_t steal) {
+  return fmt::format(
+      "cpu  {} 0 0 {} {} 0 0 {} 0 0\ncpu0 9999 0 0 9999 0 0 0 0 0 0\ncpu1 {} 0 0 {} {} 0 0 {} 0 "
+      "0\nctxt 1\n",
+      busy + 9999, idle + 9999, iowait, steal, busy, idle, iowait, steal);
+}
+
+TEST_F(ResourceSamplerTest, HostCpuPressureAndRunQueueDelayOverAWindow) {
+  ResourceSampler::Options o;
+  o.interval_ms = 0;
+  o.root_pid = 100;
+  o.host_cpus = {1};  // the run may use CPU 1 only: CPU 0's busy ticks are not its host
+  std::string csv, host_csv;
+  ResourceSampler sampler(procfs_, clock_, o, [&](const Snapshot& s) {
+    csv += resources_csv_rows(s);
+    host_csv += host_csv_row(s);
+  });
+  sampler.set_workers({101});
+  write_text(proc() / "stat", proc_stat(1000, 500, 10, 0));
+  write_text(proc() / "pressure" / "cpu", "some avg10=1.00 avg60=0 avg300=0 total=1000000\n");
+  write_text(proc() / "100" / "schedstat", "900000000 50000000 10\n");
+  write_text(proc() / "101" / "schedstat", "0 0 0\n");
+  sampler.begin_window("pipeline");
+  clock_.t += 2'000'000'000;
+  // 2 s of CPU 1 at 100 ticks/s: 150 busy, 40 idle, 10 iowait; PSI 0.5 s; the worker waited 0.6 s.
+  const double hz = procfs::clock_ticks_per_s();
+  const auto ticks = [&](double share) { return static_cast<uint64_t>(share * 2 * hz); };
+  write_text(proc() / "stat", proc_stat(1000 + ticks(0.75), 500 + ticks(0.2), 10 + ticks(0.05), 0));
+  write_text(proc() / "pressure" / "cpu", "some avg10=1.00 avg60=0 avg300=0 total=1500000\n");
+  write_text(proc() / "100" / "schedstat", "1900000000 150000000 20\n");
+  write_text(proc() / "101" / "schedstat", "1400000000 600000000 30\n");
+  sampler.end_window("pipeline");
+  const auto w = sampler.usage().window("pipeline");
+  ASSERT_TRUE(w.has_value());
+  ASSERT_TRUE(w->host_cpu.has_value());
+  EXPECT_EQ(w->host_cpu->cpus, 1);
+  EXPECT_NEAR(w->host_cpu->busy_s, 1.5, 1e-9);
+  EXPECT_NEAR(w->host_cpu->idle_s, 0.4, 1e-9);
+  EXPECT_NEAR(w->host_cpu->iowait_s.value_or(-1), 0.1, 1e-9);
+  EXPECT_NEAR(w->host_cpu->steal_s.value_or(-1), 0.0, 1e-9);
+  EXPECT_TRUE(w->pressure_read);
+  EXPECT_NEAR(w->pressure_some_s.value_or(-1), 0.5, 1e-9);
+  EXPECT_FALSE(w->pressure_full_s.has_value());  // no "full" line: not measured, not 0
+  ASSERT_EQ(w->processes.size(), 3u);
+  for (const ProcessUse& p : w->processes) {
+    if (p.pid == 102) {
+      EXPECT_FALSE(p.run_queue_delay_s.has_value());  // no schedstat file: not measured
+      continue;
+    }
+    ASSERT_TRUE(p.run_queue_delay_s.has_value()) << p.pid;
+    EXPECT_NEAR(*p.run_queue_delay_s, p.pid == 100 ? 0.1 : 0.6, 1e-9) << p.pid;
+  }
+  // The CSVs carry the cumulative counters.
+  EXPECT_NE(csv.find(",600000000\n"), std::string::npos) << csv;
+  EXPECT_NE(
+      host_csv.find(fmt::format(
+          ",1,{:.3f},{:.3f},{:.3f},0.000,1500000,\n", static_cast<double>(1000 + ticks(0.75)) / hz,
+          static_cast<double>(500 + ticks(0.2)) / hz, static_cast<double>(10 + ticks(0.05)) / hz)),
+      std::string::npos)
+      << host_csv;
+}
+
+TEST_F(ResourceSamplerTest, WithoutPsiOrSchedstatTheFiguresAreEmptyNotZero) {
+  auto sampler = make();
+  sampler.begin_window("pipeline");
+  clock_.t += 1'000'000'000;
+  sampler.end_window("pipeline");
+  const auto w = sampler.usage().window("pipeline");
+  ASSERT_TRUE(w.has_value());
+  EXPECT_FALSE(w->pressure_read);
+  EXPECT_FALSE(w->host_cpu.has_value());
+  for (const ProcessUse& p : w->processes)
+    EXPECT_FALSE(p.run_queue_delay_s.has_value());
+}
+
 TEST_F(ResourceSamplerTest, ARecycledPidIsANewProcess) {
   auto sampler = make();
   sampler.set_workers({101});

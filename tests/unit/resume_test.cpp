@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 #include "mmprof/error.hpp"
 #include "run/epoch_boundary.hpp"
@@ -101,31 +102,172 @@ TEST(CheckpointKeeper, StartsWhereTheResumePointSaysAndWritesAtMostEveryInterval
   EXPECT_TRUE(keeper.phase_done("pipeline"));
 }
 
-TEST(EpochBoundaryTally, StallIsTheMeanWaitOfEpochFirstBatchesAgainstTheMedianOfTheRest) {
+struct Delivered {
+  int64_t epoch;
+  uint32_t size;
+  double wait_ms, fill_ms;  // fill: the batch's collate time here (no samples)
+};
+
+// Feeds a tally one loader's batches from batch `first` on, the first `warmup` unmeasured.
+void feed(EpochBoundaryTally& t, const std::string& phase, uint64_t first, int warmup,
+          const std::vector<Delivered>& batches) {
+  uint64_t id = first;
+  for (const Delivered& d : batches) {
+    Batch b;
+    b.batch_id = id;
+    b.epoch = d.epoch;
+    b.size = d.size;
+    b.wait_ms = d.wait_ms;
+    b.collate_ms = d.fill_ms;
+    t.observe(phase, b, first, static_cast<int>(id - first) >= warmup);
+    ++id;
+  }
+}
+
+TEST(EpochBoundaryTally, AStallIsWaitBeyondTheFirstBatchsOwnFillTime) {
   EpochBoundaryTally t;
-  // 3 batches an epoch, a loader started at batch 3 (its own first batch is start-up).
-  const double waits[] = {50, 1, 2, 10, 3, 4, 30};  // batches 3..9
-  for (uint64_t b = 3; b <= 9; ++b)
-    t.observe("pipeline", b, 3, 3, waits[b - 3]);
+  // 3 batches an epoch, a loader started at batch 3 (its own first batch is start-up), epochs
+  // from the sampler's epoch ids. Every batch takes 5 ms to fill.
+  feed(t, "pipeline", 3, 0,
+       {{1, 4, 50, 5},
+        {1, 4, 1, 5},
+        {1, 4, 2, 5},
+        {2, 4, 30, 5},
+        {2, 4, 3, 5},
+        {2, 4, 4, 5},
+        {3, 4, 20, 5}});
   const json j = t.to_json(false, 3);
   EXPECT_EQ(j["persistent_workers"], false);
   EXPECT_EQ(j["batches_per_epoch"], 3);
-  EXPECT_EQ(j["pipeline"]["boundaries"], 2);               // batches 6 and 9
-  EXPECT_DOUBLE_EQ(j["pipeline"]["stall_ms"], 20.0);       // (10 + 30) / 2
-  EXPECT_DOUBLE_EQ(j["pipeline"]["steady_wait_ms"], 3.0);  // median of 50, 1, 2, 3, 4
-  EXPECT_DOUBLE_EQ(j["pipeline"]["excess_ms"], 17.0);
-  EXPECT_EQ(j["stall_ms"], j["pipeline"]["stall_ms"]);
+  const json& p = j["pipeline"];
+  EXPECT_EQ(p["boundaries"], 2);  // batches 6 and 9
+  EXPECT_EQ(p["batch_size"], 4);
+  EXPECT_DOUBLE_EQ(p["stall_ms"], 25.0);       // (30 + 20) / 2
+  EXPECT_DOUBLE_EQ(p["steady_wait_ms"], 2.5);  // median of 1, 2, 3, 4 (start-up's 50 left out)
+  EXPECT_DOUBLE_EQ(p["excess_ms"], 22.5);
+  EXPECT_DOUBLE_EQ(p["fill_ms"], 5.0);
+  EXPECT_DOUBLE_EQ(p["unexplained_ms"], 20.0);  // (25 + 15) / 2
+  EXPECT_DOUBLE_EQ(p["noise_ms"], 0.0);         // the others wait less than their fill time
+  EXPECT_DOUBLE_EQ(p["threshold_ms"], EpochBoundaryTally::kFloorMs);
+  EXPECT_EQ(p["stall"], true);
+  EXPECT_EQ(p["verdict"],
+            "boundary stall: the first batch of an epoch waits 20.0 ms more than its workers took "
+            "to fill it (5.0 ms): the loader starts its workers again (loader.persistent_workers "
+            "false)");
+  EXPECT_EQ(j["stall_ms"], p["stall_ms"]);
+  EXPECT_EQ(j["stall"], true);
+  EXPECT_EQ(j["verdict"], p["verdict"]);
+}
+
+TEST(EpochBoundaryTally, FillTimeIsTheSamplesStagesPlusCollate) {
+  EpochBoundaryTally t;
+  for (uint64_t id = 0; id < 3; ++id) {
+    Batch b;
+    b.batch_id = id;
+    b.epoch = id == 2 ? 1 : 0;
+    b.size = 2;
+    b.wait_ms = 20;
+    b.collate_ms = 0.5;
+    b.samples.resize(2);
+    for (SampleInfo& s : b.samples) {
+      s.read_ms = 1;
+      s.decode_ms = 2;
+      s.augment_ms = 0.5;
+    }
+    t.observe("pipeline", b, 0, true);
+  }
+  const json p = t.to_json(true, 2)["pipeline"];
+  EXPECT_DOUBLE_EQ(p["fill_ms"], 7.5);  // 2 x (1 + 2 + 0.5) + 0.5
+  EXPECT_DOUBLE_EQ(p["unexplained_ms"], 12.5);
+}
+
+// In-order delivery with 2 workers and epochs of full, full, short batches (loader.drop_last
+// false), as a simulation of the loader gives it: the short batch is ready at once, so the time
+// it saved lands on the next batch, the epoch's first, which waits 35-40 ms while the other full
+// batches wait 0-5 ms. Every batch waits no longer than its own 40 ms fill: no stall, though the
+// waits alone (even against full batches only) make one.
+TEST(EpochBoundaryTally, ShortFullAlternationIsNoBoundaryStall) {
+  std::vector<Delivered> batches;
+  for (int e = 0; e < 8; ++e) {
+    const bool even = e % 2 == 0;
+    batches.push_back({e, 32, even ? 40.0 : 35.0, 40});
+    batches.push_back({e, 32, even ? 0.0 : 5.0, 40});
+    batches.push_back({e, 16, even ? 5.0 : 0.0, 5});
+  }
+  EpochBoundaryTally t;
+  feed(t, "pipeline", 0, 0, batches);
+  const json p = t.to_json(true, 3)["pipeline"];
+  EXPECT_EQ(p["boundaries"], 7);
+  EXPECT_EQ(p["stall"], false) << p.dump();
+  EXPECT_EQ(p["verdict"], "no boundary stall");
+  EXPECT_NEAR(p["unexplained_ms"].get<double>(), (3 * 40 + 4 * 35) / 7.0 - 40, 1e-9);
+  // What the waits alone say, even against the other full batches' median wait (2.5 ms): 35 ms.
+  EXPECT_NEAR(p["excess_ms"].get<double>(), (3 * 40 + 4 * 35) / 7.0 - 2.5, 1e-9);
+
+  // Two batches an epoch (the 32 + 16 samples): every full batch is an epoch's first and
+  // waits for the worker that fills all of them; nothing of its size to compare with, no stall.
+  std::vector<Delivered> pairs;
+  for (int e = 0; e < 6; ++e) {
+    pairs.push_back({e, 32, 40, 40});
+    pairs.push_back({e, 16, 0, 20});
+  }
+  EpochBoundaryTally two;
+  feed(two, "pipeline", 0, 0, pairs);
+  const json q = two.to_json(true, 2)["pipeline"];
+  EXPECT_EQ(q["boundaries"], 5);
+  EXPECT_TRUE(q["steady_wait_ms"].is_null());
+  EXPECT_TRUE(q["noise_ms"].is_null());
+  EXPECT_EQ(q["stall"], false) << q.dump();
+  EXPECT_EQ(q["verdict"], "no boundary stall");
+}
+
+// The same alternation where a fresh pool starts at each epoch: 150 ms more on the first batch.
+TEST(EpochBoundaryTally, ARealStallAmongShortAndFullBatchesIsReported) {
+  std::vector<Delivered> batches;
+  for (int e = 0; e < 8; ++e) {
+    const bool even = e % 2 == 0;
+    batches.push_back({e, 32, (even ? 40.0 : 35.0) + 150, 40});
+    batches.push_back({e, 32, even ? 0.0 : 5.0, 40});
+    batches.push_back({e, 16, even ? 5.0 : 0.0, 5});
+  }
+  EpochBoundaryTally t;
+  feed(t, "pipeline", 0, 0, batches);
+  const json p = t.to_json(false, 3)["pipeline"];
+  EXPECT_EQ(p["stall"], true) << p.dump();
+  EXPECT_NEAR(p["unexplained_ms"].get<double>(), (3 * 40 + 4 * 35) / 7.0 + 150 - 40, 1e-9);
+  EXPECT_EQ(p["verdict"].get<std::string>().rfind("boundary stall: the first batch of an epoch "
+                                                  "waits 147.1 ms more than its workers took",
+                                                  0),
+            0u)
+      << p["verdict"];
+}
+
+// Same-size batches that wait beyond their fill time (a slow hand-over) set the noise a boundary
+// must exceed.
+TEST(EpochBoundaryTally, WaitsBeyondFillThatSameSizeBatchesShareAreNoise) {
+  std::vector<Delivered> batches;
+  for (int e = 0; e < 5; ++e) {
+    for (int k = 0; k < 4; ++k)
+      batches.push_back({e, 8, 10.0 + (k == 0 ? 4 : k), 5});  // 6-9 ms beyond the fill
+  }
+  EpochBoundaryTally t;
+  feed(t, "pipeline", 0, 0, batches);
+  const json p = t.to_json(true, 4)["pipeline"];
+  EXPECT_DOUBLE_EQ(p["unexplained_ms"], 9.0);
+  EXPECT_NEAR(p["noise_ms"].get<double>(), 8.0, 1e-9);  // p90 of 6, 7 and 8, five of each
+  EXPECT_EQ(p["stall"], true);
 }
 
 TEST(EpochBoundaryTally, NoBoundaryGivesNulls) {
   EpochBoundaryTally t;
-  t.observe("end_to_end", 0, 0, 9, 5);
-  t.observe("end_to_end", 1, 0, 9, 1);
+  feed(t, "end_to_end", 0, 0, {{0, 2, 9, 1}, {0, 2, 5, 1}, {0, 2, 1, 1}});
   const json j = t.to_json(true, 9);
   EXPECT_EQ(j["end_to_end"]["boundaries"], 0);
   EXPECT_TRUE(j["end_to_end"]["stall_ms"].is_null());
   EXPECT_TRUE(j["end_to_end"]["excess_ms"].is_null());
+  EXPECT_TRUE(j["end_to_end"]["stall"].is_null());
   EXPECT_DOUBLE_EQ(j["end_to_end"]["steady_wait_ms"], 3.0);
+  EXPECT_EQ(j["end_to_end"]["verdict"], "no epoch boundary in the measured steps");
   EXPECT_TRUE(j["stall_ms"].is_null());  // no pipeline phase
 }
 
