@@ -21,7 +21,7 @@ class RunWriter {
   // Creates `dir` (and parents) and the streamed files with their headers. Throws UsageError for
   // a non-empty existing directory that is not a run directory, InputError when it cannot write.
   // `getitem_column`: stages.csv gets the `getitem_ms` column (a user's own job, whose hook times
-  // the whole `__getitem__`); mmprof's own runs leave it out, so their files do not change.
+  // the whole `__getitem__`) instead of mmprof's probe columns (format, source size).
   explicit RunWriter(std::filesystem::path dir, bool getitem_column = false);
 
   const std::filesystem::path& dir() const noexcept { return dir_; }
