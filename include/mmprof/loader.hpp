@@ -25,6 +25,10 @@ struct SampleInfo {
   uint64_t bytes;
   int64_t minflt, majflt;
   uint64_t digest;
+  // The image format ("jpeg", "webp": the media-format table's name) or the video codec ("h264"),
+  // and the source's size in pixels, as the worker's probe found them.
+  std::string format;
+  int32_t source_width, source_height;
 };
 
 struct SampleFailure {

@@ -88,6 +88,11 @@ struct StageRow {
   // A column of stages.csv only in runs of a user's own job (RunWriter's `getitem_column`), so
   // mmprof's own runs keep their columns.
   std::optional<double> getitem_ms;
+  // mmprof's own loader: the image format ("jpeg", "webp") or video codec ("h264") and the
+  // source's size in pixels, as the worker's probe found them; empty in older runs and in a
+  // user's job.
+  std::string format;
+  std::optional<int> source_width_px, source_height_px;
 };
 
 // resources.csv: one process at one sample of the resource sampler.

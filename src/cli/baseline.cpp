@@ -32,6 +32,59 @@ std::string dist_line(const char* name, const json& d) {
                      num(d["max"], "{:.2f}"), d["count"].get<size_t>());
 }
 
+// mmprof's loader: stage times by sample class, slowest decode first, and the slowest class.
+std::string format_breakdown(const json& b) {
+  std::string out = fmt::format(
+      "by sample class (ms per sample, {} phase; format, modality, source resolution):\n",
+      b.value("phase", "?"));
+  for (const auto& c : b["by_class"]) {
+    out +=
+        fmt::format("  {:<26} n={:<5} read {:>8}  decode {:>8}  augment {:>8}  {:>5} of decode\n",
+                    c["class"].get<std::string>(), c["samples"].get<int64_t>(),
+                    num(c["read_ms_mean"], "{:.2f}"), num(c["decode_ms_mean"], "{:.2f}"),
+                    num(c["augment_ms_mean"], "{:.2f}"),
+                    c["decode_share"].is_number()
+                        ? fmt::format("{:.0f}%", 100 * c["decode_share"].get<double>())
+                        : "n/a");
+  }
+  const json& slow = b["slowest"]["by_mean_decode"];
+  const json& share = b["slowest"]["by_decode_share"];
+  out += fmt::format(
+      "  slowest class: {} (decode {} ms per sample{}); largest share of decode: {} "
+      "({})\n",
+      slow["class"].get<std::string>(), num(slow["decode_ms_mean"]),
+      slow["times_rest"].is_number()
+          ? fmt::format(", {:.1f}x the rest", slow["times_rest"].get<double>())
+          : "",
+      share["class"].get<std::string>(),
+      share["decode_share"].is_number()
+          ? fmt::format("{:.0f}%", 100 * share["decode_share"].get<double>())
+          : "n/a");
+  return out;
+}
+
+// mmprof's loader: each worker's load and the imbalance flag with its likely cause.
+std::string format_workers(const json& w) {
+  std::string out = "loader workers (pipeline phase):\n";
+  for (const auto& x : w["workers"]) {
+    out += fmt::format("  worker {:<3} busy {:>6}  batches {:<5} samples {:<6} {} MB read\n",
+                       x["worker"].get<int>(), num(x["busy_fraction"], "{:.2f}"),
+                       x["batches"].get<int64_t>(), x["samples"].get<int64_t>(),
+                       x["bytes"].is_number() ? num(json(x["bytes"].get<double>() / 1e6)) : "n/a");
+  }
+  if (w.value("imbalanced", false)) {
+    for (const auto& f : w["flags"])
+      out += fmt::format("  imbalanced: {}\n", f.get<std::string>());
+    if (w["likely_cause"].is_string())
+      out += fmt::format("  likely cause: {}\n", w["likely_cause"].get<std::string>());
+  } else if (w["busy_spread_fraction"].is_number()) {
+    out += fmt::format("  balanced: busy fractions within {:.2f} (limit {})\n",
+                       w["busy_spread_fraction"].get<double>(),
+                       num(w["busy_spread_limit_fraction"], "{:g}"));
+  }
+  return out;
+}
+
 }  // namespace
 
 void setup_baseline(CLI::App& app, BaselineCliOptions& o) {
@@ -113,6 +166,10 @@ std::string format_summary(const json& s) {
           : std::vector<const char*>{"read", "decode", "augment", "collate", "pin"};
   for (const char* stage : stages)
     out += dist_line(stage, l["stages"][stage]);
+  if (s.contains("stage_breakdown") && s["stage_breakdown"].is_object())
+    out += format_breakdown(s["stage_breakdown"]);
+  if (s.contains("workers_balance") && s["workers_balance"].is_object())
+    out += format_workers(s["workers_balance"]);
   if (l["pin_mode"].is_string())
     out += fmt::format("host memory: {}\n", l["pin_mode"].get<std::string>());
   const auto pss = s["memory"].value("total_pss_peak_mb", json());

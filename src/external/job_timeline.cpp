@@ -1,6 +1,7 @@
 #include "external/job_timeline.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -27,11 +28,6 @@ json dist(const Distribution& d) {
 
 double ms(int64_t ns) {
   return static_cast<double>(ns) / 1e6;
-}
-
-double median_of(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return quantile_sorted(v, 0.5);
 }
 
 std::optional<double> finite(double v) {
@@ -76,16 +72,8 @@ struct Window {
   }
 };
 
-std::string join(const std::vector<std::string>& parts, const char* sep) {
-  std::string out;
-  for (const auto& p : parts) {
-    if (!out.empty()) out += sep;
-    out += p;
-  }
-  return out;
-}
-
-WorkerBalance worker_balance(const Scope& scope, const Window& window, const LoaderRecord* loader) {
+WorkerBalance worker_balance(const Scope& scope, const Window& window, const LoaderRecord* loader,
+                             std::optional<int64_t> batches_per_epoch) {
   WorkerBalance out;
   std::map<int, WorkerStats> by_worker;
   std::map<int, std::set<int>> pids;
@@ -127,88 +115,15 @@ WorkerBalance worker_balance(const Scope& scope, const Window& window, const Loa
     out.workers.push_back(w);
   }
 
-  // The rules need at least two worker processes (id >= 0) and a measured window.
-  std::vector<const WorkerStats*> ws;
-  for (const WorkerStats& w : out.workers)
-    if (w.worker >= 0) ws.push_back(&w);
-  if (ws.size() < 2 || !window.known) return out;
-  const auto [lo, hi] = std::minmax_element(ws.begin(), ws.end(), [](const auto* a, const auto* b) {
-    return a->busy_fraction.value_or(0) < b->busy_fraction.value_or(0);
-  });
-  out.busy_spread = (*hi)->busy_fraction.value_or(0) - (*lo)->busy_fraction.value_or(0);
-  if (*out.busy_spread > 0.2) {
-    out.flags.push_back(
-        fmt::format("busy fractions differ by {:.2f} (> 0.2): worker {} {:.2f}, worker {} {:.2f}",
-                    *out.busy_spread, (*hi)->worker, (*hi)->busy_fraction.value_or(0),
-                    (*lo)->worker, (*lo)->busy_fraction.value_or(0)));
-  }
-  std::vector<double> batches;
-  batches.reserve(ws.size());
-  for (const WorkerStats* w : ws)
-    batches.push_back(static_cast<double>(w->batches));
-  const double median_batches = median_of(batches);
-  const WorkerStats* most_batches = nullptr;
-  for (const WorkerStats* w : ws) {
-    if (static_cast<double>(w->batches) > 1.5 * median_batches) {
-      out.flags.push_back(fmt::format("worker {} fetched {} batches, > 1.5 x the median {:g}",
-                                      w->worker, w->batches, median_batches));
-      if (most_batches == nullptr || w->batches > most_batches->batches) most_batches = w;
-    }
-  }
-  out.imbalanced = !out.flags.empty();
-  if (!out.imbalanced) return out;
-
-  // The likely cause: one worker whose fetches are slower than the others'.
-  const WorkerStats* slow = nullptr;
-  for (const WorkerStats* w : ws)
-    if (w->fetch_mean_ms && (slow == nullptr || *w->fetch_mean_ms > *slow->fetch_mean_ms)) slow = w;
-  std::vector<double> other_fetch, other_p50;
-  for (const WorkerStats* w : ws) {
-    if (w == slow) continue;
-    if (w->fetch_mean_ms) other_fetch.push_back(*w->fetch_mean_ms);
-    if (w->getitem_p50_ms) other_p50.push_back(*w->getitem_p50_ms);
-  }
-  const double typical_fetch = median_of(other_fetch);
   // in_order: null when this torch has no such parameter (its batches always come in order).
-  const bool has_in_order = loader != nullptr && loader->config.in_order.has_value();
-  const bool out_of_order = has_in_order && !*loader->config.in_order;
-  if (slow != nullptr && !std::isnan(typical_fetch) &&
-      *slow->fetch_mean_ms > 1.25 * typical_fetch) {
-    std::string cause =
-        fmt::format("worker {}'s fetches take {:.1f} ms against {:.1f} ms for the others",
-                    slow->worker, *slow->fetch_mean_ms, typical_fetch);
-    const double typical_p50 = median_of(other_p50);
-    if (slow->getitem_p50_ms && !std::isnan(typical_p50) &&
-        *slow->getitem_p50_ms <= 1.2 * typical_p50) {
-      std::vector<std::string> named;
-      for (const auto& [index, t] : slow->slowest_items)
-        named.push_back(fmt::format("{} ({:.1f} ms)", index, t));
-      cause += fmt::format(
-          ", while its typical item is as fast ({:.1f} ms against {:.1f} ms): a few slow samples "
-          "(a slow sample class) land on it; slowest: {}",
-          *slow->getitem_p50_ms, typical_p50, join(named, ", "));
-    } else if (slow->getitem_p50_ms && !std::isnan(typical_p50)) {
-      cause += fmt::format(
-          ", and every item is slower there (median {:.1f} ms against {:.1f} ms): the worker "
-          "itself is slowed (CPU contention or affinity, its storage path)",
-          *slow->getitem_p50_ms, typical_p50);
-    }
-    if (!out_of_order) {
-      cause += has_in_order ? "; with in-order delivery (in_order=true) the others wait for it"
-                            : "; batches are delivered in order (this torch has no in_order), so "
-                              "the others wait for it";
-    }
-    out.likely_cause = cause;
-  } else if (most_batches != nullptr) {
-    out.likely_cause =
-        out_of_order
-            ? fmt::format("in_order=false: the faster workers take more batches (worker {})",
-                          most_batches->worker)
-            : fmt::format(
-                  "uneven work per worker (worker {} fetched most): an IterableDataset's "
-                  "shards or a custom sampler",
-                  most_batches->worker);
+  BalanceContext context;
+  context.batches_per_epoch = batches_per_epoch;
+  if (loader == nullptr || !loader->config.in_order.has_value()) {
+    context.delivery = Delivery::in_order_fixed;
+  } else {
+    context.delivery = *loader->config.in_order ? Delivery::in_order : Delivery::out_of_order;
   }
+  judge_balance(out, context);
   return out;
 }
 
@@ -333,7 +248,7 @@ LoaderChoice choose_loader(const HookRecords& records, const MainProcess& proces
     for (const LoaderSummary& s : c.loaders)
       classes.push_back(fmt::format("{} {}", s.loader, s.dataset.empty() ? "?" : s.dataset));
     c.reason = fmt::format("--loader {}: no loader with a dataset of that class (loaders: {})",
-                           select, join(classes, ", "));
+                           select, fmt::join(classes, ", "));
     return c;
   }
   c.chosen = most([&](const LoaderSummary& s) { return s.dataset == select; })->loader;
@@ -372,33 +287,6 @@ json EpochBoundary::to_json() const {
           {"threshold_ms", threshold_ms},
           {"stall", stall},
           {"verdict", verdict}};
-}
-
-json WorkerStats::to_json() const {
-  json slowest = json::array();
-  for (const auto& [index, t] : slowest_items)
-    slowest.push_back({{"index", index}, {"getitem_ms", t}});
-  return {{"worker", worker},
-          {"pids", pids},
-          {"batches", batches},
-          {"samples", samples},
-          {"busy_ms", busy_ms},
-          {"busy_fraction", opt(busy_fraction)},
-          {"fetch_mean_ms", opt(fetch_mean_ms)},
-          {"getitem_p50_ms", opt(getitem_p50_ms)},
-          {"getitem_p90_ms", opt(getitem_p90_ms)},
-          {"slowest_items", slowest}};
-}
-
-json WorkerBalance::to_json() const {
-  json all = json::array();
-  for (const WorkerStats& w : workers)
-    all.push_back(w.to_json());
-  return {{"workers", all},
-          {"busy_spread_fraction", opt(busy_spread)},
-          {"imbalanced", imbalanced},
-          {"flags", flags},
-          {"likely_cause", likely_cause.empty() ? json(nullptr) : json(likely_cause)}};
 }
 
 json StageTimes::to_json() const {
@@ -611,7 +499,7 @@ RankTimeline rank_timeline(const HookRecords& records, const MainProcess& proces
       waits.push_back(w);
       const auto s = steady.find(m->batch->size.value_or(-1));
       if (s == steady.end()) continue;
-      const double typical = median_of(s->second);
+      const double typical = median(s->second);
       if (!eb.steady_wait_ms) eb.steady_wait_ms = typical;
       excess.push_back(w - typical);
     }
@@ -681,7 +569,7 @@ RankTimeline rank_timeline(const HookRecords& records, const MainProcess& proces
     t.stages.push_back(std::move(r));
   }
 
-  t.workers = worker_balance(scope, window, loader);
+  t.workers = worker_balance(scope, window, loader, t.epoch_boundary.batches_per_epoch);
   return t;
 }
 
@@ -750,7 +638,7 @@ RankComparison compare_ranks(const std::vector<RankTimeline>& ranks) {
     }
     p50.push_back(measured[i]->step_ms.p50);
   }
-  const double typical = median_of(p50);
+  const double typical = median(p50);
   if (typical > 0) c.step_p50_spread = *std::max_element(p50.begin(), p50.end()) / typical;
   return c;
 }

@@ -15,6 +15,7 @@
 
 #include "external/hook_records.hpp"
 #include "mmprof/run_dir.hpp"
+#include "run/worker_balance.hpp"
 #include "stats/descriptive.hpp"
 
 namespace mmprof::external {
@@ -78,26 +79,6 @@ struct EpochBoundary {
   double threshold_ms = 0;               // excess above which it is a stall
   bool stall = false;
   std::string verdict;  // "no boundary stall" | "boundary stall: ..." | "no epoch boundary ..."
-  nlohmann::json to_json() const;
-};
-
-struct WorkerStats {
-  int worker = -1;                   // -1: loading in the main process (num_workers=0)
-  std::vector<int> pids;             // one per iterator without persistent workers
-  int64_t batches = 0, samples = 0;  // fetches that started in the measured window
-  double busy_ms = 0;                // fetch time inside the window
-  std::optional<double> busy_fraction;
-  std::optional<double> fetch_mean_ms, getitem_p50_ms, getitem_p90_ms;
-  std::vector<std::pair<std::string, double>> slowest_items;  // (index, ms), at most 3
-  nlohmann::json to_json() const;
-};
-
-struct WorkerBalance {
-  std::vector<WorkerStats> workers;   // by worker id
-  std::optional<double> busy_spread;  // max - min busy fraction
-  bool imbalanced = false;
-  std::vector<std::string> flags;  // which rule fired
-  std::string likely_cause;        // empty when none is visible in the records
   nlohmann::json to_json() const;
 };
 

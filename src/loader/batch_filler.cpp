@@ -54,10 +54,24 @@ void thread_faults(int64_t& minflt, int64_t& majflt) noexcept {
   majflt = ru.ru_majflt;
 }
 
+// Copies `text` into a fixed field of the slot's record, cut to fit, always NUL-terminated.
+template <size_t N>
+void copy_text(char (&field)[N], std::string_view text) noexcept {
+  const size_t n = std::min(text.size(), N - 1);
+  std::memcpy(field, text.data(), n);
+  field[n] = '\0';
+}
+
 void set_message(SampleRecord& rec, const std::string& message) noexcept {
-  const size_t n = std::min(message.size(), sizeof(rec.message) - 1);
-  std::memcpy(rec.message, message.data(), n);
-  rec.message[n] = '\0';
+  copy_text(rec.message, message);
+}
+
+// The sample's class as the probe saw it (format or codec, source size): set before the decode,
+// so a sample whose decode fails still names what it was.
+void set_source(SampleRecord& rec, std::string_view format, int width, int height) noexcept {
+  copy_text(rec.format, format);
+  rec.source_width = width;
+  rec.source_height = height;
 }
 
 // Grow-only buffers: a warm worker works in memory that is already faulted in.
@@ -144,6 +158,7 @@ void BatchFiller::skip_quarantined(SampleRecord& rec) const noexcept {
   rec.read_ns = rec.decode_ns = rec.augment_ns = 0;
   rec.bytes = 0;
   rec.minflt = rec.majflt = 0;
+  set_source(rec, "", 0, 0);
 }
 
 // malloc would hand the freed blocks straight back, already faulted in; malloc_trim returns the
@@ -176,6 +191,7 @@ void BatchFiller::process_image(SampleRecord& rec, const SampleEntry& entry, voi
   try {
     const std::span<const uint8_t> bytes(media_.data(), entry.media.size);
     const ImageInfo info = image_decoder_.probe(bytes);
+    set_source(rec, info.format, info.width, info.height);
     Rng rng = Rng::for_item(config_.loader.seed, kStreamAugment, rng_key);
     crop = random_resized_crop(rng, info.width, info.height);
     rec.flipped = rng.uniform() < 0.5 ? 1 : 0;
@@ -208,6 +224,7 @@ void BatchFiller::process_video(SampleRecord& rec, const SampleEntry& entry, voi
   const int64_t t = monotonic_ns();
   try {
     const VideoInfo info = video_decoder_.open({media_.data(), entry.media.size});
+    set_source(rec, info.codec, info.width, info.height);
     // One draw of randomness for all frames of a clip: the same crop and flip on every frame.
     Rng rng = Rng::for_item(config_.loader.seed, kStreamAugment, rng_key);
     const CropRect crop = random_resized_crop(rng, info.width, info.height);
@@ -284,6 +301,7 @@ void BatchFiller::fill_sample(const SlotView& slot, uint32_t i) {
   rec.status = SampleStatus::ok;
   rec.read_ns = rec.decode_ns = rec.augment_ns = 0;
   rec.message[0] = '\0';
+  set_source(rec, "", 0, 0);
   rec.row = -1;
   int64_t flt0, maj0;
   thread_faults(flt0, maj0);

@@ -34,6 +34,11 @@ struct SampleRecord {
   int64_t minflt = 0;  // minor page faults of the worker thread while handling the sample
   int64_t majflt = 0;
   uint64_t digest = 0;  // of the sample's pixels (HWC uint8 after augment) and flip
+  // What the decoder's probe found, for the per-class breakdown: the image format's name in the
+  // media-format table ("jpeg", "webp") or the video stream's codec ("h264", "vp9"), and the
+  // source's width and height in pixels (the stream's for a video). Empty and 0 before the probe.
+  char format[16] = {};
+  int32_t source_width = 0, source_height = 0;
   char message[224] = {};
 };
 

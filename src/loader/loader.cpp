@@ -211,10 +211,12 @@ struct Loader::Impl {
                                                stage_name(r.failed_stage), r.message});
         continue;
       }
-      batch.samples.push_back(SampleInfo{
-          r.index, static_cast<Modality>(r.modality), r.row, r.worker, r.t_start_ns,
-          static_cast<double>(r.read_ns) / 1e6, static_cast<double>(r.decode_ns) / 1e6,
-          static_cast<double>(r.augment_ns) / 1e6, r.bytes, r.minflt, r.majflt, r.digest});
+      batch.samples.push_back(
+          SampleInfo{r.index, static_cast<Modality>(r.modality), r.row, r.worker, r.t_start_ns,
+                     static_cast<double>(r.read_ns) / 1e6, static_cast<double>(r.decode_ns) / 1e6,
+                     static_cast<double>(r.augment_ns) / 1e6, r.bytes, r.minflt, r.majflt, r.digest,
+                     std::string(r.format, strnlen(r.format, sizeof r.format)), r.source_width,
+                     r.source_height});
     }
     const std::byte* arena = slot.arena();
     batch.pin_ms = 0;

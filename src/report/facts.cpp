@@ -8,6 +8,7 @@
 #include "report/analysis.hpp"
 #include "report/job_facts.hpp"
 #include "report/json_access.hpp"
+#include "report/loader_facts.hpp"
 #include "report/series.hpp"
 
 namespace mmprof::report {
@@ -174,6 +175,8 @@ json cross_checks(const RunData& run) {
         number_at(run.summary, fmt::format("/latency_ms/stages/{}/mean", stage)),
         stage_mean(run.stages, phase, figure));
   }
+  for (const CsvCheck& c : loader_cross_checks(run.summary, run.stages, phase))
+    add(c.what, c.summary, c.recomputed);
   return checks;
 }
 
@@ -215,6 +218,7 @@ json analyze_run(const RunData& run) {
   stage_facts(a["stages"], facts);
   resource_facts(a["resources"], facts);
   error_facts(run, facts);
+  add_loader_facts(s, facts);
   add_job_facts(s, facts);
   a["facts"] = facts;
   a["cross_checks"] = cross_checks(run);
@@ -227,6 +231,9 @@ json analyze_run(const RunData& run) {
   a["charts"] = charts(run);
   // Only runs of a user's job, and stand-ins of one, have these: other reports keep their keys.
   if (json job = job_view(s); !job.is_null()) a["job"] = std::move(job);
+  // Only runs of mmprof's loader since they were added have these.
+  for (const char* key : {"stage_breakdown", "workers_balance"})
+    if (json v = value_at(s, std::string("/") + key); v.is_object()) a[key] = std::move(v);
   if (json cmp = stand_in_comparison(s, run.manifest); !cmp.is_null())
     a["stand_in"] = std::move(cmp);
   return a;

@@ -9,6 +9,7 @@
 
 #include "mmprof/run_dir.hpp"
 #include "report/json_access.hpp"
+#include "report/loader_facts.hpp"
 
 namespace mmprof::report {
 namespace {
@@ -82,18 +83,8 @@ void rank_facts(const json& job, json& facts) {
 void worker_facts(const json& ranks, json& facts) {
   if (!ranks.is_array()) return;
   for (const auto& r : ranks) {
-    const json w = value_at(r, "/workers");
-    if (w.value("imbalanced", false) != true) continue;
-    std::string flags;
-    const json flag_list = w.value("flags", json::array());
-    for (const auto& f : flag_list)
-      flags += (flags.empty() ? "" : "; ") + value_text(f);
-    const std::string cause = string_at(w, "/likely_cause", "");
-    facts.push_back(fact("workers.imbalance",
-                         fmt::format("{}: DataLoader workers are imbalanced ({}){}", rank_name(r),
-                                     flags, cause.empty() ? "" : ": " + cause),
-                         "job.ranks.workers.busy_spread_fraction",
-                         value_at(w, "/busy_spread_fraction"), "fraction"));
+    worker_balance_fact(value_at(r, "/workers"), rank_name(r) + ": DataLoader workers",
+                        "job.ranks.workers.busy_spread_fraction", facts);
   }
 }
 

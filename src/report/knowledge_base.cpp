@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <functional>
 #include <map>
 
@@ -45,6 +46,35 @@ json check_gpu(const json&, const json&, const json& m) {
   }
   return result("gpu", false,
                 "no GPU: " + string_at(m, "/hardware/gpu_unavailable_reason", "none listed"));
+}
+
+// The share of the data mix's probed images whose source has more than `pixels_over_output` x
+// the pixels of the output (image.size squared): sources a random-resized crop mostly throws away
+// after paying for their decode.
+json check_oversized_sources(const json& arg, const json&, const json& m) {
+  const double k = arg.value("pixels_over_output", 4.0);
+  const double need = arg.value("min_share", 0.25);
+  const json resolutions = value_at(m, "/data_mix/images/resolutions");
+  const json size = run_config_value("image.size", m);
+  if (!resolutions.is_object() || resolutions.empty() || !size.is_number()) {
+    return result("oversized_sources", false,
+                  "cannot verify: the manifest has no image resolutions in its data mix or no "
+                  "image.size");
+  }
+  const double output_px = size.get<double>() * size.get<double>();
+  double images = 0, over = 0;
+  for (const auto& [wxh, count] : resolutions.items()) {
+    int w = 0, h = 0;
+    if (std::sscanf(wxh.c_str(), "%dx%d", &w, &h) != 2 || !count.is_number()) continue;
+    images += count.get<double>();
+    if (static_cast<double>(w) * h > k * output_px) over += count.get<double>();
+  }
+  const double share = images > 0 ? over / images : 0;
+  return result(
+      "oversized_sources", images > 0 && share >= need,
+      fmt::format("{:.0f} % of the {:.0f} probed images have more than {:g} x the pixels "
+                  "of the {}x{} output (need {:.0f} %)",
+                  100 * share, images, k, value_text(size), value_text(size), 100 * need));
 }
 
 const std::map<std::string, Check>& checks() {
@@ -121,6 +151,7 @@ const std::map<std::string, Check>& checks() {
          return result("image_format", n.value_or(0) > 0,
                        fmt::format("{} {} images in the data mix", n.value_or(0), value_text(arg)));
        }},
+      {"oversized_sources", check_oversized_sources},
       {"modality",
        [](const json& arg, const json&, const json& m) {
          const auto n = number_at(m, "/data/" + value_text(arg) + "s");

@@ -57,6 +57,45 @@ void run_facts(const json& run, std::vector<Section>& out, int level) {
   out.push_back(std::move(s));
 }
 
+// mmprof's loader: per-sample stage times by sample class, and the load of each worker.
+void run_loader(const json& run, std::vector<Section>& out, int level) {
+  const json classes = value_at(run, "/stage_breakdown/by_class");
+  const json workers = value_at(run, "/workers_balance/workers");
+  if (!classes.is_array() && !workers.is_array()) return;
+  Section s{level, "Samples by class and loader workers", {}};
+  if (classes.is_array()) {
+    s.blocks.push_back(Paragraph{fmt::format(
+        "Mean ms per sample in the {} phase by class (format or codec, modality, source "
+        "resolution bucket), slowest decode first.",
+        str(value_at(run, "/stage_breakdown/phase")))});
+    Table t{{"class", "samples", "read ms", "decode ms", "decode p90 ms", "augment ms",
+             "share of decode"},
+            {}};
+    for (const auto& c : classes) {
+      const auto at = [&](const char* key) { return value_at(c, std::string("/") + key); };
+      t.rows.push_back({str(at("class")), str(at("samples")), format_number(at("read_ms_mean"), 2),
+                        format_number(at("decode_ms_mean"), 2),
+                        format_number(at("decode_ms_p90"), 2),
+                        format_number(at("augment_ms_mean"), 2), pct(at("decode_share"))});
+    }
+    s.blocks.push_back(t);
+  }
+  if (workers.is_array()) {
+    Table t{{"worker", "batches", "samples", "MB read", "busy", "batch mean ms", "sample p50 ms"},
+            {}};
+    for (const auto& x : workers) {
+      const auto at = [&](const char* key) { return value_at(x, std::string("/") + key); };
+      const auto bytes = number_at(x, "/bytes");
+      t.rows.push_back({str(at("worker")), str(at("batches")), str(at("samples")),
+                        bytes ? format_number(json(*bytes / 1e6), 1) : "n/a",
+                        pct(at("busy_fraction")), format_number(at("fetch_mean_ms"), 2),
+                        format_number(at("getitem_p50_ms"), 2)});
+    }
+    s.blocks.push_back(t);
+  }
+  out.push_back(std::move(s));
+}
+
 // A user's own job: what ran and how it ended, and its ranks side by side.
 void run_job(const json& run, std::vector<Section>& out, int level) {
   if (!run.contains("job") || !run["job"].is_object()) return;
@@ -185,6 +224,7 @@ void run_sections(const json& run, const std::string& title, std::vector<Section
   run_overview(run, s);
   out.push_back(std::move(s));
   run_facts(run, out, level + 1);
+  run_loader(run, out, level + 1);
   run_job(run, out, level + 1);
   run_stand_in(run, out, level + 1);
   run_hypotheses(run, out, level + 1);

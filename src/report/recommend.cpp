@@ -95,7 +95,10 @@ json hypothesis(const json& change, const json& analysis, const std::string& com
                        value_text(value_at(analysis, "/classification/primary")), stage, resource)},
           {"confirm_or_refute", command.empty() ? json(nullptr) : json(command)},
           {"refuted_if", "mmprof ab gives REJECT or EQUIVALENT for the changed arm"},
-          {"note", command.empty() ? json("not testable with mmprof ab yet: no config key")
+          // A change without a config key names the offline step to take instead, if it has one.
+          {"note", command.empty()
+                       ? change.value("offline_step", json("not testable with mmprof ab yet: no "
+                                                           "config key"))
                    : command.find("$LOCAL_COPY") != std::string::npos
                        ? json("set LOCAL_COPY to the path of the local copy first")
                        : json(nullptr)}};

@@ -123,8 +123,21 @@ class BaselineRun {
     gpu_.contribute(parts);
     parts.epoch_boundary = phases_.epoch_boundary().to_json(config_.loader.persistent_workers,
                                                             phases_.batches_per_epoch());
+    loader_parts(parts);
     if (options_.finish_trace) parts.trace = options_.finish_trace();
     return recorder_.writer().summary(parts);
+  }
+
+  // The pipeline phase's (the stage phase's) samples by class and its workers' load.
+  void loader_parts(rundir::SummaryParts& parts) const {
+    if (!pipeline_.ran) return;
+    BalanceContext context;
+    context.delivery = config_.loader.in_order ? Delivery::in_order : Delivery::out_of_order;
+    context.batches_per_epoch = static_cast<int64_t>(phases_.batches_per_epoch());
+    context.slowest_class = pipeline_.classes.slowest_class();
+    parts.stage_breakdown = pipeline_.classes.to_json(pipeline_.name);
+    parts.workers_balance = pipeline_.workers.to_json(
+        pipeline_.window_s, context, [this](uint32_t i) { return dataset_.samples()[i].key; });
   }
 
   // Members the dataset index refused are skipped samples like bad bytes: logged first, and under

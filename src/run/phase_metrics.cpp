@@ -52,7 +52,9 @@ void PhaseMetrics::add_batch(const Batch& batch, bool pinned) {
   failures += static_cast<int64_t>(batch.failures.size());
   collate_ms.push_back(batch.collate_ms);
   if (pinned) pin_ms.push_back(batch.pin_ms);
+  workers.add_batch(batch);
   for (const auto& s : batch.samples) {
+    classes.add(s);
     read_ms.push_back(s.read_ms);
     decode_ms.push_back(s.decode_ms);
     augment_ms.push_back(s.augment_ms);

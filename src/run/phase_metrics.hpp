@@ -10,6 +10,8 @@
 
 #include "mmprof/loader.hpp"
 #include "probe/resource_usage.hpp"
+#include "run/stage_breakdown.hpp"
+#include "run/worker_loads.hpp"
 #include "rundir/summary.hpp"
 
 namespace mmprof {
@@ -29,6 +31,8 @@ struct PhaseMetrics {
   std::vector<double> collate_ms, pin_ms;                    // per measured batch
   int64_t minflt = 0, majflt = 0;                            // loader threads, measured samples
   int64_t failures = 0;                                      // failed samples in the window
+  StageBreakdown classes;                                    // stage times by sample class
+  WorkerLoads workers;                                       // per loader worker
 
   // A measured batch: its count, failures and per-sample stage timings; pin time only when the
   // batch was copied into pinned memory.

@@ -58,6 +58,9 @@ void RunRecorder::samples(const std::string& phase, const Batch& batch, int64_t 
     r.modality = modality_name(s.modality);
     r.majflt = s.majflt;
     r.t_start_ns = s.t_start_ns;
+    r.format = s.format;
+    r.source_width_px = s.source_width > 0 ? std::optional<int>(s.source_width) : std::nullopt;
+    r.source_height_px = s.source_height > 0 ? std::optional<int>(s.source_height) : std::nullopt;
   }
   writer_.stages(stage_rows_);
 }

@@ -56,7 +56,7 @@ std::vector<StepRow> RunDir::steps() const {
 }
 
 std::vector<StageRow> RunDir::stages() const {
-  return read_table(file(run_file::stages), rundir::stages_schema_with_getitem());
+  return read_table(file(run_file::stages), rundir::stages_read_schema());
 }
 
 std::optional<std::vector<ResourceRow>> RunDir::resources() const {

@@ -22,7 +22,7 @@ struct RunWriterOptions {
   // Replace a run already in the directory (its mmprof files removed first); refused otherwise.
   bool force = false;
   // stages.csv gets the `getitem_ms` column (a user's own job, whose hook times the whole
-  // `__getitem__`); mmprof's own runs leave it out, so their files do not change.
+  // `__getitem__`) instead of mmprof's probe columns (format, source size).
   bool getitem_column = false;
 };
 

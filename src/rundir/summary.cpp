@@ -31,6 +31,8 @@ json summary_json(const SummaryParts& p) {
   if (!p.resume.is_null()) s["reliability"]["resume"] = p.resume;
   if (!p.trace.is_null()) s["trace"] = p.trace;
   if (!p.job.is_null()) s["job"] = p.job;
+  if (!p.stage_breakdown.is_null()) s["stage_breakdown"] = p.stage_breakdown;
+  if (!p.workers_balance.is_null()) s["workers_balance"] = p.workers_balance;
   return s;
 }
 

@@ -4,7 +4,8 @@
 // memory, CPU and I/O (the resource sampler's aggregate), the GPU block (run/gpu_phase), the
 // worker-fault tally and resume record (run/reliability, run/resume), the epoch boundary
 // (run/epoch_boundary), the trace counts (trace/) and a user's job (external/). A part left null
-// is written as null, except `trace`, `resume` and `job`, which only some runs have.
+// is written as null, except `trace`, `resume`, `job`, `stage_breakdown` and `workers_balance`,
+// which only some runs have.
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -21,6 +22,8 @@ struct SummaryParts {
   nlohmann::json errors;
   nlohmann::json reliability, resume;
   nlohmann::json epoch_boundary;
+  // mmprof's own loader (run/): stage times by sample class, and the load of each worker.
+  nlohmann::json stage_breakdown, workers_balance;
   nlohmann::json trace;
   // A user's own job (source external): the command and how it ended, the hook's status, the
   // DataLoader configuration, per-rank and per-worker figures (external/).

@@ -24,8 +24,11 @@ const Schema<StepRow>& steps_schema() {
   return s;
 }
 
-const Schema<StageRow>& stages_schema() {
-  static const Schema<StageRow> s = {
+namespace {
+
+// DESIGN.md's columns and the additions every run's stages.csv has.
+Schema<StageRow> common_stage_columns() {
+  return {
       column<&StageRow::key>("key", true),
       column<&StageRow::worker>("worker", true),
       column<&StageRow::read_ms, kMs>("read_ms", true),
@@ -39,15 +42,43 @@ const Schema<StageRow>& stages_schema() {
       column<&StageRow::majflt>("majflt"),
       column<&StageRow::t_start_ns>("t_start_ns"),
   };
+}
+
+Schema<StageRow> with(Schema<StageRow> columns, const Schema<StageRow>& more) {
+  columns.insert(columns.end(), more.begin(), more.end());
+  return columns;
+}
+
+// What the worker's probe found (mmprof's own loader only).
+const Schema<StageRow>& source_columns() {
+  static const Schema<StageRow> s = {
+      column<&StageRow::format>("format"),
+      column<&StageRow::source_width_px>("source_width_px"),
+      column<&StageRow::source_height_px>("source_height_px"),
+  };
+  return s;
+}
+
+const Schema<StageRow>& getitem_columns() {
+  static const Schema<StageRow> s = {column<&StageRow::getitem_ms, kMs>("getitem_ms")};
+  return s;
+}
+
+}  // namespace
+
+const Schema<StageRow>& stages_schema() {
+  static const Schema<StageRow> s = with(common_stage_columns(), source_columns());
   return s;
 }
 
 const Schema<StageRow>& stages_schema_with_getitem() {
-  static const Schema<StageRow> s = [] {
-    Schema<StageRow> columns = stages_schema();
-    columns.push_back(column<&StageRow::getitem_ms, kMs>("getitem_ms"));
-    return columns;
-  }();
+  static const Schema<StageRow> s = with(common_stage_columns(), getitem_columns());
+  return s;
+}
+
+const Schema<StageRow>& stages_read_schema() {
+  static const Schema<StageRow> s =
+      with(with(common_stage_columns(), source_columns()), getitem_columns());
   return s;
 }
 

@@ -13,10 +13,14 @@
 namespace mmprof::rundir {
 
 const Schema<StepRow>& steps_schema();
+// stages.csv of mmprof's own loader: the common columns, then what the worker's probe found
+// (format, source_width_px, source_height_px).
 const Schema<StageRow>& stages_schema();
-// stages_schema() and then `getitem_ms`: stages.csv of a user's own job (the external hook), and
-// the reader's schema for every run (the column is left empty where a file lacks it).
+// The common columns and then `getitem_ms`: stages.csv of a user's own job (the external hook),
+// whose rows have no probe.
 const Schema<StageRow>& stages_schema_with_getitem();
+// Every column: the reader's schema for every run (a column a file lacks is left empty).
+const Schema<StageRow>& stages_read_schema();
 const Schema<ResourceRow>& resources_schema();
 const Schema<HostRow>& host_schema();
 const Schema<DigestRow>& digests_schema();

@@ -20,6 +20,11 @@ double mean(const std::vector<double>& values) {
   return std::accumulate(values.begin(), values.end(), 0.0) / static_cast<double>(values.size());
 }
 
+double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  return quantile_sorted(values, 0.5);
+}
+
 Distribution describe(std::vector<double> values) {
   Distribution d;
   d.count = values.size();

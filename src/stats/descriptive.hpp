@@ -12,6 +12,8 @@ namespace mmprof {
 double quantile_sorted(const std::vector<double>& sorted, double q);
 
 double mean(const std::vector<double>& values);
+// quantile_sorted(sorted copy, 0.5): the middle value, or the mean of the two middle ones.
+double median(std::vector<double> values);
 
 struct Distribution {
   size_t count = 0;

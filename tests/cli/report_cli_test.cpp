@@ -136,9 +136,17 @@ TEST_F(ReportCli, RealBaselineRun) {
   const json report = json::parse(read_text(run / "report.json"));
   const json& a = report["runs"][0];
   EXPECT_TRUE(a["classification"]["primary"].is_string());
-  ASSERT_EQ(a["cross_checks"].size(), 4u);
-  for (const auto& c : a["cross_checks"])
+  // stall and the three stage means; per format its count and mean decode, per worker (2) its
+  // samples, bytes and stage time.
+  int formats = 0, workers = 0;
+  for (const auto& c : a["cross_checks"]) {
     EXPECT_EQ(c["ok"], true) << c.dump();
+    formats += c["what"].get<std::string>().rfind("stage_breakdown.by_format[", 0) == 0;
+    workers += c["what"].get<std::string>().rfind("workers_balance.workers[", 0) == 0;
+  }
+  EXPECT_GE(formats, 2);
+  EXPECT_EQ(workers, 6);
+  EXPECT_EQ(a["cross_checks"].size(), 4u + static_cast<size_t>(formats + workers));
   EXPECT_FALSE(a["charts"]["memory"].empty());
   EXPECT_GT(fs::file_size(run / "report.md"), 0u);
 }

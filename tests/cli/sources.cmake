@@ -1,6 +1,7 @@
 # Test sources of tests/cli (paths relative to tests/).
 list(APPEND MMPROF_TEST_SOURCES
   cli/ab_cli_test.cpp
+  cli/breakdown_cli_test.cpp
   cli/cli_test.cpp
   cli/external_cli_test.cpp
   cli/inspect_test.cpp

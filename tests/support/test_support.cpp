@@ -84,6 +84,29 @@ std::string verdict_before_drift(const nlohmann::json& result) {
   return reason.substr(prefix.size(), reason.find(',') - prefix.size());
 }
 
+const nlohmann::json& with_class(const nlohmann::json& list, const std::string& cls) {
+  for (const auto& e : list)
+    if (e.value("class", "") == cls) return e;
+  static const nlohmann::json none;
+  ADD_FAILURE() << "no class " << cls << " in " << list.dump();
+  return none;
+}
+
+SampleInfo sample_info(const SampleSpec& spec) {
+  SampleInfo s{};
+  s.index = spec.index;
+  s.worker = spec.worker;
+  s.modality = spec.modality;
+  s.format = spec.format;
+  s.source_width = spec.width;
+  s.source_height = spec.height;
+  s.read_ms = spec.read_ms;
+  s.decode_ms = spec.decode_ms;
+  s.augment_ms = spec.augment_ms;
+  s.bytes = spec.bytes;
+  return s;
+}
+
 size_t Csv::column(const std::string& name) const {
   const auto it = std::find(header.begin(), header.end(), name);
   EXPECT_NE(it, header.end()) << "no column " << name;

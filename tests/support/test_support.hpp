@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "mmprof/loader.hpp"
+
 namespace mmprof::test {
 
 // A fresh directory under $TMPDIR, removed (recursively) when the object dies.
@@ -43,6 +45,21 @@ nlohmann::json read_json(const std::filesystem::path& path);
 std::string verdict_before_drift(const nlohmann::json& result);
 void write_bytes(const std::filesystem::path& path, const std::vector<uint8_t>& bytes);
 void write_text(const std::filesystem::path& path, const std::string& text);
+// The element of the JSON array `list` whose "class" is `cls` (a test failure and null when none).
+const nlohmann::json& with_class(const nlohmann::json& list, const std::string& cls);
+
+// A delivered sample as its worker's record describes it: what the per-class and per-worker
+// figures read (index, worker, modality, format, source size, stage times, bytes).
+struct SampleSpec {
+  uint32_t index = 0;
+  int worker = -1;
+  Modality modality = Modality::image;
+  std::string format = "jpeg";
+  int width = 640, height = 480;
+  double read_ms = 1, decode_ms = 10, augment_ms = 1;
+  uint64_t bytes = 1000;
+};
+SampleInfo sample_info(const SampleSpec& spec);
 
 // A CSV table with RFC 4180 quoting (no field of ours spans lines).
 struct Csv {

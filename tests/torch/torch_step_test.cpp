@@ -64,8 +64,8 @@ struct SyntheticImages {
     batch.size = batch.n_images = n;
     batch.images = pixels.data();
     for (uint32_t i = 0; i < n; ++i) {
-      batch.samples.push_back(
-          SampleInfo{i, Modality::image, static_cast<int32_t>(i), 0, 0, 0, 0, 0, 0, 0, 0, 0});
+      batch.samples.push_back(SampleInfo{
+          i, Modality::image, static_cast<int32_t>(i), 0, 0, 0, 0, 0, 0, 0, 0, 0, {}, 0, 0});
     }
   }
   std::vector<float> pixels;

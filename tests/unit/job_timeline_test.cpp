@@ -463,6 +463,29 @@ TEST_F(JobTimelineTest, OneSlowWorkerIsFlaggedWithASlowSampleClassAsTheCause) {
             "in order (this torch has no in_order), so the others wait for it");
 }
 
+// Issue 15: epochs of one full and one short batch over two persistent workers; each epoch's
+// iterator deals its batches from worker 0 on, so worker 0 gets every full batch. The cause is
+// the batch sizes, not a slow worker (the same judgement as mmprof's own loader's).
+TEST_F(JobTimelineTest, FullAndShortBatchesDealtInTurnAreNamedAsTheCause) {
+  write(500, {proc(500, 0), loader(0, "DS", 2, true, "true"), epoch(0, 0, 0, 0),
+              batch(0, 0, 0, 0, 0, 10, 4), batch(0, 0, 1, 1, 100, 105, 2), epoch_end(0, 0, 200, 2),
+              epoch(0, 1, 200, 200), batch(0, 1, 0, 2, 200, 210, 4), batch(0, 1, 1, 3, 300, 305, 2),
+              epoch_end(0, 1, 400, 2)});
+  write(501, {proc(501, 0, 0, 500), fetch(0, 0, 501, 0, 190, 4), fetch(0, 0, 501, 200, 390, 4)});
+  write(502, {proc(502, 0, 1, 500), fetch(0, 1, 502, 0, 40, 2), fetch(0, 1, 502, 200, 240, 2)});
+  const WorkerBalance w = job_timeline(records()).ranks[0].workers;
+  ASSERT_EQ(w.workers.size(), 2u);
+  EXPECT_NEAR(w.workers[0].busy_fraction.value_or(0), 0.95, 1e-12);
+  EXPECT_NEAR(w.workers[1].busy_fraction.value_or(0), 0.2, 1e-12);
+  EXPECT_TRUE(w.imbalanced);
+  EXPECT_EQ(w.cause_kind, "batch_sizes");
+  EXPECT_EQ(w.likely_cause,
+            "worker 0's batches hold 4.0 samples on average against 2.0 for the others: batches "
+            "go to the workers in turn (round robin), and an epoch's 2 batches are a multiple of "
+            "the 2 workers, so its short last batch always falls to the same worker; with "
+            "in-order delivery (in_order=true) the others wait for it");
+}
+
 TEST_F(JobTimelineTest, AWorkerWithMoreThanOneAndAHalfTimesTheMedianBatchesIsFlagged) {
   std::vector<std::string> main = {proc(450, std::nullopt), loader(0, "DS", 3, false, "false"),
                                    epoch(0, 0, 0, 0)};

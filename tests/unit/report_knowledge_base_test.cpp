@@ -3,6 +3,7 @@
 // that address the run's limit are recommended, each with a ready `mmprof ab` command.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -87,6 +88,51 @@ TEST(ReportKnowledgeBase, PreconditionsReadTheManifestAndNeverGuess) {
   m["config"]["loader"]["worker_mode"] = "thread";
   EXPECT_EQ(check_precondition({{"config_in", {{"loader.worker_mode", {"process"}}}}}, a, m)["ok"],
             false);
+}
+
+// Issue 15: oversized sources are measured from the data mix's probed resolutions against
+// image.size; the change that addresses them names the offline step to take.
+TEST(ReportKnowledgeBase, OversizedSourcesAreMeasuredFromTheDataMix) {
+  json m;
+  m["config"]["image"]["size"] = 224;  // 50176 pixels: more than 4x is above 200704
+  m["data_mix"]["images"]["resolutions"] = {{"4000x3000", 3}, {"640x480", 5}, {"256x256", 2}};
+  const json a;
+  const json p = {{"oversized_sources", {{"pixels_over_output", 4}, {"min_share", 0.25}}}};
+  json r = check_precondition(p, a, m);
+  EXPECT_EQ(r["ok"], true);
+  EXPECT_EQ(r["detail"],
+            "80 % of the 10 probed images have more than 4 x the pixels of the 224x224 output "
+            "(need 25 %)");
+  m["config"]["image"]["size"] = 512;  // only the 12 MP sources are above 4x
+  r = check_precondition(p, a, m);
+  EXPECT_EQ(r["detail"],
+            "30 % of the 10 probed images have more than 4 x the pixels of the 512x512 output "
+            "(need 25 %)");
+  EXPECT_EQ(
+      check_precondition({{"oversized_sources", {{"pixels_over_output", 4}, {"min_share", 0.5}}}},
+                         a, m)["ok"],
+      false);
+  m.erase("data_mix");
+  r = check_precondition(p, a, m);
+  EXPECT_EQ(r["ok"], false);
+  EXPECT_EQ(r["detail"].get<std::string>().rfind("cannot verify", 0), 0u);
+
+  // A decode-limited input-bound run over that mix gets the change, with the offline step as the
+  // way to test it (it has no config key).
+  m["data_mix"]["images"]["resolutions"] = {{"4000x3000", 3}, {"640x480", 1}};
+  const json analysis = {{"classification", {{"primary", "input-bound"}}},
+                         {"stages", {{"limit", "decode"}}}};
+  const json kb = evaluate_knowledge_base(embedded_kb(), analysis, m);
+  const auto rec = std::find_if(kb["recommended"].begin(), kb["recommended"].end(),
+                                [](const json& c) { return c["id"] == "pre-resize-offline"; });
+  ASSERT_NE(rec, kb["recommended"].end()) << kb["excluded"].dump(2);
+  EXPECT_TRUE((*rec)["experiment"].is_null());
+  for (const auto& h : kb["hypotheses"]) {
+    if (h["id"] != "pre-resize-offline") continue;
+    EXPECT_TRUE(h["confirm_or_refute"].is_null());
+    EXPECT_NE(h["note"].get<std::string>().find("mmprof baseline --data RESIZED"),
+              std::string::npos);
+  }
 }
 
 TEST(ReportKnowledgeBase, FixtureRunGetsOnlyCompatibleRelevantChanges) {

@@ -156,8 +156,9 @@ TEST_F(RunDirTest, AMissingContractColumnIsRefusedAnAddedOneIsOptional) {
   EXPECT_NE(e.find("has no column 'decode_ms'"), std::string::npos) << e;
 }
 
-// mmprof's own runs keep stages.csv's columns and cells byte for byte; a user's own job (the
-// external hook) adds getitem_ms and leaves the stages it cannot time empty.
+// mmprof's own runs keep stages.csv's columns and cells byte for byte and add what the worker's
+// probe found (format, source size) after them; a user's own job (the external hook) adds
+// getitem_ms instead and leaves the stages it cannot time empty.
 TEST_F(RunDirTest, StagesOfMmprofsRunsAreUnchangedAndTheHooksHaveGetitemMs) {
   StageRow own;
   own.key = "a.jpg";
@@ -172,6 +173,9 @@ TEST_F(RunDirTest, StagesOfMmprofsRunsAreUnchangedAndTheHooksHaveGetitemMs) {
   own.modality = "image";
   own.majflt = 0;
   own.t_start_ns = 99;
+  own.format = "jpeg";
+  own.source_width_px = 640;
+  own.source_height_px = 480;
   {
     rundir::RunWriter w(run());
     write_manifest(w);
@@ -181,8 +185,13 @@ TEST_F(RunDirTest, StagesOfMmprofsRunsAreUnchangedAndTheHooksHaveGetitemMs) {
   const std::string text(bytes.begin(), bytes.end());
   EXPECT_EQ(text,
             "key,worker,read_ms,decode_ms,augment_ms,bytes,faults,phase,step,modality,majflt,"
-            "t_start_ns\n"
-            "a.jpg,0,0.5000,1.2500,0.0000,10,3,pipeline,2,image,0,99\n");
+            "t_start_ns,format,source_width_px,source_height_px\n"
+            "a.jpg,0,0.5000,1.2500,0.0000,10,3,pipeline,2,image,0,99,jpeg,640,480\n");
+  const auto own_back = RunDir::open(run()).stages();
+  ASSERT_EQ(own_back.size(), 1u);
+  EXPECT_EQ(own_back[0].format, "jpeg");
+  EXPECT_EQ(own_back[0].source_width_px, 640);
+  EXPECT_EQ(own_back[0].source_height_px, 480);
 
   const fs::path hook_run = dir_.path() / "hook-run";
   StageRow item;
@@ -206,6 +215,8 @@ TEST_F(RunDirTest, StagesOfMmprofsRunsAreUnchangedAndTheHooksHaveGetitemMs) {
   const auto back = RunDir::open(hook_run).stages();
   ASSERT_EQ(back.size(), 1u);
   EXPECT_FALSE(back[0].read_ms || back[0].decode_ms || back[0].augment_ms || back[0].faults);
+  EXPECT_TRUE(back[0].format.empty());  // no probe columns in a job's file: left empty
+  EXPECT_FALSE(back[0].source_width_px || back[0].source_height_px);
   EXPECT_DOUBLE_EQ(back[0].getitem_ms.value_or(-1), 20.125);
   EXPECT_EQ(back[0].step, -1);
 }

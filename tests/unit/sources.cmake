@@ -29,6 +29,7 @@ list(APPEND MMPROF_TEST_SOURCES
   unit/report_inputs_test.cpp
   unit/report_criteria_test.cpp
   unit/report_knowledge_base_test.cpp
+  unit/report_loader_facts_test.cpp
   unit/report_writers_test.cpp
   unit/resource_sampler_test.cpp
   unit/resume_test.cpp
@@ -36,6 +37,7 @@ list(APPEND MMPROF_TEST_SOURCES
   unit/run_dir_test.cpp
   unit/run_files_test.cpp
   unit/sampler_test.cpp
+  unit/stage_breakdown_test.cpp
   unit/descriptive_test.cpp
   unit/tokenizer_test.cpp
   unit/trace_arena_test.cpp
@@ -43,6 +45,7 @@ list(APPEND MMPROF_TEST_SOURCES
   unit/tracer_test.cpp
   unit/sws_resize_test.cpp
   unit/transform_test.cpp
+  unit/worker_balance_test.cpp
 )
 # The CUPTI converter tests need cupti.h's record structs: only with the CUDA toolkit (tests/gpu
 # adds cupti.h's folder and the fake libcupti to the test targets).

@@ -1,0 +1,160 @@
+// WorkerLoads and judge_balance(): each of mmprof's loader workers' load from hand-built batches,
+// the imbalance rules and the cause they name, with exact values.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "run/stage_breakdown.hpp"
+#include "run/worker_loads.hpp"
+#include "support/test_support.hpp"
+
+namespace mmprof {
+namespace {
+
+using nlohmann::json;
+
+SampleInfo item(uint32_t index, const std::string& format, int w, int h, double decode_ms) {
+  return test::sample_info(
+      {.index = index, .format = format, .width = w, .height = h, .decode_ms = decode_ms});
+}
+
+SampleInfo jpeg(uint32_t index, double decode_ms = 10) {
+  return item(index, "jpeg", 640, 480, decode_ms);
+}
+
+SampleInfo big_webp(uint32_t index) {
+  return item(index, "webp", 4096, 4096, 100);
+}
+
+Batch batch(int worker, std::vector<SampleInfo> samples, double collate_ms = 2) {
+  Batch b;
+  b.worker = worker;
+  for (auto& s : samples)
+    s.worker = worker;
+  b.samples = std::move(samples);
+  b.size = static_cast<uint32_t>(b.samples.size());
+  b.collate_ms = collate_ms;
+  return b;
+}
+
+std::string key_of(uint32_t i) {
+  return "k" + std::to_string(i);
+}
+
+BalanceContext in_order(int64_t batches_per_epoch, const std::string& slowest_class = "") {
+  BalanceContext c;
+  c.delivery = Delivery::in_order;
+  c.batches_per_epoch = batches_per_epoch;
+  c.slowest_class = slowest_class;
+  return c;
+}
+
+// The real run of issue 15: an epoch of one full and one short batch over two workers dealt in
+// turn, so worker 0 takes every full batch. Items cost 10 ms (1 + 8 + 1), collate 2 ms a batch.
+TEST(WorkerBalance, FullAndShortBatchesDealtInTurnAreTheCause) {
+  WorkerLoads loads;
+  for (int e = 0; e < 3; ++e) {
+    std::vector<SampleInfo> full, part;
+    for (uint32_t i = 0; i < 8; ++i)
+      full.push_back(jpeg(i, 8));
+    for (uint32_t i = 8; i < 12; ++i)
+      part.push_back(jpeg(i, 8));
+    loads.add_batch(batch(0, full));
+    loads.add_batch(batch(1, part));
+  }
+  const WorkerBalance b = loads.balance(0.25, in_order(2), key_of);
+  ASSERT_EQ(b.workers.size(), 2u);
+  EXPECT_EQ(b.workers[0].samples, 24);
+  EXPECT_EQ(b.workers[1].samples, 12);
+  EXPECT_EQ(b.workers[0].batches, 3);
+  EXPECT_EQ(b.workers[0].bytes.value_or(0), 24000u);
+  EXPECT_DOUBLE_EQ(b.workers[0].busy_ms, 3 * (80 + 2));
+  EXPECT_DOUBLE_EQ(b.workers[0].busy_fraction.value_or(0), 246.0 / 250);
+  EXPECT_DOUBLE_EQ(b.workers[1].busy_fraction.value_or(0), 126.0 / 250);
+  EXPECT_DOUBLE_EQ(b.workers[0].fetch_mean_ms.value_or(0), 82);
+  EXPECT_DOUBLE_EQ(b.workers[0].getitem_p50_ms.value_or(0), 10);
+  EXPECT_NEAR(b.busy_spread.value_or(0), 120.0 / 250, 1e-12);
+  EXPECT_NEAR(b.busy_max_over_median.value_or(0), 246.0 / 186, 1e-12);
+  EXPECT_TRUE(b.imbalanced);
+  ASSERT_EQ(b.flags.size(), 1u);
+  EXPECT_EQ(b.flags[0], "busy fractions differ by 0.48 (> 0.2): worker 0 0.98, worker 1 0.50");
+  EXPECT_EQ(b.cause_kind, "batch_sizes");
+  EXPECT_EQ(b.likely_cause,
+            "worker 0's batches hold 8.0 samples on average against 4.0 for the others: batches "
+            "go to the workers in turn (round robin), and an epoch's 2 batches are a multiple of "
+            "the 2 workers, so its short last batch always falls to the same worker; with "
+            "in-order delivery (in_order=true) the others wait for it");
+
+  const json j = loads.to_json(0.25, in_order(2), key_of);
+  EXPECT_EQ(j["likely_cause_kind"], "batch_sizes");
+  EXPECT_EQ(j["busy_spread_limit_fraction"], kBusySpreadLimit);
+  EXPECT_DOUBLE_EQ(j["workers"][0]["stage_ms"].get<double>(), 240);
+  EXPECT_DOUBLE_EQ(j["workers"][0]["collate_ms"].get<double>(), 6);
+  EXPECT_EQ(j["workers"][0]["bytes"], 24000);
+}
+
+// Same batch sizes; worker 0's batches each hold two WebP sources of 16.8 MP (102 ms an item):
+// its median item is slow too, yet the class it gets, not the worker, is the cause.
+TEST(WorkerBalance, AWorkerGettingTheSlowestClassIsNamedWithItsShare) {
+  WorkerLoads loads;
+  for (uint32_t k = 0; k < 3; ++k) {
+    loads.add_batch(
+        batch(0, {big_webp(8 * k), big_webp(8 * k + 1), jpeg(8 * k + 2), jpeg(8 * k + 3)}));
+    loads.add_batch(batch(1, {jpeg(8 * k + 4), jpeg(8 * k + 5), jpeg(8 * k + 6), jpeg(8 * k + 7)}));
+  }
+  const std::string slowest = sample_class(big_webp(0));
+  const WorkerBalance b = loads.balance(0.7, in_order(6, slowest), key_of);
+  EXPECT_TRUE(b.imbalanced);
+  EXPECT_DOUBLE_EQ(b.workers[0].slowest_class_share.value_or(-1), 0.5);
+  EXPECT_DOUBLE_EQ(b.workers[1].slowest_class_share.value_or(-1), 0);
+  EXPECT_EQ(b.workers[0].slowest_items[0].first, "k0");
+  EXPECT_EQ(b.cause_kind, "slow_sample_class");
+  EXPECT_EQ(b.likely_cause,
+            "worker 0's fetches take 230.0 ms against 50.0 ms for the others, and 50 % of its "
+            "samples are webp images >8 MP (the slowest class) against 0 % of the others': one "
+            "slow sample class lands on it; with in-order delivery (in_order=true) the others "
+            "wait for it");
+}
+
+TEST(WorkerBalance, EveryItemSlowerOnOneWorkerIsTheWorkerItself) {
+  WorkerLoads loads;
+  for (uint32_t k = 0; k < 3; ++k) {
+    loads.add_batch(batch(0, {jpeg(0, 40), jpeg(1, 40), jpeg(2, 40), jpeg(3, 40)}));
+    loads.add_batch(batch(1, {jpeg(4), jpeg(5), jpeg(6), jpeg(7)}));
+  }
+  BalanceContext out_of_order = in_order(6, "jpeg images <=0.5 MP");
+  out_of_order.delivery = Delivery::out_of_order;
+  const WorkerBalance b = loads.balance(0.6, out_of_order, key_of);
+  EXPECT_TRUE(b.imbalanced);
+  EXPECT_EQ(b.cause_kind, "slow_worker");
+  EXPECT_EQ(b.likely_cause,
+            "worker 0's fetches take 170.0 ms against 50.0 ms for the others, and every item is "
+            "slower there (median 42.0 ms against 12.0 ms): the worker itself is slowed (CPU "
+            "contention or affinity, its storage path)");
+}
+
+TEST(WorkerBalance, EvenWorkersAreBalancedWithoutACause) {
+  WorkerLoads loads;
+  for (int w = 0; w < 3; ++w)
+    loads.add_batch(batch(w, {jpeg(0), jpeg(1)}));
+  const WorkerBalance b = loads.balance(0.1, in_order(3), key_of);
+  EXPECT_FALSE(b.imbalanced);
+  EXPECT_DOUBLE_EQ(b.busy_spread.value_or(-1), 0);
+  EXPECT_DOUBLE_EQ(b.busy_max_over_median.value_or(0), 1);
+  EXPECT_TRUE(b.to_json()["likely_cause"].is_null());
+  EXPECT_TRUE(b.to_json()["likely_cause_kind"].is_null());
+}
+
+TEST(WorkerBalance, OneWorkerOrNoWindowIsNotJudged) {
+  WorkerLoads loads;
+  loads.add_batch(batch(0, {jpeg(0)}));
+  EXPECT_FALSE(loads.balance(1, in_order(1), key_of).busy_spread.has_value());
+  loads.add_batch(batch(1, {jpeg(1), jpeg(2), jpeg(3)}));
+  const WorkerBalance no_window = loads.balance(0, in_order(1), key_of);
+  EXPECT_FALSE(no_window.busy_spread.has_value());
+  EXPECT_FALSE(no_window.imbalanced);
+  EXPECT_TRUE(WorkerLoads().to_json(1, in_order(1), key_of).is_null());
+}
+
+}  // namespace
+}  // namespace mmprof
