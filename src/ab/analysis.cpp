@@ -82,8 +82,10 @@ double wait_p95(const TrialRecord& t) {
 double wait_p99(const TrialRecord& t) {
   return t.wait_p99;
 }
-double pss_peak(const TrialRecord& t) {
-  return t.pss_peak_mb;
+// PSS per unit of throughput (MB per samples/s): a change that adds workers adds their memory,
+// and that is a cost only when the throughput does not grow with it.
+double pss_per_rate(const TrialRecord& t) {
+  return t.metric && *t.metric > 0 ? t.pss_peak_mb / *t.metric : NAN;
 }
 double metric_of(const TrialRecord& t) {
   return *t.metric;
@@ -101,11 +103,20 @@ std::pair<double, bool> worse_by_round(const Pairs& p, double (*field)(const Tri
   return {w.p, w.n > 0 && w.w_plus > static_cast<double>(w.n * (w.n + 1)) / 4};
 }
 
-// Latency and PSS limits are relative to the base configuration as measured twice in every
-// round (base and A/A): the worse of the two medians, so that the base's own run-to-run spread
-// never counts as a violation. On a noisy machine a tail percentile of a short phase moves a
-// lot, so exceeding the limit counts only when the arm is also worse round by round (Wilcoxon,
-// p < alpha). The host memory budget and the error count are hard limits.
+// The highest finite `field` over `trials` (NaN when none).
+double highest(const std::vector<const TrialRecord*>& trials, double TrialRecord::*field) {
+  double out = NAN;
+  for (const auto* t : trials)
+    if (std::isfinite(t->*field)) out = std::fmax(out, t->*field);
+  return out;
+}
+
+// Latency and PSS-per-throughput limits are relative to the base configuration as measured twice
+// in every round (base and A/A): the worse of the two medians, so that the base's own run-to-run
+// spread never counts as a violation. On a noisy machine a tail percentile of a short phase moves
+// a lot, so exceeding the limit counts only when the arm is also worse round by round (Wilcoxon,
+// p < alpha). The PSS budget (the arm's highest peak) and the error count are hard limits. The
+// host's peak memory is not a guardrail: other processes move it (ArmResult::host_peak_mb).
 std::vector<GuardrailCheck> check_guardrails(const Pairs& p, const Pairs& aa, const Guardrails& g,
                                              double alpha) {
   const auto reference = [&](double (*field)(const TrialRecord&)) {
@@ -131,17 +142,16 @@ std::vector<GuardrailCheck> check_guardrails(const Pairs& p, const Pairs& aa, co
       {"wait_p99_ms", wait_p99}};
   for (const auto& [name, field] : latencies)
     add_paired(name, field, g.max_latency_growth, g.latency_slack_ms);
-  add_paired("pss_peak_mb", pss_peak, g.max_pss_growth, 0);
-  double host = NAN, base_host = NAN;
+  add_paired("pss_mb_per_samples_per_s", pss_per_rate, g.max_pss_growth, 0);
+  if (g.memory_budget_mb > 0) {
+    add("pss_peak_mb", highest(p.base, &TrialRecord::pss_peak_mb),
+        highest(p.arm, &TrialRecord::pss_peak_mb), g.memory_budget_mb);
+  }
   int64_t base_errors = 0, arm_errors = 0;
   for (size_t i = 0; i < p.arm.size(); ++i) {
-    if (std::isfinite(p.arm[i]->host_peak_mb)) host = std::fmax(host, p.arm[i]->host_peak_mb);
-    if (std::isfinite(p.base[i]->host_peak_mb))
-      base_host = std::fmax(base_host, p.base[i]->host_peak_mb);
     base_errors += p.base[i]->errors;
     arm_errors += p.arm[i]->errors;
   }
-  if (g.memory_budget_mb > 0) add("host_peak_mb", base_host, host, g.memory_budget_mb);
   if (!p.arm.empty()) {
     add("errors", static_cast<double>(base_errors), static_cast<double>(arm_errors),
         static_cast<double>(base_errors));
@@ -258,6 +268,37 @@ bool statistical_verdict(ArmResult& r, const ExperimentDesign& d, double tau) {
   return true;
 }
 
+bool mostly_nonsteady(int steady, int nonsteady) {
+  return 2 * nonsteady > steady + nonsteady;
+}
+
+// Why a verdict the throughput statistics decided is withheld; empty when it stands. Drift: the
+// machine changed over the rounds. Non-steady trials: when most trials of the arm or of the base
+// never settled (steady.json), their throughputs measure warm-up, not the configuration.
+std::string untrusted_because(const ArmResult& r) {
+  if (r.drift.drift) {
+    return fmt::format("throughput drifts over rounds (base change {}, effect change {})",
+                       pct(r.drift.base_change), pct(r.drift.d_change));
+  }
+  const bool arm = mostly_nonsteady(r.steady, r.nonsteady);
+  const bool base = mostly_nonsteady(r.base_steady, r.base_nonsteady);
+  if (arm && base) {
+    return fmt::format(
+        "{} of {} trials of this arm and {} of {} of the base never reached steady "
+        "state",
+        r.nonsteady, r.steady + r.nonsteady, r.base_nonsteady, r.base_steady + r.base_nonsteady);
+  }
+  if (arm) {
+    return fmt::format("{} of {} trials of this arm never reached steady state", r.nonsteady,
+                       r.steady + r.nonsteady);
+  }
+  if (base) {
+    return fmt::format("{} of {} trials of the base never reached steady state", r.base_nonsteady,
+                       r.base_steady + r.base_nonsteady);
+  }
+  return "";
+}
+
 ArmResult analyze_arm(const ExperimentDesign& d, size_t arm, const TrialIndex& idx, const Pairs& aa,
                       const std::vector<TrialRecord>& trials, const std::map<size_t, double>& psnr,
                       double alpha, double tau) {
@@ -274,10 +315,13 @@ ArmResult analyze_arm(const ExperimentDesign& d, size_t arm, const TrialIndex& i
   r.mde = stats::min_detectable_effect(r.t.sd, r.n, d.alpha, d.power);
   r.drift = drift_of(p, tau);
   r.guardrails = check_guardrails(p, aa, d.guardrails, d.alpha);
+  r.base_host_peak_mb = highest(p.base, &TrialRecord::host_peak_mb);
+  r.host_peak_mb = highest(p.arm, &TrialRecord::host_peak_mb);
   r.correctness = check_content(d, arm, idx, psnr);
   for (const auto& t : trials) {
-    if (t.arm != arm || !t.steady) continue;
-    (*t.steady ? r.steady : r.nonsteady)++;
+    if ((t.arm != arm && t.arm != 0) || !t.steady) continue;
+    if (t.arm == arm) (*t.steady ? r.steady : r.nonsteady)++;
+    if (t.arm == 0) (*t.steady ? r.base_steady : r.base_nonsteady)++;
   }
   const auto failed = std::find_if(trials.begin(), trials.end(), [&](const TrialRecord& t) {
     return t.arm == arm && t.status == "failed";
@@ -299,11 +343,9 @@ ArmResult analyze_arm(const ExperimentDesign& d, size_t arm, const TrialIndex& i
   } else if (r.n < static_cast<size_t>(d.min_rounds)) {
     r.reason = fmt::format("only {} paired rounds so far; the protocol needs at least {}", r.n,
                            d.min_rounds);
-  } else {
-    if (statistical_verdict(r, d, tau) && r.drift.drift) {
-      r.reason = fmt::format(
-          "would be {}, but throughput drifts over rounds (base change {}, effect change {})",
-          r.verdict, pct(r.drift.base_change), pct(r.drift.d_change));
+  } else if (statistical_verdict(r, d, tau)) {
+    if (const std::string why = untrusted_because(r); !why.empty()) {
+      r.reason = fmt::format("would be {}, but {}", r.verdict, why);
       r.verdict = "INCONCLUSIVE";
     }
   }
@@ -404,7 +446,14 @@ nlohmann::json to_json(const ArmResult& r, const ExperimentDesign& d) {
             {"drift", r.drift.drift}}},
           {"steady_trials", r.steady},
           {"nonsteady_trials", r.nonsteady},
+          {"base_steady_trials", r.base_steady},
+          {"base_nonsteady_trials", r.base_nonsteady},
           {"guardrails", guardrails},
+          {"context",
+           {{"host_peak_mb",
+             {{"base", num(r.base_host_peak_mb)},
+              {"arm", num(r.host_peak_mb)},
+              {"why", "host-wide memory, which other processes move: context, not a guardrail"}}}}},
           {"correctness",
            {{"kind", r.correctness.kind},
             {"ok", r.correctness.ok ? json(*r.correctness.ok) : json()},

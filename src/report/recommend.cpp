@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 
 #include "config/config_keys.hpp"
@@ -16,7 +17,23 @@ namespace {
 
 using nlohmann::json;
 
-// The factor's values with $current, $double and $cores filled in.
+// How hypotheses of a run without a step are to be read (report.json hypotheses_scope).
+constexpr const char* kPipelineOnlyScope =
+    "No step was measured (step.kind none): these raise the pipeline's own rate; whether the job "
+    "gains depends on its step. Measure end to end (a step.kind, or your own job with mmprof "
+    "baseline -- CMD) before adopting one.";
+
+// Twice `current` (at least 1 more), but never more added than the idle cores: a worker added
+// beyond them waits for a CPU and slows whatever shares the host. Null when no core is idle or
+// idle cores were not measured.
+json double_within_idle(const json& current, const json& analysis) {
+  const auto idle = number_at(analysis, "/resources/cpu/idle_cores");
+  if (!current.is_number() || !idle || std::floor(*idle) < 1) return nullptr;
+  const double now = current.get<double>();
+  return now + std::min(std::max(1.0, now), std::floor(*idle));
+}
+
+// The factor's values with $current, $double, $double_within_idle and $cores filled in.
 std::vector<std::string> render_values(const json& change, const json& analysis,
                                        const json& manifest) {
   const json current = run_config_value(change["factor"].get<std::string>(), manifest);
@@ -27,6 +44,8 @@ std::vector<std::string> render_values(const json& change, const json& analysis,
       out.push_back(value_text(current));
     } else if (s == "$double" && current.is_number()) {
       out.push_back(value_text(json(std::max(1.0, 2 * current.get<double>()))));
+    } else if (s == "$double_within_idle") {
+      out.push_back(value_text(double_within_idle(current, analysis)));
     } else if (s == "$cores") {
       out.push_back(
           value_text(json(number_at(analysis, "/resources/cpu/available_cores").value_or(1))));
@@ -37,13 +56,17 @@ std::vector<std::string> render_values(const json& change, const json& analysis,
   return out;
 }
 
+bool pipeline_only_run(const json& analysis) {
+  return value_at(analysis, "/classification/primary") == "pipeline-only";
+}
+
 bool contains(const json& list, const json& value) {
   return list.is_array() && std::find(list.begin(), list.end(), value) != list.end();
 }
 
-// Why the change does not address this run's limit; empty when it does.
-std::string irrelevance(const json& change, const json& analysis) {
-  const json& a = change["addresses"];
+// Why one `addresses` alternative ({classification, stages, resources}) does not fit this run's
+// limit; empty when it does.
+std::string mismatch(const json& a, const json& analysis) {
   const json primary = value_at(analysis, "/classification/primary");
   if (a.contains("classification") && !contains(a["classification"], primary)) {
     return fmt::format("addresses {} runs; this run is {}", a["classification"].dump(),
@@ -68,15 +91,41 @@ std::string irrelevance(const json& change, const json& analysis) {
   return "";
 }
 
+// Why the change does not address this run's limit; empty when it does. `addresses` is one
+// alternative or a list of them (a change may address input-bound runs through some stages and
+// pipeline-only runs through others); the reason given is that of the alternative for this run's
+// class, when there is one.
+std::string irrelevance(const json& change, const json& analysis) {
+  const json& addresses = change["addresses"];
+  if (!addresses.is_array()) return mismatch(addresses, analysis);
+  const json primary = value_at(analysis, "/classification/primary");
+  std::string reason;
+  for (const auto& a : addresses) {
+    const std::string why = mismatch(a, analysis);
+    if (why.empty()) return "";
+    if (reason.empty() || contains(a.value("classification", json()), primary)) reason = why;
+  }
+  return reason;
+}
+
 json hypothesis(const json& change, const json& analysis, const std::string& command) {
   const std::string stage = value_text(value_at(analysis, "/stages/limit"));
   const std::string resource = value_text(value_at(analysis, "/resources/limit"));
+  const std::string title = change["title"].get<std::string>();
+  const bool pipeline_only = pipeline_only_run(analysis);
+  const std::string text =
+      pipeline_only
+          ? fmt::format(
+                "{} raises the pipeline's own rate: no step was measured, the "
+                "pipeline is limited by stage {} (resource: {})",
+                title, stage, resource)
+          : fmt::format(
+                "{} raises the run's throughput: the run is {}, limited by stage "
+                "{} (resource: {})",
+                title, value_text(value_at(analysis, "/classification/primary")), stage, resource);
   return {{"id", change["id"]},
-          {"text",
-           fmt::format("{} raises the run's throughput: the run is {}, limited by stage "
-                       "{} (resource: {})",
-                       change["title"].get<std::string>(),
-                       value_text(value_at(analysis, "/classification/primary")), stage, resource)},
+          {"aimed_at", pipeline_only ? "pipeline rate" : "run throughput"},
+          {"text", text},
           {"confirm_or_refute", command.empty() ? json(nullptr) : json(command)},
           {"refuted_if", "mmprof ab gives REJECT or EQUIVALENT for the changed arm"},
           {"note", command.empty() ? json("not testable with mmprof ab yet: no config key")
@@ -131,11 +180,13 @@ std::string ab_command(const json& manifest, const std::string& factor,
 }
 
 json evaluate_knowledge_base(const json& kb, const json& analysis, const json& manifest) {
+  const json scope = pipeline_only_run(analysis) ? json(kPipelineOnlyScope) : json(nullptr);
   json out = {{"knowledge_base_version", kb["version"]},
               {"knowledge_base_updated", kb.value("updated", json(nullptr))},
               {"recommended", json::array()},
               {"excluded", json::array()},
-              {"hypotheses", json::array()}};
+              {"hypotheses", json::array()},
+              {"hypotheses_scope", scope}};
   for (const auto& change : kb["changes"]) {
     json checks = json::array();
     std::string reason;
@@ -145,6 +196,10 @@ json evaluate_knowledge_base(const json& kb, const json& analysis, const json& m
     }
     std::vector<std::string> values;
     if (change["factor"].is_string()) values = render_values(change, analysis, manifest);
+    if (reason.empty() && std::find(values.begin(), values.end(), "null") != values.end()) {
+      reason = fmt::format("no value of {} to test: {} needs a figure this run lacks",
+                           value_text(change["factor"]), change["values"].dump());
+    }
     if (reason.empty() && !values.empty() &&
         std::all_of(values.begin(), values.end(), [&](const auto& v) { return v == values[0]; })) {
       reason = fmt::format("already in effect: {} = {}", value_text(change["factor"]), values[0]);
