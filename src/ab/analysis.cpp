@@ -224,14 +224,29 @@ std::string ci_text(const ArmResult& r) {
   return fmt::format("{} [{}, {}]", pct(r.t.mean), pct(r.t.lo), pct(r.t.hi));
 }
 
-// The verdict before drift: ADOPT / REJECT / EQUIVALENT / INCONCLUSIVE with its reason. Returns
-// whether it rests on the throughput statistics (so that drift can downgrade it).
-bool statistical_verdict(ArmResult& r, const ExperimentDesign& d, double tau) {
+// What a decided verdict rests on, so that the guards know what may withhold it.
+enum class Basis {
+  undecided,         // INCONCLUSIVE already
+  hard_limit,        // a REJECT by the budget, the error count: never withheld
+  paired_guardrail,  // a REJECT by latency or PSS per throughput, measured round by round
+  throughput,        // ADOPT, REJECT or EQUIVALENT by the throughput statistics
+};
+
+// The verdict before the guards: ADOPT / REJECT / EQUIVALENT / INCONCLUSIVE with its reason, and
+// what it rests on.
+Basis statistical_verdict(ArmResult& r, const ExperimentDesign& d, double tau) {
   // The A/A arm is the base itself: its guardrail figures describe noise, not a change.
   const bool guarded = d.arms[r.arm].role == "factor";
-  const auto failed_guardrail = guarded ? std::find_if(r.guardrails.begin(), r.guardrails.end(),
-                                                       [](const auto& g) { return !g.ok; })
-                                        : r.guardrails.end();
+  // A violated hard limit (no Wilcoxon p) names the REJECT before any paired check does.
+  const auto failed = [&](bool hard_only) {
+    return guarded ? std::find_if(r.guardrails.begin(), r.guardrails.end(),
+                                  [&](const auto& g) {
+                                    return !g.ok && (!hard_only || !std::isfinite(g.p));
+                                  })
+                   : r.guardrails.end();
+  };
+  auto failed_guardrail = failed(true);
+  if (failed_guardrail == r.guardrails.end()) failed_guardrail = failed(false);
   const std::string band = fmt::format("{:.1f}%", log_to_pct(tau));
   if (r.t.hi < -tau) {
     r.verdict = "REJECT";
@@ -242,7 +257,9 @@ bool statistical_verdict(ArmResult& r, const ExperimentDesign& d, double tau) {
         fmt::format("guardrail {} is violated: {:.2f} against a limit of {:.2f} (base {:.2f})",
                     failed_guardrail->name, failed_guardrail->arm, failed_guardrail->limit,
                     failed_guardrail->base);
-    return false;  // a guardrail is a hard limit: drift does not change it
+    // A hard limit holds whatever the trials' state; a paired check (it has a Wilcoxon p) rests
+    // on figures measured in the same trials as the throughput.
+    return std::isfinite(failed_guardrail->p) ? Basis::paired_guardrail : Basis::hard_limit;
   } else if (r.t.lo > tau) {
     r.verdict = "ADOPT";
     r.reason = fmt::format("throughput improves by {}, entirely above +{}, every guardrail held",
@@ -250,12 +267,12 @@ bool statistical_verdict(ArmResult& r, const ExperimentDesign& d, double tau) {
   } else if (r.t.lo >= -tau && r.t.hi <= tau) {
     r.verdict = "EQUIVALENT";
     r.reason = fmt::format("throughput changes by {}, inside the +-{} band", ci_text(r), band);
-    return true;
+    return Basis::throughput;
   } else {
     r.verdict = "INCONCLUSIVE";
     r.reason = fmt::format("throughput changes by {}, which straddles the +-{} band (MDE {:.1f}%)",
                            ci_text(r), band, log_to_pct(r.mde));
-    return false;
+    return Basis::undecided;
   }
   // ADOPT or a statistical REJECT: the rank test must agree.
   if (r.wilcoxon.p >= d.alpha) {
@@ -263,20 +280,22 @@ bool statistical_verdict(ArmResult& r, const ExperimentDesign& d, double tau) {
         fmt::format("the t-interval says {} ({}) but Wilcoxon signed-rank does not (p {:.3f})",
                     r.verdict, ci_text(r), r.wilcoxon.p);
     r.verdict = "INCONCLUSIVE";
-    return false;
+    return Basis::undecided;
   }
-  return true;
+  return Basis::throughput;
 }
 
 bool mostly_nonsteady(int steady, int nonsteady) {
   return 2 * nonsteady > steady + nonsteady;
 }
 
-// Why a verdict the throughput statistics decided is withheld; empty when it stands. Drift: the
-// machine changed over the rounds. Non-steady trials: when most trials of the arm or of the base
-// never settled (steady.json), their throughputs measure warm-up, not the configuration.
-std::string untrusted_because(const ArmResult& r) {
-  if (r.drift.drift) {
+// Why a decided verdict is withheld; empty when it stands. Drift (throughput verdicts): the
+// machine changed over the rounds. Non-steady trials (throughput and paired guardrail verdicts):
+// when most trials of the arm or of the base never settled (steady.json), their throughput and
+// tails measure warm-up, not the configuration.
+std::string untrusted_because(const ArmResult& r, Basis basis) {
+  if (basis == Basis::undecided || basis == Basis::hard_limit) return "";
+  if (basis == Basis::throughput && r.drift.drift) {
     return fmt::format("throughput drifts over rounds (base change {}, effect change {})",
                        pct(r.drift.base_change), pct(r.drift.d_change));
   }
@@ -343,8 +362,9 @@ ArmResult analyze_arm(const ExperimentDesign& d, size_t arm, const TrialIndex& i
   } else if (r.n < static_cast<size_t>(d.min_rounds)) {
     r.reason = fmt::format("only {} paired rounds so far; the protocol needs at least {}", r.n,
                            d.min_rounds);
-  } else if (statistical_verdict(r, d, tau)) {
-    if (const std::string why = untrusted_because(r); !why.empty()) {
+  } else {
+    const Basis basis = statistical_verdict(r, d, tau);
+    if (const std::string why = untrusted_because(r, basis); !why.empty()) {
       r.reason = fmt::format("would be {}, but {}", r.verdict, why);
       r.verdict = "INCONCLUSIVE";
     }

@@ -190,8 +190,8 @@ std::string matrix_md(const json& e) {
   if (const std::string nonsteady = nonsteady_text(e); !nonsteady.empty()) {
     out += fmt::format(
         "\nTrials that never reached steady state (the check failed twice): {}. When they are "
-        "most of an arm's or of the base's trials, the arm's ADOPT, REJECT or EQUIVALENT is "
-        "withheld (INCONCLUSIVE, \"would be ...\").\n",
+        "most of an arm's or of the base's trials, the arm's verdict is withheld (INCONCLUSIVE, "
+        "\"would be ...\") unless a hard limit (memory budget, errors) rejected it.\n",
         nonsteady);
   }
   return out;

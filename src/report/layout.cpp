@@ -101,10 +101,11 @@ void run_stand_in(const json& run, std::vector<Section>& out, int level) {
 
 void run_hypotheses(const json& run, std::vector<Section>& out, int level) {
   Section s{level, "Hypotheses (to confirm or refute with mmprof ab)", {}};
-  if (run["hypotheses"].empty())
+  if (run["hypotheses"].empty()) {
     s.blocks.push_back(Paragraph{"None: no compatible change addresses this run's limit."});
-  else if (run.value("hypotheses_scope", json()).is_string())
+  } else if (run.value("hypotheses_scope", json()).is_string()) {
     s.blocks.push_back(Paragraph{run["hypotheses_scope"].get<std::string>(), true});
+  }
   for (const auto& h : run["hypotheses"]) {
     s.blocks.push_back(Paragraph{str(h["text"]) + ". Refuted if " + str(h["refuted_if"]) + "."});
     if (h["confirm_or_refute"].is_string())

@@ -273,6 +273,22 @@ TEST(AbAnalysisTest, MostlyNonSteadyTrialsWithholdTheVerdict) {
   EXPECT_EQ(half.nonsteady, 3);
   EXPECT_EQ(half.steady, 3);
   EXPECT_EQ(half.base_nonsteady, 0);
+  // A REJECT by a tail measured in those same trials is withheld too; the memory budget, a hard
+  // limit, is not (though PSS per samples/s, a paired check, fails as well).
+  for (auto& t : trials) {
+    t.steady = false;
+    if (t.arm == 2) t.step_p99 = 50;  // 10x the base's step p99
+  }
+  const ArmResult tail = result(analyze(d, trials, {}, 0.05), 2);
+  EXPECT_EQ(tail.verdict, "INCONCLUSIVE");
+  EXPECT_EQ(tail.reason.rfind("would be REJECT, but 6 of 6 trials of this arm", 0), 0u)
+      << tail.reason;
+  for (auto& t : trials)
+    if (t.arm == 2) t.pss_peak_mb = 900;  // over the 800 MB budget
+  const ArmResult budget = result(analyze(d, trials, {}, 0.05), 2);
+  EXPECT_EQ(budget.verdict, "REJECT");
+  EXPECT_NE(budget.reason.find("guardrail pss_peak_mb is violated"), std::string::npos)
+      << budget.reason;
 }
 
 TEST(AbSteadyStateTest, JudgesBlocksAndExtendsOnce) {
