@@ -136,9 +136,14 @@ SteadyCount steady_count(const json& experiment, const std::string& arm) {
 
 // Trials that never reached steady state, of the arm and of the base: a doubt when most of either
 // never settled and ab still decided the arm (an experiment file from before ab withheld such
-// verdicts), a note otherwise. Returns the counts for the decision's steady_state.
-json steady_doubts(const json& e, const std::string& arm, const std::string& verdict,
-                   std::vector<std::string>& doubts, std::vector<std::string>& notes) {
+// verdicts), a note otherwise.
+struct SteadyFindings {
+  json counts;             // the decision's steady_state
+  bool unsettled = false;  // most trials of the arm or of the base never settled
+};
+
+SteadyFindings steady_findings(const json& e, const std::string& arm, const std::string& verdict,
+                               std::vector<std::string>& doubts, std::vector<std::string>& notes) {
   const SteadyCount a = steady_count(e, arm), b = steady_count(e, "base");
   const bool decided = verdict == "ADOPT" || verdict == "REJECT" || verdict == "EQUIVALENT";
   for (const auto& [who, n] : {std::pair{"this arm", a}, std::pair{"the base", b}}) {
@@ -151,10 +156,11 @@ json steady_doubts(const json& e, const std::string& arm, const std::string& ver
       notes.push_back(text);
     }
   }
-  return {{"arm_trials", a.checked},
-          {"arm_nonsteady", a.nonsteady},
-          {"base_trials", b.checked},
-          {"base_nonsteady", b.nonsteady}};
+  return {{{"arm_trials", a.checked},
+           {"arm_nonsteady", a.nonsteady},
+           {"base_trials", b.checked},
+           {"base_nonsteady", b.nonsteady}},
+          a.mostly() || b.mostly()};
 }
 
 // p99 growth of the arm over the base (medians over rounds), or nullopt.
@@ -230,11 +236,18 @@ json decide_experiment(const json& e, const Criteria& c, std::optional<double> h
     }
     if (verdict == "INVALID" || verdict == "REJECT")
       regressions.push_back(fmt::format("ab verdict {}: {}", verdict, r.value("reason", "")));
+    if (verdict == "INCONCLUSIVE")
+      doubts.push_back("ab verdict INCONCLUSIVE: " + r.value("reason", ""));
+    const SteadyFindings steady = steady_findings(e, arm, verdict, doubts, notes);
+    // A tail measured in trials that never settled is warm-up's as much as the change's: doubtful,
+    // not a regression (as mmprof ab withholds its paired guardrails).
     for (const char* which : {"step", "wait"}) {
       const auto g = p99_growth_pct(e, arm, which);
       if (g && *g > c.max_p99_regression_pct) {
-        regressions.push_back(fmt::format("{} p99 grew {:.1f} % (max {:.0f} %)", which, *g,
-                                          c.max_p99_regression_pct));
+        (steady.unsettled ? doubts : regressions)
+            .push_back(fmt::format("{} p99 grew {:.1f} % (max {:.0f} %){}", which, *g,
+                                   c.max_p99_regression_pct,
+                                   steady.unsettled ? " on mostly non-steady trials" : ""));
       }
     }
     const auto pss = trial_median(e, arm, "/pss_peak_mb");
@@ -245,9 +258,6 @@ json decide_experiment(const json& e, const Criteria& c, std::optional<double> h
     const auto lo = number_at(r, "/ci_pct/0"), hi = number_at(r, "/ci_pct/1");
     const bool accepted = std::find(c.accepted_verdicts.begin(), c.accepted_verdicts.end(),
                                     verdict) != c.accepted_verdicts.end();
-    if (verdict == "INCONCLUSIVE")
-      doubts.push_back("ab verdict INCONCLUSIVE: " + r.value("reason", ""));
-    const json steady_state = steady_doubts(e, arm, verdict, doubts, notes);
     const bool gain = lo && *lo > c.min_throughput_gain_pct;
     if (!gain && hi && *hi > c.min_throughput_gain_pct && verdict != "REJECT") {
       doubts.push_back(
@@ -289,7 +299,7 @@ json decide_experiment(const json& e, const Criteria& c, std::optional<double> h
          {"reason",
           fmt::format("{}: {}", arm, reasons.empty() ? "" : reasons[0].get<std::string>())},
          {"reasons", reasons},
-         {"steady_state", steady_state},
+         {"steady_state", steady.counts},
          {"rollback_triggers", adopt ? rollback_triggers(e, r, c, budget) : json::array()}});
   }
   return decisions;
