@@ -82,8 +82,10 @@ double wait_p95(const TrialRecord& t) {
 double wait_p99(const TrialRecord& t) {
   return t.wait_p99;
 }
-double pss_peak(const TrialRecord& t) {
-  return t.pss_peak_mb;
+// PSS per unit of throughput (MB per samples/s): a change that adds workers adds their memory,
+// and that is a cost only when the throughput does not grow with it.
+double pss_per_rate(const TrialRecord& t) {
+  return t.metric && *t.metric > 0 ? t.pss_peak_mb / *t.metric : NAN;
 }
 double metric_of(const TrialRecord& t) {
   return *t.metric;
@@ -101,11 +103,20 @@ std::pair<double, bool> worse_by_round(const Pairs& p, double (*field)(const Tri
   return {w.p, w.n > 0 && w.w_plus > static_cast<double>(w.n * (w.n + 1)) / 4};
 }
 
-// Latency and PSS limits are relative to the base configuration as measured twice in every
-// round (base and A/A): the worse of the two medians, so that the base's own run-to-run spread
-// never counts as a violation. On a noisy machine a tail percentile of a short phase moves a
-// lot, so exceeding the limit counts only when the arm is also worse round by round (Wilcoxon,
-// p < alpha). The host memory budget and the error count are hard limits.
+// The highest finite `field` over `trials` (NaN when none).
+double highest(const std::vector<const TrialRecord*>& trials, double TrialRecord::*field) {
+  double out = NAN;
+  for (const auto* t : trials)
+    if (std::isfinite(t->*field)) out = std::fmax(out, t->*field);
+  return out;
+}
+
+// Latency and PSS-per-throughput limits are relative to the base configuration as measured twice
+// in every round (base and A/A): the worse of the two medians, so that the base's own run-to-run
+// spread never counts as a violation. On a noisy machine a tail percentile of a short phase moves
+// a lot, so exceeding the limit counts only when the arm is also worse round by round (Wilcoxon,
+// p < alpha). The PSS budget (the arm's highest peak) and the error count are hard limits. The
+// host's peak memory is not a guardrail: other processes move it (ArmResult::host_peak_mb).
 std::vector<GuardrailCheck> check_guardrails(const Pairs& p, const Pairs& aa, const Guardrails& g,
                                              double alpha) {
   const auto reference = [&](double (*field)(const TrialRecord&)) {
@@ -131,17 +142,16 @@ std::vector<GuardrailCheck> check_guardrails(const Pairs& p, const Pairs& aa, co
       {"wait_p99_ms", wait_p99}};
   for (const auto& [name, field] : latencies)
     add_paired(name, field, g.max_latency_growth, g.latency_slack_ms);
-  add_paired("pss_peak_mb", pss_peak, g.max_pss_growth, 0);
-  double host = NAN, base_host = NAN;
+  add_paired("pss_mb_per_samples_per_s", pss_per_rate, g.max_pss_growth, 0);
+  if (g.memory_budget_mb > 0) {
+    add("pss_peak_mb", highest(p.base, &TrialRecord::pss_peak_mb),
+        highest(p.arm, &TrialRecord::pss_peak_mb), g.memory_budget_mb);
+  }
   int64_t base_errors = 0, arm_errors = 0;
   for (size_t i = 0; i < p.arm.size(); ++i) {
-    if (std::isfinite(p.arm[i]->host_peak_mb)) host = std::fmax(host, p.arm[i]->host_peak_mb);
-    if (std::isfinite(p.base[i]->host_peak_mb))
-      base_host = std::fmax(base_host, p.base[i]->host_peak_mb);
     base_errors += p.base[i]->errors;
     arm_errors += p.arm[i]->errors;
   }
-  if (g.memory_budget_mb > 0) add("host_peak_mb", base_host, host, g.memory_budget_mb);
   if (!p.arm.empty()) {
     add("errors", static_cast<double>(base_errors), static_cast<double>(arm_errors),
         static_cast<double>(base_errors));
@@ -214,14 +224,29 @@ std::string ci_text(const ArmResult& r) {
   return fmt::format("{} [{}, {}]", pct(r.t.mean), pct(r.t.lo), pct(r.t.hi));
 }
 
-// The verdict before drift: ADOPT / REJECT / EQUIVALENT / INCONCLUSIVE with its reason. Returns
-// whether it rests on the throughput statistics (so that drift can downgrade it).
-bool statistical_verdict(ArmResult& r, const ExperimentDesign& d, double tau) {
+// What a decided verdict rests on, so that the guards know what may withhold it.
+enum class Basis {
+  undecided,         // INCONCLUSIVE already
+  hard_limit,        // a REJECT by the budget, the error count: never withheld
+  paired_guardrail,  // a REJECT by latency or PSS per throughput, measured round by round
+  throughput,        // ADOPT, REJECT or EQUIVALENT by the throughput statistics
+};
+
+// The verdict before the guards: ADOPT / REJECT / EQUIVALENT / INCONCLUSIVE with its reason, and
+// what it rests on.
+Basis statistical_verdict(ArmResult& r, const ExperimentDesign& d, double tau) {
   // The A/A arm is the base itself: its guardrail figures describe noise, not a change.
   const bool guarded = d.arms[r.arm].role == "factor";
-  const auto failed_guardrail = guarded ? std::find_if(r.guardrails.begin(), r.guardrails.end(),
-                                                       [](const auto& g) { return !g.ok; })
-                                        : r.guardrails.end();
+  // A violated hard limit (no Wilcoxon p) names the REJECT before any paired check does.
+  const auto failed = [&](bool hard_only) {
+    return guarded ? std::find_if(r.guardrails.begin(), r.guardrails.end(),
+                                  [&](const auto& g) {
+                                    return !g.ok && (!hard_only || !std::isfinite(g.p));
+                                  })
+                   : r.guardrails.end();
+  };
+  auto failed_guardrail = failed(true);
+  if (failed_guardrail == r.guardrails.end()) failed_guardrail = failed(false);
   const std::string band = fmt::format("{:.1f}%", log_to_pct(tau));
   if (r.t.hi < -tau) {
     r.verdict = "REJECT";
@@ -232,7 +257,9 @@ bool statistical_verdict(ArmResult& r, const ExperimentDesign& d, double tau) {
         fmt::format("guardrail {} is violated: {:.2f} against a limit of {:.2f} (base {:.2f})",
                     failed_guardrail->name, failed_guardrail->arm, failed_guardrail->limit,
                     failed_guardrail->base);
-    return false;  // a guardrail is a hard limit: drift does not change it
+    // A hard limit holds whatever the trials' state; a paired check (it has a Wilcoxon p) rests
+    // on figures measured in the same trials as the throughput.
+    return std::isfinite(failed_guardrail->p) ? Basis::paired_guardrail : Basis::hard_limit;
   } else if (r.t.lo > tau) {
     r.verdict = "ADOPT";
     r.reason = fmt::format("throughput improves by {}, entirely above +{}, every guardrail held",
@@ -240,12 +267,12 @@ bool statistical_verdict(ArmResult& r, const ExperimentDesign& d, double tau) {
   } else if (r.t.lo >= -tau && r.t.hi <= tau) {
     r.verdict = "EQUIVALENT";
     r.reason = fmt::format("throughput changes by {}, inside the +-{} band", ci_text(r), band);
-    return true;
+    return Basis::throughput;
   } else {
     r.verdict = "INCONCLUSIVE";
     r.reason = fmt::format("throughput changes by {}, which straddles the +-{} band (MDE {:.1f}%)",
                            ci_text(r), band, log_to_pct(r.mde));
-    return false;
+    return Basis::undecided;
   }
   // ADOPT or a statistical REJECT: the rank test must agree.
   if (r.wilcoxon.p >= d.alpha) {
@@ -253,9 +280,42 @@ bool statistical_verdict(ArmResult& r, const ExperimentDesign& d, double tau) {
         fmt::format("the t-interval says {} ({}) but Wilcoxon signed-rank does not (p {:.3f})",
                     r.verdict, ci_text(r), r.wilcoxon.p);
     r.verdict = "INCONCLUSIVE";
-    return false;
+    return Basis::undecided;
   }
-  return true;
+  return Basis::throughput;
+}
+
+bool mostly_nonsteady(int steady, int nonsteady) {
+  return 2 * nonsteady > steady + nonsteady;
+}
+
+// Why a decided verdict is withheld; empty when it stands. Drift (throughput verdicts): the
+// machine changed over the rounds. Non-steady trials (throughput and paired guardrail verdicts):
+// when most trials of the arm or of the base never settled (steady.json), their throughput and
+// tails measure warm-up, not the configuration.
+std::string untrusted_because(const ArmResult& r, Basis basis) {
+  if (basis == Basis::undecided || basis == Basis::hard_limit) return "";
+  if (basis == Basis::throughput && r.drift.drift) {
+    return fmt::format("throughput drifts over rounds (base change {}, effect change {})",
+                       pct(r.drift.base_change), pct(r.drift.d_change));
+  }
+  const bool arm = mostly_nonsteady(r.steady, r.nonsteady);
+  const bool base = mostly_nonsteady(r.base_steady, r.base_nonsteady);
+  if (arm && base) {
+    return fmt::format(
+        "{} of {} trials of this arm and {} of {} of the base never reached steady "
+        "state",
+        r.nonsteady, r.steady + r.nonsteady, r.base_nonsteady, r.base_steady + r.base_nonsteady);
+  }
+  if (arm) {
+    return fmt::format("{} of {} trials of this arm never reached steady state", r.nonsteady,
+                       r.steady + r.nonsteady);
+  }
+  if (base) {
+    return fmt::format("{} of {} trials of the base never reached steady state", r.base_nonsteady,
+                       r.base_steady + r.base_nonsteady);
+  }
+  return "";
 }
 
 ArmResult analyze_arm(const ExperimentDesign& d, size_t arm, const TrialIndex& idx, const Pairs& aa,
@@ -274,10 +334,13 @@ ArmResult analyze_arm(const ExperimentDesign& d, size_t arm, const TrialIndex& i
   r.mde = stats::min_detectable_effect(r.t.sd, r.n, d.alpha, d.power);
   r.drift = drift_of(p, tau);
   r.guardrails = check_guardrails(p, aa, d.guardrails, d.alpha);
+  r.base_host_peak_mb = highest(p.base, &TrialRecord::host_peak_mb);
+  r.host_peak_mb = highest(p.arm, &TrialRecord::host_peak_mb);
   r.correctness = check_content(d, arm, idx, psnr);
   for (const auto& t : trials) {
-    if (t.arm != arm || !t.steady) continue;
-    (*t.steady ? r.steady : r.nonsteady)++;
+    if ((t.arm != arm && t.arm != 0) || !t.steady) continue;
+    if (t.arm == arm) (*t.steady ? r.steady : r.nonsteady)++;
+    if (t.arm == 0) (*t.steady ? r.base_steady : r.base_nonsteady)++;
   }
   const auto failed = std::find_if(trials.begin(), trials.end(), [&](const TrialRecord& t) {
     return t.arm == arm && t.status == "failed";
@@ -300,10 +363,9 @@ ArmResult analyze_arm(const ExperimentDesign& d, size_t arm, const TrialIndex& i
     r.reason = fmt::format("only {} paired rounds so far; the protocol needs at least {}", r.n,
                            d.min_rounds);
   } else {
-    if (statistical_verdict(r, d, tau) && r.drift.drift) {
-      r.reason = fmt::format(
-          "would be {}, but throughput drifts over rounds (base change {}, effect change {})",
-          r.verdict, pct(r.drift.base_change), pct(r.drift.d_change));
+    const Basis basis = statistical_verdict(r, d, tau);
+    if (const std::string why = untrusted_because(r, basis); !why.empty()) {
+      r.reason = fmt::format("would be {}, but {}", r.verdict, why);
       r.verdict = "INCONCLUSIVE";
     }
   }
@@ -404,7 +466,14 @@ nlohmann::json to_json(const ArmResult& r, const ExperimentDesign& d) {
             {"drift", r.drift.drift}}},
           {"steady_trials", r.steady},
           {"nonsteady_trials", r.nonsteady},
+          {"base_steady_trials", r.base_steady},
+          {"base_nonsteady_trials", r.base_nonsteady},
           {"guardrails", guardrails},
+          {"context",
+           {{"host_peak_mb",
+             {{"base", num(r.base_host_peak_mb)},
+              {"arm", num(r.host_peak_mb)},
+              {"why", "host-wide memory, which other processes move: context, not a guardrail"}}}}},
           {"correctness",
            {{"kind", r.correctness.kind},
             {"ok", r.correctness.ok ? json(*r.correctness.ok) : json()},

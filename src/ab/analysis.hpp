@@ -18,7 +18,7 @@ namespace mmprof {
 struct GuardrailCheck {
   std::string name;
   double base = 0, arm = 0, limit = 0;
-  double p = NAN;  // Wilcoxon p that the arm is worse round by round (latency and PSS only)
+  double p = NAN;  // Wilcoxon p that the arm is worse round by round (paired checks only)
   bool ok = true;
 };
 
@@ -43,8 +43,11 @@ struct ArmResult {
   stats::WilcoxonResult wilcoxon;
   double mde = NAN;  // log units
   Drift drift;
-  int steady = 0, nonsteady = 0;
+  int steady = 0, nonsteady = 0;            // this arm's trials by their steady-state check
+  int base_steady = 0, base_nonsteady = 0;  // the base's
   std::vector<GuardrailCheck> guardrails;
+  // The highest host-wide memory peak of the base's and the arm's trials: context only.
+  double base_host_peak_mb = NAN, host_peak_mb = NAN;
   CorrectnessCheck correctness;
   std::string verdict = "INCONCLUSIVE", reason;
 };

@@ -212,7 +212,7 @@ ExperimentDesign make_design(const ExperimentSpec& spec, double memory_total_mb)
     }
   }
   d.looks = planned_looks(spec.rounds, d.min_rounds);
-  d.guardrails.memory_budget_mb = 0.8 * memory_total_mb;
+  d.guardrails.memory_budget_mb = kMemoryBudgetShare * memory_total_mb;
   return d;
 }
 
@@ -276,7 +276,12 @@ nlohmann::json design_json(const ExperimentDesign& d, const nlohmann::json& base
            {{"max_latency_growth", g.max_latency_growth},
             {"latency_slack_ms", g.latency_slack_ms},
             {"max_pss_growth", g.max_pss_growth},
+            {"pss_growth_per", "samples/s of the metric (PSS per unit of throughput)"},
             {"memory_budget_mb", g.memory_budget_mb},
+            {"memory_budget_rule",
+             fmt::format("{:.0f} % of the host's MemTotal; the arm's highest peak total PSS",
+                         100 * kMemoryBudgetShare)},
+            {"context", {"host_peak_mb"}},
             {"latency", {"step.p95", "step.p99", "wait.p95", "wait.p99"}},
             {"errors", "arm <= base"},
             {"correctness", "digests (preserving) or PSNR (lossy)"}}},

@@ -61,9 +61,12 @@ struct Arm {
 struct Guardrails {
   double max_latency_growth = 0.25;  // step/wait p95 and p99: arm <= (1 + g) base + slack
   double latency_slack_ms = 0.5;
-  double max_pss_growth = 0.5;  // peak total PSS: arm <= (1 + g) base
-  double memory_budget_mb = 0;  // host peak must stay below (0: no budget)
+  double max_pss_growth = 0.5;  // peak total PSS per samples/s: arm <= (1 + g) base
+  double memory_budget_mb = 0;  // the arm's highest peak total PSS must stay below (0: none)
 };
+
+// The default memory budget of an experiment's arms: this share of the host's RAM.
+constexpr double kMemoryBudgetShare = 0.8;
 
 struct ExperimentDesign {
   ExperimentSpec spec;
@@ -92,7 +95,8 @@ std::vector<std::string> substitute_command(const std::vector<std::string>& comm
                                             const std::vector<std::string>& overrides);
 
 // Validates the spec (factor syntax, at least 6 rounds, cache regime) and builds the arms and
-// looks. `memory_total_mb` sets the default host memory budget (80 %). Throws UsageError.
+// looks. `memory_total_mb` (the host's MemTotal) sets the PSS budget: kMemoryBudgetShare of it.
+// Throws UsageError.
 ExperimentDesign make_design(const ExperimentSpec& spec, double memory_total_mb);
 
 // The arm indices of round r in run order: a fresh permutation from Rng::for_item(seed, 16, r).

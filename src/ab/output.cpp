@@ -1,6 +1,7 @@
 #include "ab/output.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <vector>
@@ -79,6 +80,27 @@ const json& result_of(const json& experiment, const std::string& arm) {
 
 std::string text_or_empty(const json& r, const char* key) {
   return r.contains(key) && r[key].is_string() ? r[key].get<std::string>() : "";
+}
+
+std::string of_trials(const json& r, const char* nonsteady, const char* steady) {
+  const int n = r.value(nonsteady, 0), m = n + r.value(steady, 0);
+  return n > 0 ? fmt::format("{} of {}", n, m) : "";
+}
+
+// The trials whose steady-state check failed twice, per arm ("base 6 of 6, A/A 2 of 6"), from the
+// results' counts; empty when every trial settled (or none was checked).
+std::string nonsteady_text(const json& e) {
+  std::vector<std::string> parts;
+  const json& results = e["results"];
+  if (!results.empty()) {
+    const std::string base = of_trials(results[0], "base_nonsteady_trials", "base_steady_trials");
+    if (!base.empty()) parts.push_back("base " + base);
+  }
+  for (const auto& r : results) {
+    const std::string arm = of_trials(r, "nonsteady_trials", "steady_trials");
+    if (!arm.empty()) parts.push_back(r["arm"].get<std::string>() + " " + arm);
+  }
+  return fmt::format("{}", fmt::join(parts, ", "));
 }
 
 }  // namespace
@@ -164,6 +186,13 @@ std::string matrix_md(const json& e) {
         num(r["bootstrap_ci_pct"][1], "{:+.1f}"), num(r["p_t"], "{:.3g}"),
         num(r["p_wilcoxon"], "{:.3g}"), num(r["mde_pct"], "{:.1f}"), guardrail_text(r),
         correctness_text(r), r["verdict"].get<std::string>(), r["reason"].get<std::string>());
+  }
+  if (const std::string nonsteady = nonsteady_text(e); !nonsteady.empty()) {
+    out += fmt::format(
+        "\nTrials that never reached steady state (the check failed twice): {}. When they are "
+        "most of an arm's or of the base's trials, the arm's verdict is withheld (INCONCLUSIVE, "
+        "\"would be ...\") unless a hard limit (memory budget, errors) rejected it.\n",
+        nonsteady);
   }
   return out;
 }

@@ -148,6 +148,8 @@ std::string format_summary(const json& s) {
   out += fmt::format("  end to end        {:>10}\n", num(t["end_to_end"]["samples_per_s"]));
   out += fmt::format("  predicted e2e     {:>10}   (min of pipeline and compute)\n",
                      num(t["predicted_end_to_end"]["samples_per_s"]));
+  for (const auto& caveat : report::ordering_caveats(s))
+    out += fmt::format("  caveat: {}\n", caveat["text"].get<std::string>());
   out += fmt::format("stall fraction: {}   time to first batch: {} ms\n",
                      s["stall_fraction"].is_number()
                          ? fmt::format("{:.1f}%", 100 * s["stall_fraction"].get<double>())

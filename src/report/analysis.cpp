@@ -123,6 +123,28 @@ json prediction(const json& s) {
   return p;
 }
 
+json ordering_caveats(const json& s) {
+  json out = json::array();
+  const auto e2e = number_at(s, "/throughput/end_to_end/samples_per_s");
+  const std::array<std::pair<const char*, const char*>, 2> bounds = {
+      {{"pipeline", "the pipeline's own rate"}, {"compute", "the compute ceiling"}}};
+  for (const auto& [phase, what] : bounds) {
+    const auto bound = number_at(s, fmt::format("/throughput/{}/samples_per_s", phase));
+    if (!e2e || !bound || *bound <= 0 || *e2e <= *bound) continue;
+    out.push_back(
+        {{"id", fmt::format("end_to_end_above_{}", phase)},
+         {"metric", fmt::format("throughput.end_to_end / throughput.{}", phase)},
+         {"ratio", *e2e / *bound},
+         {"text",
+          fmt::format("end to end ({:.1f} samples/s) is {:.1f} % above {} ({:.1f} samples/s), "
+                      "which steady state cannot give; the phases ran one after the other, so "
+                      "the host's load changed between them or a phase was too short to settle: "
+                      "both figures are uncertain by at least that much",
+                      *e2e, 100 * (*e2e / *bound - 1), what, *bound)}});
+  }
+  return out;
+}
+
 // Each stage's share of the per-batch time and the largest one (the limit).
 json attribution(const json& per_batch, std::optional<double> period_ms, const std::string& basis) {
   double total = 0;

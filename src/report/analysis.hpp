@@ -42,6 +42,12 @@ nlohmann::json classify(const nlohmann::json& summary);
 // did not run.
 nlohmann::json prediction(const nlohmann::json& summary);
 
+// Caveats for phase throughputs in an order steady state cannot give: end to end above the
+// pipeline's own rate or above the compute ceiling (a step consumes no faster than the pipeline
+// feeds it, nor faster than it computes alone). [{id, text, metric, ratio}]; empty when the order
+// is possible or a phase did not run. Printed wherever those throughputs are (terminal, report).
+nlohmann::json ordering_caveats(const nlohmann::json& summary);
+
 // Per-batch cost of each stage (read, decode, augment, collate, ipc, pin, h2d) and the stage
 // that limits the pipeline: {per_batch_ms{...}, shares{...}, limit, basis, samples_per_batch,
 // explained_ms, model_overshoot_ms, note}. Per-sample stages scale with the mean DELIVERED batch;

@@ -90,9 +90,24 @@ json compare_runs(const RunData& base, const RunData& next, const Criteria& c) {
     rows.push_back(row(fmt::format("latency_ms.{}.p99", which), number_at(base.summary, p),
                        number_at(next.summary, p), c.compare_max_p99_regression_pct, true));
   }
-  rows.push_back(row(
-      "memory.total_pss_peak_mb", number_at(base.summary, "/memory/total_pss_peak_mb"),
-      number_at(next.summary, "/memory/total_pss_peak_mb"), c.compare_max_memory_growth_pct, true));
+  // Memory is judged per unit of throughput (a change that adds workers adds their memory: a
+  // cost only when the throughput does not grow with it) and against the budget, never by its
+  // raw growth.
+  const auto pss = [](const RunData& r) {
+    return number_at(r.summary, "/memory/total_pss_peak_mb");
+  };
+  const auto pss_per_rate = [&](const RunData& r) -> std::optional<double> {
+    const auto rate = number_at(r.summary, mp);
+    return pss(r) && rate && *rate > 0 ? std::optional(*pss(r) / *rate) : std::nullopt;
+  };
+  rows.push_back(row("memory.total_pss_peak_mb per samples/s", pss_per_rate(base),
+                     pss_per_rate(next), c.compare_max_memory_growth_pct, true));
+  if (const auto budget = memory_budget(c, number_at(next.manifest, "/hardware/memory/total_mb"))) {
+    json b = row("memory.total_pss_peak_mb", pss(base), pss(next), std::nullopt, true);
+    b["limit_mb"] = *budget;
+    if (pss(next) && *pss(next) > *budget) b["outcome"] = "regression";
+    rows.push_back(b);
+  }
   const auto be = number_at(base.summary, "/errors/count").value_or(0);
   const auto ne = number_at(next.summary, "/errors/count").value_or(0);
   json errors = row("errors.count", be, ne, std::nullopt, true);
@@ -106,10 +121,14 @@ json compare_runs(const RunData& base, const RunData& next, const Criteria& c) {
   for (const auto& r : rows) {
     if (outcome != "regression" && r["outcome"] == "regression") {
       outcome = "regression";
-      reason = fmt::format("{} went from {:.4g} to {:.4g} ({:+.1f} %, limit {:.0f} %)",
-                           r["name"].get<std::string>(), r["base"].get<double>(),
-                           r["new"].get<double>(), r["change_pct"].get<double>(),
-                           r["limit_pct"].is_number() ? r["limit_pct"].get<double>() : 0.0);
+      reason = r.contains("limit_mb")
+                   ? fmt::format("{} is {:.0f} MB, over the {:.0f} MB budget",
+                                 r["name"].get<std::string>(), r["new"].get<double>(),
+                                 r["limit_mb"].get<double>())
+                   : fmt::format("{} went from {:.4g} to {:.4g} ({:+.1f} %, limit {:.0f} %)",
+                                 r["name"].get<std::string>(), r["base"].get<double>(),
+                                 r["new"].get<double>(), r["change_pct"].get<double>(),
+                                 r["limit_pct"].is_number() ? r["limit_pct"].get<double>() : 0.0);
     }
   }
   if (string_at(next.summary, "/status") != "complete") {

@@ -33,7 +33,7 @@ void check_keys(const json& j, const std::string& name) {
   static const std::map<std::string, std::vector<std::string>> known = {
       {"adopt",
        {"accepted_verdicts", "min_throughput_gain_pct", "max_p99_regression_pct",
-        "memory_budget_mb", "require_correctness"}},
+        "memory_budget_mb", "memory_budget_host_fraction", "require_correctness"}},
       {"compare", {"max_throughput_drop_pct", "max_p99_regression_pct", "max_memory_growth_pct"}},
       {"run", {"max_stall_fraction"}},
       {"rollback", {"window", "throughput_drop_pct", "p99_regression_pct"}},
@@ -76,7 +76,8 @@ json trigger(const std::string& metric, const char* op, double threshold, const 
 // is the width of TensorFlow Profiler's "not input-bound" band (docs/report.md).
 constexpr double kRollbackStallPoints = 0.05;
 
-json rollback_triggers(const json& e, const json& r, const Criteria& c) {
+json rollback_triggers(const json& e, const json& r, const Criteria& c,
+                       std::optional<double> budget) {
   json out = json::array();
   const std::string arm = r.value("arm", "");
   const std::string metric =
@@ -92,9 +93,9 @@ json rollback_triggers(const json& e, const json& r, const Criteria& c) {
         c.rollback_window,
         fmt::format("{:.0f} % above the adopted arm's step p99", c.rollback_p99_regression_pct)));
   }
-  if (c.memory_budget_mb) {
-    out.push_back(trigger("memory.total_pss_peak_mb", ">", *c.memory_budget_mb, c.rollback_window,
-                          "the memory budget"));
+  if (budget) {
+    out.push_back(
+        trigger("memory.total_pss_peak_mb", ">", *budget, c.rollback_window, "the memory budget"));
   }
   // A user's job: triggers in figures the job itself has in production, beside its throughput.
   if (value_at(e, "/design/command").is_array()) {
@@ -114,6 +115,52 @@ json rollback_triggers(const json& e, const json& r, const Criteria& c) {
   out.push_back(trigger("errors.count", ">", base_errors, c.rollback_window,
                         "more bad samples than the base had"));
   return out;
+}
+
+// How many of an arm's trials ran the steady-state check, and how many never passed it.
+struct SteadyCount {
+  int checked = 0, nonsteady = 0;
+  bool mostly() const { return 2 * nonsteady > checked; }
+};
+
+SteadyCount steady_count(const json& experiment, const std::string& arm) {
+  SteadyCount n;
+  for (const auto& t : value_at(experiment, "/trials")) {
+    const json steady = t.value("steady", json());
+    if (t.value("arm", "") != arm || !steady.is_boolean()) continue;
+    ++n.checked;
+    n.nonsteady += steady == false;
+  }
+  return n;
+}
+
+// Trials that never reached steady state, of the arm and of the base: a doubt when most of either
+// never settled and ab still decided the arm (an experiment file from before ab withheld such
+// verdicts), a note otherwise.
+struct SteadyFindings {
+  json counts;             // the decision's steady_state
+  bool unsettled = false;  // most trials of the arm or of the base never settled
+};
+
+SteadyFindings steady_findings(const json& e, const std::string& arm, const std::string& verdict,
+                               std::vector<std::string>& doubts, std::vector<std::string>& notes) {
+  const SteadyCount a = steady_count(e, arm), b = steady_count(e, "base");
+  const bool decided = verdict == "ADOPT" || verdict == "REJECT" || verdict == "EQUIVALENT";
+  for (const auto& [who, n] : {std::pair{"this arm", a}, std::pair{"the base", b}}) {
+    if (n.nonsteady == 0) continue;
+    const std::string text = fmt::format("{} of {} trials of {} never reached steady state",
+                                         n.nonsteady, n.checked, who);
+    if (decided && n.mostly()) {
+      doubts.push_back(fmt::format("ab verdict {} rests on non-steady trials: {}", verdict, text));
+    } else {
+      notes.push_back(text);
+    }
+  }
+  return {{{"arm_trials", a.checked},
+           {"arm_nonsteady", a.nonsteady},
+           {"base_trials", b.checked},
+           {"base_nonsteady", b.nonsteady}},
+          a.mostly() || b.mostly()};
 }
 
 // p99 growth of the arm over the base (medians over rounds), or nullopt.
@@ -152,6 +199,9 @@ Criteria parse_criteria(const std::string& text, const std::string& name) {
     read(j, "adopt", "memory_budget_mb", budget, name);
     c.memory_budget_mb = budget;
   }
+  read(j, "adopt", "memory_budget_host_fraction", c.memory_budget_host_fraction, name);
+  if (!(c.memory_budget_host_fraction > 0 && c.memory_budget_host_fraction <= 1))
+    throw UsageError(name + ": adopt.memory_budget_host_fraction must be in (0, 1]");
   read(j, "adopt", "require_correctness", c.require_correctness, name);
   read(j, "compare", "max_throughput_drop_pct", c.compare_max_throughput_drop_pct, name);
   read(j, "compare", "max_p99_regression_pct", c.compare_max_p99_regression_pct, name);
@@ -166,7 +216,14 @@ Criteria parse_criteria(const std::string& text, const std::string& name) {
   return c;
 }
 
-json decide_experiment(const json& e, const Criteria& c) {
+std::optional<double> memory_budget(const Criteria& c, std::optional<double> host_memory_mb) {
+  if (c.memory_budget_mb) return c.memory_budget_mb;
+  if (host_memory_mb && *host_memory_mb > 0) return c.memory_budget_host_fraction * *host_memory_mb;
+  return std::nullopt;
+}
+
+json decide_experiment(const json& e, const Criteria& c, std::optional<double> host_memory_mb) {
+  const std::optional<double> budget = memory_budget(c, host_memory_mb);
   json decisions = json::array();
   for (const auto& r : value_at(e, "/results")) {
     if (r.value("role", "") != "factor") continue;
@@ -179,23 +236,28 @@ json decide_experiment(const json& e, const Criteria& c) {
     }
     if (verdict == "INVALID" || verdict == "REJECT")
       regressions.push_back(fmt::format("ab verdict {}: {}", verdict, r.value("reason", "")));
+    if (verdict == "INCONCLUSIVE")
+      doubts.push_back("ab verdict INCONCLUSIVE: " + r.value("reason", ""));
+    const SteadyFindings steady = steady_findings(e, arm, verdict, doubts, notes);
+    // A tail measured in trials that never settled is warm-up's as much as the change's: doubtful,
+    // not a regression (as mmprof ab withholds its paired guardrails).
     for (const char* which : {"step", "wait"}) {
       const auto g = p99_growth_pct(e, arm, which);
       if (g && *g > c.max_p99_regression_pct) {
-        regressions.push_back(fmt::format("{} p99 grew {:.1f} % (max {:.0f} %)", which, *g,
-                                          c.max_p99_regression_pct));
+        (steady.unsettled ? doubts : regressions)
+            .push_back(fmt::format("{} p99 grew {:.1f} % (max {:.0f} %){}", which, *g,
+                                   c.max_p99_regression_pct,
+                                   steady.unsettled ? " on mostly non-steady trials" : ""));
       }
     }
     const auto pss = trial_median(e, arm, "/pss_peak_mb");
-    if (c.memory_budget_mb && pss && *pss > *c.memory_budget_mb) {
+    if (budget && pss && *pss > *budget) {
       regressions.push_back(
-          fmt::format("peak PSS {:.0f} MB over the {:.0f} MB budget", *pss, *c.memory_budget_mb));
+          fmt::format("peak PSS {:.0f} MB over the {:.0f} MB budget", *pss, *budget));
     }
     const auto lo = number_at(r, "/ci_pct/0"), hi = number_at(r, "/ci_pct/1");
     const bool accepted = std::find(c.accepted_verdicts.begin(), c.accepted_verdicts.end(),
                                     verdict) != c.accepted_verdicts.end();
-    if (verdict == "INCONCLUSIVE")
-      doubts.push_back("ab verdict INCONCLUSIVE: " + r.value("reason", ""));
     const bool gain = lo && *lo > c.min_throughput_gain_pct;
     if (!gain && hi && *hi > c.min_throughput_gain_pct && verdict != "REJECT") {
       doubts.push_back(
@@ -216,9 +278,10 @@ json decide_experiment(const json& e, const Criteria& c) {
       for (const auto& s : *list)
         reasons.push_back(s);
     }
-    if (adopt) {
-      reasons.push_back(fmt::format("gain CI lower bound {:.1f} % > {:.0f} %, guardrails hold", *lo,
-                                    c.min_throughput_gain_pct));
+    if (adopt) {  // first: the decision's one-line reason
+      reasons.insert(reasons.begin(),
+                     fmt::format("gain CI lower bound {:.1f} % > {:.0f} %, guardrails hold", *lo,
+                                 c.min_throughput_gain_pct));
     }
     decisions.push_back(
         {{"arm", arm},
@@ -236,7 +299,8 @@ json decide_experiment(const json& e, const Criteria& c) {
          {"reason",
           fmt::format("{}: {}", arm, reasons.empty() ? "" : reasons[0].get<std::string>())},
          {"reasons", reasons},
-         {"rollback_triggers", adopt ? rollback_triggers(e, r, c) : json::array()}});
+         {"steady_state", steady.counts},
+         {"rollback_triggers", adopt ? rollback_triggers(e, r, c, budget) : json::array()}});
   }
   return decisions;
 }

@@ -26,16 +26,18 @@ void throughput_facts(const json& s, const json& prediction, json& facts) {
   }
   if (prediction["ratio"].is_number()) {
     const double r = prediction["ratio"];
-    // Above the prediction by as much as interference would put it below: not trustworthy.
+    // Above min(pipeline, compute) is an order steady state cannot give (ordering_caveats).
     const char* note = prediction["interference"] == true ? ": the pipeline and the step interfere"
-                       : r > 1 / kInterferenceRatio
-                           ? ": above the prediction, so the phases were too short or the "
-                             "machine too noisy to trust it"
-                           : "";
+                       : r > 1 ? ": above it, which steady state cannot give (see the caveats)"
+                               : "";
     facts.push_back(fact(
         "prediction",
         fmt::format("measured end to end is {:.0f} % of min(pipeline, compute){}", 100 * r, note),
         "throughput.end_to_end / throughput.predicted_end_to_end", r, "ratio"));
+  }
+  for (const auto& c : ordering_caveats(s)) {
+    facts.push_back(fact("caveat." + c["id"].get<std::string>(), c["text"].get<std::string>(),
+                         c["metric"].get<std::string>(), c["ratio"], "ratio"));
   }
 }
 
@@ -206,6 +208,7 @@ json analyze_run(const RunData& run) {
   a["config"] = value_at(run.manifest, "/config");
   a["classification"] = classify(s);
   a["prediction"] = prediction(s);
+  a["caveats"] = ordering_caveats(s);
   a["stages"] = attribute_stages(s, run.manifest);
   a["resources"] = attribute_resources(s, run.manifest);
   json facts = json::array();

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <array>
 #include <functional>
 #include <map>
 
@@ -27,12 +28,13 @@ bool network_fs(const std::string& fs) {
                                                   [&](const char* n) { return fs == n; });
 }
 
-// "13.0" >= "11.0", component by component.
+// "13.0" >= "11.0", "1.13.0a0" >= "1.7", "2.6.0+cu124" >= "2.6": major, minor, patch compared as
+// numbers; a suffix after them (a pre-release, a local build tag) is ignored.
 bool version_at_least(const std::string& have, const std::string& need) {
-  int h1 = 0, h2 = 0, n1 = 0, n2 = 0;
-  std::sscanf(have.c_str(), "%d.%d", &h1, &h2);
-  std::sscanf(need.c_str(), "%d.%d", &n1, &n2);
-  return h1 != n1 ? h1 > n1 : h2 >= n2;
+  std::array<int, 3> h{}, n{};
+  std::sscanf(have.c_str(), "%d.%d.%d", &h[0], &h[1], &h[2]);
+  std::sscanf(need.c_str(), "%d.%d.%d", &n[0], &n[1], &n[2]);
+  return h >= n;
 }
 
 using Check = std::function<json(const json& arg, const json& analysis, const json& manifest)>;
@@ -75,6 +77,44 @@ json check_oversized_sources(const json& arg, const json&, const json& m) {
       fmt::format("{:.0f} % of the {:.0f} probed images have more than {:g} x the pixels "
                   "of the {}x{} output (need {:.0f} %)",
                   100 * share, images, k, value_text(size), value_text(size), 100 * need));
+}
+
+// The software versions a precondition may name, and where a job's manifest records each: torch
+// is the user's job's own (its hook reports torch.__version__, docs/external-hook.md).
+const std::map<std::string, std::string>& version_facts() {
+  static const std::map<std::string, std::string> table = {
+      {"torch", "/job/dataloader/versions/torch"}};
+  return table;
+}
+
+// {software: minimum version}: every named version must be recorded and at least the minimum.
+// mmprof's own loader is not PyTorch's: it has every option mmprof ab varies, so the check holds
+// there and says what a PyTorch job would need.
+json check_versions(const json& arg, const json&, const json& m) {
+  std::string detail;
+  const auto add = [&](const std::string& text) { detail += (detail.empty() ? "" : "; ") + text; };
+  const bool job = string_at(m, "/source", "") == "external";
+  for (const auto& [software, need] : arg.items()) {
+    if (!job) {
+      add(fmt::format("mmprof's own loader has it (a PyTorch job needs {} >= {})", software,
+                      value_text(need)));
+      continue;
+    }
+    const json have = value_at(m, version_facts().at(software));
+    if (!have.is_string()) {
+      return result("version_at_least", false,
+                    fmt::format("cannot verify: the job's {} version is not recorded (need >= {})",
+                                software, value_text(need)));
+    }
+    if (!version_at_least(have.get<std::string>(), value_text(need))) {
+      return result("version_at_least", false,
+                    fmt::format("the job's {} {} is older than {}, which introduced it", software,
+                                have.get<std::string>(), value_text(need)));
+    }
+    add(fmt::format("the job's {} {} (need >= {})", software, have.get<std::string>(),
+                    value_text(need)));
+  }
+  return result("version_at_least", true, detail);
 }
 
 const std::map<std::string, Check>& checks() {
@@ -163,6 +203,7 @@ const std::map<std::string, Check>& checks() {
          const std::string have = string_at(m, "/data/layout", "unknown");
          return result("layout", have == value_text(arg), "the dataset's layout is " + have);
        }},
+      {"version_at_least", check_versions},
       {"network_storage",
        [](const json&, const json&, const json& m) {
          const std::string fs = string_at(m, "/storage/fs_type", "");
@@ -180,6 +221,43 @@ void require(const json& j, const char* key, const std::string& where, const std
   if (!j.contains(key)) throw UsageError(fmt::format("{}: {} has no '{}'", name, where, key));
 }
 
+// One {classification, stages, resources} map of lists, or a non-empty list of such maps.
+void check_addresses(const json& addresses, const std::string& where, const std::string& name) {
+  const auto bad = [&] {
+    return UsageError(fmt::format(
+        "{}: {}'s addresses must be a map of classification/stages/resources lists, or a list "
+        "of such maps; got {}",
+        name, where, addresses.dump()));
+  };
+  const json alternatives = addresses.is_array() ? addresses : json::array({addresses});
+  if (alternatives.empty()) throw bad();
+  for (const auto& a : alternatives) {
+    if (!a.is_object()) throw bad();
+    for (const auto& [key, list] : a.items()) {
+      if ((key != "classification" && key != "stages" && key != "resources") || !list.is_array())
+        throw bad();
+    }
+  }
+}
+
+void check_version_names(const json& arg, const std::string& where, const std::string& name) {
+  std::string known;
+  for (const auto& [software, pointer] : version_facts())
+    known += (known.empty() ? "" : ", ") + software;
+  if (!arg.is_object() || arg.empty()) {
+    throw UsageError(
+        fmt::format("{}: {}'s version_at_least is not a map of software to a quoted version ({})",
+                    name, where, known));
+  }
+  for (const auto& [software, need] : arg.items()) {
+    if (!version_facts().count(software) || !need.is_string()) {
+      throw UsageError(
+          fmt::format("{}: {}'s version_at_least names {}: {} (known: {}, the version quoted)",
+                      name, where, software, need.dump(), known));
+    }
+  }
+}
+
 }  // namespace
 
 json parse_knowledge_base(const std::string& yaml_text, const std::string& name) {
@@ -192,17 +270,26 @@ json parse_knowledge_base(const std::string& yaml_text, const std::string& name)
     const std::string where = "change " + value_text(c["id"]);
     for (const char* key : {"title", "factor", "values", "addresses", "preconditions", "sources"})
       require(c, key, where, name);
+    check_addresses(c["addresses"], where, name);
     for (const auto& p : c["preconditions"]) {
       if (!p.is_object() || p.size() != 1 || !checks().count(p.begin().key())) {
         throw UsageError(
             fmt::format("{}: {} has an unknown precondition {}", name, where, p.dump()));
       }
+      if (p.begin().key() == "version_at_least")
+        check_version_names(p.begin().value(), where, name);
     }
     for (const auto& s : c["sources"]) {
       require(s, "url", where + "'s source", name);
       require(s, "title", where + "'s source", name);
-      if (!s.contains("published") && !s.contains("accessed"))
-        throw UsageError(fmt::format("{}: {} has a source without a date", name, where));
+      // When a fact was published, or which version of the software it describes, dates it; the
+      // day someone read a living page does not.
+      if (!s.contains("published") && !s.contains("version")) {
+        throw UsageError(fmt::format(
+            "{}: {}'s source {} has neither 'published' nor 'version' (an 'accessed' date alone "
+            "does not date what it says)",
+            name, where, value_text(s["url"])));
+      }
     }
   }
   return kb;

@@ -8,11 +8,14 @@
 namespace mmprof::report {
 
 // The YAML as JSON ({version, updated, changes[...]}), validated: every change has an id, a
-// title, addresses and sources with url, title and a date. Throws UsageError naming `name`.
+// title, addresses (one {classification, stages, resources} map or a list of them), known
+// preconditions, and sources with url, title and `published` or `version` (`accessed` alone is
+// refused). Throws UsageError naming `name`.
 nlohmann::json parse_knowledge_base(const std::string& yaml_text, const std::string& name);
 
-// One precondition (a single-key map, e.g. {"idle_cores": 1}) against the run:
-// {check, ok, detail}. A fact the manifest does not hold is not ok ("cannot verify: ...").
+// One precondition (a single-key map, e.g. {"idle_cores": 1}, {"version_at_least": {"torch":
+// "1.7"}}) against the run: {check, ok, detail}. A fact the manifest does not hold is not ok
+// ("cannot verify: ...").
 nlohmann::json check_precondition(const nlohmann::json& precondition,
                                   const nlohmann::json& analysis, const nlohmann::json& manifest);
 

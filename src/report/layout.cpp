@@ -31,6 +31,8 @@ void run_overview(const json& run, Section& s) {
         pct(p["ratio"]),
         p["interference"] == true ? ": the pipeline and the step interfere" : "")});
   }
+  for (const auto& caveat : run.value("caveats", json::array()))
+    s.blocks.push_back(Paragraph{"Caveat: " + str(caveat["text"]) + ".", true});
   const json& st = run["stages"];
   s.blocks.push_back(Paragraph{
       fmt::format(
@@ -138,8 +140,11 @@ void run_stand_in(const json& run, std::vector<Section>& out, int level) {
 
 void run_hypotheses(const json& run, std::vector<Section>& out, int level) {
   Section s{level, "Hypotheses (to confirm or refute with mmprof ab)", {}};
-  if (run["hypotheses"].empty())
+  if (run["hypotheses"].empty()) {
     s.blocks.push_back(Paragraph{"None: no compatible change addresses this run's limit."});
+  } else if (run.value("hypotheses_scope", json()).is_string()) {
+    s.blocks.push_back(Paragraph{run["hypotheses_scope"].get<std::string>(), true});
+  }
   for (const auto& h : run["hypotheses"]) {
     s.blocks.push_back(Paragraph{str(h["text"]) + ". Refuted if " + str(h["refuted_if"]) + "."});
     if (h["confirm_or_refute"].is_string())
@@ -167,8 +172,8 @@ void run_recommendations(const json& run, std::vector<Section>& out, int level) 
       const bool published = src.contains("published");
       sources.links.push_back(
           {str(src["title"]), str(src["url"]),
-           fmt::format("{}: {} {}", str(r["id"]), published ? "published" : "accessed",
-                       str(published ? src["published"] : src["accessed"]))});
+           fmt::format("{}: {} {}", str(r["id"]), published ? "published" : "version",
+                       str(published ? src["published"] : src.value("version", json())))});
     }
   }
   if (t.rows.empty()) {
@@ -245,6 +250,25 @@ std::string tau_text(const json& x) {
   return "n/a";
 }
 
+// "base 6 of 6, loader.num_workers=2 6 of 6": the trials whose steady-state check failed twice,
+// from the decisions' steady_state counts; empty when every trial settled.
+std::string nonsteady_text(const json& decisions) {
+  std::string out;
+  const auto add = [&](const std::string& who, const json& n, const json& of) {
+    if (n.is_number() && n.get<int>() > 0)
+      out += fmt::format("{}{} {} of {}", out.empty() ? "" : ", ", who, str(n), str(of));
+  };
+  if (!decisions.empty()) {
+    add("base", value_at(decisions[0], "/steady_state/base_nonsteady"),
+        value_at(decisions[0], "/steady_state/base_trials"));
+  }
+  for (const auto& d : decisions) {
+    add(str(d["arm"]), value_at(d, "/steady_state/arm_nonsteady"),
+        value_at(d, "/steady_state/arm_trials"));
+  }
+  return out;
+}
+
 void experiment_sections(const json& x, std::vector<Section>& out) {
   Section s{2, "Experiment " + str(x["dir"]), {}};
   s.blocks.push_back(Paragraph{fmt::format(
@@ -264,6 +288,13 @@ void experiment_sections(const json& x, std::vector<Section>& out) {
     }
   }
   s.blocks.push_back(t);
+  if (const std::string nonsteady = nonsteady_text(x["decisions"]); !nonsteady.empty()) {
+    s.blocks.push_back(Paragraph{fmt::format(
+        "Trials that never reached steady state: {}. Their throughput measures warm-up as much as "
+        "the configuration; when they are most of an arm's or the base's trials, the arm's "
+        "verdict is withheld.",
+        nonsteady)});
+  }
   s.blocks.push_back(
       Chart{"arms", "Throughput per arm, median with 95 % CI (samples/s)", x["arm_throughput"]});
   if (!triggers.rows.empty()) s.blocks.push_back(triggers);

@@ -17,6 +17,12 @@ namespace {
 
 using nlohmann::json;
 
+// How hypotheses of a run without a step are to be read (report.json hypotheses_scope).
+constexpr const char* kPipelineOnlyScope =
+    "No step was measured (step.kind none): these raise the pipeline's own rate; whether the job "
+    "gains depends on its step. Measure end to end (a step.kind, or your own job with mmprof "
+    "baseline -- CMD) before adopting one.";
+
 // The factor's values with $current, $double, $double_within_idle_cores and $cores filled in.
 // `why_not`: set when a value cannot be rendered for this run (no idle host core to add on).
 std::vector<std::string> render_values(const json& change, const json& analysis,
@@ -53,13 +59,17 @@ std::vector<std::string> render_values(const json& change, const json& analysis,
   return out;
 }
 
+bool pipeline_only_run(const json& analysis) {
+  return value_at(analysis, "/classification/primary") == "pipeline-only";
+}
+
 bool contains(const json& list, const json& value) {
   return list.is_array() && std::find(list.begin(), list.end(), value) != list.end();
 }
 
-// Why the change does not address this run's limit; empty when it does.
-std::string irrelevance(const json& change, const json& analysis) {
-  const json& a = change["addresses"];
+// Why one `addresses` alternative ({classification, stages, resources}) does not fit this run's
+// limit; empty when it does.
+std::string mismatch(const json& a, const json& analysis) {
   const json primary = value_at(analysis, "/classification/primary");
   if (a.contains("classification") && !contains(a["classification"], primary)) {
     return fmt::format("addresses {} runs; this run is {}", a["classification"].dump(),
@@ -84,15 +94,41 @@ std::string irrelevance(const json& change, const json& analysis) {
   return "";
 }
 
+// Why the change does not address this run's limit; empty when it does. `addresses` is one
+// alternative or a list of them (a change may address input-bound runs through some stages and
+// pipeline-only runs through others); the reason given is that of the alternative for this run's
+// class, when there is one.
+std::string irrelevance(const json& change, const json& analysis) {
+  const json& addresses = change["addresses"];
+  if (!addresses.is_array()) return mismatch(addresses, analysis);
+  const json primary = value_at(analysis, "/classification/primary");
+  std::string reason;
+  for (const auto& a : addresses) {
+    const std::string why = mismatch(a, analysis);
+    if (why.empty()) return "";
+    if (reason.empty() || contains(a.value("classification", json()), primary)) reason = why;
+  }
+  return reason;
+}
+
 json hypothesis(const json& change, const json& analysis, const std::string& command) {
   const std::string stage = value_text(value_at(analysis, "/stages/limit"));
   const std::string resource = value_text(value_at(analysis, "/resources/limit"));
+  const std::string title = change["title"].get<std::string>();
+  const bool pipeline_only = pipeline_only_run(analysis);
+  const std::string text =
+      pipeline_only
+          ? fmt::format(
+                "{} raises the pipeline's own rate: no step was measured, the "
+                "pipeline is limited by stage {} (resource: {})",
+                title, stage, resource)
+          : fmt::format(
+                "{} raises the run's throughput: the run is {}, limited by stage "
+                "{} (resource: {})",
+                title, value_text(value_at(analysis, "/classification/primary")), stage, resource);
   return {{"id", change["id"]},
-          {"text",
-           fmt::format("{} raises the run's throughput: the run is {}, limited by stage "
-                       "{} (resource: {})",
-                       change["title"].get<std::string>(),
-                       value_text(value_at(analysis, "/classification/primary")), stage, resource)},
+          {"aimed_at", pipeline_only ? "pipeline rate" : "run throughput"},
+          {"text", text},
           {"confirm_or_refute", command.empty() ? json(nullptr) : json(command)},
           {"refuted_if", "mmprof ab gives REJECT or EQUIVALENT for the changed arm"},
           // A change without a config key names the offline step to take instead, if it has one.
@@ -150,11 +186,13 @@ std::string ab_command(const json& manifest, const std::string& factor,
 }
 
 json evaluate_knowledge_base(const json& kb, const json& analysis, const json& manifest) {
+  const json scope = pipeline_only_run(analysis) ? json(kPipelineOnlyScope) : json(nullptr);
   json out = {{"knowledge_base_version", kb["version"]},
               {"knowledge_base_updated", kb.value("updated", json(nullptr))},
               {"recommended", json::array()},
               {"excluded", json::array()},
-              {"hypotheses", json::array()}};
+              {"hypotheses", json::array()},
+              {"hypotheses_scope", scope}};
   for (const auto& change : kb["changes"]) {
     json checks = json::array();
     std::string reason;

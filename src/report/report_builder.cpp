@@ -46,6 +46,7 @@ json run_section(const RunData& run, const json& kb) {
   json a = analyzed_run(run);
   json kbr = evaluate_knowledge_base(kb, a, run.manifest);
   a["hypotheses"] = kbr["hypotheses"];
+  a["hypotheses_scope"] = kbr["hypotheses_scope"];
   a["recommended"] = kbr["recommended"];
   a["excluded"] = kbr["excluded"];
   a["knowledge_base"] = {{"version", kbr["knowledge_base_version"]},
@@ -87,6 +88,9 @@ json arm_throughput(const json& e) {
 
 json experiment_figures(const ExperimentData& x, const json& kb, const Criteria& c) {
   const json& e = x.experiment;
+  // The host the trials ran on (its RAM sets the default memory budget): the base trial's.
+  const auto host_mb =
+      x.base ? number_at(x.base->manifest, "/hardware/memory/total_mb") : std::nullopt;
   json s = {{"dir", x.dir.string()},
             {"status", value_at(e, "/status")},
             {"message", value_at(e, "/message")},
@@ -95,7 +99,7 @@ json experiment_figures(const ExperimentData& x, const json& kb, const Criteria&
             {"cache", value_at(e, "/design/cache")},
             {"calibration", value_at(e, "/calibration")},
             {"results", value_at(e, "/results")},
-            {"decisions", decide_experiment(e, c)},
+            {"decisions", decide_experiment(e, c, host_mb)},
             {"arm_throughput", arm_throughput(e)}};
   s["base_run"] = x.base ? run_section(*x.base, kb) : json(nullptr);
   return s;

@@ -39,9 +39,9 @@ CommandResult run_mmprof(const std::string& args);
 std::vector<uint8_t> read_bytes(const std::filesystem::path& path);
 std::string read_text(const std::filesystem::path& path);
 nlohmann::json read_json(const std::filesystem::path& path);
-// An mmprof ab result's verdict, or, where the drift guard withheld it (INCONCLUSIVE, "would be
-// X, but throughput drifts over rounds"), the X it names: a shared machine's load may trend over
-// a test's rounds.
+// An mmprof ab result's verdict, or, where a guard withheld it (INCONCLUSIVE, "would be X, but
+// throughput drifts over rounds" or "... never reached steady state"), the X it names: a shared
+// machine's load may trend over a test's rounds or keep its short trials from settling.
 std::string verdict_before_drift(const nlohmann::json& result);
 void write_bytes(const std::filesystem::path& path, const std::vector<uint8_t>& bytes);
 void write_text(const std::filesystem::path& path, const std::string& text);

@@ -5,6 +5,8 @@
 
 #include <cmath>
 #include <fstream>
+#include <iterator>
+#include <optional>
 #include <set>
 
 #include "ab/analysis.hpp"
@@ -191,10 +193,48 @@ TEST(AbAnalysisTest, GuardrailViolationRejects) {
   const ExperimentDesign d = design_of({"loader.num_workers=1,2"}, 6);
   auto trials = fabricate(d, {1, 1, 1.3}, 0.001);
   for (auto& t : trials)
-    if (t.arm == 2) t.pss_peak_mb = 400;  // 4x the base's peak PSS, limit 1.5x
+    if (t.arm == 2) t.pss_peak_mb = 400;  // 4x the PSS for 1.3x the samples/s: 3.1x per unit
   const ArmResult r = result(analyze(d, trials, {}, 0.05), 2);
   EXPECT_EQ(r.verdict, "REJECT");
-  EXPECT_NE(r.reason.find("pss_peak_mb"), std::string::npos) << r.reason;
+  EXPECT_NE(r.reason.find("pss_mb_per_samples_per_s"), std::string::npos) << r.reason;
+}
+
+const GuardrailCheck* guardrail(const ArmResult& r, const std::string& name) {
+  for (const auto& g : r.guardrails)
+    if (g.name == name) return &g;
+  return nullptr;
+}
+
+// A second worker brings its own memory: 1.6x the PSS for 1.6x the samples/s is no regression
+// (it was REJECTed against a raw 1.5x growth limit). The host's memory, which other processes
+// move, is context. A peak over the budget (80 % of the host's 1000 MB) is a hard REJECT.
+TEST(AbAnalysisTest, MemoryIsJudgedPerUnitOfThroughputAndAgainstTheBudget) {
+  const ExperimentDesign d = design_of({"loader.num_workers=1,2"}, 6);
+  ASSERT_DOUBLE_EQ(d.guardrails.memory_budget_mb, 800);
+  auto trials = fabricate(d, {1, 1, 1.6}, 0.001);
+  for (auto& t : trials) {
+    if (t.arm == 2) t.pss_peak_mb = 160;
+    t.host_peak_mb = t.arm == 2 ? 5000 : 500;  // another process filled the host meanwhile
+  }
+  const ArmResult ok = result(analyze(d, trials, {}, 0.05), 2);
+  EXPECT_EQ(ok.verdict, "ADOPT") << ok.reason;
+  const GuardrailCheck* per_rate = guardrail(ok, "pss_mb_per_samples_per_s");
+  ASSERT_NE(per_rate, nullptr);
+  EXPECT_TRUE(per_rate->ok);
+  EXPECT_NEAR(per_rate->arm, 160.0 / 1600, 1e-3);  // MB per samples/s, as the base's 100 / 1000
+  const GuardrailCheck* budget = guardrail(ok, "pss_peak_mb");
+  ASSERT_NE(budget, nullptr);
+  EXPECT_DOUBLE_EQ(budget->limit, 800);
+  EXPECT_DOUBLE_EQ(budget->arm, 160);
+  EXPECT_EQ(guardrail(ok, "host_peak_mb"), nullptr);
+  EXPECT_DOUBLE_EQ(ok.host_peak_mb, 5000);
+  EXPECT_DOUBLE_EQ(ok.base_host_peak_mb, 500);
+  trials[2 * 3 + 2].pss_peak_mb = 900;  // round 2 of the arm peaks over the budget
+  const ArmResult over = result(analyze(d, trials, {}, 0.05), 2);
+  EXPECT_EQ(over.verdict, "REJECT");
+  EXPECT_NE(over.reason.find("guardrail pss_peak_mb is violated: 900.00 against a limit of 800.00"),
+            std::string::npos)
+      << over.reason;
 }
 
 TEST(AbAnalysisTest, MaterialDriftDowngrades) {
@@ -206,6 +246,49 @@ TEST(AbAnalysisTest, MaterialDriftDowngrades) {
   EXPECT_TRUE(r.drift.drift);
   EXPECT_EQ(r.verdict, "INCONCLUSIVE");
   EXPECT_NE(r.reason.find("would be ADOPT"), std::string::npos) << r.reason;
+}
+
+// Throughput from trials that never settled measures warm-up: a verdict resting on mostly such
+// trials of the arm or of the base is withheld, the way drift withholds it; a minority is counted.
+TEST(AbAnalysisTest, MostlyNonSteadyTrialsWithholdTheVerdict) {
+  const ExperimentDesign d = design_of({"step.ms=2,6"}, 6);
+  auto trials = fabricate(d, {1, 1, 1.3}, 0.001);
+  for (auto& t : trials)
+    t.steady = false;  // all 18 trials
+  const ArmResult all = result(analyze(d, trials, {}, 0.05), 2);
+  EXPECT_EQ(all.verdict, "INCONCLUSIVE");
+  EXPECT_EQ(all.reason,
+            "would be ADOPT, but 6 of 6 trials of this arm and 6 of 6 of the base never reached "
+            "steady state");
+  EXPECT_EQ(test::verdict_before_drift(to_json(all, d)), "ADOPT");
+  for (auto& t : trials)
+    t.steady = t.arm != 0 || t.round < 2;  // the base: 4 of 6 never settled
+  const ArmResult base = result(analyze(d, trials, {}, 0.05), 2);
+  EXPECT_EQ(base.reason,
+            "would be ADOPT, but 4 of 6 trials of the base never reached steady state");
+  for (auto& t : trials)
+    t.steady = !(t.arm == 2 && t.round < 3);  // 3 of 6: not most of them
+  const ArmResult half = result(analyze(d, trials, {}, 0.05), 2);
+  EXPECT_EQ(half.verdict, "ADOPT") << half.reason;
+  EXPECT_EQ(half.nonsteady, 3);
+  EXPECT_EQ(half.steady, 3);
+  EXPECT_EQ(half.base_nonsteady, 0);
+  // A REJECT by a tail measured in those same trials is withheld too; the memory budget, a hard
+  // limit, is not (though PSS per samples/s, a paired check, fails as well).
+  for (auto& t : trials) {
+    t.steady = false;
+    if (t.arm == 2) t.step_p99 = 50;  // 10x the base's step p99
+  }
+  const ArmResult tail = result(analyze(d, trials, {}, 0.05), 2);
+  EXPECT_EQ(tail.verdict, "INCONCLUSIVE");
+  EXPECT_EQ(tail.reason.rfind("would be REJECT, but 6 of 6 trials of this arm", 0), 0u)
+      << tail.reason;
+  for (auto& t : trials)
+    if (t.arm == 2) t.pss_peak_mb = 900;  // over the 800 MB budget
+  const ArmResult budget = result(analyze(d, trials, {}, 0.05), 2);
+  EXPECT_EQ(budget.verdict, "REJECT");
+  EXPECT_NE(budget.reason.find("guardrail pss_peak_mb is violated"), std::string::npos)
+      << budget.reason;
 }
 
 TEST(AbSteadyStateTest, JudgesBlocksAndExtendsOnce) {
@@ -244,6 +327,7 @@ struct FakeWorld {
   std::map<std::string, double> rate;  // by the last --set that names a factor
   int runs = 0;
   int interrupt_after = -1;
+  std::optional<bool> steady;  // written to steady.json when set
 
   int run(const std::vector<std::string>& argv, const std::filesystem::path& log) {
     std::filesystem::path out;
@@ -265,6 +349,10 @@ struct FakeWorld {
                                         "samples,bytes\n0,pipeline,1,0.5,,0,2.0,8,100\n";
     std::ofstream(out / "digests.csv")
         << "phase,batch_id,epoch,digest\npipeline,0,0,00000000000000ff\n";
+    if (steady) {
+      std::ofstream(out / "steady.json")
+          << nlohmann::json{{"pipeline", {{"steady", *steady}, {"extended", true}}}}.dump();
+    }
     return ++runs == interrupt_after ? 130 : 0;
   }
 };
@@ -307,23 +395,51 @@ TEST(AbProtocolTest, RunsEveryArmEveryRoundAndWritesTheDirectory) {
   EXPECT_TRUE(std::filesystem::exists(o.out / "matrix.md"));
 }
 
+// The experiment `d` with `world`'s fake trials into `out`.
+nlohmann::json run_fake(const ExperimentDesign& d, FakeWorld& world,
+                        const std::filesystem::path& out) {
+  AbOptions o;
+  o.out = out;
+  o.arm_configs.assign(d.arms.size(), Config{});
+  int64_t clock = 0;
+  TrialHooks hooks{[&](const auto& argv, const auto& log) { return world.run(argv, log); }, [] {},
+                   [&] { return clock += 1000; }, [] { return std::string("t"); }};
+  return run_ab(d, o, {}, hooks);
+}
+
+// Every trial failed its steady-state check: the verdict is withheld, and matrix.md says how many.
+TEST(AbProtocolTest, NonSteadyTrialsAreCarriedIntoTheVerdictAndTheMatrix) {
+  test::TempDir tmp;
+  const ExperimentDesign d = design_of({"loader.num_workers=1,2"}, 6);
+  FakeWorld world;
+  world.rate["loader.num_workers=2"] = 1500;
+  world.steady = false;
+  const auto e = run_fake(d, world, tmp.path() / "exp");
+  const auto& arm = e["results"][1];
+  EXPECT_EQ(arm["verdict"], "INCONCLUSIVE");
+  EXPECT_EQ(arm["reason"],
+            "would be ADOPT, but 6 of 6 trials of this arm and 6 of 6 of the base never reached "
+            "steady state");
+  EXPECT_EQ(arm["base_nonsteady_trials"], 6);
+  std::ifstream md(tmp.path() / "exp" / "matrix.md");
+  const std::string text{std::istreambuf_iterator<char>(md), std::istreambuf_iterator<char>()};
+  EXPECT_NE(text.find("never reached steady state (the check failed twice): base 6 of 6, A/A 6 "
+                      "of 6, loader.num_workers=2 6 of 6."),
+            std::string::npos)
+      << text;
+}
+
 TEST(AbProtocolTest, ATrialInterruptedAloneIsRecordedAndTheRoundsGoOn) {
   test::TempDir tmp;
   const ExperimentDesign d = design_of({"loader.num_workers=1,2"}, 6);
   FakeWorld world;
   world.interrupt_after = 5;
-  AbOptions o;
-  o.out = tmp.path() / "exp";
-  o.arm_configs.assign(d.arms.size(), Config{});
-  int64_t clock = 0;
-  TrialHooks hooks{[&](const auto& argv, const auto& log) { return world.run(argv, log); }, [] {},
-                   [&] { return clock += 1000; }, [] { return std::string("t"); }};
   // The child reports the interrupt (exit 130); this process's flag is not set in a unit test,
   // so the experiment records the trial as interrupted and goes on.
-  const auto e = run_ab(d, o, {}, hooks);
+  const auto e = run_fake(d, world, tmp.path() / "exp");
   EXPECT_EQ(e["trials"][4]["status"], "interrupted");
   EXPECT_EQ(e["trials"].size(), 18u);
-  std::ifstream in(o.out / "experiment.json");
+  std::ifstream in(tmp.path() / "exp" / "experiment.json");
   EXPECT_EQ(nlohmann::json::parse(in)["trials"].size(), 18u);
 }
 

@@ -294,6 +294,41 @@ TEST(ReportFixtureRun, CrossChecksAgreeAndFactsNameTheirMetric) {
   ASSERT_EQ(a["charts"]["memory"].size(), 3u);  // main and two workers
 }
 
+// End to end above the pipeline's own rate (or the compute ceiling) cannot happen in steady
+// state: 5 % above is caveated in the facts, not only beyond the 11 % the prediction note used.
+TEST(ReportFixtureRun, EndToEndAboveThePipelinesRateIsCaveated) {
+  RunData run = load_run(test::source_dir() / "tests/fixtures/report/run-input-bound");
+  json& t = run.summary["throughput"];
+  t["pipeline"]["samples_per_s"] = 100.0;
+  t["compute"]["samples_per_s"] = 200.0;
+  t["predicted_end_to_end"]["samples_per_s"] = 100.0;
+  t["end_to_end"]["samples_per_s"] = 105.0;
+  const json a = analyze_run(run);
+  ASSERT_EQ(a["caveats"].size(), 1u);
+  EXPECT_EQ(a["caveats"][0]["id"], "end_to_end_above_pipeline");
+  bool caveated = false;
+  for (const auto& f : a["facts"]) {
+    if (f["id"] != "caveat.end_to_end_above_pipeline") continue;
+    caveated = true;
+    EXPECT_NE(f["text"].get<std::string>().find(
+                  "end to end (105.0 samples/s) is 5.0 % above the pipeline's own rate (100.0 "
+                  "samples/s), which steady state cannot give"),
+              std::string::npos)
+        << f["text"];
+    EXPECT_EQ(f["metric"], "throughput.end_to_end / throughput.pipeline");
+    EXPECT_DOUBLE_EQ(f["value"].get<double>(), 1.05);
+  }
+  EXPECT_TRUE(caveated) << a["facts"].dump();
+  // Above both bounds: two caveats; below both: none.
+  t["end_to_end"]["samples_per_s"] = 250.0;
+  EXPECT_EQ(ordering_caveats(run.summary).size(), 2u);
+  EXPECT_EQ(ordering_caveats(run.summary)[1]["id"], "end_to_end_above_compute");
+  t["end_to_end"]["samples_per_s"] = 99.0;
+  EXPECT_TRUE(ordering_caveats(run.summary).empty());
+  t.erase("end_to_end");  // no step: nothing to order
+  EXPECT_TRUE(ordering_caveats(run.summary).empty());
+}
+
 TEST(ReportInputs, ForeignDirectoriesAreRefusedByName) {
   test::TempDir dir;
   try {

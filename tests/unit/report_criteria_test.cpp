@@ -58,6 +58,64 @@ TEST(ReportCriteria, AbVerdictsBecomeDecisions) {
   EXPECT_TRUE(order["rollback_triggers"].empty());
 }
 
+// An experiment file from before ab withheld verdicts on non-steady trials: its ADOPT rests on
+// trials that never settled, so the decision is undecided and the gate's reason says why.
+TEST(ReportCriteria, AVerdictOnMostlyNonSteadyTrialsIsUndecided) {
+  const Criteria c = parse_criteria(default_criteria_yaml(), "embedded");
+  json e = fixture_experiment();
+  for (auto& t : e["trials"])
+    t["steady"] = false;
+  const json d = decide_experiment(e, c);
+  const json& workers = decision(d, "loader.num_workers=4");
+  EXPECT_EQ(workers["verdict"], "ADOPT");
+  EXPECT_EQ(workers["decision"], "undecided");
+  EXPECT_EQ(workers["outcome"], "inconclusive");
+  EXPECT_EQ(workers["steady_state"]["arm_nonsteady"], 6);
+  EXPECT_EQ(workers["steady_state"]["base_trials"], 6);
+  // Its step p99 grew 31.8 %, but in trials that never settled: doubtful, not a regression.
+  const json& order = decision(d, "loader.in_order=false");
+  EXPECT_EQ(order["outcome"], "inconclusive");
+  bool tail = false;
+  for (const auto& r : order["reasons"])
+    tail = tail || r == "step p99 grew 31.8 % (max 10 %) on mostly non-steady trials";
+  EXPECT_TRUE(tail) << order["reasons"].dump();
+  const GateResult g = gate({workers}, c);
+  EXPECT_EQ(g.exit_code, 2);
+  EXPECT_NE(g.reason.find("ab verdict ADOPT rests on non-steady trials: 6 of 6 trials of this arm "
+                          "never reached steady state"),
+            std::string::npos)
+      << g.reason;
+  // One trial of six that never settled does not undo the decision; it is stated.
+  e = fixture_experiment();
+  for (auto& t : e["trials"])
+    if (t["arm"] == "loader.num_workers=4" && t["round"] == 0) t["steady"] = false;
+  const json one = decision(decide_experiment(e, c), "loader.num_workers=4");
+  EXPECT_EQ(one["decision"], "adopt");
+  bool stated = false;
+  for (const auto& r : one["reasons"])
+    stated = stated || r == "1 of 6 trials of this arm never reached steady state";
+  EXPECT_TRUE(stated) << one["reasons"].dump();
+}
+
+// The budget defaults to a fraction of the host's RAM: 0.8 x 350 MB = 280 MB < the arm's 300 MB.
+TEST(ReportCriteria, TheMemoryBudgetDefaultsToAFractionOfTheHostsRam) {
+  Criteria c = parse_criteria(default_criteria_yaml(), "embedded");
+  EXPECT_DOUBLE_EQ(*memory_budget(c, 16000.0), 12800);
+  EXPECT_FALSE(memory_budget(c, std::nullopt).has_value());
+  const json small =
+      decision(decide_experiment(fixture_experiment(), c, 350.0), "loader.num_workers=4");
+  EXPECT_EQ(small["outcome"], "regression");
+  EXPECT_NE(small["reason"].get<std::string>().find("peak PSS 300 MB over the 280 MB budget"),
+            std::string::npos)
+      << small["reason"];
+  const json large =
+      decision(decide_experiment(fixture_experiment(), c, 16000.0), "loader.num_workers=4");
+  EXPECT_EQ(large["decision"], "adopt");
+  c.memory_budget_mb = 1000;  // set explicitly: the host's RAM does not matter
+  EXPECT_DOUBLE_EQ(*memory_budget(c, 350.0), 1000);
+  EXPECT_THROW(parse_criteria("adopt: {memory_budget_host_fraction: 1.5}\n", "c.yaml"), UsageError);
+}
+
 TEST(ReportCriteria, GainBelowTheMinimumIsNotAdopted) {
   Criteria c = parse_criteria(default_criteria_yaml(), "embedded");
   c.min_throughput_gain_pct = 8;  // workers' CI lower bound is 6 %, upper 14 %

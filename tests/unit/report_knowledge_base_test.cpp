@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -12,12 +13,25 @@
 #include "report/analysis.hpp"
 #include "report/defaults.hpp"
 #include "report/knowledge_base.hpp"
+#include "report/report_builder.hpp"
+#include "report/writers.hpp"
 #include "support/test_support.hpp"
 
 namespace mmprof::report {
 namespace {
 
 using nlohmann::json;
+
+// The fixture run as the default `mmprof baseline` makes it: no step, so no end-to-end phase.
+RunData test_pipeline_only_run() {
+  RunData run = load_run(test::source_dir() / "tests/fixtures/report/run-input-bound");
+  run.summary.erase("stall_fraction");
+  run.summary["throughput"].erase("end_to_end");
+  run.summary["throughput"]["predicted_end_to_end"]["samples_per_s"] = nullptr;
+  run.manifest["config"]["step"] = {{"kind", "none"}};
+  run.manifest["command"] = {"mmprof", "baseline", "--out", "runs/default"};
+  return run;
+}
 
 json embedded_kb() {
   return parse_knowledge_base(default_knowledge_base_yaml(), "embedded");
@@ -37,19 +51,53 @@ TEST(ReportKnowledgeBase, EmbeddedCopyIsTheCheckedInFile) {
             read_text(test::source_dir() / "configs/report/criteria.yaml"));
 }
 
-TEST(ReportKnowledgeBase, EveryChangeHasDatedHttpsSources) {
+TEST(ReportKnowledgeBase, EveryChangeHasHttpsSourcesDatedByPublicationOrVersion) {
   const json kb = embedded_kb();
-  EXPECT_GE(kb["version"].get<int>(), 1);
+  EXPECT_GE(kb["version"].get<int>(), 2);
   ASSERT_GE(kb["changes"].size(), 10u);
   for (const auto& c : kb["changes"]) {
     ASSERT_FALSE(c["sources"].empty()) << c["id"];
     for (const auto& s : c["sources"]) {
       EXPECT_EQ(s["url"].get<std::string>().rfind("https://", 0), 0u) << s.dump();
-      const std::string date =
-          (s.contains("published") ? s["published"] : s["accessed"]).get<std::string>();
-      EXPECT_GE(date.size(), 7u) << s.dump();  // YYYY-MM at least
+      if (s.contains("published")) {
+        EXPECT_GE(s["published"].get<std::string>().size(), 7u) << s.dump();  // YYYY-MM at least
+      } else {
+        ASSERT_TRUE(s.contains("version")) << s.dump();
+        EXPECT_FALSE(s["version"].get<std::string>().empty()) << s.dump();
+      }
     }
   }
+}
+
+// A living page read on some day says nothing about when its fact held: such a source, an
+// unknown software in version_at_least and a malformed addresses are refused at load.
+TEST(ReportKnowledgeBase, SourcesWithOnlyAnAccessDateAreRefused) {
+  const std::string head =
+      "version: 1\nchanges:\n  - {id: x, title: t, factor: null, values: [], addresses: {},\n"
+      "     preconditions: [], sources: [{url: 'https://example.org/page', title: p, ";
+  EXPECT_NO_THROW(parse_knowledge_base(head + "version: '2.6'}]}\n", "kb.yaml"));
+  EXPECT_NO_THROW(parse_knowledge_base(head + "published: 2021-01-28}]}\n", "kb.yaml"));
+  try {
+    parse_knowledge_base(head + "accessed: 2026-11-30}]}\n", "kb.yaml");
+    FAIL() << "a source dated only by access was accepted";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("kb.yaml"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("https://example.org/page"), std::string::npos)
+        << e.what();
+  }
+  const std::string dated = "sources: [{url: 'https://e.org', title: p, version: '1'}]}\n";
+  EXPECT_THROW(parse_knowledge_base("version: 1\nchanges:\n  - {id: x, title: t, factor: null, "
+                                    "values: [], addresses: {}, preconditions: "
+                                    "[{version_at_least: {tensorflow: '2.0'}}], " +
+                                        dated,
+                                    "kb.yaml"),
+               UsageError);
+  EXPECT_THROW(parse_knowledge_base("version: 1\nchanges:\n  - {id: x, title: t, factor: null, "
+                                    "values: [], addresses: {stage: [decode]}, preconditions: "
+                                    "[], " +
+                                        dated,
+                                    "kb.yaml"),
+               UsageError);
 }
 
 TEST(ReportKnowledgeBase, MalformedFilesAreRefusedByName) {
@@ -133,6 +181,123 @@ TEST(ReportKnowledgeBase, OversizedSourcesAreMeasuredFromTheDataMix) {
     EXPECT_NE(h["note"].get<std::string>().find("mmprof baseline --data RESIZED"),
               std::string::npos);
   }
+}
+
+// A DataLoader argument is recommended to a user's job only when its recorded torch has it.
+TEST(ReportKnowledgeBase, VersionPreconditionsReadTheJobsTorch) {
+  const json need = {{"version_at_least", {{"torch", "1.7"}}}};
+  const json a;
+  json m;  // mmprof's own loader: it has every option it tests
+  EXPECT_EQ(check_precondition(need, a, m)["ok"], true);
+  EXPECT_NE(check_precondition(need, a, m)["detail"].get<std::string>().find("torch >= 1.7"),
+            std::string::npos);
+  m["source"] = "external";  // a job whose hook reported no versions: unknown is not compatible
+  EXPECT_EQ(check_precondition(need, a, m)["ok"], false);
+  EXPECT_NE(check_precondition(need, a, m)["detail"].get<std::string>().find("cannot verify"),
+            std::string::npos);
+  json& torch = m["job"]["dataloader"]["versions"]["torch"];
+  torch = "1.6.0";
+  EXPECT_EQ(check_precondition(need, a, m)["ok"], false);
+  EXPECT_NE(check_precondition(need, a, m)["detail"].get<std::string>().find("older than 1.7"),
+            std::string::npos);
+  for (const char* have : {"1.7.0", "1.13.0a0", "2.6.0+cu124"}) {
+    torch = have;
+    EXPECT_EQ(check_precondition(need, a, m)["ok"], true) << have;
+  }
+  torch = "2.5.1";
+  EXPECT_EQ(check_precondition({{"version_at_least", {{"torch", "2.6"}}}}, a, m)["ok"], false);
+  torch = "2.6.0";
+  EXPECT_EQ(check_precondition({{"version_at_least", {{"torch", "2.6"}}}}, a, m)["ok"], true);
+}
+
+// The knowledge base's own facts: prefetch_factor and persistent_workers came with torch 1.7,
+// in_order with 2.6. A torch 1.6 job is offered none of them; the reason names its version.
+TEST(ReportKnowledgeBase, AJobsTorchExcludesArgumentsItLacks) {
+  json m;
+  m["source"] = "external";
+  m["job"]["command"] = {"python", "train.py"};
+  m["job"]["dataloader"]["versions"]["torch"] = "1.6.0";
+  m["job"]["dataloader"]["loaders"] = {{{"followed", true},
+                                        {"config",
+                                         {{"num_workers", 2},
+                                          {"prefetch_factor", 2},
+                                          {"persistent_workers", false},
+                                          {"in_order", true},
+                                          {"pin_memory", false}}}}};
+  m["hardware"]["memory"]["total_mb"] = 16000;
+  json a;
+  a["classification"]["primary"] = "input-bound";
+  a["stages"]["limit"] = "getitem";
+  a["resources"] = {{"limit", "none saturated"},
+                    {"cpu", {{"idle_cores", 0.2}}},
+                    {"memory", {{"host_peak_mb", 4000}, {"host_total_mb", 16000}}}};
+  const json r = evaluate_knowledge_base(embedded_kb(), a, m);
+  for (const auto& c : r["recommended"])
+    ADD_FAILURE() << "recommended to a torch 1.6 job: " << c["id"];
+  std::map<std::string, std::string> why;
+  for (const auto& c : r["excluded"])
+    why[c["id"]] = c["reason"];
+  for (const char* id : {"deeper-prefetch", "persistent-workers", "out-of-order-delivery"})
+    EXPECT_NE(why[id].find("torch 1.6.0 is older than"), std::string::npos)
+        << id << ": " << why[id];
+}
+
+// The default run (step.kind none) measured the pipeline alone: its advice raises the pipeline's
+// own rate, says so, and never adds more workers than the host has idle cores.
+TEST(ReportKnowledgeBase, PipelineOnlyRunsGetHypothesesAimedAtThePipelinesRate) {
+  const RunData run = test_pipeline_only_run();
+  json a = analyze_run(run);
+  ASSERT_EQ(a["classification"]["primary"], "pipeline-only");
+  ASSERT_EQ(a["stages"]["limit"], "decode");
+  a["resources"]["cpu"]["idle_cores"] = 1.4;  // one idle core: one more worker at most
+  json r = evaluate_knowledge_base(embedded_kb(), a, run.manifest);
+  ASSERT_TRUE(r["hypotheses_scope"].is_string());
+  EXPECT_NE(r["hypotheses_scope"].get<std::string>().find("pipeline's own rate"),
+            std::string::npos);
+  std::map<std::string, json> hypotheses;
+  for (const auto& h : r["hypotheses"]) {
+    hypotheses[h["id"]] = h;
+    EXPECT_EQ(h["aimed_at"], "pipeline rate");
+    EXPECT_NE(h["text"].get<std::string>().find("pipeline's own rate"), std::string::npos);
+  }
+  ASSERT_TRUE(hypotheses.count("more-workers"));
+  EXPECT_EQ(hypotheses["more-workers"]["confirm_or_refute"],
+            "mmprof ab --factor loader.num_workers=2,3");
+  ASSERT_TRUE(hypotheses.count("dct-scaled-decode"));
+  EXPECT_EQ(hypotheses["dct-scaled-decode"]["confirm_or_refute"],
+            "mmprof ab --factor image.dct_scaling=false,true");
+  // Decode limits: the workers are busy, so deeper prefetch and out-of-order delivery wait.
+  EXPECT_FALSE(hypotheses.count("deeper-prefetch"));
+  EXPECT_FALSE(hypotheses.count("out-of-order-delivery"));
+  // The handoff limits (the workers idle): now they are the levers; no core idle, no worker.
+  a["stages"]["limit"] = "ipc";
+  a["resources"]["cpu"]["idle_cores"] = 0.6;
+  r = evaluate_knowledge_base(embedded_kb(), a, run.manifest);
+  hypotheses.clear();
+  for (const auto& h : r["hypotheses"])
+    hypotheses[h["id"]] = h;
+  EXPECT_EQ(hypotheses["deeper-prefetch"]["confirm_or_refute"],
+            "mmprof ab --factor loader.prefetch_factor=2,4");
+  EXPECT_EQ(hypotheses["out-of-order-delivery"]["confirm_or_refute"],
+            "mmprof ab --factor loader.in_order=true,false");
+  EXPECT_FALSE(hypotheses.count("more-workers"));
+}
+
+// report.md says what the pipeline-only hypotheses are aimed at, above them.
+TEST(ReportKnowledgeBase, PipelineOnlyReportLabelsItsHypotheses) {
+  ReportInputs in;
+  in.knowledge_base = embedded_kb();
+  in.criteria = parse_criteria(default_criteria_yaml(), "embedded");
+  in.runs.push_back(test_pipeline_only_run());
+  const std::string md = render_markdown(build_report(in));
+  const auto section = md.find("Hypotheses (to confirm or refute with mmprof ab)");
+  ASSERT_NE(section, std::string::npos) << md;
+  const auto scope = md.find("No step was measured", section);
+  const auto command = md.find("mmprof ab --factor image.dct_scaling=false,true", section);
+  ASSERT_NE(scope, std::string::npos) << md;
+  ASSERT_NE(command, std::string::npos) << md;
+  EXPECT_LT(scope, command);
+  EXPECT_EQ(md.find("None: no compatible change"), std::string::npos);
 }
 
 TEST(ReportKnowledgeBase, FixtureRunGetsOnlyCompatibleRelevantChanges) {
