@@ -13,6 +13,7 @@ list(APPEND MMPROF_TEST_SOURCES
   unit/config_keys_test.cpp
   unit/config_test.cpp
   unit/cupti_clock_test.cpp
+  unit/dataset_test.cpp
   unit/decode_test.cpp
   unit/digest_test.cpp
   unit/env_test.cpp
