@@ -10,7 +10,7 @@ using namespace std::string_view_literals;  // "II*\0"sv keeps its NUL
 
 constexpr std::string_view kJpegExt[] = {"jpg", "jpeg"};
 constexpr Signature kJpegMagic[] = {{{0, "\xFF\xD8\xFF"sv}}};
-constexpr std::string_view kPngExt[] = {"png"};
+constexpr std::string_view kPngExt[] = {"png", "apng"};
 constexpr Signature kPngMagic[] = {{{0, "\x89PNG\r\n\x1A\n"sv}}};
 constexpr std::string_view kWebpExt[] = {"webp"};
 constexpr Signature kWebpMagic[] = {{{0, "RIFF"sv}, {8, "WEBP"sv}}};

@@ -4,8 +4,9 @@
 // takes a file as a sample by its extension (data/dataset.cpp); ImageDecoder picks a decoder by
 // sniffing the bytes, never by the file name (a PNG saved as .jpg decodes as PNG); the FFmpeg
 // image path finds its libavcodec decoder from the codec column; error messages list the formats
-// and extensions from here. Image data no signature matches still gets libavformat's image probe
-// (AvImageDecoder::decode_probed), and video containers are always probed by libavformat.
+// and extensions from here. These rows are exactly the formats mmprof reads: image data no
+// signature matches is refused (FFmpeg's other image demuxers, EXR, JPEG XL, PGM, ..., are never
+// tried), and video containers are probed by libavformat.
 //
 // Adding a format: add one row to kFormats in src/decode/media_format.cpp (its extensions, lower
 // case without the dot, the first being the one error messages list, and its signatures go in

@@ -130,6 +130,7 @@ struct VideoDecoder::Impl {
   int threads = 1;
   int64_t max_pixels = 0;
   VideoDecodeLevers levers;
+  DecodeBudget budget;
   MemoryInput input;
   AvioPtr avio;  // declared before fmt: the demuxer must close before its I/O context goes
   AvFormatPtr fmt;
@@ -176,6 +177,7 @@ struct VideoDecoder::Impl {
 void VideoDecoder::Impl::open(std::span<const uint8_t> bytes) {
   close();
   stats = {};
+  budget.start();
   clear_ffmpeg_error();
   if (bytes.empty()) throw DecodeError("empty video data (0 bytes)");
   input.reset(bytes);
@@ -292,6 +294,7 @@ void VideoDecoder::Impl::seek(int64_t target) {
 // file a null packet drains the frames the decoder still holds. False once it is drained.
 bool VideoDecoder::Impl::next_frame() {
   for (;;) {
+    budget.check();
     int err = avcodec_receive_frame(codec.get(), next.get());
     if (err == 0) {
       av_frame_unref(cur.get());
@@ -359,8 +362,10 @@ void VideoDecoder::Impl::convert(const CropRect& crop, int dst_w, int dst_h, uin
   }
 }
 
-VideoDecoder::VideoDecoder(int threads, int64_t max_pixels, VideoDecodeLevers levers)
+VideoDecoder::VideoDecoder(int threads, int64_t max_pixels, VideoDecodeLevers levers,
+                           DecodeBudget budget)
     : impl_(std::make_unique<Impl>()) {
+  impl_->budget = budget;
   if (!impl_->cur || !impl_->next || !impl_->packet) throw std::bad_alloc();
   impl_->threads = threads;
   impl_->max_pixels = max_pixels;

@@ -10,6 +10,7 @@
 #include <random>
 #include <vector>
 
+#include "decode/decode_budget.hpp"
 #include "decode/decode_error.hpp"
 #include "decode/image_decoder.hpp"
 #include "decode/video_decoder.hpp"
@@ -424,6 +425,31 @@ TEST(VideoDecodeTest, TruncatedOrBogusVideoThrowsDecodeError) {
         DecodeError)
         << "case " << i;
   }
+}
+
+int64_t g_fake_ns = 0;
+int64_t fake_clock() noexcept {
+  return g_fake_ns += 1'000'000'000;  // each read: one second later
+}
+
+// A clip's decode past video.max_decode_ms fails with the key named (checked at every packet);
+// the same decoder then opens and decodes the next clip within its budget.
+TEST(VideoDecodeTest, ADecodePastItsBudgetFailsWithTheKeyNamed) {
+  const auto mp4 = read_bytes(Fixtures::get().file("clip.mp4"));
+  const std::vector<double> t = {0.5, 2.5};
+  std::vector<uint8_t> out(2 * 64 * 64 * 3);
+  VideoDecoder slow(1, kDefaultMaxPixels, {},
+                    DecodeBudget(2500, "video.max_decode_ms", fake_clock));
+  const VideoInfo info = slow.open(mp4);
+  try {
+    slow.decode_frames(t, {0, 0, info.width, info.height}, 64, 64, out.data());
+    FAIL() << "no budget error";
+  } catch (const DecodeError& e) {
+    EXPECT_STREQ(e.what(), "decode stopped after 3000 ms, past video.max_decode_ms=2500");
+  }
+  VideoDecoder fine(1, kDefaultMaxPixels, {}, DecodeBudget(60'000, "video.max_decode_ms"));
+  fine.open(mp4);
+  EXPECT_NO_THROW(fine.decode_frames(t, {0, 0, info.width, info.height}, 64, 64, out.data()));
 }
 
 }  // namespace

@@ -48,13 +48,14 @@ struct ExpectedExtension {
 };
 
 constexpr ExpectedExtension kExtensions[] = {
-    {"jpg", "jpeg", Modality::image}, {"jpeg", "jpeg", Modality::image},
-    {"png", "png", Modality::image},  {"webp", "webp", Modality::image},
-    {"gif", "gif", Modality::image},  {"tiff", "tiff", Modality::image},
-    {"tif", "tiff", Modality::image}, {"bmp", "bmp", Modality::image},
-    {"mp4", "mp4", Modality::video},  {"m4v", "mp4", Modality::video},
-    {"mkv", "mkv", Modality::video},  {"webm", "webm", Modality::video},
-    {"mov", "mov", Modality::video},  {"avi", "avi", Modality::video},
+    {"jpg", "jpeg", Modality::image},  {"jpeg", "jpeg", Modality::image},
+    {"png", "png", Modality::image},   {"apng", "png", Modality::image},
+    {"webp", "webp", Modality::image}, {"gif", "gif", Modality::image},
+    {"tiff", "tiff", Modality::image}, {"tif", "tiff", Modality::image},
+    {"bmp", "bmp", Modality::image},   {"mp4", "mp4", Modality::video},
+    {"m4v", "mp4", Modality::video},   {"mkv", "mkv", Modality::video},
+    {"webm", "webm", Modality::video}, {"mov", "mov", Modality::video},
+    {"avi", "avi", Modality::video},
 };
 
 TEST(MediaFormatTest, EveryExtensionMapsToItsRowAndModality) {
@@ -209,6 +210,27 @@ TEST(MediaFormatTest, ImageDecoderNamesTheTableFormats) {
     EXPECT_EQ(info.format, format) << file;
     EXPECT_EQ(info.width, 24) << file;
     EXPECT_EQ(info.height, 16) << file;
+  }
+}
+
+// Exactly the table's formats are read: data FFmpeg has some image demuxer for (PGM text and
+// binary PPM here, EXR or JPEG XL elsewhere) is refused like any non-image (before: decoded
+// through libavformat's image probe).
+TEST(MediaFormatTest, FormatsOutsideTheTableAreRefused) {
+  ImageDecoder decoder;
+  RgbImage img;
+  std::string ppm = "P6\n2 2\n255\n";
+  ppm.append(12, '\x80');
+  for (const std::string& data : {std::string("P2\n2 2\n255\n0 64 128 255\n"), ppm}) {
+    const auto bytes = bytes_of(data);
+    try {
+      decoder.decode(bytes, {}, 0, false, img);
+      FAIL() << "decoded " << data.substr(0, 2);
+    } catch (const DecodeError& e) {
+      EXPECT_EQ(std::string(e.what()).rfind("not a JPEG/PNG/WebP/GIF/TIFF/BMP image", 0), 0u)
+          << e.what();
+    }
+    EXPECT_THROW(decoder.probe(bytes), DecodeError);
   }
 }
 
