@@ -55,13 +55,12 @@ bool harmless_warning(int code) {
   }
 }
 
-// libjpeg's error manager: errors longjmp back to the call that started the step (guarded()),
-// with the message kept; the first warning that means damage is kept too.
+// libjpeg's error manager: errors, and warnings that mean damage, longjmp back to the call that
+// started the step (guarded()), with the message kept.
 struct ErrorManager {
   jpeg_error_mgr pub;  // first: libjpeg hands &pub back as cinfo->err
   std::jmp_buf jump;
   char message[JMSG_LENGTH_MAX];
-  char warning[JMSG_LENGTH_MAX];
   bool over_budget;
 };
 
@@ -80,13 +79,16 @@ ErrorManager& error_manager(j_common_ptr cinfo) {
   std::longjmp(err.jump, 1);
 }
 
+// A warning that means damage fails the image, so the decode stops there (TurboJPEG's
+// TJFLAG_STOPONWARNING) rather than finishing an image that is refused anyway: a stream of
+// thousands of repeated scans warns "Inconsistent progression sequence" at its second.
 void on_message(j_common_ptr cinfo, int level) {
   if (level >= 0) return;  // trace output
-  ErrorManager& err = error_manager(cinfo);
-  if (err.warning[0] == '\0' && !harmless_warning(cinfo->err->msg_code)) {
-    (*cinfo->err->format_message)(cinfo, err.warning);
-  }
   cinfo->err->num_warnings++;
+  if (harmless_warning(cinfo->err->msg_code)) return;
+  ErrorManager& err = error_manager(cinfo);
+  (*cinfo->err->format_message)(cinfo, err.message);
+  std::longjmp(err.jump, 1);
 }
 
 // Called for every row of blocks as scans are read and as rows are output.
@@ -158,14 +160,12 @@ struct JpegDecoder::State {
   }
 
   void read_header(std::span<const uint8_t> bytes) {
-    err.warning[0] = '\0';
     err.over_budget = false;
     const bool ok = guarded(err, [&] {
       jpeg_mem_src(&cinfo, bytes.data(), static_cast<unsigned long>(bytes.size()));
       jpeg_read_header(&cinfo, TRUE);
     });
     if (!ok) fail("corrupt JPEG header", err.message);
-    if (err.warning[0] != '\0') fail("corrupt JPEG header", err.warning);
     check_pixel_limit(cinfo.image_width, cinfo.image_height, max_pixels, "JPEG image",
                       "image.max_pixels");
   }
@@ -211,7 +211,6 @@ struct JpegDecoder::State {
       jpeg_finish_decompress(&cinfo);
     });
     if (!ok) fail("corrupt JPEG data", err.message);
-    if (err.warning[0] != '\0') fail("corrupt JPEG data", err.warning);
     out.width = w;
     out.height = h;
     out.scale_num = f.num;

@@ -16,6 +16,7 @@ extern "C" {
 #include "decode/av_handles.hpp"
 #include "decode/av_log.hpp"
 #include "decode/decode_error.hpp"
+#include "decode/media_format.hpp"
 #include "decode/memory_io.hpp"
 #include "decode/rgb_convert.hpp"
 
@@ -183,8 +184,13 @@ void VideoDecoder::Impl::open(std::span<const uint8_t> bytes) {
   input.reset(bytes);
   avio = input.make_avio();
   int err = 0;
-  fmt = input.open_format(avio.get(), nullptr, &err);
-  if (!fmt) corrupt(err);
+  static const std::string demuxers = video_demuxers();
+  fmt = input.open_format(avio.get(), demuxers, &err);
+  if (!fmt) {
+    throw DecodeError("not a video mmprof reads (" + listed_formats(Modality::video, "/") +
+                      "), or truncated or corrupt: " + av_error_string(err) +
+                      ffmpeg_error_suffix());
+  }
   if ((err = avformat_find_stream_info(fmt.get(), nullptr)) < 0) corrupt(err);
   const int index = av_find_best_stream(fmt.get(), AVMEDIA_TYPE_VIDEO, -1, -1, nullptr, 0);
   if (index < 0) throw DecodeError("no video stream in the file");

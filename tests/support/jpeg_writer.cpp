@@ -6,6 +6,7 @@
 #include <jpeglib.h>
 // clang-format on
 
+#include <cstddef>
 #include <cstdlib>
 
 namespace mmprof::test {
@@ -79,6 +80,20 @@ std::vector<uint8_t> progressive_jpeg(int width, int height, int refinements) {
       c.num_scans = static_cast<int>(script.size());
     }
   });
+}
+
+std::vector<uint8_t> with_last_scan_repeated(std::vector<uint8_t> jpeg, int times) {
+  size_t sos = 0;
+  for (size_t i = 0; i + 1 < jpeg.size(); ++i) {
+    if (jpeg[i] == 0xFF && jpeg[i + 1] == 0xDA) sos = i;
+  }
+  const std::vector<uint8_t> scan(jpeg.begin() + static_cast<ptrdiff_t>(sos), jpeg.end() - 2);
+  jpeg.resize(jpeg.size() - 2);  // EOI
+  for (int k = 0; k < times; ++k)
+    jpeg.insert(jpeg.end(), scan.begin(), scan.end());
+  jpeg.push_back(0xFF);
+  jpeg.push_back(0xD9);
+  return jpeg;
 }
 
 std::vector<uint8_t> cmyk_jpeg(int width, int height, const uint8_t stored[4], bool ycck) {

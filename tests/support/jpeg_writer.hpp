@@ -14,6 +14,11 @@ std::vector<uint8_t> progressive_jpeg(int width, int height, int refinements);
 // How many scans progressive_jpeg(…, refinements) holds.
 int progressive_scans(int refinements);
 
+// `jpeg` with its last scan (its last SOS segment up to EOI) repeated `times` more times: the
+// "thousands of scans" of libjpeg-turbo's report, each one walking the whole image again. libjpeg
+// warns "Inconsistent progression sequence" at the first repeat.
+std::vector<uint8_t> with_last_scan_repeated(std::vector<uint8_t> jpeg, int times);
+
 // A width x height JPEG of one CMYK colour, stored as given (Adobe's inverted convention: 255 is
 // no ink), in colour space CMYK or YCCK, quality 100.
 std::vector<uint8_t> cmyk_jpeg(int width, int height, const uint8_t stored[4], bool ycck);

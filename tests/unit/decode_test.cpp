@@ -427,6 +427,34 @@ TEST(VideoDecodeTest, TruncatedOrBogusVideoThrowsDecodeError) {
   }
 }
 
+// Only the table's containers are opened: an MPEG-TS clip (whatever its name) and an HLS
+// playlist naming a local file are refused (before: the MPEG-TS clip decoded, and the playlist
+// reached FFmpeg's HLS demuxer, whose job is to open what a playlist names).
+TEST(VideoDecodeTest, ContainersOutsideTheTableAreRefusedNeverOpened) {
+  test::TempDir dir;
+  const fs::path ts = dir.path() / "clip.ts";
+  const auto r = test::run_command(
+      "ffmpeg -v error -nostdin -y -f lavfi -i testsrc2=size=64x48:rate=10:duration=1 -c:v "
+      "libx264 -f mpegts '" +
+      ts.string() + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const std::string playlist =
+      "#EXTM3U\n#EXT-X-TARGETDURATION:1\n#EXTINF:1.0,\n" + ts.string() + "\n#EXT-X-ENDLIST\n";
+  for (const auto& bytes :
+       {read_bytes(ts), std::vector<uint8_t>(playlist.begin(), playlist.end())}) {
+    VideoDecoder dec;
+    try {
+      dec.open(bytes);
+      FAIL() << "opened";
+    } catch (const DecodeError& e) {
+      EXPECT_EQ(std::string(e.what()).rfind(
+                    "not a video mmprof reads (MP4/Matroska/WebM/QuickTime/AVI)", 0),
+                0u)
+          << e.what();
+    }
+  }
+}
+
 int64_t g_fake_ns = 0;
 int64_t fake_clock() noexcept {
   return g_fake_ns += 1'000'000'000;  // each read: one second later

@@ -56,6 +56,21 @@ TEST(JpegDecoderTest, ADecodePastItsBudgetFailsWithTheKeyNamed) {
   EXPECT_EQ(decode_error(real, jpeg, img), "");
 }
 
+// A scan repeated a thousand times (each a walk of the whole image; the old decoder finished
+// them all before refusing the file: 68 s for 3,000 repeats at 2000x1500) stops at the first
+// repeat. The budget here (200 reads of a clock that moves a second per read) would end a decode
+// that went on through the repeats, with another message.
+TEST(JpegDecoderTest, ARepeatedScanStopsTheDecodeAtOnce) {
+  const auto jpeg = test::with_last_scan_repeated(test::progressive_jpeg(64, 48, 0), 1000);
+  ImageDecoder dec(kDefaultMaxPixels, DecodeBudget(200'000, "image.max_decode_ms", fake_clock));
+  RgbImage img;
+  const std::string what = decode_error(dec, jpeg, img);
+  EXPECT_EQ(what,
+            "corrupt JPEG data: Inconsistent progression sequence for component 0 "
+            "coefficient 1")
+      << what;
+}
+
 // PIL's numbers: Image.frombytes("CMYK", (1, 1), bytes([127, 0, 255, 55])).convert("RGB") is
 // (100, 200, 0) with Pillow 9.4 (Debian 12); a JPEG stores that colour inverted (128, 255, 0, 200).
 TEST(JpegDecoderTest, CmykConvertsAsPilDoes) {

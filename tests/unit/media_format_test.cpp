@@ -83,7 +83,7 @@ TEST(MediaFormatTest, RowsInOrderWithTheirBackendsAndCodecs) {
     std::string_view name, display;
     Modality modality;
     DecodeBackend backend;
-    std::string_view codec;
+    std::string_view codec, demuxer = "";
   };
   const Row expected[] = {
       {"jpeg", "JPEG", Modality::image, DecodeBackend::libjpeg_turbo, "mjpeg"},
@@ -92,11 +92,11 @@ TEST(MediaFormatTest, RowsInOrderWithTheirBackendsAndCodecs) {
       {"gif", "GIF", Modality::image, DecodeBackend::ffmpeg_image, "gif"},
       {"tiff", "TIFF", Modality::image, DecodeBackend::ffmpeg_image, "tiff"},
       {"bmp", "BMP", Modality::image, DecodeBackend::ffmpeg_image, "bmp"},
-      {"mp4", "MP4", Modality::video, DecodeBackend::ffmpeg_video, ""},
-      {"mkv", "Matroska", Modality::video, DecodeBackend::ffmpeg_video, ""},
-      {"webm", "WebM", Modality::video, DecodeBackend::ffmpeg_video, ""},
-      {"mov", "QuickTime", Modality::video, DecodeBackend::ffmpeg_video, ""},
-      {"avi", "AVI", Modality::video, DecodeBackend::ffmpeg_video, ""},
+      {"mp4", "MP4", Modality::video, DecodeBackend::ffmpeg_video, "", "mov"},
+      {"mkv", "Matroska", Modality::video, DecodeBackend::ffmpeg_video, "", "matroska"},
+      {"webm", "WebM", Modality::video, DecodeBackend::ffmpeg_video, "", "matroska"},
+      {"mov", "QuickTime", Modality::video, DecodeBackend::ffmpeg_video, "", "mov"},
+      {"avi", "AVI", Modality::video, DecodeBackend::ffmpeg_video, "", "avi"},
   };
   const auto rows = media_formats();
   ASSERT_EQ(rows.size(), std::size(expected));
@@ -107,7 +107,9 @@ TEST(MediaFormatTest, RowsInOrderWithTheirBackendsAndCodecs) {
     EXPECT_EQ(rows[i].modality, expected[i].modality);
     EXPECT_EQ(rows[i].backend, expected[i].backend);
     EXPECT_EQ(rows[i].ffmpeg_codec, expected[i].codec);
+    EXPECT_EQ(rows[i].ffmpeg_demuxer, expected[i].demuxer);
   }
+  EXPECT_EQ(video_demuxers(), "mov,matroska,avi");
 }
 
 TEST(MediaFormatTest, UnknownExtensionsAndNames) {
