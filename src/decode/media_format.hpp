@@ -16,11 +16,11 @@
 // signature and its name and first extension to the listed texts. Rows are sniffed in table order,
 // so a format with a short signature goes after those it could shadow. An image format that
 // libavcodec decodes (backend ffmpeg_image; ffmpeg_codec = libavcodec's codec name, as
-// `ffmpeg -codecs` lists it) and a video container (backend ffmpeg_video, no signatures, no codec:
-// libavformat probes it) need nothing else. Only an image format that needs a new backend also adds
-// a DecodeBackend value here, its decoder file in src/decode/ (listed in src/decode/CMakeLists.txt
-// and tests/fuzz/CMakeLists.txt) and its branch in ImageDecoder::probe and ImageDecoder::decode
-// (src/decode/image_decoder.cpp).
+// `ffmpeg -codecs` lists it) and a video container (backend ffmpeg_video, no signatures, no codec,
+// ffmpeg_demuxer = libavformat's demuxer, as `ffmpeg -demuxers` lists it) need nothing else. Only
+// an image format that needs a new backend also adds a DecodeBackend value here, its decoder file
+// in src/decode/ (listed in src/decode/CMakeLists.txt and tests/fuzz/CMakeLists.txt) and its branch
+// in ImageDecoder::probe and ImageDecoder::decode (src/decode/image_decoder.cpp).
 //
 // Nothing here names an FFmpeg type: only decode's .cpp files include libav headers.
 #include <cstddef>
