@@ -227,6 +227,7 @@ JpegDecoder::~JpegDecoder() = default;
 // clean decompressor (a decompressor left mid-stream refuses the next header).
 ImageInfo JpegDecoder::probe(std::span<const uint8_t> bytes) {
   State& s = *state_;
+  s.budget.start();  // every call has its own budget, probe() included
   ImageInfo info;
   try {
     s.read_header(bytes);
