@@ -9,7 +9,7 @@ find_package(LibArchive REQUIRED)
 # The pkg-config modules behind PkgConfig::<NAME>, named once: the installed package's
 # mmprofConfig.cmake looks them up the same way (cmake/mmprofConfig.cmake.in).
 set(MMPROF_PKG_FFMPEG libavformat libavcodec libavutil libswscale)
-set(MMPROF_PKG_TURBOJPEG libturbojpeg)
+set(MMPROF_PKG_TURBOJPEG libturbojpeg libjpeg)  # TurboJPEG (gen) and the libjpeg API (decode)
 set(MMPROF_PKG_HWLOC hwloc)
 pkg_check_modules(FFMPEG REQUIRED IMPORTED_TARGET ${MMPROF_PKG_FFMPEG})
 pkg_check_modules(TURBOJPEG REQUIRED IMPORTED_TARGET ${MMPROF_PKG_TURBOJPEG})

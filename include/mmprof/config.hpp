@@ -60,6 +60,13 @@ struct ImageConfig {
   // Larger images are refused from their header, before any pixel buffer is allocated. The
   // default is PIL's DecompressionBombError threshold (2 x Image.MAX_IMAGE_PIXELS).
   int max_pixels = 178'956'970;
+  // Larger files are refused before a byte is read: a worker reads a whole file into memory to
+  // decode it. 256 MiB is an uncompressed RGB image at PIL's warning threshold (89,478,485
+  // pixels x 3 bytes), so no image a loader can use is refused by size alone.
+  int64_t max_bytes = 256 << 20;
+  // A decode that takes longer fails its sample (checked as libjpeg-turbo decodes each row of
+  // blocks and each scan); 0 = no budget.
+  int max_decode_ms = 10'000;
 };
 
 struct VideoConfig {
@@ -72,6 +79,12 @@ struct VideoConfig {
   bool reuse_decoder = false;
   bool skip_nonref = true;
   int max_pixels = 178'956'970;  // per frame, checked from the stream header
+  // Larger files are refused before a byte is read (a worker holds the whole file to decode it):
+  // 1 GiB is about 9 minutes of 1080p H.264 at 15 Mbit/s, far more than a training clip.
+  int64_t max_bytes = 1 << 30;
+  // The decode of one clip (open, seeks, frames) that takes longer fails its sample, checked
+  // between packets; 0 = no budget.
+  int max_decode_ms = 60'000;
 };
 
 struct TextConfig {

@@ -15,6 +15,8 @@
 
 namespace mmprof {
 
+struct FoundFile;
+
 // Where some bytes live: a whole file (offset 0, size = file size) or a member of a tar shard.
 struct ByteRange {
   uint32_t file = 0;  // index into Dataset::files()
@@ -48,8 +50,12 @@ struct IgnoredFile {
 
 class Dataset {
  public:
-  // Opens `path` with `layout` (auto: tar shards if the folder holds *.tar files, else files).
-  // Throws InputError naming the path when it is missing, empty or unreadable.
+  // Opens `path` with `layout` (auto: tar when the folder's top-level *.tar files are at least as
+  // many as its media files, else files; a .tar file of a files-layout dataset is listed as
+  // ignored). The folder is walked by data/folder_walk.hpp: links inside the root are followed,
+  // others listed, unreadable subdirectories listed. A shard that is not a tar archive is a
+  // rejection of that shard. Throws InputError naming the path when it is missing, unreadable or
+  // holds no sample.
   static Dataset open(const std::filesystem::path& path, Layout layout);
 
   const std::filesystem::path& root() const noexcept { return root_; }
@@ -57,8 +63,9 @@ class Dataset {
   const std::vector<std::string>& files() const noexcept { return files_; }
   const std::vector<SampleEntry>& samples() const noexcept { return samples_; }
   size_t size() const noexcept { return samples_.size(); }
-  // Members the index refused: unsafe tar paths, links, a shard cut mid-member, a second media
-  // file of a key.
+  // Members the index refused: unsafe tar paths, links, a shard cut mid-member, a member whose
+  // size field lies, a corrupt header (key ""), a whole shard that is not a tar archive (key ""),
+  // a second media file of a key.
   const std::vector<RejectedEntry>& rejected() const noexcept { return rejected_; }
   const std::vector<IgnoredFile>& ignored() const noexcept { return ignored_; }
   uint64_t total_bytes() const noexcept;
@@ -72,14 +79,14 @@ class Dataset {
   nlohmann::json summary() const;
 
  private:
-  void index_folder();
-  void index_shards(const std::vector<std::filesystem::path>& shards);
+  // `found`: the folder walk's files (sorted here); `why`: how the files layout was chosen.
+  void index_folder(std::vector<FoundFile>& found, const std::string& why);
+  void index_shards(std::vector<FoundFile>& found);
   // `name`: the file's path (files layout) or the member's name (tar), `shown` how messages name
   // it.
   void add_member(const std::string& name, const std::string& shown, uint32_t file, uint64_t offset,
                   uint64_t size);
   void ignore_captions_without_media();
-  void ignore_outside_shards(const std::vector<std::filesystem::path>& shards);
 
   std::filesystem::path root_;
   Layout layout_ = Layout::files;

@@ -184,13 +184,17 @@ E choice_at(const json& tree, const std::string& key,
 }
 
 // The value of integer key `key`, within the table's range.
-int int_at(const json& tree, const std::string& key) {
+int64_t int64_at(const json& tree, const std::string& key) {
   const config::KeySpec& k = spec(key);
   const auto v = value_at(tree, key).get<long long>();
   if (static_cast<double>(v) < k.min || static_cast<double>(v) > k.max) {
     throw UsageError(fmt::format("{} must be in [{}, {}], got {}", key, k.min, k.max, v));
   }
-  return static_cast<int>(v);
+  return v;
+}
+// The same for keys whose range fits an int.
+int int_at(const json& tree, const std::string& key) {
+  return static_cast<int>(int64_at(tree, key));
 }
 
 // An integer key that may be "env": from the key table's environment variable, else `fallback`.
@@ -348,6 +352,8 @@ Config resolve_config(json& tree) {
   c.image.resizer = choice_at<ImageResizer>(
       t, "image.resizer", {{"mmprof", ImageResizer::mmprof}, {"swscale", ImageResizer::swscale}});
   c.image.max_pixels = int_at(t, "image.max_pixels");
+  c.image.max_bytes = int64_at(t, "image.max_bytes");
+  c.image.max_decode_ms = int_at(t, "image.max_decode_ms");
 
   c.video.frames = int_at(t, "video.frames");
   c.video.size = int_at(t, "video.size");
@@ -358,6 +364,8 @@ Config resolve_config(json& tree) {
   c.video.reuse_decoder = bool_at(t, "video.reuse_decoder");
   c.video.skip_nonref = bool_at(t, "video.skip_nonref");
   c.video.max_pixels = int_at(t, "video.max_pixels");
+  c.video.max_bytes = int64_at(t, "video.max_bytes");
+  c.video.max_decode_ms = int_at(t, "video.max_decode_ms");
   c.text.seq_len = int_at(t, "text.seq_len");
   c.text.max_bytes = int_at(t, "text.max_bytes");
 

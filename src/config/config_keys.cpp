@@ -11,6 +11,7 @@ namespace {
 using nlohmann::json;
 
 constexpr double kIntMax = INT32_MAX;
+constexpr double kBytesMax = 1ull << 50;  // a file size: 1 PiB
 
 KeySpec integer(std::string_view key, int64_t def, double lo, double hi,
                 std::string_view doc = "") {
@@ -101,6 +102,10 @@ const std::vector<KeySpec>& key_table() {
              "mmprof is PIL's antialiased filter, swscale FFmpeg's bilinear"),
       integer("image.max_pixels", 178'956'970, 1, kIntMax,
               "larger images are refused from their header (PIL's bomb threshold)"),
+      integer("image.max_bytes", 256 << 20, 1, kBytesMax,
+              "larger image files are refused before they are read (256 MiB)"),
+      integer("image.max_decode_ms", 10'000, 0, kIntMax,
+              "a longer decode fails its sample (0 = no budget)"),
       integer("video.frames", 8, 1, 1024),
       integer("video.size", 224, 8, 4096),
       choice("video.sampling", {"uniform", "random_window"}),
@@ -109,6 +114,10 @@ const std::vector<KeySpec>& key_table() {
               "keep the codec context open across clips of the same decoder setup"),
       boolean("video.skip_nonref", true, "skip non-reference frames shown before the frame wanted"),
       integer("video.max_pixels", 178'956'970, 1, kIntMax, "per frame"),
+      integer("video.max_bytes", 1 << 30, 1, kBytesMax,
+              "larger video files are refused before they are read (1 GiB)"),
+      integer("video.max_decode_ms", 60'000, 0, kIntMax,
+              "a longer decode of one clip fails its sample (0 = no budget)"),
       integer("text.seq_len", 77, 1, 1 << 16),
       integer("text.max_bytes", 1 << 20, 0, kIntMax,
               "longer captions are refused before they are read"),

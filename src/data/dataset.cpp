@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <map>
 
+#include "data/folder_walk.hpp"
 #include "data/tar_index.hpp"
 #include "decode/media_format.hpp"
 #include "util/digest.hpp"
@@ -41,6 +42,12 @@ std::string not_a_format(const std::string& ext) {
                      listed_extensions());
 }
 
+// A top-level *.tar file: a shard of the tar layout.
+bool is_shard(const std::string& rel) {
+  return rel.find('/') == std::string::npos && rel.size() > 4 &&
+         lower(rel.substr(rel.size() - 4)) == ".tar";
+}
+
 }  // namespace
 
 Dataset Dataset::open(const fs::path& path, Layout layout) {
@@ -50,29 +57,45 @@ Dataset Dataset::open(const fs::path& path, Layout layout) {
   }
   Dataset ds;
   ds.root_ = path;
-  std::vector<fs::path> shards;
-  for (const auto& e : fs::directory_iterator(path, ec)) {
-    if (e.is_regular_file() && lower(e.path().extension().string()) == ".tar") {
-      shards.push_back(e.path());
+  FolderWalk walk = walk_folder(path);
+  ds.ignored_ = std::move(walk.skipped);
+  // Layout auto follows what holds the samples: tar when the top-level .tar files are at least as
+  // many as the media files, so one stray .tar in a folder of images does not hide the images.
+  size_t shards = 0, media = 0;
+  for (const FoundFile& f : walk.files) {
+    if (is_shard(f.rel)) {
+      ++shards;
+    } else if (format_for_extension(split_key(f.rel, Layout::files).second) != nullptr) {
+      ++media;
     }
   }
-  if (ec) throw InputError(fmt::format("cannot list dataset {}: {}", path.string(), ec.message()));
-  std::sort(shards.begin(), shards.end());
-  if (layout == Layout::auto_detect) layout = shards.empty() ? Layout::files : Layout::tar;
+  std::string why = "data.layout=files";
+  if (layout == Layout::auto_detect) {
+    layout = shards > 0 && shards >= media ? Layout::tar : Layout::files;
+    why = fmt::format("data.layout=auto chose files: {} media files against {} .tar files", media,
+                      shards);
+  }
   ds.layout_ = layout;
   if (layout == Layout::tar) {
-    if (shards.empty()) {
+    if (shards == 0) {
       throw InputError(
           fmt::format("dataset {} has no .tar shards (data.layout=tar)", path.string()));
     }
-    ds.index_shards(shards);
-    ds.ignore_outside_shards(shards);
+    ds.index_shards(walk.files);
   } else {
-    ds.index_folder();
+    ds.index_folder(walk.files, why);
   }
+  std::sort(ds.ignored_.begin(), ds.ignored_.end(),
+            [](const IgnoredFile& a, const IgnoredFile& b) { return a.file < b.file; });
   if (ds.samples_.empty()) {
-    throw InputError(fmt::format("dataset {} holds no image or video samples (extensions: {})",
-                                 path.string(), listed_extensions()));
+    std::string refused;
+    if (!ds.rejected_.empty()) {
+      const RejectedEntry& r = ds.rejected_.front();
+      refused = fmt::format("; {} refused, the first: {}{}: {}", ds.rejected_.size(), r.file,
+                            r.key.empty() ? "" : ":" + r.key, r.reason);
+    }
+    throw InputError(fmt::format("dataset {} holds no image or video samples (extensions: {}){}",
+                                 path.string(), listed_extensions(), refused));
   }
   std::sort(ds.samples_.begin(), ds.samples_.end(),
             [](const SampleEntry& a, const SampleEntry& b) { return a.key < b.key; });
@@ -110,36 +133,38 @@ void Dataset::add_member(const std::string& name, const std::string& shown, uint
   }
 }
 
-void Dataset::index_folder() {
-  std::vector<std::pair<std::string, uint64_t>> entries;  // relative path, size
-  std::error_code ec;
-  for (auto it = fs::recursive_directory_iterator(root_, ec); !ec && it != fs::end(it);
-       it.increment(ec)) {
-    const std::string rel = fs::relative(it->path(), root_).string();
-    if (it->is_directory()) continue;
-    if (!it->is_regular_file()) {
-      ignored_.push_back({rel, "not a regular file (a broken link, a fifo, a socket or a device)"});
+void Dataset::index_folder(std::vector<FoundFile>& found, const std::string& why) {
+  // Group members of a key: sort by key, then caption last.
+  std::sort(found.begin(), found.end(), [](const FoundFile& a, const FoundFile& b) {
+    return split_key(a.rel, Layout::files) < split_key(b.rel, Layout::files);
+  });
+  for (const FoundFile& f : found) {
+    if (split_key(f.rel, Layout::files).second == "tar") {
+      ignored_.push_back({f.rel, fmt::format("a tar shard in a dataset read as files ({}); set "
+                                             "data.layout=tar to read shards",
+                                             why)});
       continue;
     }
-    entries.emplace_back(rel, it->file_size());
-  }
-  if (ec) throw InputError(fmt::format("cannot list dataset {}: {}", root_.string(), ec.message()));
-  // Group members of a key: sort by key, then caption last.
-  std::sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) {
-    return split_key(a.first, Layout::files) < split_key(b.first, Layout::files);
-  });
-  for (const auto& [rel, size] : entries) {
-    files_.push_back(rel);
-    add_member(rel, rel, static_cast<uint32_t>(files_.size() - 1), 0, size);
+    files_.push_back(f.rel);
+    add_member(f.rel, f.rel, static_cast<uint32_t>(files_.size() - 1), 0, f.size);
   }
   ignore_captions_without_media();
 }
 
-void Dataset::index_shards(const std::vector<fs::path>& shards) {
-  for (const auto& shard : shards) {
-    files_.push_back(fs::relative(shard, root_).string());
+// With tar shards, only the top-level *.tar files are read: anything else under the root is
+// listed, not silently passed over. A shard that is not a tar archive at all (empty, compressed,
+// garbage) is a rejection of that shard; the others are read.
+void Dataset::index_shards(std::vector<FoundFile>& found) {
+  std::sort(found.begin(), found.end(),
+            [](const FoundFile& a, const FoundFile& b) { return a.rel < b.rel; });
+  for (const FoundFile& f : found) {
+    if (!is_shard(f.rel)) {
+      ignored_.push_back({f.rel, "not a top-level .tar shard of a tar-layout dataset"});
+      continue;
+    }
+    files_.push_back(f.rel);
     const auto file = static_cast<uint32_t>(files_.size() - 1);
-    TarScan scan = scan_tar_file(shard);
+    TarScan scan = scan_tar_file(root_ / f.rel);
     for (auto& m : scan.members)
       add_member(m.name, files_.back() + ":" + m.name, file, m.offset, m.size);
     for (auto& r : scan.rejected) {
@@ -159,19 +184,6 @@ void Dataset::ignore_captions_without_media() {
     }
   }
   std::erase_if(samples_, [](const SampleEntry& s) { return s.ext.empty(); });
-}
-
-// With tar shards, only the top-level *.tar files are read: anything else under the root is
-// listed, not silently passed over.
-void Dataset::ignore_outside_shards(const std::vector<fs::path>& shards) {
-  std::error_code ec;
-  for (auto it = fs::recursive_directory_iterator(root_, ec); !ec && it != fs::end(it);
-       it.increment(ec)) {
-    if (it->is_directory() || std::find(shards.begin(), shards.end(), it->path()) != shards.end())
-      continue;
-    ignored_.push_back({fs::relative(it->path(), root_).string(),
-                        "not a top-level .tar shard of a tar-layout dataset"});
-  }
 }
 
 Dataset Dataset::only(Modality modality) const {

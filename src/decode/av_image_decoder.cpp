@@ -1,5 +1,6 @@
 #include "decode/av_image_decoder.hpp"
 
+#include <algorithm>
 #include <climits>
 #include <cstring>
 #include <new>
@@ -9,7 +10,7 @@
 #include "decode/av_log.hpp"
 #include "decode/decode_error.hpp"
 #include "decode/media_format.hpp"
-#include "decode/memory_io.hpp"
+#include "decode/pixel_limit.hpp"
 #include "decode/rgb_convert.hpp"
 
 namespace mmprof::detail {
@@ -55,7 +56,8 @@ struct AvImageDecoder::Impl {
   SwsPtr sws;
   std::vector<uint8_t> scratch;  // sws_to_rgb24's padded rows
   std::vector<uint8_t> padded;   // the input plus FFmpeg's zeroed padding; grows only
-  MemoryInput input;
+  std::vector<uint8_t> still;    // an animated WebP's first frame as a still WebP
+  RgbImage first_frame;          // that frame decoded, before it is placed on its canvas
 
   Impl() {
     if (!frame || !packet) throw std::bad_alloc();
@@ -133,6 +135,44 @@ AvImageDecoder::~AvImageDecoder() = default;
 
 void AvImageDecoder::decode(std::span<const uint8_t> bytes, std::string_view format,
                             RgbImage& out) {
+  if (format == "webp") {
+    if (const auto frame = first_webp_frame(bytes, impl_->still)) {
+      decode_on_canvas(*frame, out);
+      return;
+    }
+  }
+  decode_still(bytes, format, out);
+}
+
+// The first frame of an animated WebP, drawn at its offset on a black canvas (PIL's canvas is
+// transparent black, and its RGB conversion drops the alpha).
+void AvImageDecoder::decode_on_canvas(const WebpFrame& frame, RgbImage& out) {
+  check_pixel_limit(frame.canvas_width, frame.canvas_height, impl_->max_pixels, "WebP canvas",
+                    "image.max_pixels");
+  const bool whole = frame.x == 0 && frame.y == 0 && frame.width == frame.canvas_width &&
+                     frame.height == frame.canvas_height;
+  if (whole) {
+    decode_still(impl_->still, "webp", out);
+    return;
+  }
+  decode_still(impl_->still, "webp", impl_->first_frame);
+  const size_t row = static_cast<size_t>(frame.canvas_width) * 3;
+  const RgbImage& f = impl_->first_frame;
+  if (out.pixels.size() < row * frame.canvas_height) out.pixels.resize(row * frame.canvas_height);
+  std::fill_n(out.pixels.begin(), row * frame.canvas_height, 0);
+  const int w = std::clamp(frame.canvas_width - frame.x, 0, f.width);
+  const int h = std::clamp(frame.canvas_height - frame.y, 0, f.height);
+  for (int y = 0; w > 0 && y < h; ++y) {
+    std::memcpy(out.pixels.data() + (frame.y + y) * row + static_cast<size_t>(frame.x) * 3,
+                f.pixels.data() + static_cast<size_t>(y) * f.width * 3, static_cast<size_t>(w) * 3);
+  }
+  out.width = frame.canvas_width;
+  out.height = frame.canvas_height;
+  out.scale_num = out.scale_den = 1;
+}
+
+void AvImageDecoder::decode_still(std::span<const uint8_t> bytes, std::string_view format,
+                                  RgbImage& out) {
   if (bytes.size() > static_cast<size_t>(INT_MAX - AV_INPUT_BUFFER_PADDING_SIZE)) {
     fail(format, "image larger than 2 GiB", 0);
   }
@@ -153,34 +193,6 @@ void AvImageDecoder::decode(std::span<const uint8_t> bytes, std::string_view for
 bool AvImageDecoder::has_decoder(std::string_view format) {
   const AVCodecID id = codec_for(format);
   return id != AV_CODEC_ID_NONE && avcodec_find_decoder(id) != nullptr;
-}
-
-std::string AvImageDecoder::decode_probed(std::span<const uint8_t> bytes, RgbImage& out) {
-  if (bytes.empty() || bytes.size() > static_cast<size_t>(INT_MAX / 2)) return {};
-  clear_ffmpeg_error();
-  Impl& m = *impl_;
-  av_packet_unref(m.packet.get());
-  m.copy_padded(bytes);  // av_probe_input_format3 reads AVPROBE_PADDING_SIZE zeros past the end
-  AVProbeData probe{};
-  probe.filename = "";
-  probe.buf = m.padded.data();
-  probe.buf_size = static_cast<int>(bytes.size());
-  int score = 0;
-  const AVInputFormat* format = av_probe_input_format3(&probe, 1, &score);
-  // Only the image demuxers ("png_pipe", "qoi_pipe", ...), and only on a confident match.
-  const std::string_view name = format != nullptr ? format->name : "";
-  if (score < AVPROBE_SCORE_MAX / 4 || !name.ends_with("_pipe")) return {};
-  std::string image_format(name.substr(0, name.size() - 5));
-  m.input.reset(bytes);
-  AvioPtr avio = m.input.make_avio();
-  int err = 0;
-  AvFormatPtr demuxer = m.input.open_format(avio.get(), format, &err);
-  if (!demuxer) fail(image_format, "cannot open", err);
-  if ((err = av_read_frame(demuxer.get(), m.packet.get())) < 0) fail(image_format, "no image", err);
-  const AVStream* stream = demuxer->streams[m.packet->stream_index];
-  m.open_codec(stream->codecpar->codec_id, image_format, stream->codecpar);
-  m.decode_packet(m.packet.get(), image_format, out);
-  return image_format;
 }
 
 }  // namespace mmprof::detail

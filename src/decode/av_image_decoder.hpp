@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "decode/image_decoder.hpp"
+#include "decode/webp_frame.hpp"
 
 namespace mmprof::detail {
 
@@ -21,17 +22,17 @@ class AvImageDecoder {
   AvImageDecoder& operator=(const AvImageDecoder&) = delete;
 
   // Decodes `bytes` as `format` (a name of decode/media_format.hpp's table with an ffmpeg_codec:
-  // "png", "webp", "bmp", "gif", "tiff", "jpeg") at full size.
+  // "png", "webp", "bmp", "gif", "tiff", "jpeg") at full size. An animated image gives its first
+  // frame, as PIL does: GIF and APNG by FFmpeg's decoders (one packet holds the file; they decode
+  // its first image), animated WebP through webp_frame.hpp.
   void decode(std::span<const uint8_t> bytes, std::string_view format, RgbImage& out);
 
   // Whether decode() can read `format`: the table gives it a codec this FFmpeg has a decoder for.
   static bool has_decoder(std::string_view format);
 
-  // For data no magic number identified: libavformat's image-pipe demuxers probe it. Returns the
-  // format's name, or "" when no image demuxer recognises the data (nothing decoded).
-  std::string decode_probed(std::span<const uint8_t> bytes, RgbImage& out);
-
  private:
+  void decode_still(std::span<const uint8_t> bytes, std::string_view format, RgbImage& out);
+  void decode_on_canvas(const WebpFrame& frame, RgbImage& out);
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

@@ -19,14 +19,6 @@ bool starts_with(std::span<const uint8_t> bytes, size_t at, std::string_view mag
          std::memcmp(bytes.data() + at, magic.data(), magic.size()) == 0;
 }
 
-// The image format from its magic number (media_format.cpp's signatures), never from a file
-// name: a PNG saved as .jpg decodes as PNG. nullptr when no image signature matches
-// (libavformat's probe gets a chance after that).
-const MediaFormat* sniff(std::span<const uint8_t> bytes) {
-  const MediaFormat* format = sniff_format(bytes);
-  return format != nullptr && format->modality == Modality::image ? format : nullptr;
-}
-
 [[noreturn]] void not_an_image(std::span<const uint8_t> bytes) {
   if (bytes.empty()) throw DecodeError("empty image data (0 bytes)");
   std::string hex;
@@ -37,6 +29,15 @@ const MediaFormat* sniff(std::span<const uint8_t> bytes) {
   }
   throw DecodeError("not a " + listed_formats(Modality::image, "/") + " image (first bytes " + hex +
                     ")");
+}
+
+// The image format from its magic number (media_format.cpp's signatures), never from a file
+// name: a PNG saved as .jpg decodes as PNG. Data no image row claims is not an image, whatever
+// else FFmpeg could read (EXR, JPEG XL, PGM, ...): mmprof reads exactly the formats of its table.
+const MediaFormat& sniff(std::span<const uint8_t> bytes) {
+  const MediaFormat* format = sniff_format(bytes);
+  if (format == nullptr || format->modality != Modality::image) not_an_image(bytes);
+  return *format;
 }
 
 uint32_t big_endian32(const uint8_t* p) {
@@ -58,41 +59,35 @@ ImageInfo png_header(std::span<const uint8_t> b, int64_t max_pixels) {
 }  // namespace
 
 struct ImageDecoder::Impl {
-  explicit Impl(int64_t limit) : max_pixels(limit), jpeg(limit), av(limit) {}
+  Impl(int64_t limit, DecodeBudget budget) : max_pixels(limit), jpeg(limit, budget), av(limit) {}
   int64_t max_pixels;
   detail::JpegDecoder jpeg;
   detail::AvImageDecoder av;
   RgbImage scratch;  // probe() of formats whose header we do not parse
 };
 
-ImageDecoder::ImageDecoder(int64_t max_pixels) : impl_(std::make_unique<Impl>(max_pixels)) {}
+ImageDecoder::ImageDecoder(int64_t max_pixels, DecodeBudget budget)
+    : impl_(std::make_unique<Impl>(max_pixels, budget)) {}
 ImageDecoder::~ImageDecoder() = default;
 
 ImageInfo ImageDecoder::probe(std::span<const uint8_t> bytes) {
-  const MediaFormat* format = sniff(bytes);
-  if (format == nullptr) {
-    const std::string name = impl_->av.decode_probed(bytes, impl_->scratch);
-    if (name.empty()) not_an_image(bytes);
-    return {impl_->scratch.width, impl_->scratch.height, name};
-  }
-  if (format->backend == DecodeBackend::libjpeg_turbo) return impl_->jpeg.probe(bytes);
-  if (format->name == "png") return png_header(bytes, impl_->max_pixels);
+  const MediaFormat& format = sniff(bytes);
+  if (format.backend == DecodeBackend::libjpeg_turbo) return impl_->jpeg.probe(bytes);
+  if (format.name == "png") return png_header(bytes, impl_->max_pixels);
   // Other formats are rare in training data: a full decode is the simplest exact header read.
-  impl_->av.decode(bytes, format->name, impl_->scratch);
-  return {impl_->scratch.width, impl_->scratch.height, std::string(format->name)};
+  impl_->av.decode(bytes, format.name, impl_->scratch);
+  return {impl_->scratch.width, impl_->scratch.height, std::string(format.name)};
 }
 
 void ImageDecoder::decode(std::span<const uint8_t> bytes, const CropRect& crop, int min_side,
                           bool dct_scaling, RgbImage& out) {
-  const MediaFormat* format = sniff(bytes);
-  if (format == nullptr) {
-    if (impl_->av.decode_probed(bytes, out).empty()) not_an_image(bytes);
-  } else if (format->backend == DecodeBackend::libjpeg_turbo) {
+  const MediaFormat& format = sniff(bytes);
+  if (format.backend == DecodeBackend::libjpeg_turbo) {
     impl_->jpeg.decode(bytes, crop, min_side, dct_scaling, out);
   } else {
     // PNG: refused above the pixel limit before FFmpeg allocates anything.
-    if (format->name == "png") png_header(bytes, impl_->max_pixels);
-    impl_->av.decode(bytes, format->name, out);
+    if (format.name == "png") png_header(bytes, impl_->max_pixels);
+    impl_->av.decode(bytes, format.name, out);
   }
 }
 

@@ -1,13 +1,15 @@
 #pragma once
-// Image decoding: JPEG through libjpeg-turbo (with DCT-domain downscaling), every other format
-// FFmpeg reads (PNG, WebP, BMP, ...) through libavcodec. One decoder per worker: it keeps its
-// library handles and buffers, and is not thread-safe.
+// Image decoding: exactly the image formats of decode/media_format.cpp's table, sniffed from the
+// bytes: JPEG through libjpeg-turbo (with DCT-domain downscaling; CMYK and YCCK included), the
+// others (PNG, WebP, GIF, TIFF, BMP) through libavcodec; an animated image gives its first frame.
+// One decoder per worker: it keeps its library handles and buffers, and is not thread-safe.
 #include <cstdint>
 #include <memory>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "decode/decode_budget.hpp"
 #include "decode/pixel_limit.hpp"
 #include "transform/crop.hpp"
 
@@ -28,8 +30,8 @@ struct RgbImage {
 class ImageDecoder {
  public:
   // Images whose header claims more than max_pixels pixels are refused (DecodeError) before
-  // anything is allocated for their pixels.
-  explicit ImageDecoder(int64_t max_pixels = kDefaultMaxPixels);
+  // anything is allocated for their pixels; a decode past `budget` fails (decode_budget.hpp).
+  explicit ImageDecoder(int64_t max_pixels = kDefaultMaxPixels, DecodeBudget budget = {});
   ~ImageDecoder();
   ImageDecoder(const ImageDecoder&) = delete;
   ImageDecoder& operator=(const ImageDecoder&) = delete;

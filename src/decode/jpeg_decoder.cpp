@@ -1,10 +1,19 @@
 #include "decode/jpeg_decoder.hpp"
 
-#include <turbojpeg.h>
+// jpeglib.h needs FILE and size_t declared first.
+// clang-format off
+#include <cstdio>
+#include <jpeglib.h>
+#include <jerror.h>
+// clang-format on
 
+#include <algorithm>
+#include <csetjmp>
 #include <cstring>
 #include <new>
+#include <numeric>
 #include <string>
+#include <vector>
 
 #include "decode/decode_error.hpp"
 #include "decode/pixel_limit.hpp"
@@ -12,106 +21,233 @@
 namespace mmprof::detail {
 namespace {
 
-// The smallest libjpeg-turbo scaling factor (<= 1) that keeps the crop at least min_side pixels
-// on both sides in exact arithmetic, so the rounded-out crop of scale_crop() is never smaller.
-tjscalingfactor choose_scale(int width, int height, const CropRect& crop, int min_side) {
-  const int cw = crop.w > 0 ? crop.w : width, ch = crop.h > 0 ? crop.h : height;
-  int n = 0;
-  const tjscalingfactor* factors = tjGetScalingFactors(&n);
-  tjscalingfactor best{1, 1};
-  for (int i = 0; factors != nullptr && i < n; ++i) {
-    const tjscalingfactor f = factors[i];
-    if (f.num > f.denom) continue;
-    const bool enough =
-        static_cast<int64_t>(cw) * f.num >= static_cast<int64_t>(min_side) * f.denom &&
-        static_cast<int64_t>(ch) * f.num >= static_cast<int64_t>(min_side) * f.denom;
-    if (enough && f.num * best.denom < best.num * f.denom) best = f;
+struct Scale {
+  int num = 1, denom = 1;
+};
+
+// The smallest libjpeg-turbo scaling factor n/8 (<= 1) that keeps the crop at least min_side
+// pixels on both sides in exact arithmetic, so the rounded-out crop of scale_crop() is never
+// smaller. Reduced (4/8 is 1/2): the output size is the same, ceil(side x n / 8).
+Scale choose_scale(int width, int height, const CropRect& crop, int min_side) {
+  const int64_t cw = crop.w > 0 ? crop.w : width, ch = crop.h > 0 ? crop.h : height;
+  for (int n = 1; n < 8; ++n) {
+    if (cw * n >= int64_t{min_side} * 8 && ch * n >= int64_t{min_side} * 8) {
+      const int g = std::gcd(n, 8);
+      return {n / g, 8 / g};
+    }
   }
-  return best;
+  return {};
 }
 
-// TurboJPEG returns -1 both for fatal errors and for libjpeg warnings (after which the buffer is
-// filled anyway), and tjGetErrorCode() says TJERR_WARNING whenever any warning came first, even
-// if a fatal error followed. Warnings mostly mean damaged data (truncation: "Premature end of JPEG
-// file"; entropy-code damage: "Corrupt JPEG data: bad Huffman code"), decoded as grey or garbage
-// blocks, so every message is a failure except these known-harmless ones, common in camera files.
-// Only the first warning's text is kept by TurboJPEG, so a harmless one can mask a later one.
-bool harmless_warning(const char* message) {
-  static constexpr const char* kHarmless[] = {
-      "extraneous bytes before marker",              // JWRN_EXTRANEOUS_DATA
-      "Invalid SOS parameters for sequential JPEG",  // JWRN_NOT_SEQUENTIAL
-      "Unknown Adobe color transform code",          // JWRN_ADOBE_XFORM
-      "Corrupt JPEG data: bad ICC marker",           // JWRN_BOGUS_ICC: only the ICC profile
-      "Warning: unknown JFIF revision number",       // JWRN_JFIF_MAJOR
-  };
-  for (const char* h : kHarmless) {
-    if (std::strstr(message, h) != nullptr) return true;
+// libjpeg warnings mostly mean damaged data (truncation: "Premature end of JPEG file";
+// entropy-code damage: "Corrupt JPEG data: bad Huffman code"), decoded as grey or garbage blocks,
+// so every warning fails the image except these harmless ones, common in camera files.
+bool harmless_warning(int code) {
+  switch (code) {
+    case JWRN_EXTRANEOUS_DATA:  // extraneous bytes before marker
+    case JWRN_NOT_SEQUENTIAL:   // invalid SOS parameters for sequential JPEG
+    case JWRN_ADOBE_XFORM:      // unknown Adobe color transform code
+    case JWRN_BOGUS_ICC:        // a bad ICC marker: only the colour profile
+    case JWRN_JFIF_MAJOR:       // unknown JFIF revision number
+      return true;
+    default:
+      return false;
   }
-  return false;
+}
+
+// libjpeg's error manager: errors, and warnings that mean damage, longjmp back to the call that
+// started the step (guarded()), with the message kept.
+struct ErrorManager {
+  jpeg_error_mgr pub;  // first: libjpeg hands &pub back as cinfo->err
+  std::jmp_buf jump;
+  char message[JMSG_LENGTH_MAX];
+  bool over_budget;
+};
+
+struct Progress {
+  jpeg_progress_mgr pub;  // first: libjpeg hands &pub back as cinfo->progress
+  const DecodeBudget* budget;
+};
+
+ErrorManager& error_manager(j_common_ptr cinfo) {
+  return *reinterpret_cast<ErrorManager*>(cinfo->err);
+}
+
+[[noreturn]] void on_error(j_common_ptr cinfo) {
+  ErrorManager& err = error_manager(cinfo);
+  (*cinfo->err->format_message)(cinfo, err.message);
+  std::longjmp(err.jump, 1);
+}
+
+// A warning that means damage fails the image, so the decode stops there (TurboJPEG's
+// TJFLAG_STOPONWARNING) rather than finishing an image that is refused anyway: a stream of
+// thousands of repeated scans warns "Inconsistent progression sequence" at its second.
+void on_message(j_common_ptr cinfo, int level) {
+  if (level >= 0) return;  // trace output
+  cinfo->err->num_warnings++;
+  if (harmless_warning(cinfo->err->msg_code)) return;
+  ErrorManager& err = error_manager(cinfo);
+  (*cinfo->err->format_message)(cinfo, err.message);
+  std::longjmp(err.jump, 1);
+}
+
+// Called for every row of blocks as scans are read and as rows are output.
+void on_progress(j_common_ptr cinfo) {
+  ErrorManager& err = error_manager(cinfo);
+  const int scans = reinterpret_cast<j_decompress_ptr>(cinfo)->input_scan_number;
+  if (scans > kMaxJpegScans) {
+    std::snprintf(err.message, sizeof err.message,
+                  "progressive JPEG with more than %d scans, libjpeg-turbo's limit against "
+                  "decodes that walk the whole image once per scan",
+                  kMaxJpegScans);
+    std::longjmp(err.jump, 1);
+  }
+  if (reinterpret_cast<Progress*>(cinfo->progress)->budget->expired()) {
+    err.over_budget = true;
+    std::longjmp(err.jump, 1);
+  }
+}
+
+// Runs one step of libjpeg calls: false when libjpeg failed (ErrorManager::message). `step` must
+// own nothing with a destructor: a failure longjmps out of it.
+template <typename Step>
+bool guarded(ErrorManager& err, Step&& step) {
+  if (setjmp(err.jump) != 0) return false;
+  step();
+  return true;
+}
+
+int muldiv255(int a, int b) {
+  const int t = a * b + 128;
+  return ((t >> 8) + t) >> 8;
 }
 
 }  // namespace
 
-JpegDecoder::JpegDecoder(int64_t max_pixels)
-    : handle_(tjInitDecompress()), max_pixels_(max_pixels) {
-  if (handle_ == nullptr) throw std::bad_alloc();
-}
-
-JpegDecoder::~JpegDecoder() {
-  tjDestroy(handle_);
-}
-
-// A handle that failed is replaced: libjpeg-turbo 2.1 keeps state from an aborted stream, and the
-// same handle then reported a 0x0 "success" for the next header it read (found by fuzz_image_probe
-// with one input read twice).
-void JpegDecoder::fail(const char* what) {
-  const std::string message = std::string(what) + ": " + tjGetErrorStr2(handle_);
-  tjDestroy(handle_);
-  handle_ = tjInitDecompress();
-  if (handle_ == nullptr) throw std::bad_alloc();
-  throw DecodeError(message);
-}
-
-void JpegDecoder::header(std::span<const uint8_t> bytes, int& width, int& height) {
-  int subsamp = 0, colorspace = 0;
-  if (tjDecompressHeader3(handle_, bytes.data(), static_cast<unsigned long>(bytes.size()), &width,
-                          &height, &subsamp, &colorspace) != 0) {
-    fail("corrupt JPEG header");
+void cmyk_to_rgb(const uint8_t* cmyk, uint8_t* rgb, int pixels) noexcept {
+  for (int i = 0; i < pixels; ++i, cmyk += 4, rgb += 3) {
+    // "CMYK;I": C = 255 - stored; then cmyk2rgb: nk = 255 - K, out = nk - C * nk / 255.
+    const int nk = cmyk[3];
+    for (int c = 0; c < 3; ++c)
+      rgb[c] = static_cast<uint8_t>(std::clamp(nk - muldiv255(255 - cmyk[c], nk), 0, 255));
   }
-  if (width <= 0 || height <= 0) {
-    throw DecodeError("corrupt JPEG header: " + std::to_string(width) + "x" +
-                      std::to_string(height) + " pixels");
-  }
-  check_pixel_limit(width, height, max_pixels_, "JPEG image", "image.max_pixels");
 }
 
+struct JpegDecoder::State {
+  jpeg_decompress_struct cinfo{};
+  ErrorManager err{};
+  Progress progress{};
+  DecodeBudget budget;
+  int64_t max_pixels;
+  std::vector<uint8_t> cmyk_row;  // one decoded CMYK row; grows only
+
+  State(int64_t limit, DecodeBudget b) : budget(b), max_pixels(limit) {
+    cinfo.err = jpeg_std_error(&err.pub);
+    err.pub.error_exit = on_error;
+    err.pub.emit_message = on_message;
+    if (!guarded(err, [&] { jpeg_create_decompress(&cinfo); })) throw std::bad_alloc();
+    progress.pub.progress_monitor = on_progress;
+    progress.budget = &budget;
+    cinfo.progress = &progress.pub;  // after create, which zeroes the struct
+  }
+  ~State() { jpeg_destroy_decompress(&cinfo); }
+  State(const State&) = delete;
+  State& operator=(const State&) = delete;
+
+  [[noreturn]] void fail(const char* what, const char* text) const {
+    if (err.over_budget) throw DecodeError(budget.message());
+    throw DecodeError(std::string(what) + ": " + text);
+  }
+
+  void read_header(std::span<const uint8_t> bytes) {
+    err.over_budget = false;
+    const bool ok = guarded(err, [&] {
+      jpeg_mem_src(&cinfo, bytes.data(), static_cast<unsigned long>(bytes.size()));
+      jpeg_read_header(&cinfo, TRUE);
+    });
+    if (!ok) fail("corrupt JPEG header", err.message);
+    check_pixel_limit(cinfo.image_width, cinfo.image_height, max_pixels, "JPEG image",
+                      "image.max_pixels");
+  }
+
+  void decode(std::span<const uint8_t> bytes, const CropRect& crop, int min_side, bool dct_scaling,
+              RgbImage& out) {
+    budget.start();
+    read_header(bytes);
+    const int width = static_cast<int>(cinfo.image_width);
+    const int height = static_cast<int>(cinfo.image_height);
+    const Scale f =
+        dct_scaling && min_side > 0 ? choose_scale(width, height, crop, min_side) : Scale{};
+    const bool cmyk = cinfo.jpeg_color_space == JCS_CMYK || cinfo.jpeg_color_space == JCS_YCCK;
+    cinfo.out_color_space = cmyk ? JCS_CMYK : JCS_EXT_RGB;
+    cinfo.scale_num = static_cast<unsigned>(f.num);
+    cinfo.scale_denom = static_cast<unsigned>(f.denom);
+    if (!guarded(err, [&] { jpeg_start_decompress(&cinfo); })) {
+      fail("corrupt JPEG data", err.message);
+    }
+    const auto w = static_cast<int>(cinfo.output_width);
+    const auto h = static_cast<int>(cinfo.output_height);
+    const size_t row = static_cast<size_t>(w) * 3;
+    if (out.pixels.size() < row * h) out.pixels.resize(row * h);
+    if (cmyk && cmyk_row.size() < static_cast<size_t>(w) * 4)
+      cmyk_row.resize(static_cast<size_t>(w) * 4);
+    uint8_t* const pixels = out.pixels.data();
+    uint8_t* const cmyk_buffer = cmyk_row.data();
+    const bool ok = guarded(err, [&] {
+      while (cinfo.output_scanline < cinfo.output_height) {
+        uint8_t* dst = pixels + cinfo.output_scanline * row;
+        if (cmyk) {
+          JSAMPROW line = cmyk_buffer;
+          jpeg_read_scanlines(&cinfo, &line, 1);
+          cmyk_to_rgb(cmyk_buffer, dst, w);
+          continue;
+        }
+        JSAMPROW lines[16];
+        const JDIMENSION n = std::min<JDIMENSION>(16, cinfo.output_height - cinfo.output_scanline);
+        for (JDIMENSION i = 0; i < n; ++i)
+          lines[i] = dst + i * row;
+        jpeg_read_scanlines(&cinfo, lines, n);
+      }
+      jpeg_finish_decompress(&cinfo);
+    });
+    if (!ok) fail("corrupt JPEG data", err.message);
+    out.width = w;
+    out.height = h;
+    out.scale_num = f.num;
+    out.scale_den = f.denom;
+  }
+};
+
+JpegDecoder::JpegDecoder(int64_t max_pixels, DecodeBudget budget)
+    : state_(std::make_unique<State>(max_pixels, budget)) {}
+
+JpegDecoder::~JpegDecoder() = default;
+
+// Every call ends with jpeg_abort_decompress, whatever happened, so the next image starts from a
+// clean decompressor (a decompressor left mid-stream refuses the next header).
 ImageInfo JpegDecoder::probe(std::span<const uint8_t> bytes) {
+  State& s = *state_;
+  s.budget.start();  // every call has its own budget, probe() included
   ImageInfo info;
-  header(bytes, info.width, info.height);
-  info.format = "jpeg";
+  try {
+    s.read_header(bytes);
+    info = {static_cast<int>(s.cinfo.image_width), static_cast<int>(s.cinfo.image_height), "jpeg"};
+  } catch (...) {
+    jpeg_abort_decompress(&s.cinfo);
+    throw;
+  }
+  jpeg_abort_decompress(&s.cinfo);
   return info;
 }
 
 void JpegDecoder::decode(std::span<const uint8_t> bytes, const CropRect& crop, int min_side,
                          bool dct_scaling, RgbImage& out) {
-  int width = 0, height = 0;
-  header(bytes, width, height);
-  const tjscalingfactor f = dct_scaling && min_side > 0
-                                ? choose_scale(width, height, crop, min_side)
-                                : tjscalingfactor{1, 1};
-  const int w = TJSCALED(width, f), h = TJSCALED(height, f);
-  const size_t need = static_cast<size_t>(w) * h * 3;
-  if (out.pixels.size() < need) out.pixels.resize(need);
-  if (tjDecompress2(handle_, bytes.data(), static_cast<unsigned long>(bytes.size()),
-                    out.pixels.data(), w, 0, h, TJPF_RGB, 0) != 0) {
-    if (tjGetErrorCode(handle_) != TJERR_WARNING || !harmless_warning(tjGetErrorStr2(handle_))) {
-      fail("corrupt JPEG data");
-    }
+  try {
+    state_->decode(bytes, crop, min_side, dct_scaling, out);
+  } catch (...) {
+    jpeg_abort_decompress(&state_->cinfo);
+    throw;
   }
-  out.width = w;
-  out.height = h;
-  out.scale_num = f.num;
-  out.scale_den = f.denom;
 }
 
 }  // namespace mmprof::detail

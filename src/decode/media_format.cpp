@@ -10,7 +10,7 @@ using namespace std::string_view_literals;  // "II*\0"sv keeps its NUL
 
 constexpr std::string_view kJpegExt[] = {"jpg", "jpeg"};
 constexpr Signature kJpegMagic[] = {{{0, "\xFF\xD8\xFF"sv}}};
-constexpr std::string_view kPngExt[] = {"png"};
+constexpr std::string_view kPngExt[] = {"png", "apng"};
 constexpr Signature kPngMagic[] = {{{0, "\x89PNG\r\n\x1A\n"sv}}};
 constexpr std::string_view kWebpExt[] = {"webp"};
 constexpr Signature kWebpMagic[] = {{{0, "RIFF"sv}, {8, "WEBP"sv}}};
@@ -31,18 +31,18 @@ constexpr Modality kImage = Modality::image, kVideo = Modality::video;
 
 // Images first; sniffing tries the rows in this order, so BMP's two-byte signature comes last.
 constexpr MediaFormat kFormats[] = {
-    // name, display name, modality, extensions, signatures, backend, libavcodec codec
+    // name, display name, modality, extensions, signatures, backend, libavcodec codec, demuxer
     {"jpeg", "JPEG", kImage, kJpegExt, kJpegMagic, B::libjpeg_turbo, "mjpeg"},
     {"png", "PNG", kImage, kPngExt, kPngMagic, B::ffmpeg_image, "png"},
     {"webp", "WebP", kImage, kWebpExt, kWebpMagic, B::ffmpeg_image, "webp"},
     {"gif", "GIF", kImage, kGifExt, kGifMagic, B::ffmpeg_image, "gif"},
     {"tiff", "TIFF", kImage, kTiffExt, kTiffMagic, B::ffmpeg_image, "tiff"},
     {"bmp", "BMP", kImage, kBmpExt, kBmpMagic, B::ffmpeg_image, "bmp"},
-    {"mp4", "MP4", kVideo, kMp4Ext, {}, B::ffmpeg_video, ""},
-    {"mkv", "Matroska", kVideo, kMkvExt, {}, B::ffmpeg_video, ""},
-    {"webm", "WebM", kVideo, kWebmExt, {}, B::ffmpeg_video, ""},
-    {"mov", "QuickTime", kVideo, kMovExt, {}, B::ffmpeg_video, ""},
-    {"avi", "AVI", kVideo, kAviExt, {}, B::ffmpeg_video, ""},
+    {"mp4", "MP4", kVideo, kMp4Ext, {}, B::ffmpeg_video, "", "mov"},
+    {"mkv", "Matroska", kVideo, kMkvExt, {}, B::ffmpeg_video, "", "matroska"},
+    {"webm", "WebM", kVideo, kWebmExt, {}, B::ffmpeg_video, "", "matroska"},
+    {"mov", "QuickTime", kVideo, kMovExt, {}, B::ffmpeg_video, "", "mov"},
+    {"avi", "AVI", kVideo, kAviExt, {}, B::ffmpeg_video, "", "avi"},
 };
 
 bool part_matches(const MagicBytes& part, std::span<const uint8_t> data) noexcept {
@@ -90,6 +90,17 @@ std::string listed_formats(Modality modality, std::string_view separator) {
     if (f.modality != modality) continue;
     if (!out.empty()) out += separator;
     out += f.display_name;
+  }
+  return out;
+}
+
+std::string video_demuxers() {
+  std::string out;
+  for (const MediaFormat& f : kFormats) {
+    if (f.ffmpeg_demuxer.empty()) continue;
+    const std::string name(f.ffmpeg_demuxer);
+    if (("," + out + ",").find("," + name + ",") != std::string::npos) continue;
+    out += (out.empty() ? "" : ",") + name;
   }
   return out;
 }

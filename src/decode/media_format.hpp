@@ -4,8 +4,10 @@
 // takes a file as a sample by its extension (data/dataset.cpp); ImageDecoder picks a decoder by
 // sniffing the bytes, never by the file name (a PNG saved as .jpg decodes as PNG); the FFmpeg
 // image path finds its libavcodec decoder from the codec column; error messages list the formats
-// and extensions from here. Image data no signature matches still gets libavformat's image probe
-// (AvImageDecoder::decode_probed), and video containers are always probed by libavformat.
+// and extensions from here. These rows are exactly the formats mmprof reads: image data no
+// signature matches is refused (FFmpeg's other image demuxers, EXR, JPEG XL, PGM, ..., are never
+// tried), and video containers are probed by libavformat among the demuxers of the video rows
+// only.
 //
 // Adding a format: add one row to kFormats in src/decode/media_format.cpp (its extensions, lower
 // case without the dot, the first being the one error messages list, and its signatures go in
@@ -14,11 +16,11 @@
 // signature and its name and first extension to the listed texts. Rows are sniffed in table order,
 // so a format with a short signature goes after those it could shadow. An image format that
 // libavcodec decodes (backend ffmpeg_image; ffmpeg_codec = libavcodec's codec name, as
-// `ffmpeg -codecs` lists it) and a video container (backend ffmpeg_video, no signatures, no codec:
-// libavformat probes it) need nothing else. Only an image format that needs a new backend also adds
-// a DecodeBackend value here, its decoder file in src/decode/ (listed in src/decode/CMakeLists.txt
-// and tests/fuzz/CMakeLists.txt) and its branch in ImageDecoder::probe and ImageDecoder::decode
-// (src/decode/image_decoder.cpp).
+// `ffmpeg -codecs` lists it) and a video container (backend ffmpeg_video, no signatures, no codec,
+// ffmpeg_demuxer = libavformat's demuxer, as `ffmpeg -demuxers` lists it) need nothing else. Only
+// an image format that needs a new backend also adds a DecodeBackend value here, its decoder file
+// in src/decode/ (listed in src/decode/CMakeLists.txt and tests/fuzz/CMakeLists.txt) and its branch
+// in ImageDecoder::probe and ImageDecoder::decode (src/decode/image_decoder.cpp).
 //
 // Nothing here names an FFmpeg type: only decode's .cpp files include libav headers.
 #include <cstddef>
@@ -64,6 +66,10 @@ struct MediaFormat {
   // libavcodec's codec name (AVCodecDescriptor::name, "png") for the FFmpeg image decoder; also
   // set for JPEG, which AvImageDecoder can decode too. "" for video (the stream says).
   std::string_view ffmpeg_codec;
+  // For video: the libavformat demuxer that reads the container ("mov" reads MP4 and QuickTime).
+  // Only these demuxers are allowed to probe a clip, so a file in any other container (MPEG-TS,
+  // an HLS or concat playlist naming other files, an image sequence) is refused, never opened.
+  std::string_view ffmpeg_demuxer = "";
 };
 
 // Every row, images first, in sniffing order.
@@ -80,5 +86,7 @@ const MediaFormat* sniff_format(std::span<const uint8_t> data) noexcept;
 std::string listed_formats(Modality modality, std::string_view separator);
 // Each row's first extension, joined with ", ": "jpg, png, webp, gif, tiff, bmp, mp4, ...".
 std::string listed_extensions();
+// The video rows' demuxers, each once, for libavformat's format_whitelist: "mov,matroska,avi".
+std::string video_demuxers();
 
 }  // namespace mmprof

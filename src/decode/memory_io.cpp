@@ -23,13 +23,18 @@ AvioPtr MemoryInput::make_avio() {
   return AvioPtr(avio);
 }
 
-AvFormatPtr MemoryInput::open_format(AVIOContext* avio, const AVInputFormat* format, int* err) {
+AvFormatPtr MemoryInput::open_format(AVIOContext* avio, const std::string& whitelist, int* err) {
   AVFormatContext* ctx = avformat_alloc_context();
   if (ctx == nullptr) throw std::bad_alloc();
   ctx->pb = avio;
   ctx->flags |= AVFMT_FLAG_CUSTOM_IO;
+  ctx->format_whitelist = av_strdup(whitelist.c_str());
+  if (ctx->format_whitelist == nullptr) {
+    avformat_free_context(ctx);
+    throw std::bad_alloc();
+  }
   // On failure avformat_open_input frees the context itself.
-  *err = avformat_open_input(&ctx, nullptr, format, nullptr);
+  *err = avformat_open_input(&ctx, nullptr, nullptr, nullptr);
   return AvFormatPtr(*err < 0 ? nullptr : ctx);
 }
 

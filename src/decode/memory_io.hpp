@@ -4,6 +4,7 @@
 // moov-at-end layout needs, work). The bytes are not copied beyond avio's own buffer.
 #include <cstdint>
 #include <span>
+#include <string>
 
 #include "decode/av_handles.hpp"
 
@@ -19,9 +20,10 @@ class MemoryInput {
   // A new AVIOContext reading this input (one per opened AVFormatContext, which it must outlive).
   // Throws std::bad_alloc when FFmpeg cannot allocate.
   AvioPtr make_avio();
-  // Opens a demuxer on this input (`format` null = probe). Returns null and leaves the error in
-  // *err when libavformat refuses the data.
-  AvFormatPtr open_format(AVIOContext* avio, const AVInputFormat* format, int* err);
+  // Opens a demuxer on this input, probing among the demuxers of `whitelist` (libavformat short
+  // names, "mov,matroska,avi"). Returns null and leaves the error in *err when libavformat
+  // refuses the data.
+  AvFormatPtr open_format(AVIOContext* avio, const std::string& whitelist, int* err);
 
  private:
   static int read(void* opaque, uint8_t* buf, int size);

@@ -16,6 +16,7 @@ extern "C" {
 #include "decode/av_handles.hpp"
 #include "decode/av_log.hpp"
 #include "decode/decode_error.hpp"
+#include "decode/media_format.hpp"
 #include "decode/memory_io.hpp"
 #include "decode/rgb_convert.hpp"
 
@@ -130,6 +131,7 @@ struct VideoDecoder::Impl {
   int threads = 1;
   int64_t max_pixels = 0;
   VideoDecodeLevers levers;
+  DecodeBudget budget;
   MemoryInput input;
   AvioPtr avio;  // declared before fmt: the demuxer must close before its I/O context goes
   AvFormatPtr fmt;
@@ -176,13 +178,19 @@ struct VideoDecoder::Impl {
 void VideoDecoder::Impl::open(std::span<const uint8_t> bytes) {
   close();
   stats = {};
+  budget.start();
   clear_ffmpeg_error();
   if (bytes.empty()) throw DecodeError("empty video data (0 bytes)");
   input.reset(bytes);
   avio = input.make_avio();
   int err = 0;
-  fmt = input.open_format(avio.get(), nullptr, &err);
-  if (!fmt) corrupt(err);
+  static const std::string demuxers = video_demuxers();
+  fmt = input.open_format(avio.get(), demuxers, &err);
+  if (!fmt) {
+    throw DecodeError("not a video mmprof reads (" + listed_formats(Modality::video, "/") +
+                      "), or truncated or corrupt: " + av_error_string(err) +
+                      ffmpeg_error_suffix());
+  }
   if ((err = avformat_find_stream_info(fmt.get(), nullptr)) < 0) corrupt(err);
   const int index = av_find_best_stream(fmt.get(), AVMEDIA_TYPE_VIDEO, -1, -1, nullptr, 0);
   if (index < 0) throw DecodeError("no video stream in the file");
@@ -292,6 +300,7 @@ void VideoDecoder::Impl::seek(int64_t target) {
 // file a null packet drains the frames the decoder still holds. False once it is drained.
 bool VideoDecoder::Impl::next_frame() {
   for (;;) {
+    budget.check();
     int err = avcodec_receive_frame(codec.get(), next.get());
     if (err == 0) {
       av_frame_unref(cur.get());
@@ -359,8 +368,10 @@ void VideoDecoder::Impl::convert(const CropRect& crop, int dst_w, int dst_h, uin
   }
 }
 
-VideoDecoder::VideoDecoder(int threads, int64_t max_pixels, VideoDecodeLevers levers)
+VideoDecoder::VideoDecoder(int threads, int64_t max_pixels, VideoDecodeLevers levers,
+                           DecodeBudget budget)
     : impl_(std::make_unique<Impl>()) {
+  impl_->budget = budget;
   if (!impl_->cur || !impl_->next || !impl_->packet) throw std::bad_alloc();
   impl_->threads = threads;
   impl_->max_pixels = max_pixels;

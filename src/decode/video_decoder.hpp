@@ -26,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "decode/decode_budget.hpp"
 #include "decode/pixel_limit.hpp"
 #include "transform/crop.hpp"
 #include "util/rng.hpp"
@@ -65,9 +66,10 @@ struct VideoDecodeLevers {
 
 class VideoDecoder {
  public:
-  // Clips whose frames are larger than max_pixels are refused from the stream header.
+  // Clips whose frames are larger than max_pixels are refused from the stream header; a clip's
+  // decode (open to its last frame) past `budget` fails, checked at every packet.
   explicit VideoDecoder(int threads = 1, int64_t max_pixels = kDefaultMaxPixels,
-                        VideoDecodeLevers levers = {});
+                        VideoDecodeLevers levers = {}, DecodeBudget budget = {});
   ~VideoDecoder();
   VideoDecoder(const VideoDecoder&) = delete;
   VideoDecoder& operator=(const VideoDecoder&) = delete;

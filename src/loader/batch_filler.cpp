@@ -86,10 +86,12 @@ BatchFiller::BatchFiller(const Config& config, const Dataset& dataset, int worke
     : config_(config),
       dataset_(dataset),
       worker_id_(worker_id),
-      image_decoder_(config.image.max_pixels),
+      image_decoder_(config.image.max_pixels,
+                     DecodeBudget(config.image.max_decode_ms, "image.max_decode_ms")),
       video_decoder_(
           config.video.decoder_threads, config.video.max_pixels,
-          {.reuse_decoder = config.video.reuse_decoder, .skip_nonref = config.video.skip_nonref}),
+          {.reuse_decoder = config.video.reuse_decoder, .skip_nonref = config.video.skip_nonref},
+          DecodeBudget(config.video.max_decode_ms, "video.max_decode_ms")),
       dtype_(config.image.dtype == ImageDType::uint8 ? DType::uint8 : DType::float32),
       files_(OpenFiles::capacity_for(
           config.loader.worker_mode == WorkerMode::thread ? config.loader.num_workers : 1)) {
@@ -130,6 +132,22 @@ void BatchFiller::read_range(const ByteRange& range, std::vector<uint8_t>& buffe
     }
     done += static_cast<uint64_t>(n);
   }
+}
+
+// A media file above its modality's max_bytes is refused before a byte of it is read: the worker
+// would hold all of it in memory to decode it.
+void BatchFiller::refuse_oversized(const SampleEntry& entry) const {
+  const bool video = entry.modality == Modality::video;
+  const int64_t limit = video ? config_.video.max_bytes : config_.image.max_bytes;
+  if (entry.media.size <= static_cast<uint64_t>(limit)) return;
+  const std::string& file = dataset_.files()[entry.media.file];
+  throw StageFailure{
+      Stage::read,
+      fmt::format(
+          "{} is {} bytes ({:.1f} MiB), above {}={}: refused before it is read",
+          dataset_.layout() == Layout::tar ? file + ":" + entry.key + "." + entry.ext : file,
+          entry.media.size, static_cast<double>(entry.media.size) / (1 << 20),
+          video ? "video.max_bytes" : "image.max_bytes", limit)};
 }
 
 // A caption is refused above text.max_bytes before a byte of it is read, and when it is not
@@ -308,6 +326,7 @@ void BatchFiller::fill_sample(const SlotView& slot, uint32_t i) {
   rec.t_start_ns = monotonic_ns();
   const uint64_t rng_key = static_cast<uint64_t>(h.epoch) << 32 | rec.index;
   try {
+    refuse_oversized(entry);
     read_range(entry.media, media_);
     if (entry.has_caption) read_caption(entry.caption);
     rec.bytes = entry.media.size + (entry.has_caption ? entry.caption.size : 0);

@@ -40,6 +40,7 @@ class BatchFiller {
   // Tokens and content digest of a sample whose pixels are in place: its row becomes taken.
   void collate_sample(const SlotView& slot, SampleRecord& rec, const SampleEntry& entry,
                       bool video);
+  void refuse_oversized(const SampleEntry& entry) const;
   void read_range(const ByteRange& range, std::vector<uint8_t>& buffer);
   void read_caption(const ByteRange& range);
   void skip_quarantined(SampleRecord& rec) const noexcept;

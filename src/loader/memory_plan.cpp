@@ -40,17 +40,23 @@ uint64_t HostMemoryPlan::scratch_bytes() const noexcept {
   return static_cast<uint64_t>(workers) * scratch_per_worker;
 }
 
+uint64_t HostMemoryPlan::read_buffer_bytes() const noexcept {
+  return static_cast<uint64_t>(workers) * read_buffer_per_worker;
+}
+
 uint64_t HostMemoryPlan::total_bytes() const noexcept {
-  return ring_bytes() + pinned_bytes + scratch_bytes();
+  return ring_bytes() + pinned_bytes + scratch_bytes() + read_buffer_bytes();
 }
 
 std::string HostMemoryPlan::arithmetic() const {
   return fmt::format(
       "shared batch ring {} workers x {} slots x {} = {} (of which prefetch {} x {} slots = {}) + "
-      "pinned {} + worker scratch {} x {} = {} = {}",
+      "pinned {} + worker scratch {} x {} = {} + read buffers {} x {} (the larger of "
+      "image.max_bytes and video.max_bytes, plus text.max_bytes) = {} = {}",
       workers, slots_per_worker, mb(slot_bytes), mb(ring_bytes()), workers, prefetch_per_worker,
       mb(prefetch_bytes()), pinned_bytes == 0 ? "0 MB (pageable)" : mb(pinned_bytes), workers,
-      mb(scratch_per_worker), mb(scratch_bytes()), mb(total_bytes()));
+      mb(scratch_per_worker), mb(scratch_bytes()), workers, mb(read_buffer_per_worker),
+      mb(read_buffer_bytes()), mb(total_bytes()));
 }
 
 bool uses_pinned_memory(PinMemory setting) {
@@ -73,6 +79,11 @@ HostMemoryPlan plan_host_memory(const Config& config, bool pinned) {
                          static_cast<uint64_t>(config.video.size) *
                          static_cast<uint64_t>(config.video.size);
   p.scratch_per_worker = std::max(image, video);
+  // BatchFiller's media and caption buffers: a file above its modality's max_bytes, or a caption
+  // above text.max_bytes, is refused before it is read.
+  p.read_buffer_per_worker =
+      static_cast<uint64_t>(std::max(config.image.max_bytes, config.video.max_bytes)) +
+      static_cast<uint64_t>(config.text.max_bytes);
   return p;
 }
 
@@ -99,7 +110,7 @@ uint64_t parse_byte_size(const std::string& text, const std::string& option) {
 void check_host_memory(const HostMemoryPlan& plan, uint64_t limit_bytes) {
   if (plan.total_bytes() <= limit_bytes) return;
   throw UsageError(
-      fmt::format("the loader would reserve {} of host memory, above "
+      fmt::format("the loader could hold up to {} of host memory, above "
                   "--max-host-memory={}: {}",
                   mb(plan.total_bytes()), mb(limit_bytes), plan.arithmetic()));
 }

@@ -1,9 +1,11 @@
 #pragma once
-// The host memory a loader configuration reserves before it reads a byte, for
-// --max-host-memory: the shared batch ring (each worker's prefetched batches plus the one the
-// consumer holds), the pinned copy of one batch, and each worker's tensor scratch. Worst case:
-// every slot sized for its largest modality. Decoded source images are not counted (they depend
-// on the data; each is bounded by image.max_pixels x 3 bytes).
+// The host memory a loader configuration may hold, for --max-host-memory: the shared batch ring
+// (each worker's prefetched batches plus the one the consumer holds), the pinned copy of one
+// batch, each worker's tensor scratch, and each worker's read buffers (a worker reads a whole
+// file into memory to decode it: at most the larger of image.max_bytes and video.max_bytes, plus
+// a caption of text.max_bytes). Worst case: every slot sized for its largest modality, every
+// worker having read the largest file the limits let through. Decoded source images are not
+// counted (they depend on the data; each is bounded by image.max_pixels x 3 bytes).
 #include <cstdint>
 #include <string>
 
@@ -23,13 +25,15 @@ struct HostMemoryPlan {
   uint64_t slot_bytes = 0;    // one ring slot (header, records, worst-case tensors)
   uint64_t pinned_bytes = 0;  // 0 when pageable
   uint64_t scratch_per_worker = 0;
+  uint64_t read_buffer_per_worker = 0;  // max(image.max_bytes, video.max_bytes) + text.max_bytes
 
   uint64_t ring_bytes() const noexcept;
   uint64_t prefetch_bytes() const noexcept;
   uint64_t scratch_bytes() const noexcept;
+  uint64_t read_buffer_bytes() const noexcept;
   uint64_t total_bytes() const noexcept;
   // "shared batch ring 2 workers x 3 slots x 9.4 MB = 56.5 MB (prefetch: 2 x 2 slots = ...) +
-  // pinned ... + worker scratch ... = total"
+  // pinned ... + worker scratch ... + read buffers ... = total"
   std::string arithmetic() const;
 };
 

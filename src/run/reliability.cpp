@@ -64,6 +64,10 @@ void enforce_rejection_policy(const Config& config, const Dataset& dataset) {
     throw RunError(fmt::format("{} refused: {} (loader.on_error=fail)", shard_path(dataset, first),
                                first.reason));
   }
+  if (first.key.empty()) {  // damage of the shard itself, not of one member
+    throw RunError(fmt::format("tar shard {}: {} (loader.on_error=fail)",
+                               shard_path(dataset, first), first.reason));
+  }
   throw RunError(fmt::format("tar shard {}: member '{}' refused: {} (loader.on_error=fail)",
                              shard_path(dataset, first), first.key, first.reason));
 }

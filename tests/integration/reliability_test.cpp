@@ -150,6 +150,37 @@ TEST(BadInput, BesideTarShardsOtherFilesAreListed) {
   EXPECT_EQ(ignored["README"], "not a top-level .tar shard of a tar-layout dataset");
 }
 
+// A file above its modality's max_bytes fails at stage read, named with its size and the key,
+// before a byte of it is read (before: a 3 GiB file was read whole into each worker). The image
+// here is a 300 MiB sparse file: refused, it costs nothing.
+TEST(BadInput, AFileAboveMaxBytesIsRefusedBeforeItIsRead) {
+  TempDir dir;
+  const fs::path files = loader_fixture().root / "files";
+  write_bytes(dir.path() / "a.jpg", read_bytes(files / "000000.jpg"));
+  fs::path mp4;
+  for (const auto& e : fs::directory_iterator(files))
+    if (e.path().extension() == ".mp4") mp4 = e.path();
+  ASSERT_FALSE(mp4.empty());
+  fs::copy_file(mp4, dir.path() / "clip.mp4");
+  write_bytes(dir.path() / "huge.jpg", {});
+  fs::resize_file(dir.path() / "huge.jpg", 300ull << 20);
+  const Dataset ds = Dataset::open(dir.path(), Layout::files);
+  Config c = small_config();
+  c.video.max_bytes = 1000;
+  Loader loader(c, ds);
+  const EpochResult r = one_epoch(loader);
+  EXPECT_EQ(r.delivered, 1u);
+  ASSERT_EQ(r.failed.size(), 2u);
+  EXPECT_EQ(r.failed.at("huge").stage, "read");
+  EXPECT_EQ(r.failed.at("huge").message,
+            "huge.jpg is 314572800 bytes (300.0 MiB), above image.max_bytes=268435456: refused "
+            "before it is read");
+  EXPECT_NE(r.failed.at("clip").message.find("above video.max_bytes=1000: refused before it is "
+                                             "read"),
+            std::string::npos)
+      << r.failed.at("clip").message;
+}
+
 TEST(WorkerFaults, AKilledWorkerIsReplacedAndTheSequenceIsUnchanged) {
   const Dataset ds = files_dataset();
   Config reference = small_config();
@@ -284,7 +315,8 @@ TEST(HostMemory, ThePlannedRingIsTheRingTheLoaderMaps) {
     Loader loader(c, ds);
     EXPECT_EQ(plan.ring_bytes(), loader.stats().ring_bytes) << workers << " workers";
     EXPECT_EQ(plan.pinned_bytes, 0u);
-    EXPECT_EQ(plan.total_bytes(), plan.ring_bytes() + plan.scratch_bytes());
+    EXPECT_EQ(plan.total_bytes(),
+              plan.ring_bytes() + plan.scratch_bytes() + plan.read_buffer_bytes());
   }
 }
 
@@ -301,6 +333,25 @@ TEST(HostMemory, ALimitBelowThePlanIsRefusedWithTheArithmetic) {
     EXPECT_NE(what.find("2 workers x 3 slots"), std::string::npos) << what;
     EXPECT_NE(what.find("pinned"), std::string::npos) << what;
   }
+}
+
+// A worker reads a whole media file into memory: its worst case, the larger of the two
+// max_bytes plus a caption of text.max_bytes, is in the plan for every worker.
+TEST(HostMemory, EachWorkersLargestReadIsInThePlan) {
+  Config c = small_config();
+  c.loader.num_workers = 3;
+  c.image.max_bytes = 100 << 20;
+  c.video.max_bytes = 300 << 20;
+  c.text.max_bytes = 1 << 20;
+  const HostMemoryPlan plan = plan_host_memory(c, false);
+  EXPECT_EQ(plan.read_buffer_per_worker, 301ull << 20);
+  EXPECT_EQ(plan.read_buffer_bytes(), 3 * (301ull << 20));
+  EXPECT_NE(plan.arithmetic().find("+ read buffers 3 x 301.0 MB (the larger of image.max_bytes "
+                                   "and video.max_bytes, plus text.max_bytes) = 903.0 MB = "),
+            std::string::npos)
+      << plan.arithmetic();
+  c.image.max_bytes = 1ll << 40;  // a 1 TiB limit counts as such
+  EXPECT_EQ(plan_host_memory(c, false).read_buffer_per_worker, (1ull << 40) + (1 << 20));
 }
 
 TEST(HostMemory, SizesParseInPowersOf1024) {

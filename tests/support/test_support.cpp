@@ -14,6 +14,8 @@
 #include <stdexcept>
 
 #include "ab/content_check.hpp"
+#include "decode/decode_error.hpp"
+#include "decode/image_decoder.hpp"
 #include "rundir/csv_table.hpp"
 #include "util/shell_quote.hpp"
 
@@ -134,6 +136,15 @@ void write_text(const std::filesystem::path& path, const std::string& text) {
 
 double psnr(const uint8_t* a, const uint8_t* b, size_t n) {
   return psnr_u8(a, b, n);
+}
+
+std::string decode_error(ImageDecoder& decoder, const std::vector<uint8_t>& bytes, RgbImage& out) {
+  try {
+    decoder.decode(bytes, {}, 0, false, out);
+  } catch (const DecodeError& e) {
+    return e.what();
+  }
+  return "";
 }
 
 std::vector<uint8_t> ffmpeg_decode_rgb(const std::filesystem::path& file, int frame_index) {

@@ -8,6 +8,11 @@
 
 #include "mmprof/loader.hpp"
 
+namespace mmprof {
+class ImageDecoder;
+struct RgbImage;
+}  // namespace mmprof
+
 namespace mmprof::test {
 
 // A fresh directory under $TMPDIR, removed (recursively) when the object dies.
@@ -72,6 +77,9 @@ Csv read_csv(const std::filesystem::path& path);
 
 // Peak signal-to-noise ratio in dB between two equally sized 8-bit buffers (inf if identical).
 double psnr(const uint8_t* a, const uint8_t* b, size_t n);
+
+// The DecodeError message of decoding `bytes` at full size into `out` ("" when it decodes).
+std::string decode_error(ImageDecoder& decoder, const std::vector<uint8_t>& bytes, RgbImage& out);
 
 // Decodes a media file with the ffmpeg CLI to raw RGB24 (optionally one video frame by index).
 std::vector<uint8_t> ffmpeg_decode_rgb(const std::filesystem::path& file, int frame_index = 0);

@@ -42,14 +42,7 @@ std::vector<uint8_t> small_png() {
   return out;
 }
 
-std::string decode_error(ImageDecoder& dec, const std::vector<uint8_t>& bytes, RgbImage& img) {
-  try {
-    dec.decode(bytes, {}, 0, false, img);
-  } catch (const DecodeError& e) {
-    return e.what();
-  }
-  return "";
-}
+using test::decode_error;
 
 TEST(PixelLimitTest, HugeJpegHeaderIsRefusedBeforeAnyPixelBufferExists) {
   const auto bomb = test::jpeg_claiming_size(small_jpeg(), 65500, 65500);
@@ -188,6 +181,121 @@ TEST(TarIndexTest, GarbageAfterGoodMembersIsReportedNotThrown) {
   ASSERT_EQ(scan.rejected.size(), 1u);
   EXPECT_NE(scan.rejected[0].reason.find("after 1 members"), std::string::npos);
   EXPECT_FALSE(scan_tar_memory(bytes("not a tar at all")).rejected.empty());
+}
+
+// A member whose size field claims more than it holds: the headers that follow lie inside its
+// claimed data. It is refused, and every member after it is kept (before: the next header was
+// read from the middle of c's data, and c and d were dropped without a word).
+TEST(TarIndexTest, ASizeFieldThatLiesIsRefusedAndTheMembersAfterItAreKept) {
+  for (const bool past_the_end : {false, true}) {
+    SCOPED_TRACE(past_the_end ? "claims past the end" : "claims into later members");
+    std::vector<uint8_t> tar;
+    append_tar_member(tar, "a.jpg", std::vector<uint8_t>(600, 1));
+    const size_t b_header = tar.size();
+    append_tar_member(tar, "b.jpg", std::vector<uint8_t>(100, 2));
+    // 4000 puts b's end inside e's data, 100000 past the end of the shard.
+    const auto lying = test::ustar_header("b.jpg", past_the_end ? 100000 : 4000);
+    std::copy(lying.begin(), lying.end(), tar.begin() + static_cast<ptrdiff_t>(b_header));
+    append_tar_member(tar, "c.jpg", std::vector<uint8_t>(700, 3));
+    append_tar_member(tar, "d.jpg", bytes("d"));
+    if (!past_the_end) append_tar_member(tar, "e.bin", std::vector<uint8_t>(4000, 4));
+    end_tar(tar);
+    const TarScan scan = scan_tar_memory(tar);
+    std::vector<std::string> names;
+    for (const auto& m : scan.members)
+      names.push_back(m.name);
+    EXPECT_EQ(names, past_the_end ? (std::vector<std::string>{"a.jpg", "c.jpg", "d.jpg"})
+                                  : (std::vector<std::string>{"a.jpg", "c.jpg", "d.jpg", "e.bin"}));
+    ASSERT_EQ(scan.rejected.size(), 1u);
+    EXPECT_EQ(scan.rejected[0].name, "b.jpg");
+    EXPECT_NE(scan.rejected[0].reason.find("size field says"), std::string::npos)
+        << scan.rejected[0].reason;
+    EXPECT_NE(scan.rejected[0].reason.find("512 bytes into its data"), std::string::npos)
+        << scan.rejected[0].reason;
+    EXPECT_EQ(tar[scan.members[1].offset], 3);  // c's data, where its header says
+  }
+}
+
+// A size field that claims less than the member holds, and a header damaged in place: the
+// damage is one rejection naming its byte, and reading resumes at the next valid header.
+TEST(TarIndexTest, ACorruptHeaderIsSkippedToTheNextValidOne) {
+  std::vector<uint8_t> tar;
+  append_tar_member(tar, "a.jpg", bytes("abc"));
+  const size_t b_header = tar.size();
+  append_tar_member(tar, "b.jpg", std::vector<uint8_t>(1500, 7));
+  const auto short_size = test::ustar_header("b.jpg", 100);  // holds 1500: 3 blocks, not 1
+  std::copy(short_size.begin(), short_size.end(), tar.begin() + static_cast<ptrdiff_t>(b_header));
+  append_tar_member(tar, "c.jpg", bytes("c"));
+  const size_t d_header = tar.size();
+  append_tar_member(tar, "d.jpg", bytes("d"));
+  tar[d_header + 3] ^= 0x40;  // a bit flipped in d's name: its checksum no longer matches
+  append_tar_member(tar, "e.jpg", bytes("e"));
+  end_tar(tar);
+  const TarScan scan = scan_tar_memory(tar);
+  std::vector<std::string> names;
+  for (const auto& m : scan.members)
+    names.push_back(m.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"a.jpg", "b.jpg", "c.jpg", "e.jpg"}));
+  ASSERT_EQ(scan.rejected.size(), 2u);
+  EXPECT_EQ(scan.rejected[0].reason.rfind("corrupt tar header at byte 2048", 0), 0u)
+      << scan.rejected[0].reason;
+  EXPECT_NE(scan.rejected[0].reason.find("1024 bytes skipped to the next tar header, at byte 3072"),
+            std::string::npos)
+      << scan.rejected[0].reason;
+  EXPECT_NE(scan.rejected[1].reason.find("at byte " + std::to_string(d_header) + " "),
+            std::string::npos)
+      << scan.rejected[1].reason;
+}
+
+// A shard that is not a tar archive at all is one rejection that says what it is, never an
+// exception; a damaged first header or a zeroed header keeps the members after it.
+TEST(TarIndexTest, EmptyCompressedAndHeadlessShardsAreRejectionsOfTheShard) {
+  const auto reason = [](const std::vector<uint8_t>& shard) {
+    const TarScan scan = scan_tar_memory(shard);
+    EXPECT_TRUE(scan.members.empty());
+    return scan.rejected.size() == 1 ? scan.rejected[0].reason : "(not one rejection)";
+  };
+  EXPECT_EQ(reason({}), "empty shard (0 bytes), not a tar archive");
+  std::vector<uint8_t> tar;
+  append_tar_member(tar, "a.jpg", bytes("abc"));
+  end_tar(tar);
+  std::vector<uint8_t> gz = {0x1F, 0x8B, 0x08, 0x00};
+  gz.insert(gz.end(), tar.begin(), tar.end());
+  EXPECT_NE(reason(gz).find("gzip-compressed, not a plain tar archive"), std::string::npos)
+      << reason(gz);
+  EXPECT_NE(reason(bytes("just some text")).find("not a tar archive"), std::string::npos);
+
+  std::vector<uint8_t> headless(512, 0x5A);
+  headless.insert(headless.end(), tar.begin(), tar.end());
+  TarScan scan = scan_tar_memory(headless);
+  ASSERT_EQ(scan.members.size(), 1u);
+  EXPECT_EQ(scan.members[0].offset, 1024u);
+  ASSERT_EQ(scan.rejected.size(), 1u);
+  EXPECT_EQ(scan.rejected[0].reason.rfind("corrupt tar header at byte 0", 0), 0u)
+      << scan.rejected[0].reason;
+
+  std::vector<uint8_t> zeroed;
+  append_tar_member(zeroed, "a.jpg", bytes("abc"));
+  const size_t b_header = zeroed.size();
+  append_tar_member(zeroed, "b.jpg", bytes("lost"));
+  append_tar_member(zeroed, "c.jpg", bytes("kept"));
+  end_tar(zeroed);
+  std::fill_n(zeroed.begin() + static_cast<ptrdiff_t>(b_header), 512, 0);
+  scan = scan_tar_memory(zeroed);
+  ASSERT_EQ(scan.members.size(), 2u);
+  EXPECT_EQ(scan.members[1].name, "c.jpg");
+  ASSERT_EQ(scan.rejected.size(), 1u);
+  EXPECT_NE(scan.rejected[0].reason.find("read as the end of the archive"), std::string::npos)
+      << scan.rejected[0].reason;
+}
+
+TEST(TarIndexTest, HeaderBlocksAreRecognisedByTheirChecksum) {
+  auto header = test::ustar_header("a.jpg", 5);
+  EXPECT_TRUE(is_tar_header_block(std::span<const uint8_t, 512>(header.data(), 512)));
+  header[0] ^= 1;
+  EXPECT_FALSE(is_tar_header_block(std::span<const uint8_t, 512>(header.data(), 512)));
+  const std::vector<uint8_t> zeros(512, 0);
+  EXPECT_FALSE(is_tar_header_block(std::span<const uint8_t, 512>(zeros.data(), 512)));
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <random>
 #include <vector>
 
+#include "decode/decode_budget.hpp"
 #include "decode/decode_error.hpp"
 #include "decode/image_decoder.hpp"
 #include "decode/video_decoder.hpp"
@@ -424,6 +425,59 @@ TEST(VideoDecodeTest, TruncatedOrBogusVideoThrowsDecodeError) {
         DecodeError)
         << "case " << i;
   }
+}
+
+// Only the table's containers are opened: an MPEG-TS clip (whatever its name) and an HLS
+// playlist naming a local file are refused (before: the MPEG-TS clip decoded, and the playlist
+// reached FFmpeg's HLS demuxer, whose job is to open what a playlist names).
+TEST(VideoDecodeTest, ContainersOutsideTheTableAreRefusedNeverOpened) {
+  test::TempDir dir;
+  const fs::path ts = dir.path() / "clip.ts";
+  const auto r = test::run_command(
+      "ffmpeg -v error -nostdin -y -f lavfi -i testsrc2=size=64x48:rate=10:duration=1 -c:v "
+      "libx264 -f mpegts '" +
+      ts.string() + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const std::string playlist =
+      "#EXTM3U\n#EXT-X-TARGETDURATION:1\n#EXTINF:1.0,\n" + ts.string() + "\n#EXT-X-ENDLIST\n";
+  for (const auto& bytes :
+       {read_bytes(ts), std::vector<uint8_t>(playlist.begin(), playlist.end())}) {
+    VideoDecoder dec;
+    try {
+      dec.open(bytes);
+      FAIL() << "opened";
+    } catch (const DecodeError& e) {
+      EXPECT_EQ(std::string(e.what()).rfind(
+                    "not a video mmprof reads (MP4/Matroska/WebM/QuickTime/AVI)", 0),
+                0u)
+          << e.what();
+    }
+  }
+}
+
+int64_t g_fake_ns = 0;
+int64_t fake_clock() noexcept {
+  return g_fake_ns += 1'000'000'000;  // each read: one second later
+}
+
+// A clip's decode past video.max_decode_ms fails with the key named (checked at every packet);
+// the same decoder then opens and decodes the next clip within its budget.
+TEST(VideoDecodeTest, ADecodePastItsBudgetFailsWithTheKeyNamed) {
+  const auto mp4 = read_bytes(Fixtures::get().file("clip.mp4"));
+  const std::vector<double> t = {0.5, 2.5};
+  std::vector<uint8_t> out(2 * 64 * 64 * 3);
+  VideoDecoder slow(1, kDefaultMaxPixels, {},
+                    DecodeBudget(2500, "video.max_decode_ms", fake_clock));
+  const VideoInfo info = slow.open(mp4);
+  try {
+    slow.decode_frames(t, {0, 0, info.width, info.height}, 64, 64, out.data());
+    FAIL() << "no budget error";
+  } catch (const DecodeError& e) {
+    EXPECT_STREQ(e.what(), "decode stopped after 3000 ms, past video.max_decode_ms=2500");
+  }
+  VideoDecoder fine(1, kDefaultMaxPixels, {}, DecodeBudget(60'000, "video.max_decode_ms"));
+  fine.open(mp4);
+  EXPECT_NO_THROW(fine.decode_frames(t, {0, 0, info.width, info.height}, 64, 64, out.data()));
 }
 
 }  // namespace

@@ -48,13 +48,14 @@ struct ExpectedExtension {
 };
 
 constexpr ExpectedExtension kExtensions[] = {
-    {"jpg", "jpeg", Modality::image}, {"jpeg", "jpeg", Modality::image},
-    {"png", "png", Modality::image},  {"webp", "webp", Modality::image},
-    {"gif", "gif", Modality::image},  {"tiff", "tiff", Modality::image},
-    {"tif", "tiff", Modality::image}, {"bmp", "bmp", Modality::image},
-    {"mp4", "mp4", Modality::video},  {"m4v", "mp4", Modality::video},
-    {"mkv", "mkv", Modality::video},  {"webm", "webm", Modality::video},
-    {"mov", "mov", Modality::video},  {"avi", "avi", Modality::video},
+    {"jpg", "jpeg", Modality::image},  {"jpeg", "jpeg", Modality::image},
+    {"png", "png", Modality::image},   {"apng", "png", Modality::image},
+    {"webp", "webp", Modality::image}, {"gif", "gif", Modality::image},
+    {"tiff", "tiff", Modality::image}, {"tif", "tiff", Modality::image},
+    {"bmp", "bmp", Modality::image},   {"mp4", "mp4", Modality::video},
+    {"m4v", "mp4", Modality::video},   {"mkv", "mkv", Modality::video},
+    {"webm", "webm", Modality::video}, {"mov", "mov", Modality::video},
+    {"avi", "avi", Modality::video},
 };
 
 TEST(MediaFormatTest, EveryExtensionMapsToItsRowAndModality) {
@@ -82,7 +83,7 @@ TEST(MediaFormatTest, RowsInOrderWithTheirBackendsAndCodecs) {
     std::string_view name, display;
     Modality modality;
     DecodeBackend backend;
-    std::string_view codec;
+    std::string_view codec, demuxer = "";
   };
   const Row expected[] = {
       {"jpeg", "JPEG", Modality::image, DecodeBackend::libjpeg_turbo, "mjpeg"},
@@ -91,11 +92,11 @@ TEST(MediaFormatTest, RowsInOrderWithTheirBackendsAndCodecs) {
       {"gif", "GIF", Modality::image, DecodeBackend::ffmpeg_image, "gif"},
       {"tiff", "TIFF", Modality::image, DecodeBackend::ffmpeg_image, "tiff"},
       {"bmp", "BMP", Modality::image, DecodeBackend::ffmpeg_image, "bmp"},
-      {"mp4", "MP4", Modality::video, DecodeBackend::ffmpeg_video, ""},
-      {"mkv", "Matroska", Modality::video, DecodeBackend::ffmpeg_video, ""},
-      {"webm", "WebM", Modality::video, DecodeBackend::ffmpeg_video, ""},
-      {"mov", "QuickTime", Modality::video, DecodeBackend::ffmpeg_video, ""},
-      {"avi", "AVI", Modality::video, DecodeBackend::ffmpeg_video, ""},
+      {"mp4", "MP4", Modality::video, DecodeBackend::ffmpeg_video, "", "mov"},
+      {"mkv", "Matroska", Modality::video, DecodeBackend::ffmpeg_video, "", "matroska"},
+      {"webm", "WebM", Modality::video, DecodeBackend::ffmpeg_video, "", "matroska"},
+      {"mov", "QuickTime", Modality::video, DecodeBackend::ffmpeg_video, "", "mov"},
+      {"avi", "AVI", Modality::video, DecodeBackend::ffmpeg_video, "", "avi"},
   };
   const auto rows = media_formats();
   ASSERT_EQ(rows.size(), std::size(expected));
@@ -106,7 +107,9 @@ TEST(MediaFormatTest, RowsInOrderWithTheirBackendsAndCodecs) {
     EXPECT_EQ(rows[i].modality, expected[i].modality);
     EXPECT_EQ(rows[i].backend, expected[i].backend);
     EXPECT_EQ(rows[i].ffmpeg_codec, expected[i].codec);
+    EXPECT_EQ(rows[i].ffmpeg_demuxer, expected[i].demuxer);
   }
+  EXPECT_EQ(video_demuxers(), "mov,matroska,avi");
 }
 
 TEST(MediaFormatTest, UnknownExtensionsAndNames) {
@@ -209,6 +212,27 @@ TEST(MediaFormatTest, ImageDecoderNamesTheTableFormats) {
     EXPECT_EQ(info.format, format) << file;
     EXPECT_EQ(info.width, 24) << file;
     EXPECT_EQ(info.height, 16) << file;
+  }
+}
+
+// Exactly the table's formats are read: data FFmpeg has some image demuxer for (PGM text and
+// binary PPM here, EXR or JPEG XL elsewhere) is refused like any non-image (before: decoded
+// through libavformat's image probe).
+TEST(MediaFormatTest, FormatsOutsideTheTableAreRefused) {
+  ImageDecoder decoder;
+  RgbImage img;
+  std::string ppm = "P6\n2 2\n255\n";
+  ppm.append(12, '\x80');
+  for (const std::string& data : {std::string("P2\n2 2\n255\n0 64 128 255\n"), ppm}) {
+    const auto bytes = bytes_of(data);
+    try {
+      decoder.decode(bytes, {}, 0, false, img);
+      FAIL() << "decoded " << data.substr(0, 2);
+    } catch (const DecodeError& e) {
+      EXPECT_EQ(std::string(e.what()).rfind("not a JPEG/PNG/WebP/GIF/TIFF/BMP image", 0), 0u)
+          << e.what();
+    }
+    EXPECT_THROW(decoder.probe(bytes), DecodeError);
   }
 }
 

@@ -13,6 +13,7 @@ list(APPEND MMPROF_TEST_SOURCES
   unit/config_keys_test.cpp
   unit/config_test.cpp
   unit/cupti_clock_test.cpp
+  unit/dataset_test.cpp
   unit/decode_test.cpp
   unit/digest_test.cpp
   unit/env_test.cpp
@@ -20,6 +21,7 @@ list(APPEND MMPROF_TEST_SOURCES
   unit/gpu_timeline_test.cpp
   unit/gpu_tracer_test.cpp
   unit/inference_test.cpp
+  unit/jpeg_decoder_test.cpp
   unit/phase_metrics_test.cpp
   unit/phase_runner_test.cpp
   unit/open_files_test.cpp
@@ -40,6 +42,7 @@ list(APPEND MMPROF_TEST_SOURCES
   unit/stage_breakdown_test.cpp
   unit/descriptive_test.cpp
   unit/tokenizer_test.cpp
+  unit/webp_frame_test.cpp
   unit/trace_arena_test.cpp
   unit/trace_writer_test.cpp
   unit/tracer_test.cpp
