@@ -86,7 +86,10 @@ class Walker {
     }
   }
 
-  // A symbolic link: followed when it resolves inside the root, else listed with the reason.
+  // A symbolic link. A link to a file is followed wherever it points (a folder of links into a
+  // shared store is a common dataset layout; torchvision's ImageFolder reads through them too)
+  // and keyed by the link's own path. A link to a directory is walked only inside the root: a
+  // walk into an arbitrary outside tree (a link to /) is unbounded. The rest is listed.
   void follow(const fs::path& link, const std::string& rel, int depth) {
     std::error_code ec;
     const fs::path text = fs::read_symlink(link, ec);
@@ -100,14 +103,12 @@ class Walker {
                               ec.message()));
       return;
     }
-    if (!inside(target, root_)) {
-      skip(rel, fmt::format("symbolic link to '{}' resolves outside the dataset ({}), not "
-                            "followed",
-                            shown, target.string()));
-      return;
-    }
     const fs::file_status st = fs::status(target, ec);
-    if (fs::is_directory(st)) {
+    if (fs::is_directory(st) && !inside(target, root_)) {
+      skip(rel, fmt::format("symbolic link to '{}' is a directory outside the dataset ({}), not "
+                            "walked",
+                            shown, target.string()));
+    } else if (fs::is_directory(st)) {
       if (std::find(stack_.begin(), stack_.end(), target) != stack_.end()) {
         skip(rel, fmt::format("symbolic link to '{}' is a directory loop (it leads back to a "
                               "directory that contains it), not followed",
