@@ -169,8 +169,7 @@ TEST(RunFilesTest, RunWriterRefusesAnExistingRunUnlessForcedThenRemovesOnlyMmpro
   const rundir::RunWriter writer{dir.path(), {.force = true}};
   EXPECT_EQ(names_in(dir.path()),
             (std::vector<std::string>{".mmprof-reserve", "digests.csv", "errors.jsonl", "host.csv",
-                                      "notes.txt",
-                                      "resources.csv", "stages.csv", "steps.csv"}));
+                                      "notes.txt", "resources.csv", "stages.csv", "steps.csv"}));
   EXPECT_EQ(read_text(dir.path() / "notes.txt"), "old\n");
 }
 
