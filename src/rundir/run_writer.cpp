@@ -14,7 +14,7 @@ namespace {
 // Room for what a failed run still writes after the disk filled: summary.json and the manifest
 // of a run are 10-60 kB each (a job's with many ranks more), written next to their old versions
 // (temp + rename), plus the checkpoint.
-constexpr off_t kReserveBytes = 256 * 1024;
+constexpr off_t kReserveBytes = off_t{256} * 1024;
 
 // Preallocates `path`; returns it, or an empty path when the filesystem cannot (it is full
 // already, or has no fallocate): the run goes on without the reserve.
