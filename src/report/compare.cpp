@@ -51,6 +51,15 @@ json row(const std::string& name, std::optional<double> base, std::optional<doub
   return r;
 }
 
+// " (+12.0 %, limit 10 %)" for a row with both; a change from 0 (errors) has no percentage.
+std::string change_text(const json& r) {
+  if (!r["change_pct"].is_number()) return "";
+  const double change = r["change_pct"].get<double>();
+  return r["limit_pct"].is_number()
+             ? fmt::format(" ({:+.1f} %, limit {:.0f} %)", change, r["limit_pct"].get<double>())
+             : fmt::format(" ({:+.1f} %)", change);
+}
+
 }  // namespace
 
 // The throughput judgement from the step-time interval: {outcome, reason}.
@@ -125,10 +134,8 @@ json compare_runs(const RunData& base, const RunData& next, const Criteria& c) {
                    ? fmt::format("{} is {:.0f} MB, over the {:.0f} MB budget",
                                  r["name"].get<std::string>(), r["new"].get<double>(),
                                  r["limit_mb"].get<double>())
-                   : fmt::format("{} went from {:.4g} to {:.4g} ({:+.1f} %, limit {:.0f} %)",
-                                 r["name"].get<std::string>(), r["base"].get<double>(),
-                                 r["new"].get<double>(), r["change_pct"].get<double>(),
-                                 r["limit_pct"].is_number() ? r["limit_pct"].get<double>() : 0.0);
+                   : fmt::format("{} went from {:.4g} to {:.4g}{}", r["name"].get<std::string>(),
+                                 r["base"].get<double>(), r["new"].get<double>(), change_text(r));
     }
   }
   if (string_at(next.summary, "/status") != "complete") {

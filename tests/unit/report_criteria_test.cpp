@@ -2,6 +2,7 @@
 // exit codes, and Welch's interval against values computed by hand.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -165,6 +166,25 @@ TEST(ReportCompare, SlowerRunIsARegression) {
       compare_runs(load_run(dir / "run-slower"), load_run(dir / "run-input-bound"), c);
   EXPECT_EQ(back["rows"][0]["outcome"], "pass");
   EXPECT_EQ(back["outcome"], "pass");
+}
+
+// A base without errors and a new run with some: a regression named with both counts, even
+// though a change from 0 has no percentage (this threw "internal error" before).
+TEST(ReportCompare, ErrorsWhereTheBaseHadNoneAreARegression) {
+  const Criteria c = parse_criteria(default_criteria_yaml(), "embedded");
+  const auto fixture = test::source_dir() / "tests/fixtures/report/run-input-bound";
+  test::TempDir tmp;
+  const auto copy_with_errors = [&](const std::string& name, int count) {
+    const auto dir = tmp.path() / name;
+    std::filesystem::copy(fixture, dir, std::filesystem::copy_options::recursive);
+    json summary = json::parse(test::read_text(dir / "summary.json"));
+    summary["errors"] = {{"count", count}, {"samples", count}};
+    test::write_text(dir / "summary.json", summary.dump());
+    return load_run(dir);
+  };
+  const json r = compare_runs(copy_with_errors("base", 0), copy_with_errors("new", 3), c);
+  EXPECT_EQ(r["outcome"], "regression");
+  EXPECT_EQ(r["reason"], "compare: errors.count went from 0 to 3");
 }
 
 }  // namespace
