@@ -72,7 +72,14 @@ class TimingTests(JobCase):
                 hook_wait = sum(r["ret_ns"] - r["call_ns"] for r in recs)
                 job_wait = sum(b["t1"] - b["t0"] for b in job)
                 print("\n[%s] wait: hook %.2f ms, job %.2f ms" % (name, hook_wait / 1e6, job_wait / 1e6))
-                self.assertLessEqual(abs(hook_wait - job_wait), 0.05 * job_wait)
+                # Per step, as the period below: the hook's call and return sit inside the
+                # job's own timestamps, apart by the Python calls between them (tenths of a ms),
+                # and a preemption there lengthens one step's wait in one clock only. So the
+                # typical step must agree within 1 ms; a hook that mistimed waits would move
+                # most of them (waits here are 3-200 ms).
+                diffs = sorted(abs((b["t1"] - b["t0"]) - (r["ret_ns"] - r["call_ns"]))
+                               for r, b in zip(recs, job))
+                self.assertLess(diffs[len(diffs) // 2], 1_000_000, diffs)
                 if same_clock():
                     for r, b in zip(recs, job):
                         self.assertLessEqual(b["t0"], r["call_ns"])
@@ -91,9 +98,13 @@ class TimingTests(JobCase):
                                    - (job[k]["t1"] - job[k - 1]["t1"]))
                                for k in range(1, len(recs)))
                 self.assertLess(diffs[len(diffs) // 2], 1_000_000, diffs)
-                span_hook = recs[-1]["ret_ns"] - recs[0]["ret_ns"]
+                # Over the run the two clocks must not drift apart: the median offset between
+                # them over the last steps equals that over the first ones within 1 % of the
+                # span (medians, so that one preempted first or last step does not count).
+                offsets = [r["ret_ns"] - b["t1"] for r, b in zip(recs, job)]
+                head, tail = sorted(offsets[:5]), sorted(offsets[-5:])
                 span_job = job[-1]["t1"] - job[0]["t1"]
-                self.assertLess(abs(span_hook - span_job), 0.01 * span_job, (span_hook, span_job))
+                self.assertLess(abs(tail[2] - head[2]), 0.01 * span_job, (offsets, span_job))
 
     def test_batch_fields(self):
         for name, run in self.runs():
