@@ -1,5 +1,6 @@
 # The two commands README.md promises: `make demo` and `make test`. Both install what is missing
-# first (scripts/install-deps), then build with CMake.
+# first (scripts/install-deps: the demo only what building and its job need, the tests the rest),
+# then build with CMake.
 JOBS ?= $(shell nproc)
 BUILD_RELEASE := build/release
 BUILD_TEST := build/test
@@ -9,23 +10,26 @@ FUZZ_TARGETS := tar_index image_probe video_probe config decode
 
 PREFIX ?= /usr/local
 
-.PHONY: all deps build install demo test bench speed-bench fuzz sanitize asan tsan format lint clean
+.PHONY: all deps deps-demo build install demo test bench speed-bench fuzz sanitize asan tsan format lint clean
 
 all: build
 
 deps:
 	./scripts/install-deps
 
+deps-demo:
+	./scripts/install-deps --demo
+
 $(BUILD_RELEASE)/CMakeCache.txt:
 	cmake --preset release
 
 # The binary (and its torch plugin when libtorch is present); tests are built by `make test`.
-build: deps $(BUILD_RELEASE)/CMakeCache.txt
+build: deps-demo $(BUILD_RELEASE)/CMakeCache.txt
 	cmake --build $(BUILD_RELEASE) -j $(JOBS) --target mmprof
 
 # The release build installed under PREFIX (cmake/MmprofInstall.cmake): bin/mmprof, its plugins in
 # lib/mmprof/, the layers' static libraries, include/mmprof/ and the CMake package lib/cmake/mmprof/.
-install: deps $(BUILD_RELEASE)/CMakeCache.txt
+install: deps-demo $(BUILD_RELEASE)/CMakeCache.txt
 	cmake --build $(BUILD_RELEASE) -j $(JOBS) --target mmprof_installed
 	cmake --install $(BUILD_RELEASE) --prefix $(PREFIX)
 
