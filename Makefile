@@ -10,7 +10,7 @@ FUZZ_TARGETS := tar_index image_probe video_probe config decode
 
 PREFIX ?= /usr/local
 
-.PHONY: all deps deps-demo build install demo test bench speed-bench fuzz sanitize asan tsan format lint clean
+.PHONY: all deps deps-demo build install deb demo test bench speed-bench fuzz sanitize asan tsan format lint clean
 
 all: build
 
@@ -32,6 +32,12 @@ build: deps-demo $(BUILD_RELEASE)/CMakeCache.txt
 install: deps-demo $(BUILD_RELEASE)/CMakeCache.txt
 	cmake --build $(BUILD_RELEASE) -j $(JOBS) --target mmprof_installed
 	cmake --install $(BUILD_RELEASE) --prefix $(PREFIX)
+
+# The same as a Debian package under /usr (cmake/MmprofPackage.cmake): build/release/mmprof_*.deb,
+# then `apt-get install ./build/release/mmprof_VERSION_amd64.deb`.
+deb: deps-demo $(BUILD_RELEASE)/CMakeCache.txt
+	cmake --build $(BUILD_RELEASE) -j $(JOBS) --target mmprof_installed
+	cd $(BUILD_RELEASE) && cpack -G DEB
 
 # The main use on the embedded default dataset (generated on first use into ~/.cache/mmprof):
 # first the stand-in loader's baseline with an emulated 60 ms step (all three phases), then a

@@ -7,6 +7,7 @@
 #   lib/libmmprof_<layer>.a                   one static library per layer (cmake/MmprofLayers.cmake)
 #   include/mmprof/*.hpp                      the public headers
 #   share/mmprof/python/                      the Python hook (sitecustomize.py, mmprof_hook/)
+#   share/mmprof/configs/                     the configurations of configs/ (--config)
 #   lib/cmake/mmprof/                         the CMake package (mmprofConfig.cmake.in):
 #       find_package(mmprof REQUIRED)
 #       target_link_libraries(app PRIVATE mmprof::rundir)   # a layer, or mmprof::core for all
@@ -37,6 +38,7 @@ install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/mmprof DESTINATION ${CMAKE_INSTA
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/src/external/python/
         DESTINATION ${CMAKE_INSTALL_DATADIR}/mmprof/python
         FILES_MATCHING PATTERN "*.py" PATTERN "__pycache__" EXCLUDE)
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/configs/ DESTINATION ${CMAKE_INSTALL_DATADIR}/mmprof/configs)
 
 install(EXPORT mmprofTargets NAMESPACE mmprof:: DESTINATION ${MMPROF_INSTALL_CMAKEDIR})
 # What mmprofConfig.cmake has to find again for the layers' link interfaces.

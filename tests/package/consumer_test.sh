@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # The installed CMake package end to end (ctest PackageConsumer, tests/CMakeLists.txt): installs
 # the build tree into a temporary prefix, checks the layout, builds tests/package/consumer against
-# it with find_package(mmprof) and runs it on a checked-in run directory. Nothing is downloaded.
+# it with find_package(mmprof) and runs it on a checked-in run directory; then builds the Debian
+# package with cpack and checks it installs and runs. Nothing is downloaded.
 #
 #   consumer_test.sh BUILD_DIR CMAKE SOURCE_DIR [configure arguments for the consumer...]
 #
 # From the environment (set by the test): MMPROF_PACKAGE_EXE, the installed mmprof relative to the
 # prefix; MMPROF_PACKAGE_FILES, the files the install must hold (':'-separated, relative);
 # MMPROF_PACKAGE_TORCH_PLUGIN, the installed torch plugin (empty when not built), which the
-# installed mmprof has to find. MMPROF_PACKAGE_STEP_TIMEOUT bounds each step (seconds, 240).
+# installed mmprof has to find; MMPROF_PACKAGE_CPACK, cpack, to build the Debian package too.
+# MMPROF_PACKAGE_STEP_TIMEOUT bounds each step (seconds, 240).
 set -euo pipefail
 
 if [[ $# -lt 3 ]]; then
@@ -111,6 +113,30 @@ timeout "$step_timeout" "$tmp/consumer/consumer" "$tmp" >"$tmp/not-a-run.log" 2>
 if ((rc != 3)) || ! grep -q "manifest.json" "$tmp/not-a-run.log"; then
   cat "$tmp/not-a-run.log" >&2
   fail "the consumer on a folder without a run exited $rc (want 3, naming manifest.json)"
+fi
+
+# 6. The Debian package (cmake/MmprofPackage.cmake): built, its dependencies resolvable on this
+# Debian (apt-get's simulation, which also refuses a malformed package), unpacked into a scratch
+# root where its mmprof runs and finds its own torch plugin and configurations.
+if [[ -n ${MMPROF_PACKAGE_CPACK:-} ]]; then
+  step cpack "$MMPROF_PACKAGE_CPACK" --config "$build/CPackConfig.cmake" -G DEB -B "$tmp/deb"
+  debs=("$tmp"/deb/mmprof_*.deb)
+  deb=${debs[0]}
+  [[ -f $deb ]] || fail "cpack made no mmprof_*.deb in $tmp/deb"
+  step deb-info dpkg-deb --field "$deb" Depends
+  for lib in libavcodec libturbojpeg0 libyaml-cpp; do
+    grep -q "$lib" "$tmp/deb-info.log" || fail "the package's Depends lacks $lib: $(cat "$tmp/deb-info.log")"
+  done
+  step deb-simulate apt-get install --simulate --no-install-recommends "$deb"
+  grep -q "^Inst mmprof " "$tmp/deb-simulate.log" || fail "apt-get would not install $deb"
+  step deb-unpack dpkg-deb -x "$deb" "$tmp/root"
+  step deb-version "$tmp/root/usr/bin/mmprof" --version
+  [[ -f $tmp/root/usr/share/mmprof/configs/default.yaml ]] || fail "the package has no configs"
+  if [[ -n ${MMPROF_PACKAGE_TORCH_PLUGIN:-} ]]; then
+    step deb-inspect env -u MMPROF_TORCH_PLUGIN "$tmp/root/usr/bin/mmprof" inspect --json
+    grep -qF "\"plugin\": \"$tmp/root/usr/$MMPROF_PACKAGE_TORCH_PLUGIN\"" "$tmp/deb-inspect.log" ||
+      fail "the packaged mmprof does not find its torch plugin $tmp/root/usr/$MMPROF_PACKAGE_TORCH_PLUGIN"
+  fi
 fi
 
 echo "PASS: mmprof installed into a prefix and used by a consumer project"
