@@ -132,6 +132,8 @@ if [[ -n ${MMPROF_PACKAGE_CPACK:-} ]]; then
   step deb-unpack dpkg-deb -x "$deb" "$tmp/root"
   step deb-version "$tmp/root/usr/bin/mmprof" --version
   [[ -f $tmp/root/usr/share/mmprof/configs/default.yaml ]] || fail "the package has no configs"
+  step deb-man man -l "$tmp/root/usr/share/man/man1/mmprof.1"
+  grep -q "mmprof baseline" "$tmp/deb-man.log" || fail "the packaged man page has no 'mmprof baseline' section"
   if [[ -n ${MMPROF_PACKAGE_TORCH_PLUGIN:-} ]]; then
     step deb-inspect env -u MMPROF_TORCH_PLUGIN "$tmp/root/usr/bin/mmprof" inspect --json
     grep -qF "\"plugin\": \"$tmp/root/usr/$MMPROF_PACKAGE_TORCH_PLUGIN\"" "$tmp/deb-inspect.log" ||
