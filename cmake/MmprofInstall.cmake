@@ -9,6 +9,8 @@
 #   share/mmprof/python/                      the Python hook (sitecustomize.py, mmprof_hook/)
 #   share/mmprof/configs/                     the configurations of configs/ (--config)
 #   share/man/man1/mmprof.1                   the man page (scripts/gen-man, from --help)
+#   share/bash-completion/completions/mmprof  bash completion (scripts/gen-completion)
+#   share/zsh/vendor-completions/_mmprof      zsh completion (idem)
 #   lib/cmake/mmprof/                         the CMake package (mmprofConfig.cmake.in):
 #       find_package(mmprof REQUIRED)
 #       target_link_libraries(app PRIVATE mmprof::rundir)   # a layer, or mmprof::core for all
@@ -41,6 +43,10 @@ install(DIRECTORY ${PROJECT_SOURCE_DIR}/src/external/python/
         FILES_MATCHING PATTERN "*.py" PATTERN "__pycache__" EXCLUDE)
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/configs/ DESTINATION ${CMAKE_INSTALL_DATADIR}/mmprof/configs)
 install(FILES ${PROJECT_BINARY_DIR}/src/mmprof.1 DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
+install(FILES ${PROJECT_BINARY_DIR}/src/completion/mmprof
+        DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions)
+install(FILES ${PROJECT_BINARY_DIR}/src/completion/_mmprof
+        DESTINATION ${CMAKE_INSTALL_DATADIR}/zsh/vendor-completions)
 
 install(EXPORT mmprofTargets NAMESPACE mmprof:: DESTINATION ${MMPROF_INSTALL_CMAKEDIR})
 # What mmprofConfig.cmake has to find again for the layers' link interfaces.
@@ -62,7 +68,7 @@ install(FILES ${PROJECT_BINARY_DIR}/package/mmprofConfig.cmake
 # Everything the rules above install, to build before `cmake --install` (`make install`) without
 # the tests and benchmarks.
 add_custom_target(mmprof_installed)
-add_dependencies(mmprof_installed mmprof mmprof_man ${MMPROF_INSTALL_LAYERS})
+add_dependencies(mmprof_installed mmprof mmprof_man mmprof_completions ${MMPROF_INSTALL_LAYERS})
 foreach(module mmprof_torch_step mmprof_cupti_inject)
   if(TARGET ${module})
     add_dependencies(mmprof_installed ${module})
