@@ -16,6 +16,7 @@
 #include "mmprof/run_dir.hpp"
 #include "probe/clock.hpp"
 #include "report/analysis.hpp"
+#include "util/shell_quote.hpp"
 
 namespace mmprof::cli {
 namespace {
@@ -229,6 +230,25 @@ RunOptions with_step_options(const BaselineCliOptions& o) {
   return r;
 }
 
+// Runs `run`; when it is interrupted (SIGINT, exit 130) after writing its checkpoint, the error
+// names the run directory and ends with the command that continues it (`mmprof baseline` or
+// `mmprof trace`, as `command` ran it), ready to paste.
+template <class Run>
+json with_resume_command(const std::string& command, const std::filesystem::path& out, Run run) {
+  try {
+    return run();
+  } catch (const Error& e) {
+    std::error_code ec;
+    if (e.code() != ExitCode::interrupted ||
+        !std::filesystem::exists(out / run_file::checkpoint, ec))
+      throw;
+    const std::string dir = std::filesystem::absolute(out).lexically_normal().string();
+    throw Error(e.code(),
+                fmt::format("{}; run directory {}; continue it with: mmprof {} --resume {}",
+                            e.what(), dir, command, shell_word(dir)));
+  }
+}
+
 int run_job(const BaselineCliOptions& o, const std::vector<std::string>& argv,
             const std::string& command, bool trace) {
   if (!o.resume.empty()) throw UsageError("--resume continues mmprof's own loader, not a job");
@@ -317,7 +337,8 @@ int run_baseline_command(const BaselineCliOptions& o, const std::vector<std::str
   b.repo = o.run.repo;
   b.progress = !o.json;
   b.like = like;
-  const json summary = runner(r.config, dataset, b);
+  const json summary =
+      with_resume_command(command, b.out, [&] { return runner(r.config, dataset, b); });
   if (o.json) {
     std::puts(summary.dump(2).c_str());
   } else {
