@@ -16,6 +16,8 @@
 #include "mmprof/run_dir.hpp"
 #include "probe/clock.hpp"
 #include "report/analysis.hpp"
+#include "report/json_access.hpp"
+#include "util/shell_quote.hpp"
 
 namespace mmprof::cli {
 namespace {
@@ -26,7 +28,10 @@ std::string num(const json& v, const char* f = "{:.1f}") {
   return v.is_number() ? fmt::format(fmt::runtime(f), v.get<double>()) : "n/a";
 }
 
-std::string dist_line(const char* name, const json& d) {
+// A distribution with no values says why instead of four n/a.
+std::string dist_line(const char* name, const json& d, const std::string& why_empty = "") {
+  if (d["count"].get<size_t>() == 0 && !why_empty.empty())
+    return fmt::format("  {:<9} n/a: {}\n", name, why_empty);
   return fmt::format("  {:<9} p50 {:>8}  p90 {:>8}  p99 {:>8}  max {:>8}  (n={})\n", name,
                      num(d["p50"], "{:.2f}"), num(d["p90"], "{:.2f}"), num(d["p99"], "{:.2f}"),
                      num(d["max"], "{:.2f}"), d["count"].get<size_t>());
@@ -138,23 +143,79 @@ std::string format_job(const json& s) {
   return out;
 }
 
-std::string format_summary(const json& s) {
+namespace {
+
+// Why a phase of the run has no figures (its throughput is null), or "" when it has them.
+std::string why_no_phase(const json& s, const json& config, const std::string& phase) {
+  if (report::value_at(s, "/throughput/" + phase + "/samples_per_s").is_number()) return "";
+  const json why = report::value_at(s, "/throughput/" + phase + "/why_null");
+  if (why.is_string()) return why;
+  const bool ran = !report::value_at(s, "/phases/" + phase).is_null();
+  const json resume = report::value_at(s, "/reliability/resume");
+  if (resume.is_object() && resume.value("phase", "") != phase && !ran)
+    return fmt::format("not run again when resumed from {}", resume.value("from", "?"));
+  if (!ran && phase != "pipeline" && report::value_at(config, "/step/kind") == "none") {
+    return "step.kind=none, no step to time: use configs/emulated-accelerator.yaml or --set "
+           "step.kind=sleep";
+  }
+  if (s["status"] != "complete")
+    return fmt::format("the run ended ({}) before the {} phase measured",
+                       s["status"].get<std::string>(), phase);
+  return fmt::format("the {} phase has no measured window", phase);
+}
+
+// "   (why)" after a figure that is n/a; the end-to-end line points at the compute line when
+// both have the same reason.
+std::string why_suffix(const std::string& why, const std::string& same_as = "") {
+  if (why.empty()) return "";
+  return fmt::format("   ({})", why == same_as ? "as compute" : why);
+}
+
+// Time to first batch is taken when the pipeline phase's warm-up ends.
+std::string first_batch_text(const json& s, const std::string& why_no_pipeline) {
+  if (s["time_to_first_batch_ms"].is_number()) return num(s["time_to_first_batch_ms"]) + " ms";
+  if (!why_no_pipeline.empty()) return "n/a (" + why_no_pipeline + ")";
+  if (report::value_at(s, "/phases/pipeline/warmup_steps") == 0)
+    return "n/a (taken at the end of warm-up; phases.warmup_steps=0 ended it before any batch)";
+  return "n/a (no batch before the measured window)";
+}
+
+std::string format_throughput(const json& s, const json& config) {
   const json& t = s["throughput"];
-  std::string out = fmt::format("status: {}\n", s["status"].get<std::string>());
-  out += "throughput (samples/s):\n";
-  out += fmt::format("  compute ceiling   {:>10}\n", num(t["compute"]["samples_per_s"]));
-  out += fmt::format("  pipeline only     {:>10}   ({} MB/s read)\n",
-                     num(t["pipeline"]["samples_per_s"]), num(t["pipeline"]["mb_per_s"]));
-  out += fmt::format("  end to end        {:>10}\n", num(t["end_to_end"]["samples_per_s"]));
-  out += fmt::format("  predicted e2e     {:>10}   (min of pipeline and compute)\n",
-                     num(t["predicted_end_to_end"]["samples_per_s"]));
+  const std::string compute = why_no_phase(s, config, "compute"),
+                    pipeline = why_no_phase(s, config, "pipeline"),
+                    e2e = why_no_phase(s, config, "end_to_end");
+  std::string out = "throughput (samples/s):\n";
+  out += fmt::format("  compute ceiling   {:>10}{}\n", num(t["compute"]["samples_per_s"]),
+                     why_suffix(compute));
+  out +=
+      fmt::format("  pipeline only     {:>10}   {}\n", num(t["pipeline"]["samples_per_s"]),
+                  pipeline.empty() ? fmt::format("({} MB/s read)", num(t["pipeline"]["mb_per_s"]))
+                                   : fmt::format("({})", pipeline));
+  out += fmt::format("  end to end        {:>10}{}\n", num(t["end_to_end"]["samples_per_s"]),
+                     why_suffix(e2e, compute));
+  const json predicted = t["predicted_end_to_end"]["samples_per_s"];
+  out +=
+      fmt::format("  predicted e2e     {:>10}   (min of pipeline and compute{})\n", num(predicted),
+                  predicted.is_number() ? ""
+                  : !compute.empty()    ? ": compute n/a"
+                                        : ": pipeline n/a");
   for (const auto& caveat : report::ordering_caveats(s))
     out += fmt::format("  caveat: {}\n", caveat["text"].get<std::string>());
-  out += fmt::format("stall fraction: {}   time to first batch: {} ms\n",
+  out += fmt::format("stall fraction: {}   time to first batch: {}\n",
                      s["stall_fraction"].is_number()
                          ? fmt::format("{:.1f}%", 100 * s["stall_fraction"].get<double>())
-                         : "n/a",
-                     num(s["time_to_first_batch_ms"]));
+                     : e2e.empty() ? "n/a (no measured step time)"
+                                   : "n/a (no end-to-end phase)",
+                     first_batch_text(s, pipeline));
+  return out;
+}
+
+}  // namespace
+
+std::string format_summary(const json& s, const json& config) {
+  std::string out = fmt::format("status: {}\n", s["status"].get<std::string>());
+  out += format_throughput(s, config);
   const json& l = s["latency_ms"];
   out += fmt::format("latency (ms, {} phase):\n",
                      l["phase"].is_string() ? l["phase"].get<std::string>() : "no");
@@ -166,8 +227,17 @@ std::string format_summary(const json& s) {
   const std::vector<const char*> stages =
       job ? std::vector<const char*>{"getitem", "fetch", "collate", "pin"}
           : std::vector<const char*>{"read", "decode", "augment", "collate", "pin"};
-  for (const char* stage : stages)
-    out += dist_line(stage, l["stages"][stage]);
+  // pin_mode says why nothing was pinned ("pageable: loader.pin_memory=false").
+  const std::string pin_mode = l["pin_mode"].is_string() ? l["pin_mode"].get<std::string>() : "";
+  for (const char* stage : stages) {
+    out += dist_line(
+        stage, l["stages"][stage],
+        std::string(stage) == "pin" && !pin_mode.empty() && pin_mode != "pinned"
+            ? pin_mode
+            : fmt::format("no sample measured in the {} phase",
+                          l["stages_phase"].is_string() ? l["stages_phase"].get<std::string>()
+                                                        : "pipeline"));
+  }
   if (s.contains("stage_breakdown") && s["stage_breakdown"].is_object())
     out += format_breakdown(s["stage_breakdown"]);
   if (s.contains("workers_balance") && s["workers_balance"].is_object())
@@ -178,8 +248,10 @@ std::string format_summary(const json& s) {
   if (pss.is_number()) out += fmt::format("total PSS peak: {:.1f} MB\n", pss.get<double>());
   // The report's sentence (report/analysis): the run's cores, the host's, contention.
   out += "cpu: " + report::cpu_text(report::attribute_resources(s, json::object())["cpu"]) + "\n";
-  out += fmt::format("errors: {} events over {} samples\n", s["errors"]["count"].get<int64_t>(),
-                     s["errors"]["samples"].get<int64_t>());
+  const auto errors = s["errors"]["count"].get<int64_t>();
+  out += fmt::format("errors: {} events over {} samples{}\n", errors,
+                     s["errors"]["samples"].get<int64_t>(),
+                     errors > 0 ? " (one per line in errors.jsonl of the run directory)" : "");
   const json reliability = s.value("reliability", json());  // null for a user's job
   const int64_t ignored = reliability.is_object() ? reliability.value("ignored_files", 0) : 0;
   if (ignored > 0) {
@@ -229,6 +301,25 @@ RunOptions with_step_options(const BaselineCliOptions& o) {
   return r;
 }
 
+// Runs `run`; when it is interrupted (SIGINT, exit 130) after writing its checkpoint, the error
+// names the run directory and ends with the command that continues it (`mmprof baseline` or
+// `mmprof trace`, as `command` ran it), ready to paste.
+template <class Run>
+json with_resume_command(const std::string& command, const std::filesystem::path& out, Run run) {
+  try {
+    return run();
+  } catch (const Error& e) {
+    std::error_code ec;
+    if (e.code() != ExitCode::interrupted ||
+        !std::filesystem::exists(out / run_file::checkpoint, ec))
+      throw;
+    const std::string dir = std::filesystem::absolute(out).lexically_normal().string();
+    throw Error(e.code(),
+                fmt::format("{}; run directory {}; continue it with: mmprof {} --resume {}",
+                            e.what(), dir, command, shell_word(dir)));
+  }
+}
+
 int run_job(const BaselineCliOptions& o, const std::vector<std::string>& argv,
             const std::string& command, bool trace) {
   if (!o.resume.empty()) throw UsageError("--resume continues mmprof's own loader, not a job");
@@ -269,7 +360,7 @@ int run_job(const BaselineCliOptions& o, const std::vector<std::string>& argv,
   if (o.json) {
     std::puts(summary.dump(2).c_str());
   } else {
-    std::fputs(format_summary(summary).c_str(), stdout);
+    std::fputs(format_summary(summary, e.config_tree).c_str(), stdout);
     std::printf("run directory: %s\n", std::filesystem::absolute(e.out).c_str());
   }
   return 0;
@@ -317,11 +408,12 @@ int run_baseline_command(const BaselineCliOptions& o, const std::vector<std::str
   b.repo = o.run.repo;
   b.progress = !o.json;
   b.like = like;
-  const json summary = runner(r.config, dataset, b);
+  const json summary =
+      with_resume_command(command, b.out, [&] { return runner(r.config, dataset, b); });
   if (o.json) {
     std::puts(summary.dump(2).c_str());
   } else {
-    std::fputs(format_summary(summary).c_str(), stdout);
+    std::fputs(format_summary(summary, b.config_tree).c_str(), stdout);
     std::printf("run directory: %s\n", std::filesystem::absolute(b.out).c_str());
   }
   return 0;

@@ -33,7 +33,8 @@ struct Criteria {
 // `name` and the key.
 Criteria parse_criteria(const std::string& yaml_text, const std::string& name);
 
-// Outcomes, worst last: pass < inconclusive < regression.
+// Outcomes, worst last: pass < inconclusive < regression. parse_outcome also reads "fail" (a run
+// judged alone, docs/report.md) as a regression.
 enum class Outcome { pass, inconclusive, regression };
 const char* to_string(Outcome o) noexcept;
 Outcome parse_outcome(const std::string& s);
@@ -61,7 +62,10 @@ nlohmann::json compare_runs(const RunData& base, const RunData& next, const Crit
 std::optional<std::pair<double, double>> welch_change_pct(const std::vector<double>& a,
                                                           const std::vector<double>& b);
 
-// A run alone: {outcome, reason} (its stall fraction against run.max_stall_fraction).
+// A run alone: {outcome, reason} (its stall fraction against run.max_stall_fraction). Nothing is
+// compared, so the outcome is "fail" (read as a regression by parse_outcome), "inconclusive" or
+// "pass", and the reason names the criterion: "... waits for data 58.5 % > 20 %: fails the stall
+// criterion (run.max_stall_fraction)".
 nlohmann::json gate_run(const nlohmann::json& analysis, const Criteria& c);
 
 struct GateResult {

@@ -46,6 +46,7 @@ class Writer {
 
   TraceCounts write() {
     index_batches();
+    index_loader_phases();
     out_ += "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n";
     name_process(src_.main_pid, "mmprof main");
     name_thread(src_.main_pid, src_.main_tid, "main (consumer)");
@@ -83,6 +84,32 @@ class Writer {
         linked_.insert(key_of(rec));
       }
     }
+  }
+
+  // Which phase each loader (generation) served: the phase whose mark precedes the first batch the
+  // consumer took from it. The loader's own start can precede its phase's mark (the end-to-end
+  // loader forks before the compute phase runs), so the start does not tell.
+  void index_loader_phases() {
+    if (src_.regions.empty()) return;
+    int64_t phase = -1;
+    for (const auto& rec : src_.regions[kMainRegion]) {
+      if (!TraceArena::published(rec)) continue;
+      if (rec.name == EventName::phase) phase = rec.a;
+      if (rec.name == EventName::consumed && phase >= 0)
+        loader_phase_.emplace(rec.generation, phase_name(phase));
+    }
+  }
+
+  // "pipeline · worker 0": every phase forks its own workers, so the worker number alone names
+  // two tracks. A loader whose batches were never taken is named by its number; a worker started
+  // again in the same loader (respawned after a crash) gets "#2", "#3", ...
+  std::string worker_track_name(int worker, uint32_t generation) {
+    const auto it = loader_phase_.find(generation);
+    const std::string name = it != loader_phase_.end()
+                                 ? fmt::format("{} \u00b7 worker {}", it->second, worker)
+                                 : fmt::format("loader {} \u00b7 worker {}", generation, worker);
+    const int n = ++worker_names_[name];
+    return n == 1 ? name : fmt::format("{} #{}", name, n);
   }
 
   void begin_event() {
@@ -223,7 +250,7 @@ class Writer {
       if (r.name == EventName::worker_start) {
         close_life(worker, life, false);
         life = {true, r.a, r.b, r.t_ns, r.t_ns};
-        const std::string name = fmt::format("worker {}", worker);
+        const std::string name = worker_track_name(worker, r.generation);
         if (r.a != src_.main_pid) name_process(r.a, name);
         if (r.b != src_.main_tid) name_thread(r.a, r.b, name);
         pending.clear();
@@ -320,6 +347,8 @@ class Writer {
   TraceCounts counts_;
   std::set<BatchKey> linked_;
   std::set<int64_t> named_processes_, named_threads_;
+  std::map<uint32_t, std::string> loader_phase_;  // generation -> phase name
+  std::map<std::string, int> worker_names_;       // track names given, with how often
 };
 
 }  // namespace

@@ -710,6 +710,45 @@ TEST_F(CliTest, BadSamplesAreSkippedAndLoggedWithKeyAndStage) {
   const json summary = read_json(out / "summary.json");
   EXPECT_EQ(summary["status"], "complete");
   EXPECT_EQ(summary["errors"]["samples"], 4);
+  // The terminal summary points at the file that names them.
+  EXPECT_NE(r.output.find("errors: " + std::to_string(summary["errors"]["count"].get<int>()) +
+                          " events over 4 samples (one per line in errors.jsonl of the run "
+                          "directory)"),
+            std::string::npos)
+      << r.output;
+}
+
+// Every n/a of the terminal summary says why: no step (step.kind=none) leaves compute, end to end,
+// the prediction and the stall fraction unmeasured; pin_memory off leaves nothing pinned. No
+// errors: no pointer to errors.jsonl.
+TEST_F(CliTest, TheTerminalSummarySaysWhyAFigureIsNotAvailable) {
+  const fs::path out = scratch() / "run-no-step";
+  const auto r = test::run_mmprof("baseline --data " + test::shell_quote(dataset() / "files") +
+                                  " --set loader.batch_size=4 --set phases.steps=2 --set "
+                                  "phases.warmup_steps=0 --set loader.pin_memory=false --out " +
+                                  test::shell_quote(out) + " 2>/dev/null");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const json summary = read_json(out / "summary.json");
+  ASSERT_TRUE(summary["throughput"]["compute"]["samples_per_s"].is_null());
+  ASSERT_EQ(summary["latency_ms"]["stages"]["pin"]["count"], 0);
+  for (const char* line :
+       {"  compute ceiling          n/a   (step.kind=none, no step to time: use "
+        "configs/emulated-accelerator.yaml or --set step.kind=sleep)\n",
+        "  end to end               n/a   (as compute)\n",
+        "  predicted e2e            n/a   (min of pipeline and compute: compute n/a)\n",
+        "stall fraction: n/a (no end-to-end phase)",
+        "  pin       n/a: pageable: loader.pin_memory=false\n",
+        "errors: 0 events over 0 samples\n"}) {
+    EXPECT_NE(r.output.find(line), std::string::npos) << line << "\n" << r.output;
+  }
+  // Every n/a has its reason right after it: "n/a (why)", "n/a: why", or inside a reason.
+  for (size_t at = r.output.find("n/a"); at != std::string::npos;
+       at = r.output.find("n/a", at + 3)) {
+    const size_t next = r.output.find_first_not_of(' ', at + 3);
+    ASSERT_NE(next, std::string::npos);
+    EXPECT_NE(std::string("(:)").find(r.output[next]), std::string::npos)
+        << "an n/a without its reason: " << r.output.substr(at, 40);
+  }
 }
 
 TEST_F(CliTest, OnErrorFailExitsOneNamingTheSampleAndKeepsTheRun) {

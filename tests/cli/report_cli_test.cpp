@@ -84,7 +84,12 @@ TEST_F(ReportCli, CompareAndRunGates) {
   EXPECT_EQ(r.exit_code, 0) << r.output;
   r = test::run_mmprof("report " + fixture("run-input-bound") + " --gate default " + out());
   EXPECT_EQ(r.exit_code, 1) << r.output;
-  EXPECT_NE(last_line(r.output).find("waits for data 58.5 %"), std::string::npos) << r.output;
+  // Nothing compared: the run fails the stall criterion, it is no "regression".
+  EXPECT_EQ(last_line(r.output).rfind("fail: run ", 0), 0u) << r.output;
+  EXPECT_NE(last_line(r.output).find(
+                "waits for data 58.5 % > 20 %: fails the stall criterion (run.max_stall_fraction)"),
+            std::string::npos)
+      << r.output;
 }
 
 TEST_F(ReportCli, BadInputIsNamedInOneSentence) {

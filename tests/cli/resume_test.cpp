@@ -78,14 +78,31 @@ class ResumeCli : public ::testing::Test {
     return test::run_command(script).exit_code;
   }
 
-  // Resumes `run`; checks the pair of runs against `full` (uninterrupted): the interrupted run
-  // and its continuation delivered, between them, exactly the batches of `full` (same ids, same
+  // The command the interrupted run printed to continue it (its log's last line ends with it),
+  // with mmprof's path for the word `mmprof`; "" when it printed none.
+  static std::string printed_resume_command(const fs::path& run) {
+    const auto bytes = test::read_bytes(run.string() + ".log");
+    const std::string log(bytes.begin(), bytes.end());
+    const std::string marker = "continue it with: mmprof ";
+    const size_t at = log.rfind(marker);
+    if (at == std::string::npos) return "";
+    const size_t end = log.find('\n', at);
+    return test::shell_quote(test::mmprof_bin()) + " " +
+           log.substr(at + marker.size(), end - at - marker.size());
+  }
+
+  // Resumes `run` with the command it printed when it was interrupted, from another directory;
+  // checks the pair of runs against `full` (uninterrupted): the interrupted run and its
+  // continuation delivered, between them, exactly the batches of `full` (same ids, same
   // digests); the continuation started at the checkpoint.
   static json resume_and_compare(const fs::path& run, const fs::path& full,
                                  const std::string& phase) {
     const json checkpoint = read_json(run / "checkpoint.json");
     const uint64_t start = checkpoint["phases"][phase]["next_batch_id"].get<uint64_t>();
-    const auto r = test::run_mmprof("baseline --resume " + test::shell_quote(run));
+    const std::string command = printed_resume_command(run);
+    EXPECT_NE(command.find(" baseline --resume " + fs::absolute(run).string()), std::string::npos)
+        << "printed no resume command for " << run;
+    const auto r = test::run_command("cd / && " + command + " </dev/null");
     EXPECT_EQ(r.exit_code, 0) << r.output;
     const fs::path resumed = run.string() + "-resumed";
     const json summary = read_json(resumed / "summary.json");

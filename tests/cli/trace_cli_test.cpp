@@ -153,17 +153,21 @@ void check_format(const Trace& t) {
 
 struct Expect {
   std::string mode;  // process | thread
-  int workers = 2;
+  int workers = 2;   // per phase; the pipeline and the end-to-end phase fork their own
 };
 
-// Tracks: main named, every worker named, every worker event inside its worker's lifetime.
+// Tracks: main named, every worker named after its phase ("pipeline · worker 0") with no two
+// tracks sharing a name, every worker event inside its worker's lifetime.
 void check_tracks(const Trace& t, const Expect& x) {
   const auto main_pid = t.named("X", "step").at(0)->at("pid").get<int64_t>();
   EXPECT_EQ(t.process_names.at(main_pid), "mmprof main");
   std::set<std::string> worker_names;
   for (const auto& [track, name] : t.thread_names) {
-    if (name.rfind("worker ", 0) != 0) continue;
-    worker_names.insert(name);
+    if (name.find("worker ") == std::string::npos) continue;
+    EXPECT_TRUE(name.rfind("pipeline \u00b7 worker ", 0) == 0 ||
+                name.rfind("end_to_end \u00b7 worker ", 0) == 0)
+        << name;
+    EXPECT_TRUE(worker_names.insert(name).second) << "two tracks named " << name;
     EXPECT_EQ(track.first != main_pid, x.mode == "process") << name;
     if (x.mode == "process") {
       EXPECT_EQ(t.process_names.at(track.first), name);
@@ -180,7 +184,7 @@ void check_tracks(const Trace& t, const Expect& x) {
       EXPECT_TRUE(inside) << *s.event << " outside the lifetime of " << name;
     }
   }
-  EXPECT_EQ(worker_names.size(), static_cast<size_t>(x.workers));
+  EXPECT_EQ(worker_names.size(), static_cast<size_t>(2 * x.workers));
 }
 
 // Steps: one span per steps.csv row at the same nanosecond; the warm-up steps are flagged.

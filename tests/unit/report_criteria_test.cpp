@@ -143,6 +143,34 @@ TEST(ReportCriteria, GateExitCodes) {
   EXPECT_EQ(gate({{{"outcome", "inconclusive"}, {"reason", "b"}}}, c).exit_code, 0);
 }
 
+// A run alone is compared with nothing: breaking the stall criterion is a failure named after the
+// criterion (exit 1 as before), never a "regression".
+TEST(ReportCriteria, ARunAloneFailsTheStallCriterionWithoutARegression) {
+  const Criteria c;  // run.max_stall_fraction 0.20
+  json run = {{"dir", "r"}, {"status", "complete"}, {"classification", {{"stall_fraction", 0.83}}}};
+  const json item = gate_run(run, c);
+  EXPECT_EQ(item["outcome"], "fail");
+  GateResult g = gate({item}, c);
+  EXPECT_EQ(g.exit_code, 1);
+  EXPECT_EQ(g.reason,
+            "fail: run r waits for data 83.0 % > 20 %: fails the stall criterion "
+            "(run.max_stall_fraction)");
+  run["classification"]["stall_fraction"] = 0.05;
+  g = gate({gate_run(run, c)}, c);
+  EXPECT_EQ(g.exit_code, 0);
+  EXPECT_EQ(g.reason,
+            "pass: run r waits for data 5.0 % <= 20 %: meets the stall criterion "
+            "(run.max_stall_fraction)");
+  run["status"] = "interrupted";
+  g = gate({gate_run(run, c)}, c);
+  EXPECT_EQ(g.exit_code, 1);
+  EXPECT_EQ(g.reason, "fail: run r did not complete (interrupted)");
+  // Beside a real regression, the regression is named first as the worst of its kind.
+  run["status"] = "complete";
+  g = gate({{{"outcome", "regression"}, {"reason", "c"}}, gate_run(run, c)}, c);
+  EXPECT_EQ(g.reason, "regression: c");
+}
+
 // Welch: a = {1,2,3,4}, b = {2,3,4,5}: difference 1, se = sqrt(2 x 5/3/4) = 0.91287,
 // df = 6, t(0.975, 6) = 2.446912; in percent of mean(a) = 2.5.
 TEST(ReportCompare, WelchIntervalByHand) {

@@ -7,6 +7,7 @@
 
 #include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -150,6 +151,9 @@ TEST(TraceWriter, DocumentHasTheObjectFormAndItsContext) {
   EXPECT_EQ(counts.gpu_events, 2u);
 }
 
+// The pipeline phase's first worker (its loader's batches were taken in the pipeline phase).
+const std::string kWorker0 = "pipeline \u00b7 worker 0";
+
 TEST(TraceWriter, NamesEveryProcessAndThread) {
   const json t = write(Fixture().source());
   std::map<std::pair<int, int>, std::string> threads, processes;
@@ -164,14 +168,59 @@ TEST(TraceWriter, NamesEveryProcessAndThread) {
   const int gpu_pid = 1 << 30;
   EXPECT_EQ(processes,
             (std::map<std::pair<int, int>, std::string>{{{kMainPid, kMainPid}, "mmprof main"},
-                                                        {{kWorkerPid, kWorkerPid}, "worker 0"},
+                                                        {{kWorkerPid, kWorkerPid}, kWorker0},
                                                         {{gpu_pid, gpu_pid}, "GPU 0"}}));
   EXPECT_EQ(threads, (std::map<std::pair<int, int>, std::string>{
                          {{kMainPid, kMainTid}, "main (consumer)"},
-                         {{kWorkerPid, kWorkerPid}, "worker 0"},
-                         {{kMainPid, kThreadTid}, "worker 1"},
+                         {{kWorkerPid, kWorkerPid}, kWorker0},
+                         {{kMainPid, kThreadTid}, "pipeline \u00b7 worker 1"},
                          {{gpu_pid, gpu_pid + 8}, "GPU 0 stream 7"},
                          {{gpu_pid, gpu_pid + 9}, "GPU 0 stream 8"}}));
+}
+
+// Each phase forks its own workers: a worker's track names the phase whose steps took its loader's
+// batches (the end-to-end loader starts before the compute phase's mark), a respawn in the same
+// loader is numbered, and a loader nobody took from is named by its number. No two tracks share a
+// name.
+TEST(TraceWriter, WorkerTracksNameTheirPhase) {
+  const auto gen = [](TraceRecord r, uint32_t g) {
+    r.generation = g;
+    return r;
+  };
+  const auto start = [&](int64_t t, int64_t pid, uint32_t g) {
+    return gen(rec(EventName::worker_start, t, 0, pid, pid), g);
+  };
+  const std::vector<TraceRecord> main = {
+      gen(rec(EventName::loader_start, 100, 0, 1), 1),
+      gen(rec(EventName::phase, 200, 0, kPipeline), 1),
+      gen(rec(EventName::consumed, 300, 0, 0, 0), 1),
+      gen(rec(EventName::loader_start, 400, 0, 1), 2),
+      gen(rec(EventName::phase, 500, 0, static_cast<int64_t>(Phase::compute)), 2),
+      gen(rec(EventName::phase, 600, 0, static_cast<int64_t>(Phase::end_to_end)), 2),
+      gen(rec(EventName::consumed, 700, 0, 0, 0), 2),
+      gen(rec(EventName::loader_start, 800, 0, 1), 3),
+  };
+  const std::vector<TraceRecord> sampler;
+  const std::vector<TraceRecord> worker0 = {start(150, 501, 1), start(450, 502, 2),
+                                            start(650, 503, 2), start(850, 504, 3)};
+  TraceSource src;
+  src.regions = {main, sampler, worker0};
+  src.origin_ns = kOrigin;
+  src.main_pid = kMainPid;
+  src.main_tid = kMainTid;
+  std::map<int, std::string> threads;
+  std::set<std::string> names;
+  const json trace = write(src);
+  for (const auto& e : trace["traceEvents"]) {
+    if (e["ph"] != "M" || e["name"] != "thread_name") continue;
+    threads[e["tid"].get<int>()] = e["args"]["name"];
+    EXPECT_TRUE(names.insert(e["args"]["name"].get<std::string>()).second) << e;
+  }
+  EXPECT_EQ(threads, (std::map<int, std::string>{{kMainTid, "main (consumer)"},
+                                                 {501, "pipeline \u00b7 worker 0"},
+                                                 {502, "end_to_end \u00b7 worker 0"},
+                                                 {503, "end_to_end \u00b7 worker 0 #2"},
+                                                 {504, "loader 3 \u00b7 worker 0"}}));
 }
 
 TEST(TraceWriter, SpansKeepTheirNanosecondsAndArguments) {
