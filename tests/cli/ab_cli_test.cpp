@@ -146,10 +146,13 @@ TEST_F(AbCliTest, AaNeverAdoptsAndAPlantedContentChangeIsInvalid) {
   // loader.num_workers=1,1 is a second A/A arm under a factor's name; loader.seed changes the
   // sample order, so declaring it content-preserving plants a content change.
   const fs::path out = scratch() / "aa";
-  const auto r = test::run_mmprof(ab_args(
-      out, "--factor loader.num_workers=1,1 --factor loader.seed=0,1 --preserving loader.seed"));
-  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto r = test::run_mmprof_split(ab_args(
+      out,
+      "--factor loader.num_workers=1,1 --factor loader.seed=0,1 --preserving loader.seed --json"));
+  ASSERT_EQ(r.exit_code, 0) << r.output << r.errors;
   const json e = read_json(out / "experiment.json");
+  // --json: stdout holds experiment.json alone (progress and the matrix stay off it).
+  EXPECT_EQ(json::parse(r.output), e) << r.errors;
   EXPECT_EQ(e["design"]["metric"]["key"], "throughput.pipeline.samples_per_s");
   for (const char* aa : {"A/A", "loader.num_workers=1"}) {
     const json& res = result_of(e, aa);
