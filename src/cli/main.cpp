@@ -80,7 +80,9 @@ std::string version_line() {
          (git_dirty() ? "-dirty" : "") + ")";
 }
 
-// Parses and runs the chosen subcommand; every failure is printed in the one error style.
+// Parses and runs the chosen subcommand; a command line CLI11 refuses is printed in the one error
+// style with its pointer to --help. mmprof's own errors (a bad value, key or file) stay one line,
+// their sentence naming the option or key: main prints them.
 int run(CLI::App& app, int argc, char** argv, const std::vector<std::string>& args,
         const int& status) {
   try {
@@ -93,10 +95,6 @@ int run(CLI::App& app, int argc, char** argv, const std::vector<std::string>& ar
     // A bad option is a usage error (exit 2) whatever CLI11's own code for it is.
     std::fputs(cli::parse_error_text(app, e, args).c_str(), stderr);
     return static_cast<int>(ExitCode::usage);
-  } catch (const Error& e) {
-    const bool usage = e.code() == ExitCode::usage;
-    std::fputs(cli::error_text(e.what(), "", usage ? cli::command_path(app) : "").c_str(), stderr);
-    return static_cast<int>(e.code());
   }
   return status;
 }

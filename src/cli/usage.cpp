@@ -140,11 +140,6 @@ std::string parse_error_text(const CLI::App& app, const CLI::ParseError& e,
                     path);
 }
 
-std::string command_path(const CLI::App& app) {
-  const auto chosen = app.get_subcommands();
-  return chosen.empty() ? "mmprof" : "mmprof " + chosen.front()->get_name();
-}
-
 CLI::Validator at_least(double min) {
   return bound_check([min](double v) { return v >= min; }, fmt::format(">= {:g}", min));
 }

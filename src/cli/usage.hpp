@@ -19,9 +19,6 @@ std::string error_text(const std::string& sentence, const std::string& hint,
 std::string parse_error_text(const CLI::App& app, const CLI::ParseError& e,
                              const std::vector<std::string>& args);
 
-// "mmprof <command>" for the subcommand `app` ran (or tried to), "mmprof" when none.
-std::string command_path(const CLI::App& app);
-
 // Checks of numeric options: a number >= min, > min, or in [lo, hi]; the option's own type is
 // checked after them ("--images: must be >= 0, got -5", "--images: must be an integer, got 2.5").
 CLI::Validator at_least(double min);
