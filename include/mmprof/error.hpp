@@ -8,11 +8,13 @@ namespace mmprof {
 
 enum class ExitCode : int {
   ok = 0,
-  failure = 1,      // the run could not continue (a bad sample under on_error=fail, a dead worker)
-  usage = 2,        // a bad option, config key or value
-  input = 3,        // a dataset or file that cannot be read
-  unavailable = 4,  // something asked for that this machine does not have (GPU, libtorch)
-  output = 6,       // an output could not be written (disk full, quota, a file size limit)
+  failure = 1,       // the run could not continue (a bad sample under on_error=fail, a dead
+                     // worker), or `report --gate` found a regression
+  usage = 2,         // a bad option, config key or value
+  input = 3,         // a dataset or file that cannot be read
+  unavailable = 4,   // something asked for that this machine does not have (GPU, libtorch)
+  inconclusive = 5,  // `report --gate`: nothing regressed but something is undecided
+  output = 6,        // an output could not be written (disk full, quota, a file size limit)
   interrupted = 130,
 };
 

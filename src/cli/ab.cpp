@@ -80,6 +80,7 @@ void setup_ab(CLI::App& app, AbCliOptions& o) {
   app.add_option("--seed", o.seed, "Seed of the arm order in each round (default 1)");
   app.add_option("--cache", o.cache, "Page-cache regime: warm (default) or cold (root only)");
   app.add_option("--warmup-s", o.warmup_s, "Warm-up of each phase of a trial, seconds (default 1)");
+  add_json_flag(app, o.json, "experiment.json");
   app.add_option("command", o.command,
                  "Your own job, after --: each trial launches it afresh (factors loader.*, "
                  "env.NAME, or NAME for {NAME} in the command)");
@@ -151,8 +152,12 @@ int run_ab_command(const AbCliOptions& o, const std::vector<std::string>& argv) 
   hooks.now_ns = monotonic_ns;
   hooks.utc_now = utc_now;
   const auto experiment = run_ab(d, a, psnr, hooks);
-  std::fputs(matrix_md(experiment).c_str(), stdout);
-  std::printf("experiment directory: %s\n", std::filesystem::absolute(a.out).c_str());
+  if (o.json) {
+    print_json(experiment);
+  } else {
+    std::fputs(matrix_md(experiment).c_str(), stdout);
+    std::printf("experiment directory: %s\n", std::filesystem::absolute(a.out).c_str());
+  }
   return 0;
 }
 

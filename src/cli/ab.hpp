@@ -19,6 +19,7 @@ struct AbCliOptions {
   std::optional<std::string> cache;
   std::optional<double> warmup_s;
   std::vector<std::string> command;  // a user's own job, after --
+  bool json = false;                 // --json: experiment.json on stdout, nothing else there
 };
 
 void setup_ab(CLI::App& app, AbCliOptions& options);

@@ -8,6 +8,7 @@
 #include <filesystem>
 
 #include "cli/resume.hpp"
+#include "cli/usage.hpp"
 #include "external/external_run.hpp"
 #include "external/hook_env.hpp"
 #include "external/stand_in.hpp"
@@ -94,17 +95,17 @@ std::string format_workers(const json& w) {
 
 void setup_baseline(CLI::App& app, BaselineCliOptions& o) {
   add_run_options(app, o.run);
-  app.add_flag("--json", o.json, "Print summary.json instead of the human summary");
+  add_json_flag(app, o.json, "summary.json");
   app.add_option("--steps", o.steps,
                  "Measured steps (= --set phases.steps=N); for a job, batches of its DataLoader "
                  "after warm-up, then the job is stopped")
-      ->check(CLI::PositiveNumber);
+      ->check(above(0));
   app.add_option("--warmup-steps", o.warmup_steps,
                  "Warm-up steps left out of every figure (= --set phases.warmup_steps=N)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(at_least(0));
   app.add_option("--duration", o.duration_s,
                  "A job: stop it after this many seconds of measured steps (instead of --steps)")
-      ->check(CLI::PositiveNumber);
+      ->check(above(0));
   app.add_option("--loader", o.loader,
                  "A job with several DataLoaders: which one to follow (its construction index in "
                  "the process, or its dataset's class name); default: the one iterated most");
@@ -358,7 +359,7 @@ int run_job(const BaselineCliOptions& o, const std::vector<std::string>& argv,
   e.trace = trace;
   const json summary = external::run_external(e);
   if (o.json) {
-    std::puts(summary.dump(2).c_str());
+    print_json(summary);
   } else {
     std::fputs(format_summary(summary, e.config_tree).c_str(), stdout);
     std::printf("run directory: %s\n", std::filesystem::absolute(e.out).c_str());
@@ -411,7 +412,7 @@ int run_baseline_command(const BaselineCliOptions& o, const std::vector<std::str
   const json summary =
       with_resume_command(command, b.out, [&] { return runner(r.config, dataset, b); });
   if (o.json) {
-    std::puts(summary.dump(2).c_str());
+    print_json(summary);
   } else {
     std::fputs(format_summary(summary, b.config_tree).c_str(), stdout);
     std::printf("run directory: %s\n", std::filesystem::absolute(b.out).c_str());

@@ -28,6 +28,15 @@ void add_run_options(CLI::App& app, RunOptions& o) {
                  "pinned + worker scratch), e.g. 16G");
 }
 
+void add_json_flag(CLI::App& app, bool& json, const std::string& what) {
+  app.add_flag("--json", json,
+               "Print " + what + " on stdout instead of the human summary (nothing else there)");
+}
+
+void print_json(const nlohmann::json& doc) {
+  std::puts(doc.dump(2).c_str());
+}
+
 void add_repo_option(CLI::App& app, std::string& repo) {
   app.add_option("--repo", repo,
                  "Your code's git repository, recorded in the manifest (default: the working "

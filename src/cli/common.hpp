@@ -22,6 +22,10 @@ struct RunOptions {
 };
 
 void add_run_options(CLI::App& app, RunOptions& options);
+// --json: `what` ("summary.json") on stdout as the only output there; human text is left out.
+void add_json_flag(CLI::App& app, bool& json, const std::string& what);
+// `doc` on stdout, indented (the one JSON document of --json).
+void print_json(const nlohmann::json& doc);
 void add_repo_option(CLI::App& app, std::string& repo);
 
 struct ResolvedRun {

@@ -3,7 +3,10 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <filesystem>
 
+#include "cli/common.hpp"
+#include "cli/usage.hpp"
 #include "mmprof/error.hpp"
 
 namespace mmprof::cli {
@@ -11,17 +14,18 @@ namespace mmprof::cli {
 void setup_gen(CLI::App& app, GenCliOptions& o) {
   app.add_option("--out,-o", o.gen.out, "Dataset folder to create")->required();
   app.add_option("--seed", o.gen.seed, "Seed: the same seed gives the same dataset");
-  app.add_option("--images", o.gen.images, "Number of images")->check(CLI::NonNegativeNumber);
-  app.add_option("--videos", o.gen.videos, "Number of video clips")->check(CLI::NonNegativeNumber);
+  app.add_option("--images", o.gen.images, "Number of images")->check(at_least(0));
+  app.add_option("--videos", o.gen.videos, "Number of video clips")->check(at_least(0));
   app.add_option("--png-fraction", o.gen.png_fraction, "Fraction of images stored as PNG")
-      ->check(CLI::Range(0.0, 1.0));
+      ->check(between(0, 1));
   app.add_option("--video-min-s", o.gen.video_min_s, "Shortest clip in seconds");
   app.add_option("--video-max-s", o.gen.video_max_s, "Longest clip in seconds");
   app.add_option("--video-max-height", o.gen.video_max_height, "Tallest clip (360..1080)");
   app.add_option("--layout", o.layout, "files | tar | both")
       ->check(CLI::IsMember({"files", "tar", "both"}));
-  app.add_option("--shard-mb", o.shard_mb, "Tar shard size in MB")->check(CLI::PositiveNumber);
+  app.add_option("--shard-mb", o.shard_mb, "Tar shard size in MB")->check(above(0));
   app.add_option("--threads", o.gen.threads, "Encoder threads (0 = all cores)");
+  add_json_flag(app, o.json, "dataset.json");
 }
 
 int run_gen_command(GenCliOptions o) {
@@ -38,8 +42,12 @@ int run_gen_command(GenCliOptions o) {
     };
   }
   const auto summary = generate_dataset(o.gen);
-  std::printf("%s\n", summary.dump(2).c_str());
-  std::printf("dataset: %s\n", o.gen.out.c_str());
+  if (o.json) {
+    print_json(summary);
+  } else {
+    std::printf("dataset: %s (%d samples; described in dataset.json)\n",
+                std::filesystem::absolute(o.gen.out).c_str(), summary["samples"].get<int>());
+  }
   return 0;
 }
 

@@ -9,6 +9,7 @@ struct GenCliOptions {
   GenOptions gen;
   std::string layout = "files";  // files | tar | both
   double shard_mb = 64;
+  bool json = false;  // --json: dataset.json on stdout, nothing else there
 };
 
 void setup_gen(CLI::App& app, GenCliOptions& options);

@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "cli/inspect_gpu.hpp"
+#include "cli/usage.hpp"
 #include "env/inventory.hpp"
 #include "mmprof/error.hpp"
 #include "report/inventory_text.hpp"
@@ -22,10 +23,10 @@ void setup_inspect(CLI::App& app, InspectCliOptions& o) {
   app.add_flag("--probe-storage", o.probe_storage,
                "Measure sequential and random 4 KiB read throughput on the data path (drops the "
                "page cache when allowed)");
-  app.add_flag("--json", o.json, "Print the inventory JSON instead of the tables");
+  add_json_flag(app, o.json, "the inventory JSON");
   app.add_option("--mix-samples", o.mix_samples,
                  "Probe at most this many samples for the data mix (a seeded random sample)")
-      ->check(CLI::PositiveNumber);
+      ->check(above(0));
   app.add_option("--seed", o.seed, "Seed of the data-mix sample");
   app.add_option("file", o.file,
                  "Describe this file instead of the machine: a GPU events file written by "
@@ -34,7 +35,7 @@ void setup_inspect(CLI::App& app, InspectCliOptions& o) {
                  "With a GPU events file: check it against this planted plan "
                  "(mmprof_gpu_planted's output); exit 1 beyond --tolerance");
   app.add_option("--tolerance", o.tolerance, "Relative tolerance of the planted check")
-      ->check(CLI::Range(0.0, 1.0));
+      ->check(between(0, 1));
 }
 
 int run_inspect_command(const InspectCliOptions& o, const std::vector<std::string>& argv) {
@@ -67,7 +68,7 @@ int run_inspect_command(const InspectCliOptions& o, const std::vector<std::strin
   const nlohmann::json inventory = env::build_inventory(opts);
   if (!o.run.out.empty()) write_json_atomic(o.run.out, inventory);
   if (o.json) {
-    std::puts(inventory.dump(2).c_str());
+    print_json(inventory);
   } else {
     std::fputs(report::format_inventory(inventory).c_str(), stdout);
     if (!o.run.out.empty()) std::printf("inventory: %s\n", o.run.out.c_str());

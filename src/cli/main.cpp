@@ -13,6 +13,7 @@
 #include "cli/inspect.hpp"
 #include "cli/report.hpp"
 #include "cli/trace.hpp"
+#include "cli/usage.hpp"
 #include "mmprof/error.hpp"
 #include "util/interrupt.hpp"
 #include "util/version.hpp"
@@ -61,33 +62,59 @@ void add_subcommands(CLI::App& app, const std::vector<std::string>& args, int& s
       cli::setup_report, cli::run_report_command, status);
 }
 
+// The exit codes (include/mmprof/error.hpp), for `mmprof --help` and CI scripts.
+constexpr const char* kExitCodes =
+    "Exit codes:\n"
+    "  0    success (report --gate: pass)\n"
+    "  1    the run could not continue; report --gate: a regression or rollback\n"
+    "  2    usage: a bad option, config key or value, or an --out that is not mmprof's\n"
+    "  3    an input (dataset, run directory, file) cannot be read\n"
+    "  4    unavailable on this machine (GPU, libtorch)\n"
+    "  5    report --gate: inconclusive (nothing regressed, something is undecided)\n"
+    "  6    an output could not be written (disk full, quota)\n"
+    "  130  interrupted (what was measured is kept)";
+
+// "mmprof 0.1.0 (9e5d2aa1b2c3)", "-dirty" after the commit when the tree had local changes.
+std::string version_line() {
+  return std::string("mmprof ") + version() + " (" + std::string(git_commit()).substr(0, 12) +
+         (git_dirty() ? "-dirty" : "") + ")";
+}
+
+// Parses and runs the chosen subcommand; a command line CLI11 refuses is printed in the one error
+// style with its pointer to --help. mmprof's own errors (a bad value, key or file) stay one line,
+// their sentence naming the option or key: main prints them.
+int run(CLI::App& app, int argc, char** argv, const std::vector<std::string>& args,
+        const int& status) {
+  try {
+    app.parse(argc, argv);  // runs the chosen subcommand's callback
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    // A bad option is a usage error (exit 2) whatever CLI11's own code for it is.
+    std::fputs(cli::parse_error_text(app, e, args).c_str(), stderr);
+    return static_cast<int>(ExitCode::usage);
+  }
+  return status;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   // Everything, the app's construction included, inside one try: an error has one way out.
   try {
     CLI::App app{"mmprof: profile and tune the image/video data pipelines of multimodal training"};
-    app.set_version_flag("--version", std::string(version()) + " (" + git_commit() + ")");
+    app.set_version_flag("--version", version_line());
     app.require_subcommand(1);
-    app.failure_message(CLI::FailureMessage::help);
     const std::vector<std::string> args(argv, argv + argc);
     int status = 0;
     add_subcommands(app, args, status);
+    app.footer(kExitCodes);  // after the subcommands: their --help does not repeat it
     install_interrupt_handler();
-    try {
-      app.parse(argc, argv);  // runs the chosen subcommand's callback
-    } catch (const CLI::CallForHelp& e) {
-      return app.exit(e);
-    } catch (const CLI::CallForVersion& e) {
-      return app.exit(e);
-    } catch (const CLI::ParseError& e) {
-      // A bad option is a usage error (exit 2) whatever CLI11's own code for it is.
-      app.exit(e);
-      return static_cast<int>(ExitCode::usage);
-    }
-    return status;
+    return run(app, argc, argv, args, status);
   } catch (const Error& e) {
-    std::fprintf(stderr, "mmprof: error: %s\n", e.what());
+    std::fputs(cli::error_text(e.what(), "", "").c_str(), stderr);
     return static_cast<int>(e.code());
   } catch (const std::exception& e) {
     std::fprintf(stderr, "mmprof: internal error: %s\n", e.what());

@@ -75,10 +75,12 @@ void setup_report(CLI::App& app, ReportCliOptions& o) {
                  "directory, else runs/report-<time>)");
   app.add_option("--gate", o.gate,
                  "Criteria YAML (or 'default' for configs/report/criteria.yaml): exit 0 pass, 1 "
-                 "regression or rollback, 2 inconclusive (gate.inconclusive_exit)");
+                 "regression or rollback, 5 inconclusive (gate.inconclusive_exit may make it 0 "
+                 "or 1)");
   app.add_option("--compare", o.compare, "Compare two runs: BASE_RUN NEW_RUN")->expected(2);
   app.add_option("--kb", o.knowledge_base,
                  "Knowledge base YAML (default: the embedded configs/report/knowledge-base.yaml)");
+  add_json_flag(app, o.json, "report.json");
 }
 
 int run_report_command(const ReportCliOptions& o) {
@@ -102,8 +104,12 @@ int run_report_command(const ReportCliOptions& o) {
   write_json_atomic(out / run_file::report_json, r);
   write_file_atomic(out / run_file::report_md, report::render_markdown(r));
   write_file_atomic(out / run_file::report_html, report::render_html(r));
-  std::printf("report: %s/report.{md,html,json}\n", out.c_str());
-  std::printf("%s\n", r["gate"]["reason"].get<std::string>().c_str());
+  if (o.json) {
+    print_json(r);
+  } else {
+    std::printf("report: %s/report.{md,html,json}\n", out.c_str());
+    std::printf("%s\n", r["gate"]["reason"].get<std::string>().c_str());
+  }
   return in.gated ? r["gate"]["exit_code"].get<int>() : 0;
 }
 

@@ -14,6 +14,7 @@ struct ReportCliOptions {
   std::vector<std::string> compare;  // BASE NEW
   std::string knowledge_base;        // default: the embedded configs/report/knowledge-base.yaml
   std::string runs_root = "runs";    // where the embedded default looks for the latest input
+  bool json = false;                 // --json: report.json on stdout, nothing else there
 };
 
 void setup_report(CLI::App& app, ReportCliOptions& options);

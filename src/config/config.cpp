@@ -12,6 +12,7 @@
 
 #include "config/config_keys.hpp"
 #include "config/yaml_file.hpp"
+#include "util/did_you_mean.hpp"
 #include "util/error.hpp"
 
 namespace mmprof {
@@ -108,12 +109,17 @@ json check_type(const std::string& key, const RawScalar& scalar, const std::stri
   return *typed;
 }
 
+std::vector<std::string> key_names(const json& section) {
+  std::vector<std::string> names;
+  for (const auto& [k, v] : section.items())
+    names.push_back(k);
+  return names;
+}
+
 std::string known_keys(const json& section) {
   std::string out;
-  for (const auto& [k, v] : section.items()) {
-    if (!out.empty()) out += ", ";
-    out += k;
-  }
+  for (const auto& k : key_names(section))
+    out += (out.empty() ? "" : ", ") + k;
   return out;
 }
 
@@ -125,9 +131,12 @@ std::string join_key(const std::string& prefix, const std::string& k) {
 json& known_child(json& tree, const std::string& k, const std::string& key,
                   const std::string& where) {
   if (!tree.is_object() || !tree.contains(k)) {
-    throw UsageError(
-        fmt::format("{}: unknown config key '{}'{}", where, key,
-                    tree.is_object() ? " (known here: " + known_keys(tree) + ")" : ""));
+    throw UsageError(fmt::format(
+        "{}: unknown config key '{}'{}", where, key,
+        tree.is_object()
+            ? " (known here: " + known_keys(tree) + ")" +
+                  did_you_mean(k, key_names(tree), key.substr(0, key.size() - k.size()), "; ")
+            : ""));
   }
   return tree[k];
 }

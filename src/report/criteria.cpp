@@ -9,6 +9,7 @@
 #include "report/json_access.hpp"
 #include "report/yaml_json.hpp"
 #include "stats/descriptive.hpp"
+#include "util/did_you_mean.hpp"
 
 namespace mmprof::report {
 namespace {
@@ -41,11 +42,18 @@ void check_keys(const json& j, const std::string& name) {
       {"version", {}}};
   for (const auto& [section, body] : j.items()) {
     const auto it = known.find(section);
-    if (it == known.end()) throw UsageError(fmt::format("{}: unknown section '{}'", name, section));
+    if (it == known.end()) {
+      std::vector<std::string> sections;
+      for (const auto& [s, keys] : known)
+        sections.push_back(s);
+      throw UsageError(fmt::format("{}: unknown section '{}'{}", name, section,
+                                   did_you_mean(section, sections, "", "; ")));
+    }
     if (!body.is_object()) continue;
     for (const auto& [key, v] : body.items()) {
-      if (std::find(it->second.begin(), it->second.end(), key) == it->second.end())
-        throw UsageError(fmt::format("{}: unknown key '{}.{}'", name, section, key));
+      if (std::find(it->second.begin(), it->second.end(), key) != it->second.end()) continue;
+      throw UsageError(fmt::format("{}: unknown key '{}.{}'{}", name, section, key,
+                                   did_you_mean(key, it->second, section + ".", "; ")));
     }
   }
 }
@@ -171,6 +179,17 @@ std::optional<double> p99_growth_pct(const json& e, const std::string& arm, cons
   return 100 * (*a / *b - 1);
 }
 
+// The exit code of an inconclusive gate: 5 (its own), or 0 or 1 for a CI that wants it to pass
+// or fail; 2 is refused because it means a usage error.
+void check_inconclusive_exit(int code, const std::string& name) {
+  if (code == static_cast<int>(ExitCode::ok) || code == static_cast<int>(ExitCode::failure) ||
+      code == static_cast<int>(ExitCode::inconclusive))
+    return;
+  throw UsageError(fmt::format(
+      "{}: gate.inconclusive_exit is {}; it must be 0 (pass), 1 (fail) or 5 (inconclusive){}", name,
+      code, code == static_cast<int>(ExitCode::usage) ? ", as 2 means a usage error" : ""));
+}
+
 }  // namespace
 
 const char* to_string(Outcome o) noexcept {
@@ -211,8 +230,7 @@ Criteria parse_criteria(const std::string& text, const std::string& name) {
   read(j, "rollback", "throughput_drop_pct", c.rollback_throughput_drop_pct, name);
   read(j, "rollback", "p99_regression_pct", c.rollback_p99_regression_pct, name);
   read(j, "gate", "inconclusive_exit", c.inconclusive_exit, name);
-  if (c.inconclusive_exit < 0 || c.inconclusive_exit > 2)
-    throw UsageError(name + ": gate.inconclusive_exit must be 0, 1 or 2");
+  check_inconclusive_exit(c.inconclusive_exit, name);
   return c;
 }
 
@@ -345,9 +363,9 @@ GateResult gate(const std::vector<json>& items, const Criteria& c) {
     }
   }
   GateResult g;
-  g.exit_code = worst == Outcome::regression     ? 1
+  g.exit_code = worst == Outcome::regression     ? static_cast<int>(ExitCode::failure)
                 : worst == Outcome::inconclusive ? c.inconclusive_exit
-                                                 : 0;
+                                                 : static_cast<int>(ExitCode::ok);
   g.reason =
       first ? fmt::format("{}: {}", first->value("outcome", "pass"), first->value("reason", ""))
             : "pass: nothing to gate on";

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "mmprof/error.hpp"
 #include "report/inputs.hpp"
 
 namespace mmprof::report {
@@ -25,7 +26,7 @@ struct Criteria {
   std::string rollback_window = "15m";
   double rollback_throughput_drop_pct = 5;
   double rollback_p99_regression_pct = 10;
-  int inconclusive_exit = 2;
+  int inconclusive_exit = static_cast<int>(ExitCode::inconclusive);  // 0, 1 or 5
   nlohmann::json source;  // the file as JSON, echoed into report.json
 };
 
@@ -73,7 +74,7 @@ struct GateResult {
   std::string reason;
 };
 // The worst outcome among `items` (each {outcome, reason}): 0 pass, 1 regression, else
-// c.inconclusive_exit; the reason is the first worst item's.
+// c.inconclusive_exit (5 unless the criteria say 0 or 1); the reason is the first worst item's.
 GateResult gate(const std::vector<nlohmann::json>& items, const Criteria& c);
 
 }  // namespace mmprof::report

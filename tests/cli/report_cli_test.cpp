@@ -50,7 +50,7 @@ class ReportCli : public ::testing::Test {
   }
 };
 
-TEST_F(ReportCli, GateOnExperimentExitsOneTwoOrZero) {
+TEST_F(ReportCli, GateOnExperimentExitsOneFiveOrZero) {
   auto r = test::run_mmprof("report " + fixture("experiment") + " --gate default " + out());
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_EQ(last_line(r.output),
@@ -58,8 +58,17 @@ TEST_F(ReportCli, GateOnExperimentExitsOneTwoOrZero) {
   // Tolerating the p99 growth leaves the undecided prefetch arm: inconclusive.
   r = test::run_mmprof("report " + fixture("experiment") + " --gate " +
                        criteria("adopt: {max_p99_regression_pct: 50}\n") + " " + out());
-  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_EQ(r.exit_code, 5) << r.output;  // its own code: 2 is a usage error
   EXPECT_EQ(last_line(r.output).rfind("inconclusive: loader.prefetch_factor=4", 0), 0u) << r.output;
+  // The criteria may make it pass or fail, but not look like a usage error.
+  r = test::run_mmprof(
+      "report " + fixture("experiment") + " --gate " +
+      criteria("adopt: {max_p99_regression_pct: 50}\ngate: {inconclusive_exit: 2}\n") + " " +
+      out());
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("gate.inconclusive_exit is 2; it must be 0 (pass), 1 (fail) or 5"),
+            std::string::npos)
+      << r.output;
   r = test::run_mmprof(
       "report " + fixture("experiment") + " --gate " +
       criteria("adopt: {max_p99_regression_pct: 50}\ngate: {inconclusive_exit: 0}\n") + " " +
@@ -71,6 +80,15 @@ TEST_F(ReportCli, GateOnExperimentExitsOneTwoOrZero) {
   const json report = json::parse(read_text(tmp.path() / "out/report.json"));
   EXPECT_EQ(report["schema"], "mmprof.report/1");
   EXPECT_EQ(report["gate"]["exit_code"], 1);
+}
+
+TEST_F(ReportCli, JsonPrintsReportJsonAloneAndKeepsTheGateExit) {
+  const auto r =
+      test::run_mmprof_split("report " + fixture("experiment") + " --gate default --json " + out());
+  EXPECT_EQ(r.exit_code, 1) << r.output << r.errors;
+  const json printed = json::parse(r.output);  // throws (failing the test) on any text around it
+  EXPECT_EQ(printed, json::parse(read_text(tmp.path() / "out/report.json")));
+  EXPECT_EQ(printed["gate"]["exit_code"], 1);
 }
 
 TEST_F(ReportCli, CompareAndRunGates) {

@@ -3,6 +3,7 @@ list(APPEND MMPROF_TEST_SOURCES
   cli/ab_cli_test.cpp
   cli/breakdown_cli_test.cpp
   cli/cli_test.cpp
+  cli/contract_cli_test.cpp
   cli/external_cli_test.cpp
   cli/inspect_test.cpp
   cli/outputs_cli_test.cpp

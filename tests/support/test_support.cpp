@@ -60,6 +60,15 @@ CommandResult run_mmprof(const std::string& args) {
   return run_command(shell_quote(mmprof_bin()) + " " + args + " </dev/null");
 }
 
+SplitResult run_mmprof_split(const std::string& args) {
+  const TempDir dir;
+  const auto errors = dir.path() / "stderr";
+  // The braces keep run_command's own 2>&1 from joining stderr back to stdout.
+  const CommandResult r = run_command("{ " + shell_quote(mmprof_bin()) + " " + args +
+                                      " </dev/null 2>" + shell_quote(errors) + "; }");
+  return {r.exit_code, r.output, read_text(errors)};
+}
+
 std::vector<uint8_t> read_bytes(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw std::runtime_error("cannot read " + path.string());

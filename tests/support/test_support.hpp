@@ -40,6 +40,13 @@ CommandResult run_command(const std::string& command);
 std::string shell_quote(const std::filesystem::path& p);
 // Runs the built mmprof with `args` (already quoted), stdin closed.
 CommandResult run_mmprof(const std::string& args);
+// The same with its stdout (`output`) apart from its stderr (`errors`): --json's stdout must
+// hold the JSON document alone.
+struct SplitResult {
+  int exit_code = -1;
+  std::string output, errors;
+};
+SplitResult run_mmprof_split(const std::string& args);
 
 std::vector<uint8_t> read_bytes(const std::filesystem::path& path);
 std::string read_text(const std::filesystem::path& path);

@@ -284,6 +284,20 @@ TEST_F(ConfigTest, OverrideWithUnknownNestedKeyNamesIt) {
   EXPECT_NE(msg.find("loader.nope"), std::string::npos) << msg;
 }
 
+TEST_F(ConfigTest, AMistypedKeyIsAnsweredWithTheNearestKnownOne) {
+  EXPECT_NE(override_error("loader.num_worker=2").find("; did you mean 'loader.num_workers'?"),
+            std::string::npos)
+      << override_error("loader.num_worker=2");
+  EXPECT_NE(override_error("lodaer.num_workers=2").find("; did you mean 'loader'?"),
+            std::string::npos)
+      << override_error("lodaer.num_workers=2");
+  // The same check for a config file's keys, and none when nothing is near.
+  const std::string msg = message_of<UsageError>(
+      [&] { (void)load_config_tree(write_yaml("loader:\n  prefetch_factr: 4\n")); });
+  EXPECT_NE(msg.find("did you mean 'loader.prefetch_factor'?"), std::string::npos) << msg;
+  EXPECT_EQ(override_error("loader.nope=1").find("did you mean"), std::string::npos);
+}
+
 TEST_F(ConfigTest, OverrideWithUnknownSectionNamesIt) {
   const std::string msg = override_error("nope.x=1");
   EXPECT_NE(msg.find("nope"), std::string::npos) << msg;

@@ -27,13 +27,32 @@ const json& decision(const json& decisions, const std::string& arm) {
   throw std::runtime_error("no decision for " + arm);
 }
 
+// The UsageError that criteria `yaml` (named c.yaml) are refused with, or "" (a test failure).
+std::string criteria_error(const std::string& yaml) {
+  try {
+    parse_criteria(yaml, "c.yaml");
+  } catch (const UsageError& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "accepted: " << yaml;
+  return "";
+}
+
 TEST(ReportCriteria, DefaultsParseAndUnknownKeysAreRefused) {
   const Criteria c = parse_criteria(default_criteria_yaml(), "embedded");
   EXPECT_DOUBLE_EQ(c.min_throughput_gain_pct, 3);
-  EXPECT_EQ(c.inconclusive_exit, 2);
+  EXPECT_EQ(c.inconclusive_exit, 5);
   EXPECT_THROW(parse_criteria("adopt: {min_gain: 3}\n", "c.yaml"), UsageError);
   EXPECT_THROW(parse_criteria("adopt: {min_throughput_gain_pct: lots}\n", "c.yaml"), UsageError);
   EXPECT_THROW(parse_criteria("gate: {inconclusive_exit: 7}\n", "c.yaml"), UsageError);
+  EXPECT_EQ(parse_criteria("gate: {inconclusive_exit: 1}\n", "c.yaml").inconclusive_exit, 1);
+  EXPECT_EQ(criteria_error("adopt: {min_throughput_gain: 3}\n"),
+            "c.yaml: unknown key 'adopt.min_throughput_gain'; did you mean "
+            "'adopt.min_throughput_gain_pct'?");
+  // 2 is the usage-error code: a CI could not tell a broken command line from an undecided gate.
+  EXPECT_EQ(criteria_error("gate: {inconclusive_exit: 2}\n"),
+            "c.yaml: gate.inconclusive_exit is 2; it must be 0 (pass), 1 (fail) or 5 "
+            "(inconclusive), as 2 means a usage error");
 }
 
 TEST(ReportCriteria, AbVerdictsBecomeDecisions) {
@@ -81,7 +100,7 @@ TEST(ReportCriteria, AVerdictOnMostlyNonSteadyTrialsIsUndecided) {
     tail = tail || r == "step p99 grew 31.8 % (max 10 %) on mostly non-steady trials";
   EXPECT_TRUE(tail) << order["reasons"].dump();
   const GateResult g = gate({workers}, c);
-  EXPECT_EQ(g.exit_code, 2);
+  EXPECT_EQ(g.exit_code, 5);  // inconclusive
   EXPECT_NE(g.reason.find("ab verdict ADOPT rests on non-steady trials: 6 of 6 trials of this arm "
                           "never reached steady state"),
             std::string::npos)
@@ -138,7 +157,7 @@ TEST(ReportCriteria, GateExitCodes) {
                             c);
   EXPECT_EQ(g.exit_code, 1);
   EXPECT_EQ(g.reason, "regression: c");
-  EXPECT_EQ(gate({{{"outcome", "inconclusive"}, {"reason", "b"}}}, c).exit_code, 2);
+  EXPECT_EQ(gate({{{"outcome", "inconclusive"}, {"reason", "b"}}}, c).exit_code, 5);
   c.inconclusive_exit = 0;
   EXPECT_EQ(gate({{{"outcome", "inconclusive"}, {"reason", "b"}}}, c).exit_code, 0);
 }

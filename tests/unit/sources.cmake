@@ -15,6 +15,7 @@ list(APPEND MMPROF_TEST_SOURCES
   unit/cupti_clock_test.cpp
   unit/dataset_test.cpp
   unit/decode_test.cpp
+  unit/did_you_mean_test.cpp
   unit/digest_test.cpp
   unit/env_test.cpp
   unit/gpu_events_file_test.cpp

@@ -1,0 +1,134 @@
+// The command-line contract through the built binary (issue 16): the exit-code table in --help,
+// --version, one error style for every usage error (no CLI11 exception names, no help dump, a
+// did-you-mean for a mistyped command, option or config key, a pointer to --help, compact
+// bounds), and --json leaving stdout to the JSON document alone. Each test takes well under a
+// second: nothing here measures a pipeline.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <string>
+
+#include "support/test_support.hpp"
+
+namespace mmprof {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using test::shell_quote;
+
+// A usage error's whole output: one "mmprof: error: " sentence, the expected hint line (if
+// any), the pointer to --help, and nothing else (no help text, no CLI11 exception name).
+void expect_usage_error(const test::CommandResult& r, const std::string& sentence,
+                        const std::string& hint, const std::string& help) {
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_EQ(r.output, "mmprof: error: " + sentence + "\n" + (hint.empty() ? "" : hint + "\n") +
+                          "see '" + help + " --help'\n");
+}
+
+class ContractCli : public ::testing::Test {
+ protected:
+  test::TempDir tmp;
+  std::string out(const char* name) const { return shell_quote(tmp.path() / name); }
+};
+
+TEST_F(ContractCli, HelpDocumentsEveryExitCode) {
+  const auto r = test::run_mmprof("--help");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  for (const char* line :
+       {"\n  0    success", "\n  1    the run could not continue", "\n  2    usage",
+        "\n  3    an input", "\n  4    unavailable", "\n  5    report --gate: inconclusive",
+        "\n  6    an output could not be written", "\n  130  interrupted"}) {
+    EXPECT_NE(r.output.find(line), std::string::npos) << line << "\n" << r.output;
+  }
+}
+
+TEST_F(ContractCli, VersionNamesTheProgramItsVersionAndCommit) {
+  const auto r = test::run_mmprof("--version");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(std::regex_match(
+      r.output, std::regex(R"(mmprof \d+\.\d+\.\d+ \(([0-9a-f]{12}|unknown)(-dirty)?\)\n)")))
+      << r.output;
+}
+
+TEST_F(ContractCli, AMissingOrMistypedCommandIsOneSentenceWithTheNearestName) {
+  expect_usage_error(test::run_mmprof(""),
+                     "a command is required: gen, baseline, trace, ab, inspect, report", "",
+                     "mmprof");
+  expect_usage_error(test::run_mmprof("baselin"), "unknown command 'baselin'",
+                     "did you mean 'baseline'?", "mmprof");
+  expect_usage_error(test::run_mmprof("--verison"), "mmprof has no option '--verison'",
+                     "did you mean '--version'?", "mmprof");
+  // Nothing near: no suggestion.
+  expect_usage_error(test::run_mmprof("frobnicate"), "unknown command 'frobnicate'", "", "mmprof");
+}
+
+TEST_F(ContractCli, AMistypedOptionIsNamedWithTheNearestOne) {
+  expect_usage_error(test::run_mmprof("gen --imags 3 --out " + out("ds")),
+                     "mmprof gen has no option '--imags'", "did you mean '--images'?",
+                     "mmprof gen");
+  expect_usage_error(test::run_mmprof("report --gatee=default"),
+                     "mmprof report has no option '--gatee'", "did you mean '--gate'?",
+                     "mmprof report");
+  expect_usage_error(test::run_mmprof("gen"), "--out is required", "", "mmprof gen");
+  EXPECT_FALSE(fs::exists(tmp.path() / "ds"));
+}
+
+TEST_F(ContractCli, OptionBoundsArePrintedCompactly) {
+  // CLI::NonNegativeNumber printed the largest double in full (385 characters).
+  expect_usage_error(test::run_mmprof("gen --out " + out("ds") + " --images -5"),
+                     "--images: must be >= 0, got -5", "", "mmprof gen");
+  expect_usage_error(test::run_mmprof("gen --out " + out("ds") + " --images 2.5"),
+                     "--images must be an integer, got 2.5", "", "mmprof gen");
+  expect_usage_error(test::run_mmprof("gen --out " + out("ds") + " --png-fraction 1.5"),
+                     "--png-fraction: must be in [0, 1], got 1.5", "", "mmprof gen");
+  expect_usage_error(test::run_mmprof("baseline --steps 0"), "--steps: must be > 0, got 0", "",
+                     "mmprof baseline");
+  expect_usage_error(test::run_mmprof("baseline --steps many"),
+                     "--steps: must be a number > 0, got 'many'", "", "mmprof baseline");
+  EXPECT_FALSE(fs::exists(tmp.path() / "ds"));
+}
+
+TEST_F(ContractCli, AMistypedConfigKeyGetsTheNearestKeyInOneLine) {
+  const auto r = test::run_mmprof("baseline --set loader.num_worker=2 --out " + out("run"));
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_EQ(r.output.rfind("mmprof: error: --set: unknown config key 'loader.num_worker' (known "
+                           "here: ",
+                           0),
+            0u)
+      << r.output;
+  // mmprof's own usage errors stay one line (their sentence names the key).
+  EXPECT_NE(r.output.find("); did you mean 'loader.num_workers'?\n"), std::string::npos)
+      << r.output;
+  EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 1) << r.output;
+  EXPECT_FALSE(fs::exists(tmp.path() / "run"));
+}
+
+TEST_F(ContractCli, ErrorsThatAreNotUsageCarryNoHelpPointer) {
+  const auto r = test::run_mmprof("report " + out("missing") + " --out " + out("report"));
+  EXPECT_EQ(r.exit_code, 3) << r.output;
+  EXPECT_EQ(r.output.rfind("mmprof: error: ", 0), 0u) << r.output;
+  EXPECT_EQ(r.output.find("--help"), std::string::npos) << r.output;
+}
+
+TEST_F(ContractCli, GenJsonPrintsDatasetJsonAloneOnStdout) {
+  const fs::path ds = tmp.path() / "ds";
+  const auto r = test::run_mmprof_split("gen --json --out " + shell_quote(ds) +
+                                        " --images 2 --videos 0 --threads 1 --seed 2");
+  ASSERT_EQ(r.exit_code, 0) << r.output << r.errors;
+  const json doc = json::parse(r.output);  // throws (failing the test) on any text around it
+  EXPECT_EQ(doc, test::read_json(ds / "dataset.json"));
+  EXPECT_EQ(doc["samples"], 2);
+  // Without --json: one human line naming the folder, no JSON.
+  const auto human = test::run_mmprof_split("gen --out " + out("ds2") +
+                                            " --images 2 --videos 0 --threads 1 --seed 2");
+  ASSERT_EQ(human.exit_code, 0) << human.output << human.errors;
+  EXPECT_EQ(human.output, "dataset: " + (tmp.path() / "ds2").string() +
+                              " (2 samples; described in dataset.json)\n");
+}
+
+}  // namespace
+}  // namespace mmprof
