@@ -18,7 +18,7 @@ complete_words() {
 }
 
 [[ $(complete_words mmprof bas) == baseline ]] || fail "'mmprof bas' does not complete to baseline"
-subcommands=$("$exe" --help | awk '/^Subcommands:/ { on = 1; next } on && NF { print $1 }')
+subcommands=$("$(dirname "$0")/../../scripts/mmprof-subcommands" "$exe")
 for sub in $subcommands; do
   # Every long option of the subcommand's help, offered after "--".
   want=$("$exe" "$sub" --help | grep -oE '^  (-[a-z],)?--[a-z0-9-]+' | sed 's/.*--/--/' | sort)
