@@ -159,9 +159,10 @@ std::string why_no_phase(const json& s, const json& config, const std::string& p
     return "step.kind=none, no step to time: use configs/emulated-accelerator.yaml or --set "
            "step.kind=sleep";
   }
-  if (s["status"] != "complete")
+  if (s["status"] != "complete") {
     return fmt::format("the run ended ({}) before the {} phase measured",
                        s["status"].get<std::string>(), phase);
+  }
   return fmt::format("the {} phase has no measured window", phase);
 }
 

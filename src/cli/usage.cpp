@@ -16,7 +16,7 @@ constexpr size_t kNone = std::string::npos;
 // CLI11's messages as sentences of ours: "At least 2 required" -> "at least 2 required", also
 // after an option's name ("--compare: At least ...").
 std::string lower_first(std::string s) {
-  const size_t named = s.rfind("-", 0) == 0 ? s.find(": ") : kNone;
+  const size_t named = s.rfind('-', 0) == 0 ? s.find(": ") : kNone;
   const size_t at = named == kNone ? 0 : named + 2;
   if (at < s.size()) s[at] = static_cast<char>(std::tolower(static_cast<unsigned char>(s[at])));
   return s;
@@ -38,9 +38,10 @@ std::vector<std::string> subcommand_names(const CLI::App& app) {
 
 std::vector<std::string> long_option_names(const CLI::App& app) {
   std::vector<std::string> names;
-  for (const CLI::Option* opt : app.get_options())
+  for (const CLI::Option* opt : app.get_options()) {
     for (const auto& l : opt->get_lnames())
       names.push_back("--" + l);
+  }
   return names;
 }
 
@@ -65,7 +66,7 @@ std::string unknown_option(const CLI::App& app, const std::vector<std::string>& 
         a[1] == '.')
       continue;
     // "-ofile" is -o with its value attached.
-    const std::string name = a[1] == '-' ? a.substr(0, a.find('=')) : a.substr(0, 2);
+    std::string name = a[1] == '-' ? a.substr(0, a.find('=')) : a.substr(0, 2);
     if (app.get_option_no_throw(name) == nullptr) return name;
   }
   return "";

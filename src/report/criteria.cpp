@@ -44,6 +44,7 @@ void check_keys(const json& j, const std::string& name) {
     const auto it = known.find(section);
     if (it == known.end()) {
       std::vector<std::string> sections;
+      sections.reserve(known.size());
       for (const auto& [s, keys] : known)
         sections.push_back(s);
       throw UsageError(fmt::format("{}: unknown section '{}'{}", name, section,
