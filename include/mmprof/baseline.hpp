@@ -11,6 +11,7 @@
 
 #include "mmprof/config.hpp"
 #include "mmprof/dataset.hpp"
+#include "mmprof/progress.hpp"
 
 namespace mmprof {
 
@@ -18,13 +19,13 @@ struct ResumePoint;  // run/resume.hpp
 
 // clang-tidy 14 reports its implicit destructor as throwing (through nlohmann::json and
 // std::filesystem::path); nothing in it throws.
-struct BaselineOptions {          // NOLINT(bugprone-exception-escape)
-  std::filesystem::path out;      // the run directory
-  bool force = false;             // --force: replace a run already in `out`
-  std::vector<std::string> argv;  // the command line, for the manifest
-  nlohmann::json config_tree;     // the resolved configuration, for the manifest
-  bool progress = false;          // a progress line with ETA on stderr
-  std::filesystem::path repo;     // the user's repository for the manifest (empty: the cwd)
+struct BaselineOptions {                         // NOLINT(bugprone-exception-escape)
+  std::filesystem::path out;                     // the run directory
+  bool force = false;                            // --force: replace a run already in `out`
+  std::vector<std::string> argv;                 // the command line, for the manifest
+  nlohmann::json config_tree;                    // the resolved configuration, for the manifest
+  ProgressStyle progress = ProgressStyle::none;  // the phases' progress on stderr
+  std::filesystem::path repo;  // the user's repository for the manifest (empty: the cwd)
   // `--resume RUN`: loader phases continue from RUN's checkpoint.json; null for a fresh run.
   std::shared_ptr<const ResumePoint> resume;
   // `mmprof trace`: called once the run is over (also when it failed), after every producer of

@@ -160,9 +160,13 @@ class Experiment {
     t.status = stopped ? "interrupted" : (t.exit_code == 0 && t.metric ? "complete" : "failed");
     doc_["trials"].push_back(to_json(t, d_.arms[arm].id));
     trials_.push_back(std::move(t));
-    progress_.update("ab trials", static_cast<int64_t>(trials_.size()),
-                     static_cast<int64_t>(d_.spec.rounds * d_.arms.size()),
-                     trials_.back().metric.value_or(0));
+    const TrialRecord& done = trials_.back();
+    progress_.unit_done(
+        "trial", static_cast<int64_t>(trials_.size()),
+        static_cast<int64_t>(d_.spec.rounds * d_.arms.size()),
+        fmt::format("round {} of {}, arm {}: {} in {}", r + 1, d_.spec.rounds, d_.arms[arm].id,
+                    done.metric ? fmt::format("{} {:.1f}", metric_.key, *done.metric) : done.status,
+                    human_duration(done.wall_s)));
     publish(look_alpha(d_, r + 1));
   }
 

@@ -13,6 +13,7 @@
 
 #include "ab/design.hpp"
 #include "mmprof/config.hpp"
+#include "mmprof/progress.hpp"
 
 namespace mmprof {
 
@@ -26,12 +27,12 @@ struct TrialHooks {
 };
 
 struct AbOptions {
-  std::filesystem::path out;        // the experiment directory
-  bool force = false;               // --force: replace an experiment already in `out`
-  std::filesystem::path self;       // the mmprof binary trials run
-  std::vector<std::string> argv;    // the command line, for experiment.json
-  bool progress = false;            // a progress line on stderr
-  nlohmann::json base_tree;         // the resolved base configuration, for the record
+  std::filesystem::path out;                     // the experiment directory
+  bool force = false;                            // --force: replace an experiment already in `out`
+  std::filesystem::path self;                    // the mmprof binary trials run
+  std::vector<std::string> argv;                 // the command line, for experiment.json
+  ProgressStyle progress = ProgressStyle::none;  // one line per trial on stderr
+  nlohmann::json base_tree;                      // the resolved base configuration, for the record
   std::vector<Config> arm_configs;  // the resolved configuration of every arm (design order)
 };
 

@@ -114,7 +114,7 @@ int run_ab_command(const AbCliOptions& o, const std::vector<std::string>& argv) 
   a.force = o.run.force;
   a.self = self_executable();
   a.argv = argv;
-  a.progress = true;
+  a.progress = progress_style(o.run.verbosity, o.json);
   RunOptions base_only;
   base_only.config_file = d.spec.config_file;
   base_only.data = d.spec.data;
@@ -154,7 +154,7 @@ int run_ab_command(const AbCliOptions& o, const std::vector<std::string>& argv) 
   const auto experiment = run_ab(d, a, psnr, hooks);
   if (o.json) {
     print_json(experiment);
-  } else {
+  } else if (!o.run.verbosity.quiet) {
     std::fputs(matrix_md(experiment).c_str(), stdout);
     std::printf("experiment directory: %s\n", std::filesystem::absolute(a.out).c_str());
   }

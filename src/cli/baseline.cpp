@@ -29,6 +29,11 @@ std::string num(const json& v, const char* f = "{:.1f}") {
   return v.is_number() ? fmt::format(fmt::runtime(f), v.get<double>()) : "n/a";
 }
 
+// A figure, or "n/a (why)": the summary never prints an n/a without its reason.
+std::string num_or(const json& v, const char* f, const std::string& why) {
+  return v.is_number() ? num(v, f) : "n/a (" + why + ")";
+}
+
 // A distribution with no values says why instead of four n/a.
 std::string dist_line(const char* name, const json& d, const std::string& why_empty = "") {
   if (d["count"].get<size_t>() == 0 && !why_empty.empty())
@@ -51,7 +56,7 @@ std::string format_breakdown(const json& b) {
                     num(c["augment_ms_mean"], "{:.2f}"),
                     c["decode_share"].is_number()
                         ? fmt::format("{:.0f}%", 100 * c["decode_share"].get<double>())
-                        : "n/a");
+                        : "n/a (no decode time)");
   }
   const json& slow = b["slowest"]["by_mean_decode"];
   const json& share = b["slowest"]["by_decode_share"];
@@ -65,7 +70,7 @@ std::string format_breakdown(const json& b) {
       share["class"].get<std::string>(),
       share["decode_share"].is_number()
           ? fmt::format("{:.0f}%", 100 * share["decode_share"].get<double>())
-          : "n/a");
+          : "n/a: no decode time");
   return out;
 }
 
@@ -73,10 +78,12 @@ std::string format_breakdown(const json& b) {
 std::string format_workers(const json& w) {
   std::string out = "loader workers (pipeline phase):\n";
   for (const auto& x : w["workers"]) {
-    out += fmt::format("  worker {:<3} busy {:>6}  batches {:<5} samples {:<6} {} MB read\n",
-                       x["worker"].get<int>(), num(x["busy_fraction"], "{:.2f}"),
-                       x["batches"].get<int64_t>(), x["samples"].get<int64_t>(),
-                       x["bytes"].is_number() ? num(json(x["bytes"].get<double>() / 1e6)) : "n/a");
+    out += fmt::format(
+        "  worker {:<3} busy {:>6}  batches {:<5} samples {:<6} {}\n", x["worker"].get<int>(),
+        num_or(x["busy_fraction"], "{:.2f}", "no measured window"), x["batches"].get<int64_t>(),
+        x["samples"].get<int64_t>(),
+        x["bytes"].is_number() ? num(json(x["bytes"].get<double>() / 1e6)) + " MB read"
+                               : "MB read n/a (its reads were not counted)");
   }
   if (w.value("imbalanced", false)) {
     for (const auto& f : w["flags"])
@@ -89,6 +96,77 @@ std::string format_workers(const json& w) {
                        num(w["busy_spread_limit_fraction"], "{:g}"));
   }
   return out;
+}
+
+// "138.2, 113.9": each worker's PSS peak, or the spread when there are many.
+std::string pss_values(const std::vector<double>& v) {
+  if (v.size() <= 8) {
+    std::string out;
+    for (const double x : v)
+      out += fmt::format("{}{:.1f}", out.empty() ? "" : ", ", x);
+    return out;
+  }
+  std::vector<double> sorted = v;
+  std::sort(sorted.begin(), sorted.end());
+  return fmt::format("median {:.1f}, max {:.1f} over {}", sorted[sorted.size() / 2], sorted.back(),
+                     sorted.size());
+}
+
+// The memory a user sizes a host by: the host's used memory at its peak (MemTotal -
+// MemAvailable) and the run's PSS (a page shared by N processes counted 1/N in each): the peak of
+// their sum, the main process's, and each worker's by phase. The *_mb keys hold MiB.
+std::string format_memory(const json& m) {
+  if (!m.is_object()) return "memory: n/a (summary.json has no memory block)\n";
+  if (m.value("sampler_error", json()).is_string()) {
+    return fmt::format("memory: n/a (the resource sampler failed: {})\n",
+                       m["sampler_error"].get<std::string>());
+  }
+  const auto mib = [](const json& v) { return num_or(v, "{:.1f}", "not sampled"); };
+  std::string out =
+      fmt::format("memory (MiB, peaks): host used {} of {}; PSS of the run {}\n",
+                  mib(m.value("host_used_peak_mb", json())), mib(m.value("host_total_mb", json())),
+                  mib(m.value("total_pss_peak_mb", json())));
+  std::vector<std::pair<std::string, std::vector<double>>> by_phase;
+  for (const auto& w : m.value("workers", json::array())) {
+    if (!w.value("pss_peak_mb", json()).is_number()) continue;
+    const std::string phase = w.value("phase", "?");
+    auto it = std::find_if(by_phase.begin(), by_phase.end(),
+                           [&](const auto& p) { return p.first == phase; });
+    if (it == by_phase.end()) it = by_phase.insert(by_phase.end(), {phase, {}});
+    it->second.push_back(w["pss_peak_mb"].get<double>());
+  }
+  std::string workers;
+  for (const auto& [phase, values] : by_phase)
+    workers += fmt::format("{}{} {}", workers.empty() ? "" : "; ", phase, pss_values(values));
+  out += fmt::format("  PSS: main {}; workers {}\n", mib(report::value_at(m, "/main/pss_peak_mb")),
+                     workers.empty() ? "none (loader.num_workers=0)" : workers);
+  return out;
+}
+
+// Pinning and the GPU on one line: how batches were held, and whether the GPU was measured.
+std::string format_device(const json& s) {
+  const json pin = report::value_at(s, "/latency_ms/pin_mode");
+  const json& g = s.value("gpu", json());
+  std::string gpu;
+  if (g.is_object()) {
+    const json idle = g.value("idle_fraction", json());
+    const json cupti = report::value_at(g, "/cupti/unavailable");
+    gpu = idle.is_number()
+              ? fmt::format("idle {:.1f} % of the measured steps (CUPTI)", 100 * idle.get<double>())
+          : cupti.is_string() ? "idle n/a (CUPTI unavailable: " + cupti.get<std::string>() + ")"
+                              : "idle n/a (no GPU activity in the measured steps)";
+  } else {
+    gpu = s.value("gpu_unavailable", json("not measured")).get<std::string>();
+  }
+  return fmt::format("pin: {}\ngpu: {}\n", pin.is_string() ? pin.get<std::string>() : "not run",
+                     gpu);
+}
+
+// The one-line verdict: what bounds the run, with its number (report/analysis's classification).
+std::string format_verdict(const json& s) {
+  const json c = report::classify(s);
+  return fmt::format("bottleneck: {}: {}\n", c["primary"].get<std::string>(),
+                     c["why"].get<std::string>());
 }
 
 }  // namespace
@@ -218,6 +296,7 @@ std::string format_throughput(const json& s, const json& config) {
 std::string format_summary(const json& s, const json& config) {
   std::string out = fmt::format("status: {}\n", s["status"].get<std::string>());
   out += format_throughput(s, config);
+  out += format_verdict(s);
   const json& l = s["latency_ms"];
   out += fmt::format("latency (ms, {} phase):\n",
                      l["phase"].is_string() ? l["phase"].get<std::string>() : "no");
@@ -244,10 +323,8 @@ std::string format_summary(const json& s, const json& config) {
     out += format_breakdown(s["stage_breakdown"]);
   if (s.contains("workers_balance") && s["workers_balance"].is_object())
     out += format_workers(s["workers_balance"]);
-  if (l["pin_mode"].is_string())
-    out += fmt::format("host memory: {}\n", l["pin_mode"].get<std::string>());
-  const auto pss = s["memory"].value("total_pss_peak_mb", json());
-  if (pss.is_number()) out += fmt::format("total PSS peak: {:.1f} MB\n", pss.get<double>());
+  out += format_memory(s.value("memory", json()));
+  out += format_device(s);
   // The report's sentence (report/analysis): the run's cores, the host's, contention.
   out += "cpu: " + report::cpu_text(report::attribute_resources(s, json::object())["cpu"]) + "\n";
   const auto errors = s["errors"]["count"].get<int64_t>();
@@ -269,7 +346,7 @@ std::string format_summary(const json& s, const json& config) {
                                                : e.value("steady_wait_ms", json());
     const json persistent = e.value("persistent_workers", json());
     out += fmt::format("epoch boundary: first batch waits {} ms (steady {} ms), {} workers\n",
-                       num(e["stall_ms"], "{:.2f}"), num(steady, "{:.2f}"),
+                       num(e["stall_ms"], "{:.2f}"), num_or(steady, "{:.2f}", "no steady batch"),
                        persistent.is_boolean()
                            ? (persistent.get<bool>() ? "persistent" : "non-persistent")
                            : "unknown");
@@ -322,6 +399,18 @@ json with_resume_command(const std::string& command, const std::filesystem::path
   }
 }
 
+// The run's result on stdout: summary.json under --json, nothing under --quiet, else the
+// human summary and where the run directory is.
+void print_result(const BaselineCliOptions& o, const json& summary, const json& config_tree,
+                  const std::filesystem::path& out) {
+  if (o.json) {
+    print_json(summary);
+  } else if (!o.run.verbosity.quiet) {
+    std::fputs(format_summary(summary, config_tree).c_str(), stdout);
+    std::printf("run directory: %s\n", std::filesystem::absolute(out).c_str());
+  }
+}
+
 int run_job(const BaselineCliOptions& o, const std::vector<std::string>& argv,
             const std::string& command, bool trace) {
   if (!o.resume.empty()) throw UsageError("--resume continues mmprof's own loader, not a job");
@@ -356,15 +445,9 @@ int run_job(const BaselineCliOptions& o, const std::vector<std::string>& argv,
     e.env.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
   }
   e.repo = o.run.repo;
-  e.progress = !o.json;
+  e.progress = progress_style(o.run.verbosity, o.json);
   e.trace = trace;
-  const json summary = external::run_external(e);
-  if (o.json) {
-    print_json(summary);
-  } else {
-    std::fputs(format_summary(summary, e.config_tree).c_str(), stdout);
-    std::printf("run directory: %s\n", std::filesystem::absolute(e.out).c_str());
-  }
+  print_result(o, external::run_external(e), e.config_tree, e.out);
   return 0;
 }
 
@@ -408,16 +491,10 @@ int run_baseline_command(const BaselineCliOptions& o, const std::vector<std::str
   b.argv = argv;
   b.config_tree = r.tree;
   b.repo = o.run.repo;
-  b.progress = !o.json;
+  b.progress = progress_style(o.run.verbosity, o.json);
   b.like = like;
-  const json summary =
-      with_resume_command(command, b.out, [&] { return runner(r.config, dataset, b); });
-  if (o.json) {
-    print_json(summary);
-  } else {
-    std::fputs(format_summary(summary, b.config_tree).c_str(), stdout);
-    std::printf("run directory: %s\n", std::filesystem::absolute(b.out).c_str());
-  }
+  print_result(o, with_resume_command(command, b.out, [&] { return runner(r.config, dataset, b); }),
+               b.config_tree, b.out);
   return 0;
 }
 

@@ -26,6 +26,20 @@ void add_run_options(CLI::App& app, RunOptions& o) {
   app.add_option("--max-host-memory", o.max_host_memory,
                  "Refuse configurations whose loader reserves more host memory (shared ring + "
                  "pinned + worker scratch), e.g. 16G");
+  add_verbosity_flags(app, o.verbosity);
+}
+
+void add_verbosity_flags(CLI::App& app, Verbosity& v) {
+  app.add_flag("--quiet,-q", v.quiet,
+               "No progress and no summary on the terminal: errors only (the files hold it all)");
+  app.add_flag("--verbose", v.verbose,
+               "Progress as one plain line per finished phase or trial, on a terminal too");
+}
+
+ProgressStyle progress_style(const Verbosity& v, bool json) {
+  if (json || v.quiet) return ProgressStyle::none;
+  if (v.verbose || isatty(STDERR_FILENO) == 0) return ProgressStyle::lines;
+  return ProgressStyle::live;
 }
 
 void add_json_flag(CLI::App& app, bool& json, const std::string& what) {

@@ -8,8 +8,20 @@
 
 #include "mmprof/config.hpp"
 #include "mmprof/dataset.hpp"
+#include "mmprof/progress.hpp"
 
 namespace mmprof::cli {
+
+// --quiet: no progress and no human summary (errors only; the files hold everything).
+// --verbose: a plain line per finished phase or trial, on a terminal too.
+struct Verbosity {
+  bool quiet = false;
+  bool verbose = false;
+};
+void add_verbosity_flags(CLI::App& app, Verbosity& v);
+// How progress goes to stderr: none under --json or --quiet; a line per phase or trial when
+// stderr is not a terminal (a CI log) or under --verbose; else a line redrawn in place.
+ProgressStyle progress_style(const Verbosity& v, bool json);
 
 struct RunOptions {
   std::string config_file;
@@ -19,6 +31,7 @@ struct RunOptions {
   bool force = false;  // --force: replace what an earlier mmprof wrote into --out
   std::string repo;    // the user's repository for provenance (empty: the working directory)
   std::string max_host_memory;  // refuse configurations reserving more ("16G"); empty: no limit
+  Verbosity verbosity;          // --quiet, --verbose
 };
 
 void add_run_options(CLI::App& app, RunOptions& options);

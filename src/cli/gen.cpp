@@ -1,13 +1,12 @@
 #include "cli/gen.hpp"
 
-#include <unistd.h>
-
 #include <cstdio>
 #include <filesystem>
 
 #include "cli/common.hpp"
 #include "cli/usage.hpp"
 #include "mmprof/error.hpp"
+#include "run/progress.hpp"
 
 namespace mmprof::cli {
 
@@ -26,6 +25,7 @@ void setup_gen(CLI::App& app, GenCliOptions& o) {
   app.add_option("--shard-mb", o.shard_mb, "Tar shard size in MB")->check(above(0));
   app.add_option("--threads", o.gen.threads, "Encoder threads (0 = all cores)");
   add_json_flag(app, o.json, "dataset.json");
+  add_verbosity_flags(app, o.verbosity);
 }
 
 int run_gen_command(GenCliOptions o) {
@@ -35,16 +35,15 @@ int run_gen_command(GenCliOptions o) {
   o.gen.write_files = o.layout != "tar";
   o.gen.write_shards = o.layout != "files";
   o.gen.shard_bytes = static_cast<uint64_t>(o.shard_mb * 1e6);
-  if (isatty(STDERR_FILENO) != 0) {
-    o.gen.progress = [](int done, int total) {
-      std::fprintf(stderr, "\r  generating %d/%d samples", done, total);
-      if (done == total) std::fputs("\r\033[K", stderr);
-    };
-  }
+  ProgressLine progress(progress_style(o.verbosity, o.json));
+  o.gen.progress = [&progress](int done, int total) {
+    progress.update("generate", done, total, 0, "samples");
+  };
   const auto summary = generate_dataset(o.gen);
+  progress.finish();
   if (o.json) {
     print_json(summary);
-  } else {
+  } else if (!o.verbosity.quiet) {
     std::printf("dataset: %s (%d samples; described in dataset.json)\n",
                 std::filesystem::absolute(o.gen.out).c_str(), summary["samples"].get<int>());
   }

@@ -1,6 +1,7 @@
 #pragma once
 #include <CLI/CLI.hpp>
 
+#include "cli/common.hpp"
 #include "gen/generator.hpp"
 
 namespace mmprof::cli {
@@ -10,6 +11,7 @@ struct GenCliOptions {
   std::string layout = "files";  // files | tar | both
   double shard_mb = 64;
   bool json = false;  // --json: dataset.json on stdout, nothing else there
+  Verbosity verbosity;
 };
 
 void setup_gen(CLI::App& app, GenCliOptions& options);

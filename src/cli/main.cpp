@@ -22,43 +22,77 @@ namespace {
 
 using namespace mmprof;
 
-// Adds subcommand `name` with options set up by `setup`; when it is chosen, `run` gets them and
-// its exit status becomes the process's.
+// A subcommand: its name, its one-line description, and the examples its --help ends with.
+struct Subcommand {
+  const char* name;
+  const char* description;
+  const char* examples;
+};
+
+// Adds subcommand `c` with options set up by `setup`; their --help shows each option's default
+// value. When it is chosen, `run` gets them and its exit status becomes the process's.
 template <class Options, class Setup, class Run>
-void add(CLI::App& app, const char* name, const char* description, Setup setup, Run run,
-         int& status) {
+void add(CLI::App& app, const Subcommand& c, Setup setup, Run run, int& status) {
   auto options = std::make_shared<Options>();
-  CLI::App* sub = app.add_subcommand(name, description);
+  CLI::App* sub = app.add_subcommand(c.name, c.description);
+  sub->option_defaults()->always_capture_default();
   setup(*sub, *options);
+  for (CLI::Option* opt : sub->get_options()) {
+    if (opt->get_default_str() == "[]") opt->default_str("");  // an empty list has no default
+  }
+  sub->footer(std::string("Examples:\n") + c.examples);
   sub->callback([options, run, &status] { status = run(*options); });
 }
 
 // Every subcommand; the chosen one's exit status goes to `status`.
 void add_subcommands(CLI::App& app, const std::vector<std::string>& args, int& status) {
-  add<cli::GenCliOptions>(app, "gen", "Generate a deterministic synthetic dataset", cli::setup_gen,
-                          cli::run_gen_command, status);
+  add<cli::GenCliOptions>(app,
+                          {"gen", "Generate a deterministic synthetic dataset",
+                           "  mmprof gen --out data --images 2000 --videos 50\n"
+                           "  mmprof gen --out shards --layout tar --shard-mb 64 --seed 7"},
+                          cli::setup_gen, cli::run_gen_command, status);
   add<cli::BaselineCliOptions>(
-      app, "baseline", "Measure a configuration: compute ceiling, pipeline only, end to end",
+      app,
+      {"baseline", "Measure a configuration: compute ceiling, pipeline only, end to end",
+       "  mmprof baseline --config configs/emulated-accelerator.yaml --out runs/base\n"
+       "  mmprof baseline --data data --set loader.num_workers=8 --out runs/w8\n"
+       "  mmprof baseline --steps 200 --out runs/job -- python train.py --epochs 1"},
       cli::setup_baseline,
       [&args](const cli::BaselineCliOptions& o) { return cli::run_baseline_command(o, args); },
       status);
   add<cli::BaselineCliOptions>(
-      app, "trace",
-      "A baseline run with event tracing: the run directory plus trace.json (Chrome/Perfetto)",
+      app,
+      {"trace",
+       "A baseline run with event tracing: the run directory plus trace.json (Chrome/Perfetto)",
+       "  mmprof trace --config configs/emulated-accelerator.yaml --out runs/traced\n"
+       "  mmprof trace --steps 100 --out runs/job-trace -- python train.py"},
       cli::setup_trace,
       [&args](const cli::BaselineCliOptions& o) { return cli::run_trace_command(o, args); },
       status);
   add<cli::AbCliOptions>(
-      app, "ab", "One-factor-at-a-time A/B experiments with statistics and verdicts", cli::setup_ab,
-      [&args](const cli::AbCliOptions& o) { return cli::run_ab_command(o, args); }, status);
+      app,
+      {"ab", "One-factor-at-a-time A/B experiments with statistics and verdicts",
+       "  mmprof ab --config configs/emulated-accelerator.yaml --factor loader.num_workers=2,4 "
+       "--out exp/workers\n"
+       "  mmprof ab --experiment experiment.yaml --rounds 12 --out exp/levers\n"
+       "  mmprof ab --factor loader.num_workers=2,4 --out exp/job -- python train.py"},
+      cli::setup_ab, [&args](const cli::AbCliOptions& o) { return cli::run_ab_command(o, args); },
+      status);
   add<cli::InspectCliOptions>(
-      app, "inspect", "Inventory: provenance, software, hardware, storage, network, data mix",
+      app,
+      {"inspect", "Inventory: provenance, software, hardware, storage, network, data mix",
+       "  mmprof inspect --data data\n"
+       "  mmprof inspect --data data --probe-storage --json > inventory.json"},
       cli::setup_inspect,
       [&args](const cli::InspectCliOptions& o) { return cli::run_inspect_command(o, args); },
       status);
   add<cli::ReportCliOptions>(
-      app, "report",
-      "Analyse runs and experiments: bottlenecks, recommendations, adopt/rollback, CI gate",
+      app,
+      {"report",
+       "Analyse runs and experiments: bottlenecks, recommendations, adopt/rollback, CI gate",
+       "  mmprof report runs/base\n"
+       "  mmprof report --compare runs/base runs/w8 --gate default\n"
+       "  mmprof report exp/workers --gate criteria.yaml --out report"},
       cli::setup_report, cli::run_report_command, status);
 }
 

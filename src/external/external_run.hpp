@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "mmprof/config.hpp"
+#include "mmprof/progress.hpp"
 
 namespace mmprof::external {
 
@@ -33,7 +34,7 @@ struct ExternalRunOptions {
   std::string loader;                  // --loader: which DataLoader to follow
   std::vector<std::pair<std::string, std::string>> env;  // more variables for the job
   std::filesystem::path repo;                            // the user's repository (empty: the cwd)
-  bool progress = false;                                 // a progress line on stderr
+  ProgressStyle progress = ProgressStyle::none;          // the job's batches on stderr
   bool trace = false;   // `mmprof trace`: trace.json from the hook's records
   double grace_s = 10;  // how long a stopped job may take to exit
 };

@@ -327,7 +327,7 @@ json decide_experiment(const json& e, const Criteria& c, std::optional<double> h
 json gate_run(const json& analysis, const Criteria& c) {
   // Nothing is compared here, so a broken criterion is a failure of this run, not a regression.
   const auto stall = number_at(analysis, "/classification/stall_fraction");
-  const std::string dir = string_at(analysis, "/dir");
+  const std::string dir = string_at(analysis, "/name");
   if (string_at(analysis, "/status") != "complete") {
     return {{"outcome", "fail"},
             {"reason",

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 
 #include "report/analysis.hpp"
 #include "report/job_facts.hpp"
@@ -203,7 +204,8 @@ json charts(const RunData& run) {
 json analyze_run(const RunData& run) {
   const json& s = run.summary;
   json a;
-  a["dir"] = run.dir.string();
+  a["dir"] = std::filesystem::absolute(run.dir).lexically_normal().string();
+  a["name"] = run.dir.string();  // as given on the command line, for the Markdown and HTML
   a["status"] = string_at(s, "/status", "unknown");
   a["config"] = value_at(run.manifest, "/config");
   a["classification"] = classify(s);

@@ -270,7 +270,7 @@ std::string nonsteady_text(const json& decisions) {
 }
 
 void experiment_sections(const json& x, std::vector<Section>& out) {
-  Section s{2, "Experiment " + str(x["dir"]), {}};
+  Section s{2, "Experiment " + str(x["name"]), {}};
   s.blocks.push_back(Paragraph{fmt::format(
       "Status {}; metric {}; {} rounds, {} cache; indifference band tau = {}.", str(x["status"]),
       str(value_at(x, "/metric/key")), str(x["rounds"]), str(x["cache"]), tau_text(x))});
@@ -353,7 +353,7 @@ std::vector<Section> layout_report(const json& report) {
   for (const auto& run : report["runs"]) {
     run_sections(
         run,
-        fmt::format("Run {}: {}{}", str(run["dir"]), str(run["classification"]["primary"]),
+        fmt::format("Run {}: {}{}", str(run["name"]), str(run["classification"]["primary"]),
                     run["classification"]["input_bound"].is_string()
                         ? " (" + str(run["classification"]["input_bound"]) + " input-bound)"
                         : ""),

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <filesystem>
 #include <utility>
 #include <vector>
 
@@ -91,7 +92,8 @@ json experiment_figures(const ExperimentData& x, const json& kb, const Criteria&
   // The host the trials ran on (its RAM sets the default memory budget): the base trial's.
   const auto host_mb =
       x.base ? number_at(x.base->manifest, "/hardware/memory/total_mb") : std::nullopt;
-  json s = {{"dir", x.dir.string()},
+  json s = {{"dir", std::filesystem::absolute(x.dir).lexically_normal().string()},
+            {"name", x.dir.string()},  // as given on the command line
             {"status", value_at(e, "/status")},
             {"message", value_at(e, "/message")},
             {"metric", value_at(e, "/design/metric")},
@@ -139,11 +141,11 @@ json build_report(const ReportInputs& in) {
     const std::string status = x["status"].is_string() ? x["status"].get<std::string>() : "unknown";
     if (status != "complete" && status != "stopped_early") {
       items.push_back({{"outcome", "inconclusive"},
-                       {"reason", "experiment " + x["dir"].get<std::string>() + " is " + status}});
+                       {"reason", "experiment " + x["name"].get<std::string>() + " is " + status}});
     } else if (x["decisions"].empty()) {
-      items.push_back(
-          {{"outcome", "inconclusive"},
-           {"reason", "experiment " + x["dir"].get<std::string>() + " has no factor arm results"}});
+      items.push_back({{"outcome", "inconclusive"},
+                       {"reason", "experiment " + x["name"].get<std::string>() +
+                                      " has no factor arm results"}});
     }
     for (const auto& d : x["decisions"])
       items.push_back(d);

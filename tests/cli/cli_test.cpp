@@ -9,11 +9,13 @@
 #include <algorithm>
 #include <cstdint>
 #include <filesystem>
+#include <iomanip>
 #include <iostream>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <numeric>
+#include <regex>
 #include <set>
 #include <sstream>
 #include <string>
@@ -424,6 +426,36 @@ TEST_F(CliTest, BaselineSamplesTheProcessTree) {
   EXPECT_GE(s["io"]["phases"]["run"]["rchar"].get<int64_t>(), delivered);
   EXPECT_TRUE(s["io"]["read_mb_per_s"].is_number());
   EXPECT_TRUE(s["io"]["minflt_per_sample"].is_number());
+
+  // The terminal prints these figures (MiB, one decimal): the host's used memory, the run's PSS,
+  // the main process's and each worker's by phase; then pinning, the GPU, and the verdict with
+  // its number (input-bound from a 5 % stall on).
+  const auto mib = [](const json& v) {
+    std::ostringstream o;
+    o << std::fixed << std::setprecision(1) << v.get<double>();
+    return o.str();
+  };
+  const auto printed = [&](const std::string& line) {
+    EXPECT_NE(r.output.find(line), std::string::npos) << line << "\n" << r.output;
+  };
+  printed("memory (MiB, peaks): host used " + mib(m["host_used_peak_mb"]) + " of " +
+          mib(m["host_total_mb"]) + "; PSS of the run " + mib(m["total_pss_peak_mb"]) + "\n");
+  std::vector<std::pair<std::string, std::string>> by_phase;  // phase, "a, b"
+  for (const auto& w : m["workers"]) {
+    auto it = std::find_if(by_phase.begin(), by_phase.end(),
+                           [&](const auto& p) { return p.first == w["phase"]; });
+    if (it == by_phase.end()) it = by_phase.insert(by_phase.end(), {w["phase"], ""});
+    it->second += (it->second.empty() ? "" : ", ") + mib(w["pss_peak_mb"]);
+  }
+  ASSERT_EQ(by_phase.size(), 2u);
+  printed("  PSS: main " + mib(m["main"]["pss_peak_mb"]) + "; workers " + by_phase[0].first + " " +
+          by_phase[0].second + "; " + by_phase[1].first + " " + by_phase[1].second + "\n");
+  printed("\npin: " + s["latency_ms"]["pin_mode"].get<std::string>() +
+          "\ngpu: " + s["gpu_unavailable"].get<std::string>() + "\n");
+  const double stall = s["stall_fraction"].get<double>();
+  printed(std::string("bottleneck: ") + (stall >= 0.05 ? "input-bound" : "compute-bound") +
+          ": the step waited for data " + (stall >= 0.05 ? "" : "only ") + mib(json(100 * stall)) +
+          " % of its time");
 }
 
 // Three busy loops pinned to the CPU the run is pinned to: the loader's workers are runnable
@@ -749,6 +781,33 @@ TEST_F(CliTest, TheTerminalSummarySaysWhyAFigureIsNotAvailable) {
     EXPECT_NE(std::string("(:)").find(r.output[next]), std::string::npos)
         << "an n/a without its reason: " << r.output.substr(at, 40);
   }
+}
+
+// In a log (stderr not a terminal, as in CI), one line per finished phase with its steps and
+// rate, the rate being summary.json's; --quiet prints nothing and still writes the run.
+TEST_F(CliTest, PhasesPrintOneLineEachInALogAndNothingWhenQuiet) {
+  const fs::path out = scratch() / "run-progress";
+  const auto r = test::run_mmprof_split(baseline_args(test::shell_quote(dataset() / "files"), out));
+  ASSERT_EQ(r.exit_code, 0) << r.output << r.errors;
+  const json s = read_json(out / "summary.json");
+  std::string expected;
+  for (const char* phase : {"pipeline", "compute", "end_to_end"}) {  // the order they run in
+    std::ostringstream rate;
+    rate << std::fixed << std::setprecision(1)
+         << s["throughput"][phase]["samples_per_s"].get<double>();
+    expected += std::string("mmprof: ") + phase + ": " + std::to_string(kSteps) +
+                R"( steps in \d+ s, )" + rate.str() + R"( samples/s\n)";
+  }
+  EXPECT_TRUE(std::regex_match(r.errors, std::regex(expected))) << expected << "\n" << r.errors;
+  EXPECT_NE(r.output.find("bottleneck: "), std::string::npos) << r.output;
+
+  const fs::path quiet_out = scratch() / "run-quiet";
+  const auto quiet = test::run_mmprof_split(
+      baseline_args(test::shell_quote(dataset() / "files"), quiet_out) + " --quiet");
+  ASSERT_EQ(quiet.exit_code, 0) << quiet.errors;
+  EXPECT_EQ(quiet.output, "");
+  EXPECT_EQ(quiet.errors, "");
+  EXPECT_EQ(read_json(quiet_out / "summary.json")["status"], "complete");
 }
 
 TEST_F(CliTest, OnErrorFailExitsOneNamingTheSampleAndKeepsTheRun) {

@@ -130,5 +130,43 @@ TEST_F(ContractCli, GenJsonPrintsDatasetJsonAloneOnStdout) {
                               " (2 samples; described in dataset.json)\n");
 }
 
+// Progress on stderr: in a log (not a terminal), one plain line when the work is done; --quiet
+// leaves both streams empty; and every subcommand's --help ends with examples.
+TEST_F(ContractCli, ProgressIsOneLineInALogAndNothingWhenQuiet) {
+  const std::string gen = " --images 3 --videos 0 --threads 1 --seed 2";
+  const auto logged = test::run_mmprof_split("gen --out " + out("ds") + gen);
+  ASSERT_EQ(logged.exit_code, 0) << logged.output << logged.errors;
+  EXPECT_TRUE(
+      std::regex_match(logged.errors, std::regex(R"(mmprof: generate: 3 samples in \d+ s\n)")))
+      << logged.errors;
+  const auto quiet = test::run_mmprof_split("gen --quiet --out " + out("ds2") + gen);
+  ASSERT_EQ(quiet.exit_code, 0) << quiet.errors;
+  EXPECT_EQ(quiet.output, "");
+  EXPECT_EQ(quiet.errors, "");
+  EXPECT_TRUE(fs::exists(tmp.path() / "ds2" / "dataset.json"));
+}
+
+TEST_F(ContractCli, EverySubcommandsHelpShowsDefaultsAndExamples) {
+  for (const char* sub : {"gen", "baseline", "trace", "ab", "inspect", "report"}) {
+    const auto r = test::run_mmprof(std::string(sub) + " --help");
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    const size_t examples = r.output.find("\nExamples:\n  mmprof " + std::string(sub) + " ");
+    EXPECT_NE(examples, std::string::npos) << r.output;
+    EXPECT_GE(
+        std::count(r.output.begin() + static_cast<std::ptrdiff_t>(examples), r.output.end(), '\n'),
+        3)
+        << r.output;
+  }
+  // Defaults next to the options they apply to (CLI11's "=VALUE"), none for an empty list.
+  const auto gen = test::run_mmprof("gen --help");
+  for (const char* option : {"--layout TEXT:{files,tar,both}=files\n", "--shard-mb FLOAT:> 0=64 ",
+                             "--images INT:>= 0=400 "}) {
+    EXPECT_NE(gen.output.find(option), std::string::npos) << option << "\n" << gen.output;
+  }
+  const auto baseline = test::run_mmprof("baseline --help");
+  EXPECT_NE(baseline.output.find("  --set TEXT ..."), std::string::npos) << baseline.output;
+  EXPECT_EQ(baseline.output.find("=[]"), std::string::npos) << baseline.output;
+}
+
 }  // namespace
 }  // namespace mmprof

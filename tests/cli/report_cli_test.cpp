@@ -89,6 +89,14 @@ TEST_F(ReportCli, JsonPrintsReportJsonAloneAndKeepsTheGateExit) {
   const json printed = json::parse(r.output);  // throws (failing the test) on any text around it
   EXPECT_EQ(printed, json::parse(read_text(tmp.path() / "out/report.json")));
   EXPECT_EQ(printed["gate"]["exit_code"], 1);
+  // report.json holds a directory's absolute, normal path in `dir`, and the path as given in
+  // `name` (what report.md shows).
+  const fs::path given = kFixtures / ".." / "report" / "experiment";
+  const auto again = test::run_mmprof_split("report " + shell_quote(given) + " --json " + out());
+  const json doc = json::parse(again.output);
+  const json& x = doc["experiments"][0];
+  EXPECT_EQ(x["dir"], (kFixtures / "experiment").string()) << x;
+  EXPECT_EQ(x["name"], given.string()) << x;
 }
 
 TEST_F(ReportCli, CompareAndRunGates) {

@@ -102,7 +102,7 @@ class PhaseRunnerTest : public ::testing::Test {
   Dataset dataset_ = Dataset::open(with_one_sample(data_.path()), Layout::files);
   FakeClock clock_;
   Config config_;
-  ProgressLine progress_{false};
+  ProgressLine progress_{ProgressStyle::none};
   std::optional<RunRecorder> recorder_;
   std::optional<CheckpointKeeper> checkpoint_;
   std::optional<PhaseRunner> runner_;

@@ -166,7 +166,10 @@ TEST(ReportCriteria, GateExitCodes) {
 // criterion (exit 1 as before), never a "regression".
 TEST(ReportCriteria, ARunAloneFailsTheStallCriterionWithoutARegression) {
   const Criteria c;  // run.max_stall_fraction 0.20
-  json run = {{"dir", "r"}, {"status", "complete"}, {"classification", {{"stall_fraction", 0.83}}}};
+  json run = {{"dir", "/abs/r"},
+              {"name", "r"},
+              {"status", "complete"},
+              {"classification", {{"stall_fraction", 0.83}}}};
   const json item = gate_run(run, c);
   EXPECT_EQ(item["outcome"], "fail");
   GateResult g = gate({item}, c);

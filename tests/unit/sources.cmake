@@ -28,6 +28,7 @@ list(APPEND MMPROF_TEST_SOURCES
   unit/open_files_test.cpp
   unit/planted_check_test.cpp
   unit/procfs_test.cpp
+  unit/progress_test.cpp
   unit/report_analysis_test.cpp
   unit/report_inputs_test.cpp
   unit/report_criteria_test.cpp
