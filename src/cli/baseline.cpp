@@ -158,12 +158,30 @@ std::string format_device(const json& s) {
   } else {
     gpu = s.value("gpu_unavailable", json("not measured")).get<std::string>();
   }
-  return fmt::format("pin: {}\ngpu: {}\n", pin.is_string() ? pin.get<std::string>() : "not run",
-                     gpu);
+  // A job's batches are pinned (or not) by the DataLoader mmprof followed.
+  json job_pin;
+  for (const auto& loader : report::value_at(s, "/job/dataloader/loaders").is_array()
+                                ? s["job"]["dataloader"]["loaders"]
+                                : json::array()) {
+    if (loader.value("followed", false)) job_pin = report::value_at(loader, "/config/pin_memory");
+  }
+  const std::string pinning = pin.is_string() ? pin.get<std::string>()
+                              : job_pin.is_boolean()
+                                  ? fmt::format("the job's DataLoader has pin_memory={}",
+                                                job_pin.get<bool>() ? "True" : "False")
+                                  : "n/a (no loader ran)";
+  return fmt::format("pin: {}\ngpu: {}\n", pinning, gpu);
 }
 
 // The one-line verdict: what bounds the run, with its number (report/analysis's classification).
 std::string format_verdict(const json& s) {
+  // A job without the hook's waits is no "pipeline-only" run: nothing says what bounds it.
+  if (s.value("source", "mmprof") == "external" && !s["stall_fraction"].is_number()) {
+    return fmt::format("bottleneck: n/a (no wait for data was measured in the job; hook: {})\n",
+                       report::value_at(s, "/job/hook/status").is_string()
+                           ? s["job"]["hook"]["status"].get<std::string>()
+                           : "no status");
+  }
   const json c = report::classify(s);
   return fmt::format("bottleneck: {}: {}\n", c["primary"].get<std::string>(),
                      c["why"].get<std::string>());

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -59,13 +60,17 @@ void ProgressLine::update(const std::string& phase, int64_t done, int64_t total,
     phase_ = phase;
     phase_start_ns_ = now;
     last_draw_ns_ = 0;
+    phase_done_ = false;
   }
+  if (phase_done_) return;
   const bool final = done >= total;
+  done = std::min(done, total);
   if (style_ == ProgressStyle::live && now - last_draw_ns_ < kRedrawNs && !final) return;
   if (style_ == ProgressStyle::lines && !final) return;
   last_draw_ns_ = now;
   const double elapsed = seconds_between(phase_start_ns_, now);
   if (final) {
+    phase_done_ = true;
     draw(fmt::format("{}: {} {} in {}{}", phase, done, unit, human_duration(elapsed),
                      samples_per_s > 0 ? fmt::format(", {:.1f} samples/s", samples_per_s) : ""),
          true);

@@ -36,6 +36,7 @@ class ProgressLine {
   int64_t last_draw_ns_ = 0;
   int64_t phase_start_ns_ = 0;
   std::string phase_;
+  bool phase_done_ = false;  // its final line is out: later updates (a job's last batches) add none
   bool drawn_ = false;
 };
 

@@ -207,6 +207,12 @@ TEST_F(ExternalCli, AJobWithoutTorchHasProcessFiguresAndSaysWhyTheHookIsSilent) 
   EXPECT_NE(text.output.find("status: complete"), std::string::npos) << text.output;
   EXPECT_NE(text.output.find("hook: unavailable:"), std::string::npos) << text.output;
   EXPECT_EQ(text.output.find("internal error"), std::string::npos) << text.output;
+  // No stall fraction to judge by, and no DataLoader whose pinning could be named.
+  EXPECT_NE(text.output.find("\nbottleneck: n/a (no wait for data was measured in the job; hook: "
+                             "unavailable:"),
+            std::string::npos)
+      << text.output;
+  EXPECT_NE(text.output.find("\npin: n/a (no loader ran)\n"), std::string::npos) << text.output;
 }
 
 TEST_F(ExternalCli, CtrlCIsForwardedTheRunKeptAndTheExit130) {

@@ -34,6 +34,7 @@ TEST(ProgressLineTest, ALogGetsOneLinePerFinishedPhase) {
   p.update("end_to_end", 1, 2, 30.0);
   r.now_ns = 8 * kS;
   p.update("end_to_end", 2, 2, 31.5);
+  p.update("end_to_end", 3, 2, 31.0);  // a job's batches past its last step: no second line
   p.finish();
   // The phase starts at its first update (0.5 s): 4.5 s for the pipeline, 2 s end to end.
   EXPECT_EQ(r.writes,
