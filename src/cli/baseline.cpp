@@ -160,9 +160,8 @@ std::string format_device(const json& s) {
   }
   // A job's batches are pinned (or not) by the DataLoader mmprof followed.
   json job_pin;
-  for (const auto& loader : report::value_at(s, "/job/dataloader/loaders").is_array()
-                                ? s["job"]["dataloader"]["loaders"]
-                                : json::array()) {
+  const json loaders = report::value_at(s, "/job/dataloader/loaders");
+  for (const auto& loader : loaders.is_array() ? loaders : json::array()) {
     if (loader.value("followed", false)) job_pin = report::value_at(loader, "/config/pin_memory");
   }
   const std::string pinning = pin.is_string() ? pin.get<std::string>()

@@ -45,6 +45,7 @@ void PhaseRunner::compute(PhaseMetrics& phase, Step& step) {
   phase.warmup_steps = s;
   phase.warmup_s = static_cast<double>(t_window - t_phase) / 1e9;
   phase.ran = true;
+  progress_.update(phase.name, 0, config_.phases.steps, 0);
   for (int64_t i = 0; i < config_.phases.steps; ++i) {
     one_compute_step(batch, step, &phase);
     phase.window_s = elapsed_s(t_window);
@@ -96,6 +97,8 @@ void PhaseRunner::loader(PhaseMetrics& phase, BatchSource& source, Step* step, G
   phase.time_to_first_batch_ms = source.stats().time_to_first_batch_ms;
   phase.ran = true;
   // A resumed phase runs its warm-up again, then only the measured steps still missing.
+  if (checkpoint_.steps_done(phase.name) < config_.phases.steps)
+    progress_.update(phase.name, checkpoint_.steps_done(phase.name), config_.phases.steps, 0);
   for (int64_t i = checkpoint_.steps_done(phase.name); i < config_.phases.steps; ++i) {
     one_loader_step(source, step, phase.name, &phase, gpu, i);
     phase.window_s = elapsed_s(t_window);

@@ -62,6 +62,7 @@ void ProgressLine::update(const std::string& phase, int64_t done, int64_t total,
     last_draw_ns_ = 0;
     phase_done_ = false;
   }
+  if (done == 0) phase_start_ns_ = now;  // the phase's count starts here (after its warm-up)
   if (phase_done_) return;
   const bool final = done >= total;
   done = std::min(done, total);

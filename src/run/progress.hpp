@@ -18,7 +18,8 @@ class ProgressLine {
   explicit ProgressLine(ProgressStyle style, std::function<int64_t()> now_ns = monotonic_ns,
                         std::function<void(const std::string&)> out = {});
   // `done` of `total` steps (or another `unit`) of `phase`, at `samples_per_s` (0: not known); a
-  // log gets the phase's line when its last step is done.
+  // log gets the phase's line when its last step is done. Its time counts from the last update
+  // with `done` 0 (else from its first update).
   void update(const std::string& phase, int64_t done, int64_t total, double samples_per_s,
               const char* unit = "steps");
   // Unit `done` of `total` (an experiment's trial) finished with `result`: a log gets one line

@@ -30,16 +30,19 @@ TEST(ProgressLineTest, ALogGetsOneLinePerFinishedPhase) {
     r.now_ns = i * kS / 2;
     p.update("pipeline", i, 10, 64.0);
   }
+  r.now_ns = 5 * kS;  // the end-to-end phase's measured steps start: its time counts from here
+  p.update("end_to_end", 0, 2, 0.0);
   r.now_ns = 6 * kS;
   p.update("end_to_end", 1, 2, 30.0);
   r.now_ns = 8 * kS;
   p.update("end_to_end", 2, 2, 31.5);
   p.update("end_to_end", 3, 2, 31.0);  // a job's batches past its last step: no second line
   p.finish();
-  // The phase starts at its first update (0.5 s): 4.5 s for the pipeline, 2 s end to end.
+  // The pipeline counts from its first update (0.5 s): 4.5 s; end to end from its update with no
+  // step done (5 s): 3 s.
   EXPECT_EQ(r.writes,
             (std::vector<std::string>{"mmprof: pipeline: 10 steps in 5 s, 64.0 samples/s\n",
-                                      "mmprof: end_to_end: 2 steps in 2 s, 31.5 samples/s\n"}));
+                                      "mmprof: end_to_end: 2 steps in 3 s, 31.5 samples/s\n"}));
 }
 
 TEST(ProgressLineTest, TheFirstTickShowsNoRateAndNoEta) {
