@@ -63,6 +63,11 @@ void PhaseMetrics::add_batch(const Batch& batch, bool pinned) {
   }
 }
 
+void PhaseMetrics::add_step_span(int64_t t0_ns, int64_t t_end_ns) {
+  if (window_start_ns < 0) window_start_ns = t0_ns;
+  window_s = static_cast<double>(t_end_ns - window_start_ns) / 1e9;
+}
+
 double PhaseMetrics::samples_per_s() const {
   return window_s > 0 ? static_cast<double>(samples) / window_s : 0;
 }

@@ -22,7 +22,8 @@ struct PhaseMetrics {
   int64_t steps = 0;  // measured (optimizer) steps
   int64_t batches = 0, samples = 0;
   uint64_t bytes = 0;   // media + caption bytes read in the window
-  double window_s = 0;  // from the end of warm-up to the end of the last measured step
+  double window_s = 0;  // from the start of the first measured step to the end of the last
+  int64_t window_start_ns = -1;  // the first measured step's start (-1: none yet)
   double warmup_s = 0;
   int64_t warmup_steps = 0;
   double time_to_first_batch_ms = -1;
@@ -37,6 +38,8 @@ struct PhaseMetrics {
   // A measured batch: its count, failures and per-sample stage timings; pin time only when the
   // batch was copied into pinned memory.
   void add_batch(const Batch& batch, bool pinned);
+  // A measured step ran from `t0_ns` to `t_end_ns`: the window now ends there.
+  void add_step_span(int64_t t0_ns, int64_t t_end_ns);
 
   double samples_per_s() const;
   double batches_per_s() const;

@@ -48,7 +48,6 @@ void PhaseRunner::compute(PhaseMetrics& phase, Step& step) {
   progress_.update(phase.name, 0, config_.phases.steps, 0);
   for (int64_t i = 0; i < config_.phases.steps; ++i) {
     one_compute_step(batch, step, &phase);
-    phase.window_s = elapsed_s(t_window);
     progress_.update(phase.name, i + 1, config_.phases.steps, phase.samples_per_s());
   }
   step.finish();
@@ -66,6 +65,7 @@ void PhaseRunner::one_compute_step(const Batch& batch, Step& step, PhaseMetrics*
   trace::step("compute", record != nullptr ? record->steps : -1, record == nullptr, t0, t1,
               samples);
   if (record == nullptr) return;
+  record->add_step_span(t0, t1);
   record->steps++;
   record->batches += config_.step.accum_steps;
   record->samples += samples;
@@ -101,7 +101,6 @@ void PhaseRunner::loader(PhaseMetrics& phase, BatchSource& source, Step* step, G
     progress_.update(phase.name, checkpoint_.steps_done(phase.name), config_.phases.steps, 0);
   for (int64_t i = checkpoint_.steps_done(phase.name); i < config_.phases.steps; ++i) {
     one_loader_step(source, step, phase.name, &phase, gpu, i);
-    phase.window_s = elapsed_s(t_window);
     progress_.update(phase.name, i + 1, config_.phases.steps, phase.samples_per_s());
   }
   if (step != nullptr) step->finish();
@@ -146,6 +145,7 @@ void PhaseRunner::one_loader_step(BatchSource& source, Step* step, const std::st
   checkpoint_.step_done(phase, last_batch_id, record != nullptr, t_end);
   if (record == nullptr) return;
   const double step_ms = static_cast<double>(t_end - t0) / 1e6;
+  record->add_step_span(t0, t_end);
   if (gpu != nullptr) gpu->add_step({t0, t_end}, gpu_record);
   const double h2d = gpu_record.h2d_ms();
   if (!std::isnan(h2d)) record->h2d_ms.push_back(h2d);
