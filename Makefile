@@ -110,8 +110,10 @@ TSAN_TESTS := TraceArena.*:RunDirTest.TheSamplerThreadAndTheRunThreadWriteAtOnce
 sanitize: asan tsan
 
 # Not run again under ASan: no C++ of mmprof's runs in them that the suite does not run already
-# (the Python hook's own tests; the install tree and .deb; the completions generated from --help).
-ASAN_SKIP := ^(PythonHook|PackageConsumer|ShellCompletion)$$
+# (the Python hook's own tests; the install tree and .deb; the completions generated from --help;
+# ab on a torch job, two minutes of Python whose C++ side, ab's trials and the job's following,
+# the AbCliTest and other ExternalCli tests run).
+ASAN_SKIP := ^(PythonHook|PackageConsumer|ShellCompletion|ExternalCli.AbOnTheJobAdoptsMoreWorkersAndCatchesAFalsePreservingClaim)$$
 
 asan: deps
 	cmake --preset asan-ubsan
