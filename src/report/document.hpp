@@ -31,6 +31,7 @@ struct Links {
 struct Chart {
   std::string kind, title;
   nlohmann::json data;
+  std::string note;  // how to read it, under the chart
 };
 using Block = std::variant<Paragraph, Table, CodeLines, Links, Chart>;
 

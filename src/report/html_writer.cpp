@@ -1,5 +1,7 @@
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "report/document.hpp"
 #include "report/svg_chart.hpp"
 #include "report/text_escape.hpp"
@@ -26,6 +28,8 @@ th { background: #f2f2f2; }
 pre { background: #f6f6f6; padding: 0.5em; overflow-x: auto; }
 figure { margin: 0.5em 0 1.5em; }
 figcaption { font-weight: bold; margin-bottom: 0.3em; }
+figure p { font-size: 0.9em; color: #444; margin: 0.3em 0 0; max-width: 45em; }
+svg.chart { display: block; max-width: 100%; height: auto; }
 .strong { font-weight: bold; }
 </style>
 </head>
@@ -46,6 +50,47 @@ std::vector<Series> series_of(const json& data, Name name) {
   return out;
 }
 
+// The memory chart's legend names each process's phases; a dashed rule marks where each phase's
+// sampling began (its earliest sample in any process).
+std::string memory_svg(const json& data) {
+  std::vector<Marker> markers;
+  const auto series = series_of(data, [&](const json& s) {
+    std::string phases;
+    for (const auto& p : s.value("phases", json::array())) {
+      const std::string name = p["phase"].get<std::string>();
+      phases += (phases.empty() ? " - " : ", ") + name;
+      const double from = p["from_s"].get<double>();
+      auto at = std::find_if(markers.begin(), markers.end(),
+                             [&](const Marker& m) { return m.name == name; });
+      if (at == markers.end()) {
+        markers.push_back({name, from});
+      } else {
+        at->x = std::min(at->x, from);
+      }
+    }
+    return s["process"].get<std::string>() + phases;
+  });
+  return series.empty() ? "" : svg_lines(series, "seconds since the first sample", "MiB", markers);
+}
+
+// Throughput per arm: every arm's CI (the base's own, the arms' paired ones placed on the base
+// median), the verdict at the right, the base's indifference band (+-tau) shaded.
+std::string arms_svg(const json& data) {
+  std::vector<ErrorBar> bars;
+  std::optional<Band> band;
+  for (const auto& a : data) {
+    ErrorBar b{a["arm"].get<std::string>(), a["median"].get<double>(), std::nullopt, std::nullopt,
+               a.value("verdict", "")};
+    if (a["low"].is_number() && a["high"].is_number()) b.low = a["low"], b.high = a["high"];
+    if (a.contains("band") && a["band"]["low"].is_number()) {
+      band = Band{a["band"]["name"].get<std::string>(), a["band"]["low"].get<double>(),
+                  a["band"]["high"].get<double>()};
+    }
+    bars.push_back(std::move(b));
+  }
+  return bars.empty() ? "" : svg_error_bars(bars, "samples/s", band);
+}
+
 std::string chart_svg(const Chart& c) {
   if (c.kind == "stages") {
     std::vector<Bar> bars;
@@ -57,20 +102,10 @@ std::string chart_svg(const Chart& c) {
     const auto series = series_of(c.data, [](const json& s) {
       return s["phase"].get<std::string>() + " " + s["column"].get<std::string>();
     });
-    return series.empty() ? "" : svg_lines(series, "ms", "fraction");
+    return series.empty() ? "" : svg_percentiles(series, "ms");
   }
-  if (c.kind == "memory") {
-    const auto series =
-        series_of(c.data, [](const json& s) { return s["process"].get<std::string>(); });
-    return series.empty() ? "" : svg_lines(series, "seconds since the first sample", "MB");
-  }
-  std::vector<ErrorBar> bars;  // "arms"
-  for (const auto& a : c.data) {
-    ErrorBar b{a["arm"].get<std::string>(), a["median"].get<double>(), std::nullopt, std::nullopt};
-    if (a["low"].is_number() && a["high"].is_number()) b.low = a["low"], b.high = a["high"];
-    bars.push_back(std::move(b));
-  }
-  return bars.empty() ? "" : svg_error_bars(bars, "samples/s");
+  if (c.kind == "memory") return memory_svg(c.data);
+  return arms_svg(c.data);
 }
 
 struct HtmlBlock {
@@ -109,8 +144,9 @@ struct HtmlBlock {
   void operator()(const Chart& c) const {
     const std::string svg = chart_svg(c);
     if (svg.empty()) return;
-    out +=
-        "<figure>\n<figcaption>" + html_escape(c.title) + "</figcaption>\n" + svg + "</figure>\n";
+    out += "<figure>\n<figcaption>" + html_escape(c.title) + "</figcaption>\n" + svg;
+    if (!c.note.empty()) out += "<p>" + html_escape(c.note) + "</p>\n";
+    out += "</figure>\n";
   }
 };
 

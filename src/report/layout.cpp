@@ -51,11 +51,16 @@ void run_facts(const json& run, std::vector<Section>& out, int level) {
   }
   s.blocks.push_back(t);
   s.blocks.push_back(
-      Chart{"stages", "Per-batch time by stage (ms)", run["stages"]["per_batch_ms"]});
-  s.blocks.push_back(
-      Chart{"cdf", "Latency CDFs from steps.csv (ms)", run["charts"]["latency_cdf"]});
-  s.blocks.push_back(
-      Chart{"memory", "Memory per process over time (PSS, MB)", run["charts"]["memory"]});
+      Chart{"stages", "Per-batch time by stage (ms)", run["stages"]["per_batch_ms"], ""});
+  s.blocks.push_back(Chart{
+      "cdf", "Step and wait time by percentile, from steps.csv (ms)", run["charts"]["latency_cdf"],
+      "The percentile axis is logarithmic in 1 / (1 - p): p90, p99 and p99.9 are evenly spaced, "
+      "so the tail is as wide as the body; max is the slowest step."});
+  s.blocks.push_back(Chart{
+      "memory", "Memory per process over time (PSS, MiB), from resources.csv",
+      run["charts"]["memory"],
+      "Each line is one process, named with the phases it was sampled in; a dashed rule marks "
+      "where a phase's sampling began."});
   out.push_back(std::move(s));
 }
 
@@ -269,16 +274,55 @@ std::string nonsteady_text(const json& decisions) {
   return out;
 }
 
+// ab's result for `arm` (null when there is none).
+json result_for(const json& x, const std::string& arm) {
+  for (const auto& r : x["results"])
+    if (r.value("arm", "") == arm) return r;
+  return nullptr;
+}
+
+// "5 of 6": how many of the arm's trials reached steady state.
+std::string steady_text(const json& result) {
+  if (!result.is_object() || !result["steady_trials"].is_number()) return "n/a";
+  return fmt::format("{} of {}", str(result["steady_trials"]), str(result["n"]));
+}
+
+// The A/A arm's own result (the base against itself: the noise the band was calibrated on) and
+// how many base trials settled.
+std::string calibration_text(const json& x) {
+  std::string out;
+  if (const json aa = result_for(x, "A/A"); aa.is_object()) {
+    out = fmt::format(
+        "A/A (the base against itself): effect {} %{}, verdict {} ({}); its trials reached "
+        "steady state {}. ",
+        format_number(aa["effect_pct"]), ci_text(aa["ci_pct"]), str(aa["verdict"]),
+        str(aa["reason"]), steady_text(aa));
+  }
+  if (!x["decisions"].empty()) {
+    const json& d = x["decisions"][0];
+    const auto n = number_at(d, "/steady_state/base_trials");
+    const auto bad = number_at(d, "/steady_state/base_nonsteady");
+    if (n && bad) {
+      out += fmt::format("Base trials that reached steady state: {:.0f} of {:.0f}.", *n - *bad,
+                         *n);
+    }
+  }
+  return out;
+}
+
 void experiment_sections(const json& x, std::vector<Section>& out) {
   Section s{2, "Experiment " + str(x["name"]), {}};
   s.blocks.push_back(Paragraph{fmt::format(
       "Status {}; metric {}; {} rounds, {} cache; indifference band tau = {}.", str(x["status"]),
       str(value_at(x, "/metric/key")), str(x["rounds"]), str(x["cache"]), tau_text(x))});
-  Table t{{"arm", "ab verdict", "effect % [95 % CI]", "decision", "reason"}, {}};
+  if (const std::string calibration = calibration_text(x); !calibration.empty())
+    s.blocks.push_back(Paragraph{calibration});
+  Table t{{"arm", "ab verdict", "effect % [95 % CI]", "steady trials", "decision", "reason"}, {}};
   Table triggers{{"adopted change", "metric", "rollback when", "window", "why"}, {}};
   for (const auto& d : x["decisions"]) {
     t.rows.push_back({str(d["arm"]), str(d["verdict"]),
-                      format_number(d["effect_pct"]) + ci_text(d["ci_pct"]), str(d["decision"]),
+                      format_number(d["effect_pct"]) + ci_text(d["ci_pct"]),
+                      steady_text(result_for(x, str(d["arm"]))), str(d["decision"]),
                       str(d["reason"])});
     for (const auto& tr : d["rollback_triggers"]) {
       triggers.rows.push_back(
@@ -295,8 +339,12 @@ void experiment_sections(const json& x, std::vector<Section>& out) {
         "verdict is withheld.",
         nonsteady)});
   }
-  s.blocks.push_back(
-      Chart{"arms", "Throughput per arm, median with 95 % CI (samples/s)", x["arm_throughput"]});
+  s.blocks.push_back(Chart{
+      "arms", "Throughput per arm, median with 95 % CI (samples/s)", x["arm_throughput"],
+      "Base: the median of its trials with the order-statistic CI of that median. Every other arm, "
+      "A/A included: its median with the paired CI of its effect, placed on the base median. "
+      "Shaded: the indifference band +-tau around the base; an arm whose CI lies inside it is "
+      "equivalent. The verdict is on the right."});
   if (!triggers.rows.empty()) s.blocks.push_back(triggers);
   out.push_back(std::move(s));
   if (x["base_run"].is_object()) run_sections(x["base_run"], "Base arm, first trial", out, 3);

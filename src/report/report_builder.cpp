@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <filesystem>
 #include <utility>
 #include <vector>
@@ -10,6 +11,7 @@
 #include "report/analysis.hpp"
 #include "report/json_access.hpp"
 #include "report/knowledge_base.hpp"
+#include "stats/inference.hpp"
 #include "util/version.hpp"
 
 namespace mmprof::report {
@@ -55,18 +57,41 @@ json run_section(const RunData& run, const json& kb) {
   return a;
 }
 
-// Throughput per arm with its CI, for the chart: the base's median, each arm's median and the
-// arm's CI mapped from percent onto the base median.
+// The base's own 95 % CI of the median over its completed trials (order statistics).
+json base_interval(const json& e) {
+  std::vector<double> metrics;
+  for (const auto& t : value_at(e, "/trials")) {
+    if (t.value("arm", "") == "base" && t.value("status", "") == "complete" &&
+        t["metric"].is_number())
+      metrics.push_back(t["metric"].get<double>());
+  }
+  if (metrics.empty()) return nullptr;
+  const stats::MedianInterval ci = stats::median_interval(metrics, 0.05);
+  return {{"low", ci.lo}, {"high", ci.hi}, {"coverage", ci.coverage}, {"n", metrics.size()}};
+}
+
+// Throughput per arm with its CI, for the chart: the base's median with its own CI over its
+// trials and the indifference band (base median x e^(+-tau)); each arm's median and the arm's
+// paired CI mapped from percent onto the base median, with its verdict.
 json arm_throughput(const json& e) {
   json arms = json::array();
   const json results = value_at(e, "/results");
-  // The base is the reference of every CI: drawn first, without an interval of its own.
   if (results.is_array() && !results.empty() && number_at(results[0], "/base_median")) {
-    arms.push_back({{"arm", "base"},
-                    {"median", *number_at(results[0], "/base_median")},
-                    {"low", nullptr},
-                    {"high", nullptr},
-                    {"verdict", ""}});
+    const double base = *number_at(results[0], "/base_median");
+    json a = {{"arm", "base"}, {"median", base}, {"low", nullptr}, {"high", nullptr},
+              {"verdict", ""}, {"ci", "median of its trials, order statistics"}};
+    if (const json ci = base_interval(e); ci.is_object()) {
+      a["low"] = ci["low"];
+      a["high"] = ci["high"];
+      a["coverage"] = ci["coverage"];
+    }
+    if (const auto tau = number_at(e, "/calibration/tau")) {
+      a["band"] = {{"name", fmt::format("indifference band, +-tau = {:.1f} % (A/A-calibrated)",
+                                        100 * (std::exp(*tau) - 1))},
+                   {"low", base * std::exp(-*tau)},
+                   {"high", base * std::exp(*tau)}};
+    }
+    arms.push_back(a);
   }
   for (const auto& r : results) {
     const auto base = number_at(r, "/base_median");

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <vector>
 
@@ -62,8 +63,20 @@ json latency_cdf(const std::vector<StepRow>& steps, const std::string& phase, St
   json points = json::array();
   if (values.empty()) return points;
   std::sort(values.begin(), values.end());
-  for (int i = 0; i <= 100; ++i)
-    points.push_back({quantile_sorted(values, i / 100.0), i / 100.0});
+  // Every 5 % to p85, then ten points per decade of the tail (p90, p91 .. p99, p99.1 ..) while
+  // the sample resolves them (q <= 1 - 1/n), then the maximum.
+  std::vector<double> qs;
+  for (int i = 0; i < 18; ++i)
+    qs.push_back(i / 20.0);
+  const double resolved = 1 - 1.0 / static_cast<double>(values.size());
+  for (int k = 1; 1 - std::pow(10.0, -k) <= resolved + 1e-12; ++k) {
+    const double decade = std::pow(10.0, -k);
+    for (int j = 0; j < 10 && 1 - decade * (1 - j / 10.0) <= resolved + 1e-12; ++j)
+      qs.push_back(1 - decade * (1 - j / 10.0));
+  }
+  for (const double q : qs)
+    points.push_back({quantile_sorted(values, q), q});
+  points.push_back({values.back(), 1.0});
   return points;
 }
 
@@ -71,6 +84,7 @@ json memory_series(const std::vector<ResourceRow>& rows, size_t max_points) {
   struct Process {
     std::string label;
     std::vector<std::pair<double, double>> points;
+    json phases = json::array();  // [{phase, from_s}] in the order the process was sampled in them
   };
   std::map<int, Process> processes;  // by pid: one line per process
   std::vector<int> order;
@@ -86,8 +100,11 @@ json memory_series(const std::vector<ResourceRow>& rows, size_t max_points) {
       it->second.label = fmt::format("{} (pid {})", role, r.pid);
       order.push_back(r.pid);
     }
-    it->second.points.emplace_back(static_cast<double>(r.t_ns - *t0) / 1e9,
-                                   static_cast<double>(*kb) / 1024.0);
+    const double t = static_cast<double>(r.t_ns - *t0) / 1e9;
+    json& phases = it->second.phases;
+    if (!r.phase.empty() && (phases.empty() || phases.back()["phase"] != r.phase))
+      phases.push_back({{"phase", r.phase}, {"from_s", t}});
+    it->second.points.emplace_back(t, static_cast<double>(*kb) / 1024.0);
   }
   json out = json::array();
   for (const int pid : order) {
@@ -97,7 +114,9 @@ json memory_series(const std::vector<ResourceRow>& rows, size_t max_points) {
     for (size_t i = 0; i < pts.size(); i += stride)
       points.push_back({pts[i].first, pts[i].second});
     if ((pts.size() - 1) % stride != 0) points.push_back({pts.back().first, pts.back().second});
-    out.push_back({{"process", processes[pid].label}, {"points", points}});
+    out.push_back({{"process", processes[pid].label},
+                   {"phases", processes[pid].phases},
+                   {"points", points}});
   }
   return out;
 }

@@ -15,13 +15,15 @@ namespace mmprof::report {
 enum class StepFigure { wait, step };
 const char* column_name(StepFigure f) noexcept;  // "wait_ms" | "step_ms"
 
-// [[ms, cumulative fraction], ...] at 101 evenly spaced quantiles of `figure` over the steps of
-// `phase`; empty when the phase has none.
+// [[ms, cumulative fraction], ...] of `figure` over the steps of `phase`, dense in the tail:
+// every 5 % to p85, then p90, p91 .. p99, p99.1 .. p99.9, .. as far as the steps resolve
+// (fraction <= 1 - 1/n), then the maximum at fraction 1; empty when the phase has none.
 nlohmann::json latency_cdf(const std::vector<StepRow>& steps, const std::string& phase,
                            StepFigure figure);
 
-// [{process: "main" | "worker N (pid P)" | ..., points: [[s, pss_mb], ...]}], time from the
-// first sample, at most `max_points` per process (evenly strided; the last sample is kept).
+// [{process: "main" | "worker N (pid P)" | ..., phases: [{phase, from_s}], points: [[s, pss_mb],
+// ...]}], time from the first sample, at most `max_points` per process (evenly strided; the last
+// sample is kept); `phases` are the run phases the process was sampled in, from when.
 nlohmann::json memory_series(const std::vector<ResourceRow>& resources, size_t max_points = 200);
 
 // The `n` samples of `phase` with the largest read + decode + augment time (or, for a user's

@@ -13,8 +13,10 @@ namespace {
 
 constexpr const char* kPalette[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
                                     "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"};
+// Solid, dashed, dotted, dash-dot: a line hidden under another of the same shape still shows.
+constexpr const char* kDashes[] = {"", "7 3", "2 3", "9 3 2 3"};
 constexpr int kWidth = 640;
-constexpr int kLeft = 170, kRight = 40;
+constexpr int kRight = 40;
 
 const char* color(size_t i) {
   return kPalette[i % std::size(kPalette)];
@@ -28,11 +30,26 @@ std::string open_svg(int height, const std::string& label) {
       html_escape(label), kWidth, height, kWidth, height);
 }
 
-std::string text(double x, double y, const std::string& s, const char* anchor = "start") {
-  return fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"{}\">{}</text>\n", x, y, anchor,
-                     html_escape(s));
+std::string text(double x, double y, const std::string& s, const char* anchor = "start",
+                 const char* extra = "") {
+  return fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"{}\"{}>{}</text>\n", x, y,
+                     anchor, extra, html_escape(s));
 }
 
+// The 1, 2 or 5 x 10^k nearest `x`, as its mantissa and exponent.
+std::pair<double, int> nice_number(double x) {
+  const int exponent = static_cast<int>(std::floor(std::log10(x)));
+  const double f = x / std::pow(10.0, exponent);
+  if (f >= 7) return {1, exponent + 1};
+  return {f < 1.5 ? 1 : f < 3 ? 2 : 5, exponent};
+}
+
+// m x 10^e, the double nearest the decimal (10^-e is exact for a negative e, 10^e for e >= 0).
+double scaled(double m, int e) {
+  return e >= 0 ? m * std::pow(10.0, e) : m / std::pow(10.0, -e);
+}
+
+// The values seen, for an axis.
 struct Range {
   double lo = std::numeric_limits<double>::infinity();
   double hi = -std::numeric_limits<double>::infinity();
@@ -41,112 +58,244 @@ struct Range {
     lo = std::min(lo, v);
     hi = std::max(hi, v);
   }
-  // A usable span even for one value or none.
-  void settle() {
-    if (!std::isfinite(lo)) lo = 0, hi = 1;
-    if (hi <= lo) hi = lo + 1;
-  }
-  double map(double v, double a, double b) const { return a + (v - lo) / (hi - lo) * (b - a); }
 };
 
-std::string axis_ticks(const Range& r, bool horizontal, double a, double b, double at) {
+// A linear axis through nice ticks: its ends are the first and last tick.
+struct Axis {
+  std::vector<double> ticks;
+  int decimals = 0;
+  double lo() const { return ticks.front(); }
+  double hi() const { return ticks.back(); }
+  double map(double v, double a, double b) const { return a + (v - lo()) / (hi() - lo()) * (b - a); }
+  std::string label(double v) const { return fmt::format("{:.{}f}", v, decimals); }
+};
+
+Axis linear_axis(Range r, bool from_zero) {
+  if (!std::isfinite(r.lo)) r.lo = 0, r.hi = 1;
+  if (from_zero) r.lo = std::min(0.0, r.lo);
+  Axis a;
+  a.ticks = nice_ticks(r.lo, r.hi);
+  const double step = a.ticks[1] - a.ticks[0];
+  a.decimals = std::max(0, -static_cast<int>(std::floor(std::log10(step) + 1e-9)));
+  return a;
+}
+
+// The plot's frame: ticks and light grid lines of both axes, axis lines, the y axis's unit above
+// it and the x axis's name below.
+struct Frame {
+  double left, right, top, bottom;
+
+  std::string x_grid(const std::vector<std::pair<double, std::string>>& ticks) const {
+    std::string out;
+    for (const auto& [x, label] : ticks) {
+      out += fmt::format("<path d=\"M{:.1f} {} V{}\" stroke=\"#e4e4e4\"/>\n", x, top, bottom);
+      out += text(x, bottom + 14, label, "middle");
+    }
+    return out;
+  }
+  std::string y_grid(const Axis& y) const {
+    std::string out;
+    for (const double v : y.ticks) {
+      const double p = y.map(v, bottom, top);
+      out += fmt::format("<path d=\"M{} {:.1f} H{}\" stroke=\"#e4e4e4\"/>\n", left, p, right);
+      out += text(left - 4, p + 4, y.label(v), "end");
+    }
+    return out;
+  }
+  std::string axes(const std::string& x_label, const std::string& y_label) const {
+    return fmt::format("<path d=\"M{} {} V{} H{}\" stroke=\"#444\" fill=\"none\"/>\n", left, top,
+                       bottom, right) +
+           text(left, top - 8, y_label, "middle") +
+           text((left + right) / 2.0, bottom + 30, x_label, "middle");
+  }
+};
+
+// Each series as a path (earlier ones wider, beneath), then its legend row under the plot.
+template <typename MapX, typename MapY>
+std::string series_paths(const std::vector<Series>& series, const Frame& f, double legend_top,
+                         MapX map_x, MapY map_y) {
   std::string out;
-  for (int i = 0; i <= 4; ++i) {
-    const double v = r.lo + (r.hi - r.lo) * i / 4.0;
-    const double p = r.map(v, a, b);
-    const std::string label = fmt::format("{:.3g}", v);
-    out += horizontal ? text(p, at + 14, label, "middle") : text(at - 4, p + 4, label, "end");
+  const size_t n = series.size();
+  for (size_t i = 0; i < n; ++i) {
+    const double width = 1.5 + std::min(3.5, 0.8 * static_cast<double>(n - 1 - i));
+    const char* dash = kDashes[i % std::size(kDashes)];
+    const std::string dash_attr =
+        *dash != '\0' ? fmt::format(" stroke-dasharray=\"{}\"", dash) : std::string();
+    std::string d;
+    for (const auto& [x, y] : series[i].points)
+      d += fmt::format("{}{:.1f} {:.1f}", d.empty() ? "M" : " L", map_x(x), map_y(y));
+    if (!d.empty()) {
+      out += fmt::format(
+          "<path d=\"{}\" stroke=\"{}\" stroke-width=\"{:.1f}\"{} stroke-linejoin=\"round\" "
+          "fill=\"none\"/>\n",
+          d, color(i), width, dash_attr);
+    }
+    const double ly = legend_top + 16.0 * static_cast<double>(i);
+    out += fmt::format(
+        "<path d=\"M{} {:.1f} h24\" stroke=\"{}\" stroke-width=\"{:.1f}\"{} fill=\"none\"/>\n",
+        f.left, ly - 4, color(i), width, dash_attr);
+    out += text(f.left + 30, ly, series[i].name);
   }
   return out;
 }
 
+int lines_height(size_t series) {
+  return 290 + 16 * static_cast<int>(series);
+}
+
+constexpr Frame kLineFrame{60, kWidth - kRight, 24, 250};
+
+// The percentile axis: log10(1 / (1 - q)); the maximum one half-step past `last_decade`.
+double percentile_position(double q, double max_at) {
+  return q >= 1 ? max_at : std::log10(1 / (1 - q));
+}
+
 }  // namespace
 
+std::vector<double> nice_ticks(double lo, double hi, int target) {
+  if (!(hi > lo)) hi = lo + (lo == 0 ? 1 : std::abs(lo) * 0.1);
+  const auto [mantissa, exponent] = nice_number((hi - lo) / std::max(1, target));
+  const double step = scaled(mantissa, exponent);
+  const double first = std::floor(lo / step + 1e-9), last = std::ceil(hi / step - 1e-9);
+  std::vector<double> ticks;
+  for (double k = first; k <= last; ++k)
+    ticks.push_back(scaled(k * mantissa, exponent));
+  if (ticks.size() < 2) ticks.push_back(scaled((last + 1) * mantissa, exponent));
+  return ticks;
+}
+
 std::string svg_bars(const std::vector<Bar>& bars, const std::string& unit) {
-  const int row = 22, height = static_cast<int>(bars.size()) * row + 10;
-  double max = 0;
+  const int row = 22, left = 170;
+  const int axis_y = 5 + static_cast<int>(bars.size()) * row;
+  const double right = kWidth - kRight - 90;
+  Range r;
   for (const auto& b : bars)
-    max = std::max(max, b.value);
-  std::string out = open_svg(height, "bar chart");
+    r.add(b.value);
+  const Axis axis = linear_axis(r, true);
+  const Frame f{left, right, 5, static_cast<double>(axis_y)};
+  std::vector<std::pair<double, std::string>> ticks;
+  for (const double v : axis.ticks)
+    ticks.emplace_back(axis.map(v, left, right), axis.label(v));
+  std::string out = open_svg(axis_y + 22, "bar chart") + f.x_grid(ticks);
   for (size_t i = 0; i < bars.size(); ++i) {
     const double y = 5 + static_cast<double>(i) * row;
-    const double w = max > 0 ? bars[i].value / max * (kWidth - kLeft - kRight - 90) : 0;
-    out += text(kLeft - 6, y + 14, bars[i].label, "end");
+    const double w = std::max(0.0, axis.map(bars[i].value, left, right) - left);
+    out += text(left - 6, y + 14, bars[i].label, "end");
     out += fmt::format("<rect x=\"{}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"16\" fill=\"{}\"/>\n",
-                       kLeft, y + 2, std::max(0.0, w), color(i));
-    out += text(kLeft + w + 6, y + 14, fmt::format("{:.3g} {}", bars[i].value, unit));
+                       left, y + 2, w, color(i));
+    out += text(left + w + 6, y + 14, fmt::format("{:.3g} {}", bars[i].value, unit));
   }
+  out += fmt::format("<path d=\"M{} 5 V{}\" stroke=\"#444\"/>\n", left, axis_y);
   return out + "</svg>\n";
 }
 
 std::string svg_lines(const std::vector<Series>& series, const std::string& x_label,
-                      const std::string& y_label) {
-  const int height = 300, top = 10, bottom = 250;
-  const int legend_x = kLeft, plot_right = kWidth - kRight;
+                      const std::string& y_label, const std::vector<Marker>& markers) {
+  const Frame& f = kLineFrame;
   Range xr, yr;
   for (const auto& s : series) {
     for (const auto& [x, y] : s.points)
       xr.add(x), yr.add(y);
   }
-  xr.settle();
-  yr.settle();
-  std::string out = open_svg(height + 16 * static_cast<int>(series.size()), "line chart");
-  out += fmt::format("<path d=\"M{} {} V{} H{}\" stroke=\"#444\" fill=\"none\"/>\n", kLeft, top,
-                     bottom, plot_right);
-  out += axis_ticks(xr, true, kLeft, plot_right, bottom);
-  out += axis_ticks(yr, false, bottom, top, kLeft);
-  out += text((kLeft + plot_right) / 2.0, bottom + 30, x_label, "middle");
-  out += text(kLeft - 50, top + 4, y_label, "end");
-  for (size_t i = 0; i < series.size(); ++i) {
-    std::string d;
-    for (const auto& [x, y] : series[i].points) {
-      d += fmt::format("{}{:.1f} {:.1f}", d.empty() ? "M" : " L", xr.map(x, kLeft, plot_right),
-                       yr.map(y, bottom, top));
-    }
-    if (!d.empty()) {
-      out += fmt::format("<path d=\"{}\" stroke=\"{}\" stroke-width=\"1.5\" fill=\"none\"/>\n", d,
-                         color(i));
-    }
-    const double ly = height + 16.0 * static_cast<double>(i);
-    out += fmt::format("<rect x=\"{}\" y=\"{:.1f}\" width=\"12\" height=\"4\" fill=\"{}\"/>\n",
-                       legend_x, ly - 6, color(i));
-    out += text(legend_x + 18, ly, series[i].name);
+  for (const auto& m : markers)
+    xr.add(m.x);
+  const Axis x = linear_axis(xr, false), y = linear_axis(yr, true);
+  std::vector<std::pair<double, std::string>> ticks;
+  for (const double v : x.ticks)
+    ticks.emplace_back(x.map(v, f.left, f.right), x.label(v));
+  std::string out = open_svg(lines_height(series.size()), "line chart") + f.x_grid(ticks) +
+                    f.y_grid(y) + f.axes(x_label, y_label);
+  for (const auto& m : markers) {
+    const double p = x.map(m.x, f.left, f.right);
+    out += fmt::format(
+        "<path class=\"marker\" d=\"M{:.1f} {} V{}\" stroke=\"#888\" stroke-dasharray=\"4 3\"/>\n",
+        p, f.top, f.bottom);
+    out += text(p + 3, f.top + 10, m.name, "start", " fill=\"#555\"");
   }
+  out += series_paths(
+      series, f, f.bottom + 50, [&](double v) { return x.map(v, f.left, f.right); },
+      [&](double v) { return y.map(v, f.bottom, f.top); });
   return out + "</svg>\n";
 }
 
-std::string svg_error_bars(const std::vector<ErrorBar>& bars, const std::string& unit) {
-  const int row = 24, top = 10;
-  const int height = top + static_cast<int>(bars.size()) * row + 30;
-  const int plot_right = kWidth - kRight;
+std::string svg_percentiles(const std::vector<Series>& series, const std::string& y_label) {
+  const Frame& f = kLineFrame;
+  double last = 1;  // at least up to p90
+  bool has_max = false;
+  Range yr;
+  for (const auto& s : series) {
+    for (const auto& [value, q] : s.points) {
+      yr.add(value);
+      if (q >= 1) has_max = true;
+      if (q < 1) last = std::max(last, std::ceil(percentile_position(q, 0) - 1e-9));
+    }
+  }
+  const double max_at = last + 0.5;
+  const double span = has_max ? max_at : last;
+  const auto map_x = [&](double q) {
+    return f.left + percentile_position(q, max_at) / span * (f.right - f.left);
+  };
+  std::vector<std::pair<double, std::string>> ticks = {{map_x(0), "min"}, {map_x(0.5), "p50"}};
+  for (int k = 1; k <= static_cast<int>(last); ++k) {
+    const double q = 1 - std::pow(10.0, -k);
+    ticks.emplace_back(map_x(q), fmt::format("p{:g}", 100 * q));
+  }
+  if (has_max) ticks.emplace_back(map_x(1), "max");
+  const Axis y = linear_axis(yr, true);
+  std::string out = open_svg(lines_height(series.size()), "latency by percentile") +
+                    f.x_grid(ticks) + f.y_grid(y) +
+                    f.axes("percentile (log scale of 1 / (1 - p))", y_label);
+  out += series_paths(series, f, f.bottom + 50, map_x,
+                      [&](double v) { return y.map(v, f.bottom, f.top); });
+  return out + "</svg>\n";
+}
+
+std::string svg_error_bars(const std::vector<ErrorBar>& bars, const std::string& unit,
+                           const std::optional<Band>& band) {
+  const int row = 24, top = 10, left = 170, right = kWidth - 110;
+  const int axis_y = top + static_cast<int>(bars.size()) * row;
   Range r;
   for (const auto& b : bars) {
     r.add(b.value);
     if (b.low) r.add(*b.low);
     if (b.high) r.add(*b.high);
   }
-  r.settle();
-  const double pad = (r.hi - r.lo) * 0.1;
-  r.lo -= pad;
-  r.hi += pad;
-  const int axis_y = top + static_cast<int>(bars.size()) * row;
-  std::string out = open_svg(height, "throughput per arm");
-  out += fmt::format("<path d=\"M{} {} H{}\" stroke=\"#444\"/>\n", kLeft, axis_y, plot_right);
-  out += axis_ticks(r, true, kLeft, plot_right, axis_y);
-  out += text((kLeft + plot_right) / 2.0, axis_y + 28, unit, "middle");
+  if (band) r.add(band->low), r.add(band->high);
+  const Axis axis = linear_axis(r, false);
+  const auto map = [&](double v) { return axis.map(v, left, right); };
+  const Frame f{left, right, static_cast<double>(top), static_cast<double>(axis_y)};
+  std::vector<std::pair<double, std::string>> ticks;
+  for (const double v : axis.ticks)
+    ticks.emplace_back(map(v), axis.label(v));
+  std::string out = open_svg(axis_y + (band ? 52 : 36), "throughput per arm");
+  if (band) {
+    out += fmt::format(
+        "<rect class=\"band\" x=\"{:.1f}\" y=\"{}\" width=\"{:.1f}\" height=\"{}\" "
+        "fill=\"#e6e6e6\"/>\n",
+        map(band->low), top, std::max(1.0, map(band->high) - map(band->low)), axis_y - top);
+  }
+  out += f.x_grid(ticks);
+  out += fmt::format("<path d=\"M{} {} H{}\" stroke=\"#444\"/>\n", left, axis_y, right);
+  out += text((left + right) / 2.0, axis_y + 28, unit, "middle");
+  if (band) {
+    out += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"12\" height=\"10\" fill=\"#e6e6e6\"/>\n",
+                       left, axis_y + 36);
+    out += text(left + 18, axis_y + 45, band->name);
+  }
   for (size_t i = 0; i < bars.size(); ++i) {
     const double y = top + row * (static_cast<double>(i) + 0.5);
-    out += text(kLeft - 6, y + 4, bars[i].label, "end");
+    out += text(left - 6, y + 4, bars[i].label, "end");
     if (bars[i].low && bars[i].high) {
+      const double lo = map(*bars[i].low), hi = map(*bars[i].high);
       out += fmt::format(
-          "<path class=\"ci\" d=\"M{:.1f} {:.1f} H{:.1f} M{:.1f} {:.1f} V{:.1f} M{:.1f} {:.1f} "
-          "V{:.1f}\" stroke=\"{}\"/>\n",
-          r.map(*bars[i].low, kLeft, plot_right), y, r.map(*bars[i].high, kLeft, plot_right),
-          r.map(*bars[i].low, kLeft, plot_right), y - 5, y + 5,
-          r.map(*bars[i].high, kLeft, plot_right), y - 5, y + 5, color(i));
+          "<path class=\"ci\" d=\"M{0:.1f} {1:.1f} H{2:.1f} M{0:.1f} {3:.1f} V{4:.1f} M{2:.1f} "
+          "{3:.1f} V{4:.1f}\" stroke=\"{5}\" stroke-width=\"1.5\"/>\n",
+          lo, y, hi, y - 5, y + 5, color(i));
     }
     out += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"4\" fill=\"{}\"/>\n",
-                       r.map(bars[i].value, kLeft, plot_right), y, color(i));
+                       map(bars[i].value), y, color(i));
+    if (!bars[i].mark.empty())
+      out += text(right + 8, y + 4, bars[i].mark, "start", " font-weight=\"bold\"");
   }
   return out + "</svg>\n";
 }

@@ -1,6 +1,8 @@
 #pragma once
 // Inline SVG charts for report.html: plain elements, no scripts, every label HTML-escaped.
-// Pure functions of their data, so tests can parse the output.
+// Pure functions of their data, so tests can parse the output. Axes carry nice-number ticks
+// (steps of 1, 2 or 5 x 10^k, after Heckbert, "Nice numbers for graph labels", Graphics Gems);
+// charts scale down to the page's width (a viewBox, sized by report.html's CSS).
 #include <optional>
 #include <string>
 #include <utility>
@@ -8,27 +10,50 @@
 
 namespace mmprof::report {
 
+// Round tick values covering [lo, hi] with about `target` intervals: the first is <= lo and the
+// last >= hi, evenly spaced by a nice step.
+std::vector<double> nice_ticks(double lo, double hi, int target = 5);
+
 struct Bar {
   std::string label;
   double value = 0;
 };
-// Horizontal bars, longest = full width; `unit` follows each value.
+// Horizontal bars from 0 on a ticked axis; `unit` follows each value.
 std::string svg_bars(const std::vector<Bar>& bars, const std::string& unit);
 
 struct Series {
   std::string name;
   std::vector<std::pair<double, double>> points;  // (x, y)
 };
-// Lines over shared linear axes, with a legend.
+// A dashed vertical rule across a line chart at `x`, named at its top (a phase's start).
+struct Marker {
+  std::string name;
+  double x = 0;
+};
+// Lines over shared linear axes (y from 0), with a legend. Every series stays visible where
+// lines coincide: each has its own dash pattern, and earlier ones are drawn wider beneath.
 std::string svg_lines(const std::vector<Series>& series, const std::string& x_label,
-                      const std::string& y_label);
+                      const std::string& y_label, const std::vector<Marker>& markers = {});
+
+// Latency by percentile, HdrHistogram's view of a tail: series of (value, cumulative fraction),
+// the percentile axis logarithmic in 1 / (1 - fraction), so 90, 99 and 99.9 % are evenly
+// spaced; a fraction of 1 (the maximum) sits one step past the largest other and is ticked "max".
+std::string svg_percentiles(const std::vector<Series>& series, const std::string& y_label);
 
 struct ErrorBar {
   std::string label;
   double value = 0;
   std::optional<double> low, high;  // the interval, when known
+  std::string mark;                 // the verdict, written right of the chart
 };
-// One dot per label with its interval as a whisker, on a shared horizontal axis.
-std::string svg_error_bars(const std::vector<ErrorBar>& bars, const std::string& unit);
+// A shaded band on the value axis (the indifference band around the base).
+struct Band {
+  std::string name;
+  double low = 0, high = 0;
+};
+// One dot per label with its interval as a whisker on a shared horizontal axis, each row's mark
+// on its right, and the band (when given) shaded behind.
+std::string svg_error_bars(const std::vector<ErrorBar>& bars, const std::string& unit,
+                           const std::optional<Band>& band = std::nullopt);
 
 }  // namespace mmprof::report

@@ -156,6 +156,25 @@ int wilcoxon_critical_value(size_t n, double alpha_two_sided) {
   return critical;
 }
 
+MedianInterval median_interval(std::vector<double> values, double alpha) {
+  const size_t n = values.size();
+  if (n == 0) return {std::nan(""), std::nan(""), std::nan("")};
+  std::sort(values.begin(), values.end());
+  // P(Binomial(n, 1/2) < k) for k = 1, 2, ...: the mass below the k-th order statistic.
+  const auto below = [n](size_t k) {
+    double p = 0;
+    for (size_t j = 0; j < k; ++j)
+      p += std::exp(std::lgamma(static_cast<double>(n) + 1) -
+                    std::lgamma(static_cast<double>(j) + 1) -
+                    std::lgamma(static_cast<double>(n - j) + 1) - static_cast<double>(n) * M_LN2);
+    return p;
+  };
+  size_t k = 1;
+  while (2 * (k + 1) <= n + 1 && 1 - 2 * below(k + 1) >= 1 - alpha)
+    ++k;
+  return {values[k - 1], values[n - k], 1 - 2 * below(k)};
+}
+
 WilcoxonResult wilcoxon_signed_rank(const std::vector<double>& values) {
   std::vector<double> abs_values, signs;
   for (double v : values) {

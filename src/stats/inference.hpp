@@ -40,6 +40,15 @@ struct Interval {
 Interval bootstrap_mean_ci(const std::vector<double>& values, double alpha, int resamples,
                            uint64_t seed);
 
+// Distribution-free CI of the median (order statistics, Conover, Practical Nonparametric
+// Statistics, 3rd ed., 3.2): the k-th smallest and k-th largest value, k the largest with
+// P(k <= Binomial(n, 1/2) <= n - k) >= 1 - alpha; `coverage` is that probability. Below n = 6
+// no k reaches 95 %: the interval is then the range, with its smaller coverage. NaN when empty.
+struct MedianInterval {
+  double lo = 0, hi = 0, coverage = 0;
+};
+MedianInterval median_interval(std::vector<double> values, double alpha);
+
 // Wilcoxon signed-rank test of H0: median == 0 (zeros dropped, Wilcoxon's method; ties get mid
 // ranks). Exact null distribution when n <= 25 and there are no ties among |values|; otherwise
 // the normal approximation with tie-corrected variance and a continuity correction.

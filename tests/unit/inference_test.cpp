@@ -144,6 +144,28 @@ TEST(ExperimentStatsTest, BootstrapIsReproducibleBySeed) {
 }  // namespace
 // a = {1,2,3,4}, b = {2,3,4,5}: difference 1, se = sqrt(2 x (5/3)/4) = 0.9128709, Welch df = 6,
 // t(0.975, 6) = 2.446912.
+// Order-statistic CIs of the median against Conover's table (k-th smallest to k-th largest):
+// n = 6, the range at 1 - 2/64; n = 20, x(6)..x(15) at 1 - 2 P(Bin(20, .5) <= 5) = 0.9586.
+TEST(StatsMedianInterval, OrderStatisticsMatchTheBinomialTable) {
+  const MedianInterval six = median_interval({6, 1, 5, 2, 4, 3}, 0.05);
+  EXPECT_EQ(six.lo, 1);
+  EXPECT_EQ(six.hi, 6);
+  EXPECT_NEAR(six.coverage, 1 - 2.0 / 64, 1e-12);
+  std::vector<double> twenty;
+  for (int i = 20; i >= 1; --i)
+    twenty.push_back(i);
+  const MedianInterval t = median_interval(twenty, 0.05);
+  EXPECT_EQ(t.lo, 6);
+  EXPECT_EQ(t.hi, 15);
+  EXPECT_NEAR(t.coverage, 0.958610534667969, 1e-9);
+  // Too few for 95 %: the range, with the coverage it has.
+  const MedianInterval five = median_interval({1, 2, 3, 4, 5}, 0.05);
+  EXPECT_EQ(five.lo, 1);
+  EXPECT_EQ(five.hi, 5);
+  EXPECT_NEAR(five.coverage, 1 - 2.0 / 32, 1e-12);
+  EXPECT_TRUE(std::isnan(median_interval({}, 0.05).lo));
+}
+
 TEST(StatsWelch, IntervalByHandAndSmallSamples) {
   const auto ci = welch_interval({1, 2, 3, 4}, {2, 3, 4, 5}, 0.05);
   ASSERT_TRUE(ci.has_value());

@@ -240,12 +240,33 @@ TEST(ReportSeries, CdfIsMonotoneAndEndsAtTheMaximum) {
     steps.push_back(row);
   }
   const json cdf = latency_cdf(steps, "p", StepFigure::wait);
-  ASSERT_EQ(cdf.size(), 101u);
   EXPECT_DOUBLE_EQ(cdf.front()[0].get<double>(), 1.0);
   EXPECT_DOUBLE_EQ(cdf.back()[0].get<double>(), 3.0);
-  EXPECT_DOUBLE_EQ(cdf[50][0].get<double>(), 2.0);
-  for (size_t i = 1; i < cdf.size(); ++i)
+  EXPECT_DOUBLE_EQ(cdf.back()[1].get<double>(), 1.0);
+  EXPECT_DOUBLE_EQ(cdf[10][0].get<double>(), 2.0);  // p50
+  EXPECT_DOUBLE_EQ(cdf[10][1].get<double>(), 0.5);
+  for (size_t i = 1; i < cdf.size(); ++i) {
     EXPECT_GE(cdf[i][0].get<double>(), cdf[i - 1][0].get<double>());
+    EXPECT_GT(cdf[i][1].get<double>(), cdf[i - 1][1].get<double>());
+  }
+  // Three steps resolve no tail percentile (above 1 - 1/3): p85 is the last before the maximum.
+  EXPECT_DOUBLE_EQ(cdf[cdf.size() - 2][1].get<double>(), 0.85);
+}
+
+// The tail is resolved as far as the steps allow: 1000 steps give p99.9 (the 999th of 1000
+// values), not p99.91; between the decades a point per tenth.
+TEST(ReportSeries, CdfTailReachesP999WithAThousandSteps) {
+  std::vector<StepRow> steps(1000);
+  for (size_t i = 0; i < steps.size(); ++i) {
+    steps[i].phase = "e";
+    steps[i].step_ms = static_cast<double>(i + 1);
+  }
+  const json cdf = latency_cdf(steps, "e", StepFigure::step);
+  const json& last = cdf[cdf.size() - 2];
+  EXPECT_NEAR(last[1].get<double>(), 0.999, 1e-12);
+  EXPECT_NEAR(last[0].get<double>(), 999.001, 1e-6);  // interpolated, type 7
+  EXPECT_EQ(cdf.size(), 18u + 10 + 10 + 1 + 1);       // to p85, p90-p99, p99.1-p99.9, max
+  EXPECT_DOUBLE_EQ(cdf.back()[0].get<double>(), 1000);
 }
 
 // A user's own job's rows (the external hook) have only the whole __getitem__: ranked by it, the

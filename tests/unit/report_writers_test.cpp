@@ -33,6 +33,13 @@ TEST(ReportEscape, HtmlAndMarkdown) {
   EXPECT_EQ(md_escape("a|b `c` *d* <i>\n"), "a\\|b \\`c\\` \\*d\\* &lt;i&gt; ");
 }
 
+size_t count_of(const std::string& s, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = 0; (at = s.find(what, at)) != std::string::npos; at += what.size())
+    ++n;
+  return n;
+}
+
 TEST(ReportSvg, ChartsEscapeLabelsAndDrawEveryElement) {
   const std::string bars = svg_bars({{"<b>", 1.0}, {"decode", 3.0}}, "ms");
   EXPECT_EQ(bars.find("<b>"), std::string::npos);
@@ -41,12 +48,50 @@ TEST(ReportSvg, ChartsEscapeLabelsAndDrawEveryElement) {
   for (size_t at = 0; (at = bars.find("<rect", at)) != std::string::npos; ++at)
     ++rects;
   EXPECT_EQ(rects, 2u);
-  const std::string lines = svg_lines({{"a", {{0, 0}, {1, 1}}}, {"b", {{0, 1}}}}, "x", "y");
+  const std::string lines =
+      svg_lines({{"a", {{0, 0}, {1, 1}}}, {"b", {{0, 1}}}}, "x", "y", {{"pipeline", 0.5}});
   EXPECT_NE(lines.find("<path d=\"M"), std::string::npos);
+  EXPECT_NE(lines.find("class=\"marker\""), std::string::npos);
+  EXPECT_NE(lines.find(">pipeline</text>"), std::string::npos);
   const std::string arms = svg_error_bars(
-      {{"base", 100, std::nullopt, std::nullopt}, {"arm", 110, 105.0, 115.0}}, "samples/s");
-  EXPECT_NE(arms.find("class=\"ci\""), std::string::npos);
+      {{"base", 100, 98.0, 103.0, ""}, {"arm", 110, 105.0, 115.0, "ADOPT"}}, "samples/s",
+      Band{"band", 98, 102});
+  EXPECT_EQ(count_of(arms, "class=\"ci\""), 2u);  // the base's interval too
+  EXPECT_NE(arms.find("class=\"band\""), std::string::npos);
+  EXPECT_NE(arms.find(">ADOPT</text>"), std::string::npos);
   EXPECT_EQ(arms.find("nan"), std::string::npos);
+}
+
+TEST(ReportSvg, TicksAreNiceNumbersCoveringTheData) {
+  EXPECT_EQ(nice_ticks(0, 137.3), (std::vector<double>{0, 20, 40, 60, 80, 100, 120, 140}));
+  EXPECT_EQ(nice_ticks(0.013, 0.047), (std::vector<double>{0.01, 0.015, 0.02, 0.025, 0.03, 0.035,
+                                                           0.04, 0.045, 0.05}));
+  EXPECT_EQ(nice_ticks(96.2, 111.9), (std::vector<double>{95, 100, 105, 110, 115}));
+  EXPECT_EQ(nice_ticks(5, 5).front(), 5);  // one value: still an axis
+  EXPECT_GE(nice_ticks(5, 5).size(), 2u);
+}
+
+// Tick labels of a chart's x axis: the text of every <text> at `y`.
+std::vector<std::string> labels_at_y(const std::string& svg, const std::string& y) {
+  std::vector<std::string> out;
+  const std::string key = "y=\"" + y + "\" text-anchor=\"middle\">";
+  for (size_t at = 0; (at = svg.find(key, at)) != std::string::npos; at += key.size())
+    out.push_back(svg.substr(at + key.size(), svg.find('<', at) - at - key.size()));
+  return out;
+}
+
+// The tail gets as much width as the body: p90, p99, p99.9 ticks evenly spaced, then max.
+TEST(ReportSvg, PercentileAxisStretchesTheTail) {
+  Series s{"step_ms", {}};
+  for (const double q : {0.0, 0.5, 0.9, 0.99, 0.999})
+    s.points.emplace_back(10 + 100 * q, q);
+  s.points.emplace_back(500, 1.0);
+  const std::string svg = svg_percentiles({s, {"wait_ms", {{1, 0}, {2, 1}}}}, "ms");
+  EXPECT_EQ(labels_at_y(svg, "264.0"),
+            (std::vector<std::string>{"min", "p50", "p90", "p99", "p99.9", "max"}));
+  // Both series and their legend rows: solid and dashed.
+  EXPECT_NE(svg.find("stroke-dasharray=\"7 3\""), std::string::npos);
+  EXPECT_NE(svg.find(">wait_ms</text>"), std::string::npos);
 }
 
 std::string read_text(const fs::path& p) {
