@@ -24,6 +24,7 @@ constexpr const char* kHead = R"(<!DOCTYPE html>
 body { font-family: sans-serif; max-width: 70em; margin: 1em auto; padding: 0 1em; color: #222; }
 table { border-collapse: collapse; margin: 0.5em 0 1em; }
 th, td { border: 1px solid #ccc; padding: 0.2em 0.5em; text-align: left; vertical-align: top; }
+@media (max-width: 40em) { table { display: block; overflow-x: auto; } }
 th { background: #f2f2f2; }
 pre { background: #f6f6f6; padding: 0.5em; overflow-x: auto; }
 figure { margin: 0.5em 0 1.5em; }
@@ -110,6 +111,7 @@ std::string chart_svg(const Chart& c) {
 
 struct HtmlBlock {
   std::string& out;
+  int& figures;  // charts so far: each figure's id is chart-N-KIND, a link target
 
   void operator()(const Paragraph& p) const {
     out += fmt::format("<p{}>{}</p>\n", p.strong ? " class=\"strong\"" : "", html_escape(p.text));
@@ -144,7 +146,9 @@ struct HtmlBlock {
   void operator()(const Chart& c) const {
     const std::string svg = chart_svg(c);
     if (svg.empty()) return;
-    out += "<figure>\n<figcaption>" + html_escape(c.title) + "</figcaption>\n" + svg;
+    out += fmt::format("<figure id=\"chart-{}-{}\">\n<figcaption>{}</figcaption>\n", ++figures,
+                       html_escape(c.kind), html_escape(c.title)) +
+           svg;
     if (!c.note.empty()) out += "<p>" + html_escape(c.note) + "</p>\n";
     out += "</figure>\n";
   }
@@ -154,10 +158,11 @@ struct HtmlBlock {
 
 std::string render_html(const json& report) {
   std::string out = kHead;
+  int figures = 0;
   for (const auto& section : layout_report(report)) {
     out += fmt::format("<h{0}>{1}</h{0}>\n", section.level, html_escape(section.title));
     for (const auto& block : section.blocks)
-      std::visit(HtmlBlock{out}, block);
+      std::visit(HtmlBlock{out, figures}, block);
   }
   return out + "</body>\n</html>\n";
 }

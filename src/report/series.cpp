@@ -71,7 +71,7 @@ json latency_cdf(const std::vector<StepRow>& steps, const std::string& phase, St
   const double resolved = 1 - 1.0 / static_cast<double>(values.size());
   for (int k = 1; 1 - std::pow(10.0, -k) <= resolved + 1e-12; ++k) {
     const double decade = std::pow(10.0, -k);
-    for (int j = 0; j < 10 && 1 - decade * (1 - j / 10.0) <= resolved + 1e-12; ++j)
+    for (int j = 0; j < 9 && 1 - decade * (1 - j / 10.0) <= resolved + 1e-12; ++j)
       qs.push_back(1 - decade * (1 - j / 10.0));
   }
   for (const double q : qs)

@@ -16,7 +16,7 @@ enum class StepFigure { wait, step };
 const char* column_name(StepFigure f) noexcept;  // "wait_ms" | "step_ms"
 
 // [[ms, cumulative fraction], ...] of `figure` over the steps of `phase`, dense in the tail:
-// every 5 % to p85, then p90, p91 .. p99, p99.1 .. p99.9, .. as far as the steps resolve
+// every 5 % to p85, then p90, p91 .. p98, p99, p99.1 .. p99.8, p99.9 .. as far as the steps resolve
 // (fraction <= 1 - 1/n), then the maximum at fraction 1; empty when the phase has none.
 nlohmann::json latency_cdf(const std::vector<StepRow>& steps, const std::string& phase,
                            StepFigure figure);

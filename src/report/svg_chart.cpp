@@ -60,14 +60,23 @@ struct Range {
   }
 };
 
-// A linear axis through nice ticks: its ends are the first and last tick.
+// An axis through nice ticks, its ends the first and last tick: linear, or logarithmic (a value
+// below the first tick, 0 included, is drawn on it).
 struct Axis {
   std::vector<double> ticks;
   int decimals = 0;
+  bool log = false;
   double lo() const { return ticks.front(); }
   double hi() const { return ticks.back(); }
-  double map(double v, double a, double b) const { return a + (v - lo()) / (hi() - lo()) * (b - a); }
-  std::string label(double v) const { return fmt::format("{:.{}f}", v, decimals); }
+  double map(double v, double a, double b) const {
+    if (log) {
+      return a + std::log10(std::max(v, lo()) / lo()) / std::log10(hi() / lo()) * (b - a);
+    }
+    return a + (v - lo()) / (hi() - lo()) * (b - a);
+  }
+  std::string label(double v) const {
+    return log ? fmt::format("{:g}", v) : fmt::format("{:.{}f}", v, decimals);
+  }
 };
 
 Axis linear_axis(Range r, bool from_zero) {
@@ -77,6 +86,22 @@ Axis linear_axis(Range r, bool from_zero) {
   a.ticks = nice_ticks(r.lo, r.hi);
   const double step = a.ticks[1] - a.ticks[0];
   a.decimals = std::max(0, -static_cast<int>(std::floor(std::log10(step) + 1e-9)));
+  return a;
+}
+
+// Decades from below `lo_positive` to above `hi`, with 2 and 5 between them when there are at
+// most three decades.
+Axis log_axis(double lo_positive, double hi) {
+  const int first = static_cast<int>(std::floor(std::log10(lo_positive) + 1e-9));
+  const int last = std::max(first + 1, static_cast<int>(std::ceil(std::log10(hi) - 1e-9)));
+  Axis a;
+  a.log = true;
+  for (int e = first; e <= last; ++e) {
+    for (const double m : {1.0, 2.0, 5.0}) {
+      if (m == 1 || last - first <= 3) a.ticks.push_back(scaled(m, e));
+      if (e == last) break;
+    }
+  }
   return a;
 }
 
@@ -145,7 +170,7 @@ int lines_height(size_t series) {
 
 constexpr Frame kLineFrame{60, kWidth - kRight, 24, 250};
 
-// The percentile axis: log10(1 / (1 - q)); the maximum one half-step past `last_decade`.
+// The percentile axis: log10(1 / (1 - q)); the maximum at `max_at`.
 double percentile_position(double q, double max_at) {
   return q >= 1 ? max_at : std::log10(1 / (1 - q));
 }
@@ -205,12 +230,23 @@ std::string svg_lines(const std::vector<Series>& series, const std::string& x_la
     ticks.emplace_back(x.map(v, f.left, f.right), x.label(v));
   std::string out = open_svg(lines_height(series.size()), "line chart") + f.x_grid(ticks) +
                     f.y_grid(y) + f.axes(x_label, y_label);
-  for (const auto& m : markers) {
+  // A marker's name goes on the first line where it clears the names before it.
+  std::vector<Marker> by_x = markers;
+  std::stable_sort(by_x.begin(), by_x.end(),
+                   [](const Marker& a, const Marker& b) { return a.x < b.x; });
+  std::vector<double> line_ends;
+  for (const auto& m : by_x) {
     const double p = x.map(m.x, f.left, f.right);
     out += fmt::format(
         "<path class=\"marker\" d=\"M{:.1f} {} V{}\" stroke=\"#888\" stroke-dasharray=\"4 3\"/>\n",
         p, f.top, f.bottom);
-    out += text(p + 3, f.top + 10, m.name, "start", " fill=\"#555\"");
+    size_t line = 0;
+    while (line < line_ends.size() && line_ends[line] > p)
+      ++line;
+    if (line == line_ends.size()) line_ends.push_back(0);
+    line_ends[line] = p + 3 + 6.5 * static_cast<double>(m.name.size()) + 4;
+    out += text(p + 3, f.top + 10 + 12 * static_cast<double>(line), m.name, "start",
+                " fill=\"#555\"");
   }
   out += series_paths(
       series, f, f.bottom + 50, [&](double v) { return x.map(v, f.left, f.right); },
@@ -220,14 +256,14 @@ std::string svg_lines(const std::vector<Series>& series, const std::string& x_la
 
 std::string svg_percentiles(const std::vector<Series>& series, const std::string& y_label) {
   const Frame& f = kLineFrame;
-  double last = 1;  // at least up to p90
+  double last = 1;  // the largest percentile resolved, at least p90
   bool has_max = false;
   Range yr;
   for (const auto& s : series) {
     for (const auto& [value, q] : s.points) {
       yr.add(value);
       if (q >= 1) has_max = true;
-      if (q < 1) last = std::max(last, std::ceil(percentile_position(q, 0) - 1e-9));
+      if (q < 1) last = std::max(last, percentile_position(q, 0));
     }
   }
   const double max_at = last + 0.5;
@@ -236,16 +272,28 @@ std::string svg_percentiles(const std::vector<Series>& series, const std::string
     return f.left + percentile_position(q, max_at) / span * (f.right - f.left);
   };
   std::vector<std::pair<double, std::string>> ticks = {{map_x(0), "min"}, {map_x(0.5), "p50"}};
-  for (int k = 1; k <= static_cast<int>(last); ++k) {
+  for (int k = 1; k <= static_cast<int>(last + 1e-9); ++k) {
     const double q = 1 - std::pow(10.0, -k);
     ticks.emplace_back(map_x(q), fmt::format("p{:g}", 100 * q));
   }
   if (has_max) ticks.emplace_back(map_x(1), "max");
-  const Axis y = linear_axis(yr, true);
+  // Latency spanning more than two decades (a stall among fast steps) gets a log axis.
+  double lo_positive = std::numeric_limits<double>::infinity();
+  for (const auto& s : series) {
+    for (const auto& [value, q] : s.points)
+      if (value > 0) lo_positive = std::min(lo_positive, value);
+  }
+  const bool wide = std::isfinite(lo_positive) && yr.hi / lo_positive > 100;
+  const Axis y = wide ? log_axis(lo_positive, yr.hi) : linear_axis(yr, true);
   std::string out = open_svg(lines_height(series.size()), "latency by percentile") +
                     f.x_grid(ticks) + f.y_grid(y) +
                     f.axes("percentile (log scale of 1 / (1 - p))", y_label);
-  out += series_paths(series, f, f.bottom + 50, map_x,
+  std::vector<Series> by_percentile = series;  // (value, fraction) to (fraction, value)
+  for (auto& s : by_percentile) {
+    for (auto& p : s.points)
+      std::swap(p.first, p.second);
+  }
+  out += series_paths(by_percentile, f, f.bottom + 50, map_x,
                       [&](double v) { return y.map(v, f.bottom, f.top); });
   return out + "</svg>\n";
 }

@@ -37,7 +37,8 @@ std::string svg_lines(const std::vector<Series>& series, const std::string& x_la
 
 // Latency by percentile, HdrHistogram's view of a tail: series of (value, cumulative fraction),
 // the percentile axis logarithmic in 1 / (1 - fraction), so 90, 99 and 99.9 % are evenly
-// spaced; a fraction of 1 (the maximum) sits one step past the largest other and is ticked "max".
+// spaced, ticked up to the largest fraction the data resolves; a fraction of 1 (the maximum) sits
+// half a decade past the largest other and is ticked "max".
 std::string svg_percentiles(const std::vector<Series>& series, const std::string& y_label);
 
 struct ErrorBar {

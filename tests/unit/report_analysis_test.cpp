@@ -265,7 +265,9 @@ TEST(ReportSeries, CdfTailReachesP999WithAThousandSteps) {
   const json& last = cdf[cdf.size() - 2];
   EXPECT_NEAR(last[1].get<double>(), 0.999, 1e-12);
   EXPECT_NEAR(last[0].get<double>(), 999.001, 1e-6);  // interpolated, type 7
-  EXPECT_EQ(cdf.size(), 18u + 10 + 10 + 1 + 1);       // to p85, p90-p99, p99.1-p99.9, max
+  EXPECT_EQ(cdf.size(), 18u + 9 + 9 + 1 + 1);         // to p85, p90-p98, p99-p99.8, p99.9, max
+  for (size_t i = 1; i < cdf.size(); ++i)
+    EXPECT_GT(cdf[i][1].get<double>(), cdf[i - 1][1].get<double>());
   EXPECT_DOUBLE_EQ(cdf.back()[0].get<double>(), 1000);
 }
 
