@@ -59,9 +59,9 @@ class Bench:
                        if w.get("phase") == "pipeline"]
         return {"samples_per_s": s["throughput"]["pipeline"]["samples_per_s"],
                 "time_to_first_batch_ms": s["time_to_first_batch_ms"],
-                "worker_pss_peak_kb": [w["pss_peak_mb"] * 1024 for w in workers_mem
-                                       if w.get("pss_peak_mb") is not None],
-                "host_peak_mb": (s.get("memory") or {}).get("host_peak_mb"),
+                "worker_pss_peak_kb": [w["pss_peak_mib"] * 1024 for w in workers_mem
+                                       if w.get("pss_peak_mib") is not None],
+                "host_peak_mib": (s.get("memory") or {}).get("host_peak_mib"),
                 "decode_ms_p50": s["latency_ms"]["stages"]["decode"]["p50"]}
 
     def torch_arm(self, data, workers, epochs=2, batch_size=32):
@@ -197,7 +197,7 @@ def memory_vs_prefetch(b, data):
                 for _ in range(b.args.reps)]
         out[depth] = {"worker_pss_peak_kb": spread([max(r["worker_pss_peak_kb"] or [0])
                                                     for r in runs]),
-                      "host_peak_mb": spread([r["host_peak_mb"] for r in runs])}
+                      "host_peak_mib": spread([r["host_peak_mib"] for r in runs])}
     return out
 
 
@@ -261,7 +261,7 @@ def plots(results, out):
         x = [int(d) for d in depths]
         ax.plot(x, [mem[d]["worker_pss_peak_kb"]["median"] / 1024 for d in depths], marker="o",
                 label="worker PSS peak")
-        ax.plot(x, [mem[d]["host_peak_mb"]["median"] for d in depths], marker="s",
+        ax.plot(x, [mem[d]["host_peak_mib"]["median"] for d in depths], marker="s",
                 label="host peak")
 
     save("memory-vs-prefetch.svg", memory, xlabel="prefetch_factor", ylabel="MB",

@@ -2,8 +2,8 @@
 // The run directory: the only interface between mmprof's subcommands, and a stable format for
 // anyone reading a run from C++ (link mmprof::rundir; docs/architecture.md, "The run directory").
 //
-//   RUN/manifest.json  "mmprof.manifest/1"  what ran, with which configuration, on what machine
-//   RUN/summary.json   "mmprof.summary/1"   the aggregate figures
+//   RUN/manifest.json  "mmprof.manifest/2"  what ran, with which configuration, on what machine
+//   RUN/summary.json   "mmprof.summary/2"   the aggregate figures
 //   RUN/steps.csv      one row per step     RUN/stages.csv     one row per sample
 //   RUN/resources.csv  process samples      RUN/host.csv       host samples
 //   RUN/errors.jsonl   one bad sample per line, RUN/digests.csv batch content digests,
@@ -52,9 +52,9 @@ inline constexpr const char* trials = "trials";
 
 // Schema ids of the JSON files (bumped when a named key changes meaning or is removed).
 namespace run_schema {
-inline constexpr const char* manifest = "mmprof.manifest/1";
-inline constexpr const char* summary = "mmprof.summary/1";
-inline constexpr const char* experiment = "mmprof.experiment/1";
+inline constexpr const char* manifest = "mmprof.manifest/2";
+inline constexpr const char* summary = "mmprof.summary/2";
+inline constexpr const char* experiment = "mmprof.experiment/2";
 inline constexpr int checkpoint_version = 1;
 }  // namespace run_schema
 

@@ -82,10 +82,10 @@ double wait_p95(const TrialRecord& t) {
 double wait_p99(const TrialRecord& t) {
   return t.wait_p99;
 }
-// PSS per unit of throughput (MB per samples/s): a change that adds workers adds their memory,
+// PSS per unit of throughput (MiB per samples/s): a change that adds workers adds their memory,
 // and that is a cost only when the throughput does not grow with it.
 double pss_per_rate(const TrialRecord& t) {
-  return t.metric && *t.metric > 0 ? t.pss_peak_mb / *t.metric : NAN;
+  return t.metric && *t.metric > 0 ? t.pss_peak_mib / *t.metric : NAN;
 }
 double metric_of(const TrialRecord& t) {
   return *t.metric;
@@ -116,7 +116,7 @@ double highest(const std::vector<const TrialRecord*>& trials, double TrialRecord
 // spread never counts as a violation. On a noisy machine a tail percentile of a short phase moves
 // a lot, so exceeding the limit counts only when the arm is also worse round by round (Wilcoxon,
 // p < alpha). The PSS budget (the arm's highest peak) and the error count are hard limits. The
-// host's peak memory is not a guardrail: other processes move it (ArmResult::host_peak_mb).
+// host's peak memory is not a guardrail: other processes move it (ArmResult::host_peak_mib).
 std::vector<GuardrailCheck> check_guardrails(const Pairs& p, const Pairs& aa, const Guardrails& g,
                                              double alpha) {
   const auto reference = [&](double (*field)(const TrialRecord&)) {
@@ -143,9 +143,9 @@ std::vector<GuardrailCheck> check_guardrails(const Pairs& p, const Pairs& aa, co
   for (const auto& [name, field] : latencies)
     add_paired(name, field, g.max_latency_growth, g.latency_slack_ms);
   add_paired("pss_mb_per_samples_per_s", pss_per_rate, g.max_pss_growth, 0);
-  if (g.memory_budget_mb > 0) {
-    add("pss_peak_mb", highest(p.base, &TrialRecord::pss_peak_mb),
-        highest(p.arm, &TrialRecord::pss_peak_mb), g.memory_budget_mb);
+  if (g.memory_budget_mib > 0) {
+    add("pss_peak_mib", highest(p.base, &TrialRecord::pss_peak_mib),
+        highest(p.arm, &TrialRecord::pss_peak_mib), g.memory_budget_mib);
   }
   int64_t base_errors = 0, arm_errors = 0;
   for (size_t i = 0; i < p.arm.size(); ++i) {
@@ -334,8 +334,8 @@ ArmResult analyze_arm(const ExperimentDesign& d, size_t arm, const TrialIndex& i
   r.mde = stats::min_detectable_effect(r.t.sd, r.n, d.alpha, d.power);
   r.drift = drift_of(p, tau);
   r.guardrails = check_guardrails(p, aa, d.guardrails, d.alpha);
-  r.base_host_peak_mb = highest(p.base, &TrialRecord::host_peak_mb);
-  r.host_peak_mb = highest(p.arm, &TrialRecord::host_peak_mb);
+  r.base_host_peak_mib = highest(p.base, &TrialRecord::host_peak_mib);
+  r.host_peak_mib = highest(p.arm, &TrialRecord::host_peak_mib);
   r.correctness = check_content(d, arm, idx, psnr);
   for (const auto& t : trials) {
     if ((t.arm != arm && t.arm != 0) || !t.steady) continue;
@@ -470,9 +470,9 @@ nlohmann::json to_json(const ArmResult& r, const ExperimentDesign& d) {
           {"base_nonsteady_trials", r.base_nonsteady},
           {"guardrails", guardrails},
           {"context",
-           {{"host_peak_mb",
-             {{"base", num(r.base_host_peak_mb)},
-              {"arm", num(r.host_peak_mb)},
+           {{"host_peak_mib",
+             {{"base", num(r.base_host_peak_mib)},
+              {"arm", num(r.host_peak_mib)},
               {"why", "host-wide memory, which other processes move: context, not a guardrail"}}}}},
           {"correctness",
            {{"kind", r.correctness.kind},

@@ -47,7 +47,7 @@ struct ArmResult {
   int base_steady = 0, base_nonsteady = 0;  // the base's
   std::vector<GuardrailCheck> guardrails;
   // The highest host-wide memory peak of the base's and the arm's trials: context only.
-  double base_host_peak_mb = NAN, host_peak_mb = NAN;
+  double base_host_peak_mib = NAN, host_peak_mib = NAN;
   CorrectnessCheck correctness;
   std::string verdict = "INCONCLUSIVE", reason;
 };

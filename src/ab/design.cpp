@@ -177,7 +177,7 @@ std::vector<std::string> substitute_command(const std::vector<std::string>& comm
   return out;
 }
 
-ExperimentDesign make_design(const ExperimentSpec& spec, double memory_total_mb) {
+ExperimentDesign make_design(const ExperimentSpec& spec, double memory_total_mib) {
   ExperimentDesign d;
   d.spec = spec;
   if (spec.rounds < d.min_rounds) {
@@ -212,7 +212,7 @@ ExperimentDesign make_design(const ExperimentSpec& spec, double memory_total_mb)
     }
   }
   d.looks = planned_looks(spec.rounds, d.min_rounds);
-  d.guardrails.memory_budget_mb = kMemoryBudgetShare * memory_total_mb;
+  d.guardrails.memory_budget_mib = kMemoryBudgetShare * memory_total_mib;
   return d;
 }
 
@@ -277,11 +277,11 @@ nlohmann::json design_json(const ExperimentDesign& d, const nlohmann::json& base
             {"latency_slack_ms", g.latency_slack_ms},
             {"max_pss_growth", g.max_pss_growth},
             {"pss_growth_per", "samples/s of the metric (PSS per unit of throughput)"},
-            {"memory_budget_mb", g.memory_budget_mb},
+            {"memory_budget_mib", g.memory_budget_mib},
             {"memory_budget_rule",
              fmt::format("{:.0f} % of the host's MemTotal; the arm's highest peak total PSS",
                          100 * kMemoryBudgetShare)},
-            {"context", {"host_peak_mb"}},
+            {"context", {"host_peak_mib"}},
             {"latency", {"step.p95", "step.p99", "wait.p95", "wait.p99"}},
             {"errors", "arm <= base"},
             {"correctness", "digests (preserving) or PSNR (lossy)"}}},

@@ -61,8 +61,8 @@ struct Arm {
 struct Guardrails {
   double max_latency_growth = 0.25;  // step/wait p95 and p99: arm <= (1 + g) base + slack
   double latency_slack_ms = 0.5;
-  double max_pss_growth = 0.5;  // peak total PSS per samples/s: arm <= (1 + g) base
-  double memory_budget_mb = 0;  // the arm's highest peak total PSS must stay below (0: none)
+  double max_pss_growth = 0.5;   // peak total PSS per samples/s: arm <= (1 + g) base
+  double memory_budget_mib = 0;  // the arm's highest peak total PSS must stay below (0: none)
 };
 
 // The default memory budget of an experiment's arms: this share of the host's RAM.
@@ -95,9 +95,9 @@ std::vector<std::string> substitute_command(const std::vector<std::string>& comm
                                             const std::vector<std::string>& overrides);
 
 // Validates the spec (factor syntax, at least 6 rounds, cache regime) and builds the arms and
-// looks. `memory_total_mb` (the host's MemTotal) sets the PSS budget: kMemoryBudgetShare of it.
+// looks. `memory_total_mib` (the host's MemTotal) sets the PSS budget: kMemoryBudgetShare of it.
 // Throws UsageError.
-ExperimentDesign make_design(const ExperimentSpec& spec, double memory_total_mb);
+ExperimentDesign make_design(const ExperimentSpec& spec, double memory_total_mib);
 
 // The arm indices of round r in run order: a fresh permutation from Rng::for_item(seed, 16, r).
 std::vector<size_t> round_order(const ExperimentDesign& d, int round);

@@ -42,7 +42,7 @@ ArmTrials arm_trials(const json& trials, const std::string& arm) {
   a.metric = median_at(trials, arm, json::json_pointer("/metric"));
   a.step_p99 = median_at(trials, arm, json::json_pointer("/latency_ms/step_p99"));
   a.wait_p99 = median_at(trials, arm, json::json_pointer("/latency_ms/wait_p99"));
-  a.pss = median_at(trials, arm, json::json_pointer("/pss_peak_mb"));
+  a.pss = median_at(trials, arm, json::json_pointer("/pss_peak_mib"));
   return a;
 }
 
@@ -109,7 +109,7 @@ std::string matrix_csv(const json& e) {
   std::string out =
       "arm,factor,value,role,content,n,metric,base_median,arm_median,effect_pct,ci_low_pct,"
       "ci_high_pct,boot_low_pct,boot_high_pct,p_t,p_wilcoxon,mde_pct,tau_pct,drift,"
-      "nonsteady_trials,step_p99_ms,wait_p99_ms,pss_peak_mb,errors,correctness,guardrails,"
+      "nonsteady_trials,step_p99_ms,wait_p99_ms,pss_peak_mib,errors,correctness,guardrails,"
       "verdict,reason\n";
   const json& design = e["design"];
   const std::string metric = design["metric"]["key"].get<std::string>();

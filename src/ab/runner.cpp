@@ -49,7 +49,7 @@ class Experiment {
         hooks_(hooks),
         metric_(choose_metric(o.arm_configs[0], !d.spec.command.empty())),
         progress_(o.progress, hooks.now_ns) {
-    doc_ = {{"schema", "mmprof.experiment/1"},
+    doc_ = {{"schema", run_schema::experiment},
             {"status", "running"},
             {"message", ""},
             {"mmprof", {{"version", version()}, {"commit", git_commit()}}},

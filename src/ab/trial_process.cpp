@@ -83,7 +83,7 @@ void prepare_cache(CacheRegime regime, const Dataset& dataset) {
   }
 }
 
-double host_memory_mb() {
+double host_memory_mib() {
   return static_cast<double>(sysconf(_SC_PHYS_PAGES)) *
          static_cast<double>(sysconf(_SC_PAGE_SIZE)) / (1024.0 * 1024.0);
 }

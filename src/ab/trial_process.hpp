@@ -28,7 +28,7 @@ void check_cache_regime(CacheRegime regime);
 // (/proc/sys/vm/drop_caches = 1). Throws InputError naming the file that cannot be read.
 void prepare_cache(CacheRegime regime, const Dataset& dataset);
 
-// MemTotal of this host in MB (sysconf).
-double host_memory_mb();
+// MemTotal of this host in MiB (sysconf).
+double host_memory_mib();
 
 }  // namespace mmprof

@@ -84,9 +84,9 @@ void read_trial_outputs(const std::filesystem::path& run_dir, const MetricChoice
     const nlohmann::json& summary = run.summary();
     const double v = number_at(summary, "/throughput/" + metric.phase + "/samples_per_s");
     if (std::isfinite(v) && v > 0) t.metric = v;
-    t.pss_peak_mb = number_at(summary, "/memory/total_pss_peak_mb");
+    t.pss_peak_mib = number_at(summary, "/memory/total_pss_peak_mib");
     t.stall_fraction = number_at(summary, "/stall_fraction");
-    t.host_peak_mb = number_at(summary, "/memory/host_peak_mb");
+    t.host_peak_mib = number_at(summary, "/memory/host_peak_mib");
     const double errors = number_at(summary, "/errors/count");
     t.errors = std::isfinite(errors) ? static_cast<int64_t>(errors) : 0;
     t.invalid = refused_override(summary);
@@ -120,9 +120,9 @@ nlohmann::json to_json(const TrialRecord& t, const std::string& arm_id) {
             {"step_p99", finite_or_null(t.step_p99)},
             {"wait_p95", finite_or_null(t.wait_p95)},
             {"wait_p99", finite_or_null(t.wait_p99)}}},
-          {"pss_peak_mb", finite_or_null(t.pss_peak_mb)},
+          {"pss_peak_mib", finite_or_null(t.pss_peak_mib)},
           {"stall_fraction", finite_or_null(t.stall_fraction)},
-          {"host_peak_mb", finite_or_null(t.host_peak_mb)},
+          {"host_peak_mib", finite_or_null(t.host_peak_mib)},
           {"errors", t.errors}};
 }
 

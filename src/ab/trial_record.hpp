@@ -33,7 +33,7 @@ struct TrialRecord {
   std::optional<double> metric;  // samples/s
   std::optional<bool> steady, steady_extended;
   double step_p95 = NAN, step_p99 = NAN, wait_p95 = NAN, wait_p99 = NAN;  // ms, metric phase
-  double pss_peak_mb = NAN, host_peak_mb = NAN;
+  double pss_peak_mib = NAN, host_peak_mib = NAN;
   double stall_fraction = NAN;
   int64_t errors = 0;
   DigestMap digests;

@@ -107,7 +107,7 @@ ExperimentSpec experiment_spec(const AbCliOptions& o) {
 }
 
 int run_ab_command(const AbCliOptions& o, const std::vector<std::string>& argv) {
-  const ExperimentDesign d = make_design(experiment_spec(o), host_memory_mb());
+  const ExperimentDesign d = make_design(experiment_spec(o), host_memory_mib());
   check_cache_regime(d.cache);
   AbOptions a;
   a.out = o.run.out.empty() ? default_out_dir("ab") : o.run.out;

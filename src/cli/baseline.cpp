@@ -122,30 +122,30 @@ std::string format_memory(const json& m) {
                        m["sampler_error"].get<std::string>());
   }
   const auto mib = [](const json& v) { return num_or(v, "{:.1f}", "not sampled"); };
-  std::string out =
-      fmt::format("memory (MiB, peaks): host used {} of {}; PSS of the run {}\n",
-                  mib(m.value("host_used_peak_mb", json())), mib(m.value("host_total_mb", json())),
-                  mib(m.value("total_pss_peak_mb", json())));
+  std::string out = fmt::format("memory (MiB, peaks): host used {} of {}; PSS of the run {}\n",
+                                mib(m.value("host_used_peak_mib", json())),
+                                mib(m.value("host_total_mib", json())),
+                                mib(m.value("total_pss_peak_mib", json())));
   std::vector<std::pair<std::string, std::vector<double>>> by_phase;
   for (const auto& w : m.value("workers", json::array())) {
-    if (!w.value("pss_peak_mb", json()).is_number()) continue;
+    if (!w.value("pss_peak_mib", json()).is_number()) continue;
     const std::string phase = w.value("phase", "?");
     auto it = std::find_if(by_phase.begin(), by_phase.end(),
                            [&](const auto& p) { return p.first == phase; });
     if (it == by_phase.end()) it = by_phase.insert(by_phase.end(), {phase, {}});
-    it->second.push_back(w["pss_peak_mb"].get<double>());
+    it->second.push_back(w["pss_peak_mib"].get<double>());
   }
   std::string workers;
   for (const auto& [phase, values] : by_phase)
     workers += fmt::format("{}{} {}", workers.empty() ? "" : "; ", phase, pss_values(values));
-  out += fmt::format("  PSS: main {}; workers {}\n", mib(report::value_at(m, "/main/pss_peak_mb")),
+  out += fmt::format("  PSS: main {}; workers {}\n", mib(report::value_at(m, "/main/pss_peak_mib")),
                      workers.empty() ? "none (loader.num_workers=0)" : workers);
   return out;
 }
 
 // Pinning and the GPU on one line: how batches were held, and whether the GPU was measured.
 std::string format_device(const json& s) {
-  const json pin = report::value_at(s, "/latency_ms/pin_mode");
+  const json pin = report::value_at(s, "/pin_mode");
   const json& g = s.value("gpu", json());
   std::string gpu;
   if (g.is_object()) {
@@ -326,7 +326,7 @@ std::string format_summary(const json& s, const json& config) {
       job ? std::vector<const char*>{"getitem", "fetch", "collate", "pin"}
           : std::vector<const char*>{"read", "decode", "augment", "collate", "pin"};
   // pin_mode says why nothing was pinned ("pageable: loader.pin_memory=false").
-  const std::string pin_mode = l["pin_mode"].is_string() ? l["pin_mode"].get<std::string>() : "";
+  const std::string pin_mode = s["pin_mode"].is_string() ? s["pin_mode"].get<std::string>() : "";
   for (const char* stage : stages) {
     out += dist_line(
         stage, l["stages"][stage],

@@ -1,6 +1,6 @@
 #pragma once
 // `mmprof inspect`: the inventory alone (provenance, software, hardware, storage, network, data
-// mix) as readable tables, and as JSON ("mmprof.inventory/1") to --out or stdout.
+// mix) as readable tables, and as JSON ("mmprof.inventory/2") to --out or stdout.
 // `mmprof inspect FILE`: describes a file mmprof wrote (a GPU events file).
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>

@@ -14,6 +14,7 @@
 #include "report/knowledge_base.hpp"
 #include "report/report_builder.hpp"
 #include "report/writers.hpp"
+#include "run/progress.hpp"
 #include "util/files.hpp"
 
 namespace mmprof::cli {
@@ -38,7 +39,9 @@ report::RunData load_compare_run(const std::string& dir) {
   return report::load_run(dir);
 }
 
-report::ReportInputs load_inputs(const ReportCliOptions& o, const std::vector<std::string>& dirs) {
+// Reads every input; with more than one, a line per input read (its CSV files can be large).
+report::ReportInputs load_inputs(const ReportCliOptions& o, const std::vector<std::string>& dirs,
+                                 ProgressLine& progress) {
   report::ReportInputs in;
   in.knowledge_base =
       o.knowledge_base.empty()
@@ -52,13 +55,17 @@ report::ReportInputs load_inputs(const ReportCliOptions& o, const std::vector<st
       embedded ? report::default_criteria_yaml() : read_option_file(o.gate, "--gate"),
       in.criteria_name);
   in.gated = !o.gate.empty();
-  for (const auto& d : dirs) {
+  const auto total = static_cast<int64_t>(dirs.size());
+  for (int64_t i = 0; i < total; ++i) {
+    const std::string& d = dirs[static_cast<size_t>(i)];
     if (report::input_kind(d) == InputKind::run) {
       in.runs.push_back(report::load_run(d));
     } else {
       in.experiments.push_back(report::load_experiment(d));
     }
+    if (total > 1) progress.unit_done("read input", i + 1, total, d);
   }
+  progress.finish();
   if (!o.compare.empty())
     in.compare.emplace(load_compare_run(o.compare[0]), load_compare_run(o.compare[1]));
   return in;
@@ -81,15 +88,18 @@ void setup_report(CLI::App& app, ReportCliOptions& o) {
   app.add_option("--kb", o.knowledge_base,
                  "Knowledge base YAML (default: the embedded configs/report/knowledge-base.yaml)");
   add_json_flag(app, o.json, "report.json");
+  add_verbosity_flags(app, o.verbosity);
 }
 
 int run_report_command(const ReportCliOptions& o) {
   std::vector<std::string> dirs = o.inputs;
   if (dirs.empty() && o.compare.empty()) {
     dirs.push_back(report::latest_input(o.runs_root).string());
-    std::fprintf(stderr, "mmprof: reporting on the latest input, %s\n", dirs.back().c_str());
+    if (!o.verbosity.quiet)
+      std::fprintf(stderr, "mmprof: reporting on the latest input, %s\n", dirs.back().c_str());
   }
-  const report::ReportInputs in = load_inputs(o, dirs);
+  ProgressLine progress(progress_style(o.verbosity, o.json));
+  const report::ReportInputs in = load_inputs(o, dirs, progress);
   const nlohmann::json r = report::build_report(in);
   const fs::path out = !o.out.empty() ? fs::path(o.out)
                        : dirs.size() == 1 && o.compare.empty()
@@ -106,7 +116,7 @@ int run_report_command(const ReportCliOptions& o) {
   write_file_atomic(out / run_file::report_html, report::render_html(r));
   if (o.json) {
     print_json(r);
-  } else {
+  } else if (!o.verbosity.quiet) {
     std::printf("report: %s/report.{md,html,json}\n", out.c_str());
     std::printf("%s\n", r["gate"]["reason"].get<std::string>().c_str());
   }

@@ -105,7 +105,7 @@ json gpu_list(const procfs::HostFiles& host, std::string& unavailable_reason) {
     if (cudaGetDeviceProperties(&p, d) != cudaSuccess) continue;
     json g = {{"index", d},
               {"name", p.name},
-              {"memory_mb", p.totalGlobalMem >> 20},
+              {"memory_mib", p.totalGlobalMem >> 20},
               {"compute_capability", fmt::format("{}.{}", p.major, p.minor)},
               {"multiprocessors", p.multiProcessorCount}};
     g["pcie"] = pci_link(

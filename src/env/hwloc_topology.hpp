@@ -17,7 +17,7 @@ struct CacheLevel {
 
 struct NumaNode {
   int os_index = 0;
-  uint64_t memory_mb = 0;
+  uint64_t memory_mib = 0;
   std::string cpus;  // the node's CPUs as a list ("0-15,32-47")
 };
 

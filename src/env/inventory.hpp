@@ -1,5 +1,5 @@
 #pragma once
-// The inventory of DESIGN.md ("mmprof.inventory/1"): on what machine, with what software, code
+// The inventory of DESIGN.md ("mmprof.inventory/2"): on what machine, with what software, code
 // and data a measurement was made. `mmprof inspect` prints it; `mmprof baseline` embeds the same
 // blocks in manifest.json.
 #include <filesystem>
@@ -13,7 +13,7 @@
 
 namespace mmprof::env {
 
-inline constexpr const char* kInventorySchema = "mmprof.inventory/1";
+inline constexpr const char* kInventorySchema = "mmprof.inventory/2";
 
 struct InventoryOptions {
   std::vector<std::string> argv;     // the command line

@@ -56,9 +56,9 @@ json procfs_hardware(const procfs::HostFiles& host) {
   } else {
     cpu = {{"model", nullptr}, {"logical_cpus", nullptr}, {"simd", nullptr}};
   }
-  json memory = {{"total_mb", nullptr}};
+  json memory = {{"total_mib", nullptr}};
   if (const auto text = host.read("/proc/meminfo")) {
-    if (const auto kb = procfs::parse_meminfo(*text).mem_total_kb) memory["total_mb"] = *kb / 1024;
+    if (const auto kb = procfs::parse_meminfo(*text).mem_total_kb) memory["total_mib"] = *kb / 1024;
   }
   return {{"cpu", cpu}, {"memory", memory}};
 }
@@ -73,7 +73,7 @@ json hardware_info(const procfs::HostFiles& host) {
     cpu["threads"] = topo->pus;
     json numa = json::array();
     for (const auto& n : topo->numa)
-      numa.push_back({{"node", n.os_index}, {"memory_mb", n.memory_mb}, {"cpus", n.cpus}});
+      numa.push_back({{"node", n.os_index}, {"memory_mib", n.memory_mib}, {"cpus", n.cpus}});
     json caches = json::array();
     for (const auto& c : topo->caches) {
       caches.push_back({{"level", c.name},

@@ -349,8 +349,7 @@ class ExternalRun {
                    {"collate", to_json(stages.collate_ms, false)},
                    {"pin", to_json(stages.pin_ms, false)},
                    {"getitem", to_json(stages.getitem_ms, false)},
-                   {"fetch", to_json(stages.fetch_ms, false)}}},
-                 {"pin_mode", nullptr}};
+                   {"fetch", to_json(stages.fetch_ms, false)}}}};
   }
 
   // What the injection library wrote, from every CUDA process of the job (one file each).

@@ -794,20 +794,20 @@ json CowGrowth::to_json() const {
   return {{"pid", pid},
           {"points", points},
           {"span_s", span_s},
-          {"slope_mb_per_min", opt(slope_mb_per_min)},
-          {"slope_ci95_low_mb_per_min", opt(slope_ci95_low_mb_per_min)},
-          {"slope_ci95_high_mb_per_min", opt(slope_ci95_high_mb_per_min)},
-          {"growth_mb", opt(growth_mb)},
-          {"threshold_mb_per_min", threshold_mb_per_min},
+          {"slope_mib_per_min", opt(slope_mib_per_min)},
+          {"slope_ci95_low_mib_per_min", opt(slope_ci95_low_mib_per_min)},
+          {"slope_ci95_high_mib_per_min", opt(slope_ci95_high_mib_per_min)},
+          {"growth_mib", opt(growth_mib)},
+          {"threshold_mib_per_min", threshold_mib_per_min},
           {"growing", growing},
           {"verdict", verdict}};
 }
 
-CowGrowth cow_growth(int pid, const std::vector<UssPoint>& series, double threshold_mb_per_min) {
+CowGrowth cow_growth(int pid, const std::vector<UssPoint>& series, double threshold_mib_per_min) {
   CowGrowth g;
   g.pid = pid;
   g.points = series.size();
-  g.threshold_mb_per_min = threshold_mb_per_min;
+  g.threshold_mib_per_min = threshold_mib_per_min;
   if (series.size() < 2) {
     g.verdict = "too few USS samples for a slope";
     return g;
@@ -832,8 +832,8 @@ CowGrowth cow_growth(int pid, const std::vector<UssPoint>& series, double thresh
     return g;
   }
   const double slope = sxy / sxx;
-  g.slope_mb_per_min = slope;
-  g.growth_mb = slope * g.span_s / 60.0;
+  g.slope_mib_per_min = slope;
+  g.growth_mib = slope * g.span_s / 60.0;
   if (series.size() >= 3) {
     double ss = 0;
     for (const UssPoint& p : series) {
@@ -843,8 +843,8 @@ CowGrowth cow_growth(int pid, const std::vector<UssPoint>& series, double thresh
     }
     const double se = std::sqrt(ss / (n - 2) / sxx);
     const double q = stats::t_quantile(0.975, n - 2);
-    g.slope_ci95_low_mb_per_min = slope - q * se;
-    g.slope_ci95_high_mb_per_min = slope + q * se;
+    g.slope_ci95_low_mib_per_min = slope - q * se;
+    g.slope_ci95_high_mib_per_min = slope + q * se;
   }
   if (series.size() < kCowMinPoints || g.span_s < kCowMinSpanS) {
     g.verdict = fmt::format(
@@ -852,17 +852,17 @@ CowGrowth cow_growth(int pid, const std::vector<UssPoint>& series, double thresh
         series.size(), g.span_s, kCowMinPoints, kCowMinSpanS);
     return g;
   }
-  g.growing = slope > threshold_mb_per_min && g.slope_ci95_low_mb_per_min.value_or(0) > 0;
+  g.growing = slope > threshold_mib_per_min && g.slope_ci95_low_mib_per_min.value_or(0) > 0;
   if (g.growing) {
     g.verdict = fmt::format(
-        "USS grows {:.1f} MB/min (95% CI {:.1f} to {:.1f}) over {:.0f} s, above {:g} MB/min: "
+        "USS grows {:.1f} MiB/min (95% CI {:.1f} to {:.1f}) over {:.0f} s, above {:g} MiB/min: "
         "copy-on-write of the dataset's Python objects, whose refcounts the worker touches "
         "(PyTorch issue #13246); hold per-sample metadata in numpy arrays or one bytes buffer, "
         "not in lists or dicts of Python objects",
-        slope, *g.slope_ci95_low_mb_per_min, *g.slope_ci95_high_mb_per_min, g.span_s,
-        threshold_mb_per_min);
+        slope, *g.slope_ci95_low_mib_per_min, *g.slope_ci95_high_mib_per_min, g.span_s,
+        threshold_mib_per_min);
   } else {
-    g.verdict = fmt::format("no copy-on-write growth: USS changes {:.1f} MB/min over {:.0f} s",
+    g.verdict = fmt::format("no copy-on-write growth: USS changes {:.1f} MiB/min over {:.0f} s",
                             slope, g.span_s);
   }
   return g;

@@ -192,11 +192,11 @@ struct UssPoint {
 std::vector<UssPoint> uss_series(const std::vector<ResourceRow>& rows, int pid, int64_t t_begin_ns,
                                  int64_t t_end_ns);
 
-// 10 MB/min is 600 MB an hour per worker: with 8 workers on each of 8 ranks, ~38 GB an hour of a
+// 10 MiB/min is 600 MiB an hour per worker: with 8 workers on each of 8 ranks, ~38 GiB an hour of a
 // node's memory, the pace at which #13246's reports end in the OOM killer. Healthy workers are
 // flat after warm-up (batches go through shared memory, the allocator reuses its arenas), within
-// a few MB/min.
-inline constexpr double kCowThresholdMbPerMin = 10.0;
+// a few MiB/min.
+inline constexpr double kCowThresholdMibPerMin = 10.0;
 // Growth is flagged only over at least this many samples and seconds: a shorter series cannot
 // tell a slope from the jitter of a few batches in flight.
 inline constexpr size_t kCowMinPoints = 5;
@@ -206,16 +206,16 @@ struct CowGrowth {
   int pid = 0;
   size_t points = 0;
   double span_s = 0;
-  std::optional<double> slope_mb_per_min;  // least squares, MB = 1024 kB
-  std::optional<double> slope_ci95_low_mb_per_min, slope_ci95_high_mb_per_min;
-  std::optional<double> growth_mb;  // the fitted slope over the span
-  double threshold_mb_per_min = kCowThresholdMbPerMin;
+  std::optional<double> slope_mib_per_min;  // least squares, MiB
+  std::optional<double> slope_ci95_low_mib_per_min, slope_ci95_high_mib_per_min;
+  std::optional<double> growth_mib;  // the fitted slope over the span
+  double threshold_mib_per_min = kCowThresholdMibPerMin;
   // slope above the threshold, its 95% interval above 0, enough points and span.
   bool growing = false;
   std::string verdict;
   nlohmann::json to_json() const;
 };
 CowGrowth cow_growth(int pid, const std::vector<UssPoint>& series,
-                     double threshold_mb_per_min = kCowThresholdMbPerMin);
+                     double threshold_mib_per_min = kCowThresholdMibPerMin);
 
 }  // namespace mmprof::external

@@ -74,11 +74,11 @@ void memory_counters(const std::vector<ResourceRow>& resources, std::vector<json
   for (const ResourceRow& r : resources) {
     const std::optional<int64_t> kb = r.pss_kb ? r.pss_kb : r.rss_kb;
     if (!kb) continue;
-    out.push_back({{"name", r.pss_kb ? "PSS MB" : "RSS MB"},
+    out.push_back({{"name", r.pss_kb ? "PSS MiB" : "RSS MiB"},
                    {"ph", "C"},
                    {"pid", r.pid},
                    {"ts", us(r.t_ns)},
-                   {"args", {{"MB", static_cast<double>(*kb) / 1024.0}}}});
+                   {"args", {{"MiB", static_cast<double>(*kb) / 1024.0}}}});
   }
 }
 

@@ -15,7 +15,7 @@ namespace mmprof {
 namespace {
 
 std::string mb(uint64_t bytes) {
-  return fmt::format("{:.1f} MB", static_cast<double>(bytes) / (1 << 20));
+  return fmt::format("{:.1f} MiB", static_cast<double>(bytes) / (1 << 20));
 }
 
 }  // namespace
@@ -54,7 +54,7 @@ std::string HostMemoryPlan::arithmetic() const {
       "pinned {} + worker scratch {} x {} = {} + read buffers {} x {} (the larger of "
       "image.max_bytes and video.max_bytes, plus text.max_bytes) = {} = {}",
       workers, slots_per_worker, mb(slot_bytes), mb(ring_bytes()), workers, prefetch_per_worker,
-      mb(prefetch_bytes()), pinned_bytes == 0 ? "0 MB (pageable)" : mb(pinned_bytes), workers,
+      mb(prefetch_bytes()), pinned_bytes == 0 ? "0 MiB (pageable)" : mb(pinned_bytes), workers,
       mb(scratch_per_worker), mb(scratch_bytes()), workers, mb(read_buffer_per_worker),
       mb(read_buffer_bytes()), mb(total_bytes()));
 }

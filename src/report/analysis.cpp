@@ -375,19 +375,19 @@ json storage_resource(const json& s, const json& m) {
 }
 
 json memory_resource(const json& s, const json& m) {
-  const auto peak = number_at(s, "/memory/host_peak_mb");
-  auto total = number_at(s, "/memory/host_total_mb");
-  if (!total) total = number_at(m, "/hardware/memory/total_mb");
+  const auto peak = number_at(s, "/memory/host_peak_mib");
+  auto total = number_at(s, "/memory/host_total_mib");
+  if (!total) total = number_at(m, "/hardware/memory/total_mib");
   const auto majflt = number_at(s, "/io/majflt");
-  json mem = {{"host_peak_mb", or_null(peak)},
-              {"host_total_mb", or_null(total)},
-              {"total_pss_peak_mb", or_null(number_at(s, "/memory/total_pss_peak_mb"))},
+  json mem = {{"host_peak_mib", or_null(peak)},
+              {"host_total_mib", or_null(total)},
+              {"total_pss_peak_mib", or_null(number_at(s, "/memory/total_pss_peak_mib"))},
               {"majflt", or_null(majflt)},
               {"minflt_per_sample", or_null(number_at(s, "/io/minflt_per_sample"))}};
-  double swap = number_at(s, "/memory/main/swap_peak_mb").value_or(0);
+  double swap = number_at(s, "/memory/main/swap_peak_mib").value_or(0);
   for (const auto& w : value_at(s, "/memory/workers"))
-    swap = std::max(swap, number_at(w, "/swap_peak_mb").value_or(0));  // null: not read
-  mem["swap_peak_mb"] = swap;
+    swap = std::max(swap, number_at(w, "/swap_peak_mib").value_or(0));  // null: not read
+  mem["swap_peak_mib"] = swap;
   mem["pressure"] =
       peak && total ? json(*peak >= kMemoryPressure * *total || swap > 0 || majflt.value_or(0) > 0)
                     : json(nullptr);

@@ -103,17 +103,18 @@ json compare_runs(const RunData& base, const RunData& next, const Criteria& c) {
   // cost only when the throughput does not grow with it) and against the budget, never by its
   // raw growth.
   const auto pss = [](const RunData& r) {
-    return number_at(r.summary, "/memory/total_pss_peak_mb");
+    return number_at(r.summary, "/memory/total_pss_peak_mib");
   };
   const auto pss_per_rate = [&](const RunData& r) -> std::optional<double> {
     const auto rate = number_at(r.summary, mp);
     return pss(r) && rate && *rate > 0 ? std::optional(*pss(r) / *rate) : std::nullopt;
   };
-  rows.push_back(row("memory.total_pss_peak_mb per samples/s", pss_per_rate(base),
+  rows.push_back(row("memory.total_pss_peak_mib per samples/s", pss_per_rate(base),
                      pss_per_rate(next), c.compare_max_memory_growth_pct, true));
-  if (const auto budget = memory_budget(c, number_at(next.manifest, "/hardware/memory/total_mb"))) {
-    json b = row("memory.total_pss_peak_mb", pss(base), pss(next), std::nullopt, true);
-    b["limit_mb"] = *budget;
+  if (const auto budget =
+          memory_budget(c, number_at(next.manifest, "/hardware/memory/total_mib"))) {
+    json b = row("memory.total_pss_peak_mib", pss(base), pss(next), std::nullopt, true);
+    b["limit_mib"] = *budget;
     if (pss(next) && *pss(next) > *budget) b["outcome"] = "regression";
     rows.push_back(b);
   }
@@ -130,10 +131,10 @@ json compare_runs(const RunData& base, const RunData& next, const Criteria& c) {
   for (const auto& r : rows) {
     if (outcome != "regression" && r["outcome"] == "regression") {
       outcome = "regression";
-      reason = r.contains("limit_mb")
-                   ? fmt::format("{} is {:.0f} MB, over the {:.0f} MB budget",
+      reason = r.contains("limit_mib")
+                   ? fmt::format("{} is {:.0f} MiB, over the {:.0f} MiB budget",
                                  r["name"].get<std::string>(), r["new"].get<double>(),
-                                 r["limit_mb"].get<double>())
+                                 r["limit_mib"].get<double>())
                    : fmt::format("{} went from {:.4g} to {:.4g}{}", r["name"].get<std::string>(),
                                  r["base"].get<double>(), r["new"].get<double>(), change_text(r));
     }

@@ -34,7 +34,7 @@ void check_keys(const json& j, const std::string& name) {
   static const std::map<std::string, std::vector<std::string>> known = {
       {"adopt",
        {"accepted_verdicts", "min_throughput_gain_pct", "max_p99_regression_pct",
-        "memory_budget_mb", "memory_budget_host_fraction", "require_correctness"}},
+        "memory_budget_mib", "memory_budget_host_fraction", "require_correctness"}},
       {"compare", {"max_throughput_drop_pct", "max_p99_regression_pct", "max_memory_growth_pct"}},
       {"run", {"max_stall_fraction"}},
       {"rollback", {"window", "throughput_drop_pct", "p99_regression_pct"}},
@@ -104,7 +104,7 @@ json rollback_triggers(const json& e, const json& r, const Criteria& c,
   }
   if (budget) {
     out.push_back(
-        trigger("memory.total_pss_peak_mb", ">", *budget, c.rollback_window, "the memory budget"));
+        trigger("memory.total_pss_peak_mib", ">", *budget, c.rollback_window, "the memory budget"));
   }
   // A user's job: triggers in figures the job itself has in production, beside its throughput.
   if (value_at(e, "/design/command").is_array()) {
@@ -113,8 +113,8 @@ json rollback_triggers(const json& e, const json& r, const Criteria& c,
                             fmt::format("{:.0f} points above the adopted arm's stall fraction",
                                         100 * kRollbackStallPoints)));
     }
-    if (const auto pss = trial_median(e, arm, "/pss_peak_mb")) {
-      out.push_back(trigger("memory.total_pss_peak_mb", ">",
+    if (const auto pss = trial_median(e, arm, "/pss_peak_mib")) {
+      out.push_back(trigger("memory.total_pss_peak_mib", ">",
                             *pss * (1 + c.compare_max_memory_growth_pct / 100), c.rollback_window,
                             fmt::format("{:.0f} % above the adopted arm's PSS (workers included)",
                                         c.compare_max_memory_growth_pct)));
@@ -215,9 +215,9 @@ Criteria parse_criteria(const std::string& text, const std::string& name) {
   read(j, "adopt", "min_throughput_gain_pct", c.min_throughput_gain_pct, name);
   read(j, "adopt", "max_p99_regression_pct", c.max_p99_regression_pct, name);
   double budget = 0;
-  if (!value_at(j, "/adopt/memory_budget_mb").is_null()) {
-    read(j, "adopt", "memory_budget_mb", budget, name);
-    c.memory_budget_mb = budget;
+  if (!value_at(j, "/adopt/memory_budget_mib").is_null()) {
+    read(j, "adopt", "memory_budget_mib", budget, name);
+    c.memory_budget_mib = budget;
   }
   read(j, "adopt", "memory_budget_host_fraction", c.memory_budget_host_fraction, name);
   if (!(c.memory_budget_host_fraction > 0 && c.memory_budget_host_fraction <= 1))
@@ -235,14 +235,15 @@ Criteria parse_criteria(const std::string& text, const std::string& name) {
   return c;
 }
 
-std::optional<double> memory_budget(const Criteria& c, std::optional<double> host_memory_mb) {
-  if (c.memory_budget_mb) return c.memory_budget_mb;
-  if (host_memory_mb && *host_memory_mb > 0) return c.memory_budget_host_fraction * *host_memory_mb;
+std::optional<double> memory_budget(const Criteria& c, std::optional<double> host_memory_mib) {
+  if (c.memory_budget_mib) return c.memory_budget_mib;
+  if (host_memory_mib && *host_memory_mib > 0)
+    return c.memory_budget_host_fraction * *host_memory_mib;
   return std::nullopt;
 }
 
-json decide_experiment(const json& e, const Criteria& c, std::optional<double> host_memory_mb) {
-  const std::optional<double> budget = memory_budget(c, host_memory_mb);
+json decide_experiment(const json& e, const Criteria& c, std::optional<double> host_memory_mib) {
+  const std::optional<double> budget = memory_budget(c, host_memory_mib);
   json decisions = json::array();
   for (const auto& r : value_at(e, "/results")) {
     if (r.value("role", "") != "factor") continue;
@@ -269,10 +270,10 @@ json decide_experiment(const json& e, const Criteria& c, std::optional<double> h
                                    steady.unsettled ? " on mostly non-steady trials" : ""));
       }
     }
-    const auto pss = trial_median(e, arm, "/pss_peak_mb");
+    const auto pss = trial_median(e, arm, "/pss_peak_mib");
     if (budget && pss && *pss > *budget) {
       regressions.push_back(
-          fmt::format("peak PSS {:.0f} MB over the {:.0f} MB budget", *pss, *budget));
+          fmt::format("peak PSS {:.0f} MiB over the {:.0f} MiB budget", *pss, *budget));
     }
     const auto lo = number_at(r, "/ci_pct/0"), hi = number_at(r, "/ci_pct/1");
     const bool accepted = std::find(c.accepted_verdicts.begin(), c.accepted_verdicts.end(),

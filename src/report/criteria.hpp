@@ -16,7 +16,7 @@ struct Criteria {
   std::vector<std::string> accepted_verdicts = {"ADOPT"};
   double min_throughput_gain_pct = 3;
   double max_p99_regression_pct = 10;
-  std::optional<double> memory_budget_mb;    // peak total PSS; null: the share below
+  std::optional<double> memory_budget_mib;   // peak total PSS; null: the share below
   double memory_budget_host_fraction = 0.8;  // of the host's RAM (the manifest's MemTotal)
   bool require_correctness = true;
   double compare_max_throughput_drop_pct = 5;
@@ -40,19 +40,19 @@ enum class Outcome { pass, inconclusive, regression };
 const char* to_string(Outcome o) noexcept;
 Outcome parse_outcome(const std::string& s);
 
-// The memory budget (MB of peak total PSS): memory_budget_mb when set, else
-// memory_budget_host_fraction of `host_memory_mb` (a manifest's hardware.memory.total_mb);
+// The memory budget (MiB of peak total PSS): memory_budget_mib when set, else
+// memory_budget_host_fraction of `host_memory_mib` (a manifest's hardware.memory.total_mib);
 // nullopt when neither is known.
-std::optional<double> memory_budget(const Criteria& c, std::optional<double> host_memory_mb);
+std::optional<double> memory_budget(const Criteria& c, std::optional<double> host_memory_mib);
 
 // Per factor arm of an experiment: {arm, factor, value, verdict, effect_pct, ci_pct, decision
 // ("adopt" | "do not adopt" | "undecided"), outcome, reasons[], steady_state{...},
-// rollback_triggers[]}. `host_memory_mb`: the RAM of the host the trials ran on, for the default
+// rollback_triggers[]}. `host_memory_mib`: the RAM of the host the trials ran on, for the default
 // memory budget. Trials that never reached steady state are stated; a verdict ab decided on
 // mostly non-steady trials of the arm or the base (experiment files from before ab withheld such
 // verdicts) is undecided.
 nlohmann::json decide_experiment(const nlohmann::json& experiment, const Criteria& c,
-                                 std::optional<double> host_memory_mb = std::nullopt);
+                                 std::optional<double> host_memory_mib = std::nullopt);
 
 // Two runs: {metric, rows[{name, base, new, change_pct, limit_pct, outcome}], step_time_ci_pct,
 // outcome, reason}.

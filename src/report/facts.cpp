@@ -86,12 +86,12 @@ void resource_facts(const json& r, json& facts) {
     }
     facts.push_back(fact("storage", text, "io.read_mb_per_s", *read, "MB/s"));
   }
-  if (const auto peak = num("/memory/host_peak_mb"), total = num("/memory/host_total_mb");
+  if (const auto peak = num("/memory/host_peak_mib"), total = num("/memory/host_total_mib");
       peak && total) {
     facts.push_back(fact("memory",
-                         fmt::format("host memory peaked at {:.0f} of {:.0f} MB{}", *peak, *total,
+                         fmt::format("host memory peaked at {:.0f} of {:.0f} MiB{}", *peak, *total,
                                      flag("/memory/pressure") ? " (pressure)" : ""),
-                         "memory.host_peak_mb", *peak, "MB"));
+                         "memory.host_peak_mib", *peak, "MiB"));
   }
   if (const auto idle = num("/gpu/idle_fraction")) {
     const auto wait_idle = num("/gpu/data_wait_idle_fraction");

@@ -13,8 +13,8 @@ namespace mmprof::report {
 
 struct RunData {
   std::filesystem::path dir;
-  nlohmann::json manifest;  // "mmprof.manifest/1"
-  nlohmann::json summary;   // "mmprof.summary/1"
+  nlohmann::json manifest;  // "mmprof.manifest/2"
+  nlohmann::json summary;   // "mmprof.summary/2"
   std::vector<StepRow> steps;
   std::vector<StageRow> stages;
   std::optional<std::vector<ResourceRow>> resources;  // absent before the procfs sampler
@@ -23,7 +23,7 @@ struct RunData {
 
 struct ExperimentData {
   std::filesystem::path dir;
-  nlohmann::json experiment;    // "mmprof.experiment/1"
+  nlohmann::json experiment;    // "mmprof.experiment/2"
   std::optional<RunData> base;  // the first complete base trial, analysed like a run
 };
 

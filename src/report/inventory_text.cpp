@@ -112,14 +112,14 @@ std::string hardware_section(const json& h) {
     }
   }
   out += row("caches", caches.empty() ? "n/a" : caches);
-  out += row("memory", text(h["memory"]["total_mb"]) + " MB");
+  out += row("memory", text(h["memory"]["total_mib"]) + " MiB");
   if (h["gpus"].empty()) {
     out += row("gpus", "none: " + text(h["gpu_unavailable_reason"]));
   }
   for (const auto& g : h["gpus"]) {
     out += row(fmt::format("gpu {}", text(g["index"])),
-               fmt::format("{}, {} MB, PCIe {} x{}, NUMA node {}", text(g["name"]),
-                           text(g["memory_mb"]), text(g["pcie"]["link_speed"]),
+               fmt::format("{}, {} MiB, PCIe {} x{}, NUMA node {}", text(g["name"]),
+                           text(g["memory_mib"]), text(g["pcie"]["link_speed"]),
                            text(g["pcie"]["link_width"]), text(g["numa_node"])));
   }
   return out;

@@ -93,11 +93,12 @@ void cow_facts(const json& cow, json& facts) {
   for (const auto& c : cow) {
     if (c.value("growing", false) != true) continue;
     facts.push_back(fact("workers.cow",
-                         fmt::format("{}: USS grows {:.1f} MB/min through the run (copy-on-write, "
+                         fmt::format("{}: USS grows {:.1f} MiB/min through the run (copy-on-write, "
                                      "PyTorch issue #13246)",
                                      string_at(c, "/process", "a worker"),
-                                     number_at(c, "/slope_mb_per_min").value_or(0)),
-                         "job.cow.slope_mb_per_min", value_at(c, "/slope_mb_per_min"), "MB/min"));
+                                     number_at(c, "/slope_mib_per_min").value_or(0)),
+                         "job.cow.slope_mib_per_min", value_at(c, "/slope_mib_per_min"),
+                         "MiB/min"));
   }
 }
 
@@ -128,13 +129,13 @@ void hook_facts(const json& job, json& facts) {
   }
 }
 
-// Mean peak PSS of the DataLoader workers (MB).
+// Mean peak PSS of the DataLoader workers (MiB).
 std::optional<double> worker_pss(const json& s) {
   const json workers = value_at(s, "/memory/workers");
   double sum = 0;
   int n = 0;
   for (const auto& w : workers.is_array() ? workers : json::array()) {
-    if (const auto v = number_at(w, "/pss_peak_mb")) {
+    if (const auto v = number_at(w, "/pss_peak_mib")) {
       sum += *v;
       ++n;
     }
@@ -181,7 +182,7 @@ json stand_in_comparison(const json& summary, const json& manifest) {
       number_at(summary, "/latency_ms/step/p50"));
   row("per-sample load ms (job: __getitem__; stand-in: read + decode + augment)",
       per_sample_ms(job), per_sample_ms(summary));
-  row("worker PSS peak MB (mean)", worker_pss(job), worker_pss(summary));
+  row("worker PSS peak MiB (mean)", worker_pss(job), worker_pss(summary));
   row("samples/s end to end", number_at(job, "/throughput/end_to_end/samples_per_s"),
       number_at(summary, "/throughput/end_to_end/samples_per_s"));
   return {{"job", job_dir}, {"rows", rows}};

@@ -133,8 +133,8 @@ const std::map<std::string, Check>& checks() {
        }},
       {"memory_headroom",
        [](const json& arg, const json& a, const json&) {
-         const auto peak = number_at(a, "/resources/memory/host_peak_mb");
-         const auto total = number_at(a, "/resources/memory/host_total_mb");
+         const auto peak = number_at(a, "/resources/memory/host_peak_mib");
+         const auto total = number_at(a, "/resources/memory/host_total_mib");
          if (!peak || !total)
            return result("memory_headroom", false, "cannot verify: memory not sampled");
          const double free = 1.0 - *peak / *total;

@@ -303,8 +303,7 @@ std::string calibration_text(const json& x) {
     const auto n = number_at(d, "/steady_state/base_trials");
     const auto bad = number_at(d, "/steady_state/base_nonsteady");
     if (n && bad) {
-      out += fmt::format("Base trials that reached steady state: {:.0f} of {:.0f}.", *n - *bad,
-                         *n);
+      out += fmt::format("Base trials that reached steady state: {:.0f} of {:.0f}.", *n - *bad, *n);
     }
   }
   return out;
@@ -320,10 +319,9 @@ void experiment_sections(const json& x, std::vector<Section>& out) {
   Table t{{"arm", "ab verdict", "effect % [95 % CI]", "steady trials", "decision", "reason"}, {}};
   Table triggers{{"adopted change", "metric", "rollback when", "window", "why"}, {}};
   for (const auto& d : x["decisions"]) {
-    t.rows.push_back({str(d["arm"]), str(d["verdict"]),
-                      format_number(d["effect_pct"]) + ci_text(d["ci_pct"]),
-                      steady_text(result_for(x, str(d["arm"]))), str(d["decision"]),
-                      str(d["reason"])});
+    t.rows.push_back(
+        {str(d["arm"]), str(d["verdict"]), format_number(d["effect_pct"]) + ci_text(d["ci_pct"]),
+         steady_text(result_for(x, str(d["arm"]))), str(d["decision"]), str(d["reason"])});
     for (const auto& tr : d["rollback_triggers"]) {
       triggers.rows.push_back(
           {str(d["arm"]), str(tr["metric"]),

@@ -78,8 +78,9 @@ json arm_throughput(const json& e) {
   const json results = value_at(e, "/results");
   if (results.is_array() && !results.empty() && number_at(results[0], "/base_median")) {
     const double base = *number_at(results[0], "/base_median");
-    json a = {{"arm", "base"}, {"median", base}, {"low", nullptr}, {"high", nullptr},
-              {"verdict", ""}, {"ci", "median of its trials, order statistics"}};
+    json a = {{"arm", "base"},  {"median", base},
+              {"low", nullptr}, {"high", nullptr},
+              {"verdict", ""},  {"ci", "median of its trials, order statistics"}};
     if (const json ci = base_interval(e); ci.is_object()) {
       a["low"] = ci["low"];
       a["high"] = ci["high"];
@@ -115,8 +116,8 @@ json arm_throughput(const json& e) {
 json experiment_figures(const ExperimentData& x, const json& kb, const Criteria& c) {
   const json& e = x.experiment;
   // The host the trials ran on (its RAM sets the default memory budget): the base trial's.
-  const auto host_mb =
-      x.base ? number_at(x.base->manifest, "/hardware/memory/total_mb") : std::nullopt;
+  const auto host_mib =
+      x.base ? number_at(x.base->manifest, "/hardware/memory/total_mib") : std::nullopt;
   json s = {{"dir", std::filesystem::absolute(x.dir).lexically_normal().string()},
             {"name", x.dir.string()},  // as given on the command line
             {"status", value_at(e, "/status")},
@@ -126,7 +127,7 @@ json experiment_figures(const ExperimentData& x, const json& kb, const Criteria&
             {"cache", value_at(e, "/design/cache")},
             {"calibration", value_at(e, "/calibration")},
             {"results", value_at(e, "/results")},
-            {"decisions", decide_experiment(e, c, host_mb)},
+            {"decisions", decide_experiment(e, c, host_mib)},
             {"arm_throughput", arm_throughput(e)}};
   s["base_run"] = x.base ? run_section(*x.base, kb) : json(nullptr);
   return s;
@@ -141,7 +142,7 @@ json experiment_section(const ExperimentData& x, const json& kb, const Criteria&
 
 json build_report(const ReportInputs& in) {
   json r;
-  r["schema"] = "mmprof.report/1";
+  r["schema"] = "mmprof.report/2";
   r["mmprof"] = {{"version", version()}, {"commit", git_commit()}};
   r["criteria"] = {{"file", in.criteria_name}, {"values", in.criteria.source}};
   r["runs"] = json::array();

@@ -1,5 +1,5 @@
 #pragma once
-// report.json ("mmprof.report/1"): everything the Markdown and HTML writers show, built from the
+// report.json ("mmprof.report/2"): everything the Markdown and HTML writers show, built from the
 // inputs without re-running anything.
 #include <nlohmann/json.hpp>
 #include <optional>

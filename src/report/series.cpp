@@ -114,9 +114,8 @@ json memory_series(const std::vector<ResourceRow>& rows, size_t max_points) {
     for (size_t i = 0; i < pts.size(); i += stride)
       points.push_back({pts[i].first, pts[i].second});
     if ((pts.size() - 1) % stride != 0) points.push_back({pts.back().first, pts.back().second});
-    out.push_back({{"process", processes[pid].label},
-                   {"phases", processes[pid].phases},
-                   {"points", points}});
+    out.push_back(
+        {{"process", processes[pid].label}, {"phases", processes[pid].phases}, {"points", points}});
   }
   return out;
 }

@@ -21,7 +21,7 @@ const char* column_name(StepFigure f) noexcept;  // "wait_ms" | "step_ms"
 nlohmann::json latency_cdf(const std::vector<StepRow>& steps, const std::string& phase,
                            StepFigure figure);
 
-// [{process: "main" | "worker N (pid P)" | ..., phases: [{phase, from_s}], points: [[s, pss_mb],
+// [{process: "main" | "worker N (pid P)" | ..., phases: [{phase, from_s}], points: [[s, pss_mib],
 // ...]}], time from the first sample, at most `max_points` per process (evenly strided; the last
 // sample is kept); `phases` are the run phases the process was sampled in, from when.
 nlohmann::json memory_series(const std::vector<ResourceRow>& resources, size_t max_points = 200);

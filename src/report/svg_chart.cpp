@@ -245,8 +245,8 @@ std::string svg_lines(const std::vector<Series>& series, const std::string& x_la
       ++line;
     if (line == line_ends.size()) line_ends.push_back(0);
     line_ends[line] = p + 3 + 6.5 * static_cast<double>(m.name.size()) + 4;
-    out += text(p + 3, f.top + 10 + 12 * static_cast<double>(line), m.name, "start",
-                " fill=\"#555\"");
+    out +=
+        text(p + 3, f.top + 10 + 12 * static_cast<double>(line), m.name, "start", " fill=\"#555\"");
   }
   out += series_paths(
       series, f, f.bottom + 50, [&](double v) { return x.map(v, f.left, f.right); },

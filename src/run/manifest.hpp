@@ -1,5 +1,5 @@
 #pragma once
-// manifest.json ("mmprof.manifest/1"): what was run, with which configuration, on which data,
+// manifest.json ("mmprof.manifest/2"): what was run, with which configuration, on which data,
 // and what a step means (the baseline spec). Provenance of machine and software is filled by the
 // env layer where available; keys not measured yet are null, never guessed.
 #include <filesystem>

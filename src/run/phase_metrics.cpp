@@ -127,13 +127,13 @@ rundir::SummaryParts summarize(const PhaseMetrics& compute, const PhaseMetrics& 
                  {"augment", to_json(describe(pipeline.augment_ms), false)},
                  {"collate", to_json(describe(pipeline.collate_ms), false)},
                  {"pin", to_json(describe(pipeline.pin_ms), false)}};
-  l["pin_mode"] = outcome.pin_mode;
+  s.pin_mode = outcome.pin_mode;
 
   // Without a sampler, DESIGN.md's memory, cpu and io keys are there with nulls, never faked.
   s.memory = {{"main", nullptr},
               {"workers", json::array()},
-              {"host_peak_mb", nullptr},
-              {"total_pss_peak_mb", nullptr}};
+              {"host_peak_mib", nullptr},
+              {"total_pss_peak_mib", nullptr}};
   s.cpu = {{"utilization_cores", nullptr}, {"per_process", json::array()}};
   s.io = {{"read_bytes", nullptr}, {"read_mb_per_s", nullptr}};
   if (resources != nullptr) {

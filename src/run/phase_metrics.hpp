@@ -21,8 +21,8 @@ struct PhaseMetrics {
   bool ran = false;
   int64_t steps = 0;  // measured (optimizer) steps
   int64_t batches = 0, samples = 0;
-  uint64_t bytes = 0;   // media + caption bytes read in the window
-  double window_s = 0;  // from the start of the first measured step to the end of the last
+  uint64_t bytes = 0;            // media + caption bytes read in the window
+  double window_s = 0;           // from the start of the first measured step to the end of the last
   int64_t window_start_ns = -1;  // the first measured step's start (-1: none yet)
   double warmup_s = 0;
   int64_t warmup_steps = 0;

@@ -23,10 +23,10 @@ json opt_json(const std::optional<T>& v) {
 
 json process_memory(const ProcessPeaks& p) {
   json j = {{"pid", p.pid},
-            {"rss_peak_mb", mb_from_kb(p.rss_kb)},
-            {"pss_peak_mb", mb_from_kb(p.pss_kb)},
-            {"uss_peak_mb", mb_from_kb(p.uss_kb)},
-            {"swap_peak_mb", mb_from_kb(p.swap_kb)}};
+            {"rss_peak_mib", mb_from_kb(p.rss_kb)},
+            {"pss_peak_mib", mb_from_kb(p.pss_kb)},
+            {"uss_peak_mib", mb_from_kb(p.uss_kb)},
+            {"swap_peak_mib", mb_from_kb(p.swap_kb)}};
   if (p.role == "worker") {
     j["index"] = p.worker;
     j["phase"] = p.first_phase;
@@ -73,17 +73,17 @@ json memory_json(const ResourceUsage& r) {
           {"mains", mains.size() > 1 ? mains : json(nullptr)},
           {"workers", workers},
           {"external", external},
-          {"total_pss_peak_mb", mb_from_kb(r.total_pss_peak_kb())},
-          {"host_peak_mb", host_peak},
+          {"total_pss_peak_mib", mb_from_kb(r.total_pss_peak_kb())},
+          {"host_peak_mib", host_peak},
           {"host_peak_source", source},
-          {"host_used_peak_mb", mb_from_kb(h.used_peak_kb)},
-          {"host_total_mb", mb_from_kb(h.mem_total_kb)},
-          {"page_cache_peak_mb", mb_from_kb(h.cached_peak_kb)},
-          {"cgroup_memory_current_peak_mb", mb_from_bytes(h.cgroup_current_peak_bytes)},
-          {"cgroup_memory_peak_mb", mb_from_bytes(h.cgroup_peak_bytes)},
-          {"shm_used_peak_mb", h.shm_used_peak_bytes
-                                   ? json(static_cast<double>(*h.shm_used_peak_bytes) / 1048576.0)
-                                   : json(nullptr)},
+          {"host_used_peak_mib", mb_from_kb(h.used_peak_kb)},
+          {"host_total_mib", mb_from_kb(h.mem_total_kb)},
+          {"page_cache_peak_mib", mb_from_kb(h.cached_peak_kb)},
+          {"cgroup_memory_current_peak_mib", mb_from_bytes(h.cgroup_current_peak_bytes)},
+          {"cgroup_memory_peak_mib", mb_from_bytes(h.cgroup_peak_bytes)},
+          {"shm_used_peak_mib", h.shm_used_peak_bytes
+                                    ? json(static_cast<double>(*h.shm_used_peak_bytes) / 1048576.0)
+                                    : json(nullptr)},
           {"sampler_error", r.error.empty() ? json(nullptr) : json(r.error)}};
 }
 

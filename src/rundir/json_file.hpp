@@ -12,7 +12,11 @@ namespace mmprof::rundir {
 nlohmann::json read_json_object(const std::filesystem::path& file, const std::string& why);
 // The same, or nullopt when the file does not exist.
 std::optional<nlohmann::json> read_json_if_present(const std::filesystem::path& file);
-// Throws InputError when `j` does not carry `schema` ("<file> is not an <schema> file").
-void check_schema(const nlohmann::json& j, const char* schema, const std::filesystem::path& file);
+// Throws InputError when `j` does not carry `schema` ("<file> is not an <schema> file"). A file of
+// the version before (a run or experiment of an older mmprof) is upgraded in place: version 1 of
+// the manifest, summary, experiment, inventory and report named its MiB figures *_mb (and
+// *_mb_per_min), version 2 names them *_mib, and the summary's pin_mode moved from latency_ms to
+// the top; nothing else changed (docs/architecture.md).
+void check_schema(nlohmann::json& j, const char* schema, const std::filesystem::path& file);
 
 }  // namespace mmprof::rundir

@@ -25,6 +25,7 @@ json summary_json(const SummaryParts& p) {
             {"io", p.io},
             {"gpu", p.gpu},
             {"gpu_unavailable", p.gpu_unavailable},
+            {"pin_mode", p.pin_mode},
             {"errors", p.errors},
             {"reliability", p.reliability},
             {"epoch_boundary", p.epoch_boundary}};

@@ -1,5 +1,5 @@
 #pragma once
-// summary.json ("mmprof.summary/1"), built in one place from its parts. Each part is a value
+// summary.json ("mmprof.summary/2"), built in one place from its parts. Each part is a value
 // made by the layer that measured it: the phases and their latencies (run/phase_metrics),
 // memory, CPU and I/O (the resource sampler's aggregate), the GPU block (run/gpu_phase), the
 // worker-fault tally and resume record (run/reliability, run/resume), the epoch boundary
@@ -19,6 +19,7 @@ struct SummaryParts {
   nlohmann::json phases, throughput, stall_fraction, time_to_first_batch_ms, latency;
   nlohmann::json memory, cpu, io;
   nlohmann::json gpu, gpu_unavailable;
+  nlohmann::json pin_mode;  // "pinned", or "pageable: <why>"; null for a user's job
   nlohmann::json errors;
   nlohmann::json reliability, resume;
   nlohmann::json epoch_boundary;

@@ -315,8 +315,8 @@ class Writer {
     for (const auto& r : records) {
       if (!TraceArena::published(r) || r.name != EventName::memory) continue;
       ++counts_.recorded;
-      std::string args = fmt::format("\"rss_mb\":{:.3f}", static_cast<double>(r.b) / 1024);
-      if (r.c >= 0) args += fmt::format(",\"pss_mb\":{:.3f}", static_cast<double>(r.c) / 1024);
+      std::string args = fmt::format("\"rss_mib\":{:.3f}", static_cast<double>(r.b) / 1024);
+      if (r.c >= 0) args += fmt::format(",\"pss_mib\":{:.3f}", static_cast<double>(r.c) / 1024);
       counter("memory", r.t_ns, r.a, args);
     }
   }

@@ -94,7 +94,7 @@ TEST_F(AbCliTest, PlantedSlowerStepIsRejected) {
       test::run_mmprof(ab_args(out, "--set step.kind=sleep --factor step.ms=2,6 --seed 11"));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const json e = read_json(out / "experiment.json");
-  EXPECT_EQ(e["schema"], "mmprof.experiment/1");
+  EXPECT_EQ(e["schema"], "mmprof.experiment/2");
   EXPECT_EQ(e["status"], "complete");
   EXPECT_EQ(e["design"]["metric"]["key"], "throughput.end_to_end.samples_per_s");
   EXPECT_EQ(e["design"]["seed"], 11);

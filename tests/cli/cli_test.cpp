@@ -121,7 +121,7 @@ void expect_ordered_distribution(const json& d, const std::string& name, bool wi
 }
 
 void check_summary(const json& s) {
-  EXPECT_EQ(s["schema"], "mmprof.summary/1");
+  EXPECT_EQ(s["schema"], "mmprof.summary/2");
   EXPECT_EQ(s["status"], "complete");
   for (const auto& key : test::design_summary_keys())
     EXPECT_TRUE(s.contains(test::dotted_pointer(key))) << key;
@@ -157,7 +157,7 @@ void check_summary(const json& s) {
 }
 
 void check_manifest(const json& m, const fs::path& out, const std::string& layout) {
-  EXPECT_EQ(m["schema"], "mmprof.manifest/1");
+  EXPECT_EQ(m["schema"], "mmprof.manifest/2");
   ASSERT_TRUE(m["command"].is_array());
   const auto cmd = m["command"].get<std::vector<std::string>>();
   EXPECT_NE(std::find(cmd.begin(), cmd.end(), "baseline"), cmd.end());
@@ -407,12 +407,12 @@ TEST_F(CliTest, BaselineSamplesTheProcessTree) {
   const json s = read_json(out / "summary.json");
   const json& m = s["memory"];
   EXPECT_EQ(std::to_string(m["main"]["pid"].get<int>()), *main_pids.begin());
-  EXPECT_GT(m["main"]["rss_peak_mb"].get<double>(), 1.0);
-  EXPECT_GE(m["main"]["rss_peak_mb"].get<double>(), m["main"]["pss_peak_mb"].get<double>());
-  EXPECT_GE(m["main"]["pss_peak_mb"].get<double>(), m["main"]["uss_peak_mb"].get<double>());
+  EXPECT_GT(m["main"]["rss_peak_mib"].get<double>(), 1.0);
+  EXPECT_GE(m["main"]["rss_peak_mib"].get<double>(), m["main"]["pss_peak_mib"].get<double>());
+  EXPECT_GE(m["main"]["pss_peak_mib"].get<double>(), m["main"]["uss_peak_mib"].get<double>());
   EXPECT_EQ(m["workers"].size(), 4u);
-  EXPECT_GE(m["total_pss_peak_mb"].get<double>(), m["main"]["pss_peak_mb"].get<double>());
-  EXPECT_TRUE(m["host_peak_mb"].is_number());
+  EXPECT_GE(m["total_pss_peak_mib"].get<double>(), m["main"]["pss_peak_mib"].get<double>());
+  EXPECT_TRUE(m["host_peak_mib"].is_number());
   EXPECT_TRUE(m["host_peak_source"].is_string());
   EXPECT_EQ(s["cpu"]["window"], "pipeline");
   EXPECT_GT(s["cpu"]["utilization_cores"].get<double>(), 0.0);
@@ -438,19 +438,19 @@ TEST_F(CliTest, BaselineSamplesTheProcessTree) {
   const auto printed = [&](const std::string& line) {
     EXPECT_NE(r.output.find(line), std::string::npos) << line << "\n" << r.output;
   };
-  printed("memory (MiB, peaks): host used " + mib(m["host_used_peak_mb"]) + " of " +
-          mib(m["host_total_mb"]) + "; PSS of the run " + mib(m["total_pss_peak_mb"]) + "\n");
+  printed("memory (MiB, peaks): host used " + mib(m["host_used_peak_mib"]) + " of " +
+          mib(m["host_total_mib"]) + "; PSS of the run " + mib(m["total_pss_peak_mib"]) + "\n");
   std::vector<std::pair<std::string, std::string>> by_phase;  // phase, "a, b"
   for (const auto& w : m["workers"]) {
     auto it = std::find_if(by_phase.begin(), by_phase.end(),
                            [&](const auto& p) { return p.first == w["phase"]; });
     if (it == by_phase.end()) it = by_phase.insert(by_phase.end(), {w["phase"], ""});
-    it->second += (it->second.empty() ? "" : ", ") + mib(w["pss_peak_mb"]);
+    it->second += (it->second.empty() ? "" : ", ") + mib(w["pss_peak_mib"]);
   }
   ASSERT_EQ(by_phase.size(), 2u);
-  printed("  PSS: main " + mib(m["main"]["pss_peak_mb"]) + "; workers " + by_phase[0].first + " " +
+  printed("  PSS: main " + mib(m["main"]["pss_peak_mib"]) + "; workers " + by_phase[0].first + " " +
           by_phase[0].second + "; " + by_phase[1].first + " " + by_phase[1].second + "\n");
-  printed("\npin: " + s["latency_ms"]["pin_mode"].get<std::string>() +
+  printed("\npin: " + s["pin_mode"].get<std::string>() +
           "\ngpu: " + s["gpu_unavailable"].get<std::string>() + "\n");
   const double stall = s["stall_fraction"].get<double>();
   printed(std::string("bottleneck: ") + (stall >= 0.05 ? "input-bound" : "compute-bound") +
@@ -614,14 +614,14 @@ TEST_F(CliTest, SampledPeakRssAgreesWithGnuTime) {
   const std::string key = "Maximum resident set size (kbytes): ";
   const auto at = r.output.find(key);
   ASSERT_NE(at, std::string::npos) << r.output;
-  const double time_mb = std::stod(r.output.substr(at + key.size())) / 1024.0;
+  const double time_mib = std::stod(r.output.substr(at + key.size())) / 1024.0;
   const json m = read_json(out / "summary.json")["memory"];
-  double sampled_mb = m["main"]["rss_peak_mb"].get<double>();
+  double sampled_mib = m["main"]["rss_peak_mib"].get<double>();
   for (const auto& w : m["workers"])
-    sampled_mb = std::max(sampled_mb, w["rss_peak_mb"].get<double>());
-  std::cout << "peak RSS: sampled " << sampled_mb << " MB, /usr/bin/time " << time_mb << " MB\n";
-  EXPECT_LE(sampled_mb, time_mb * 1.05);
-  EXPECT_GE(sampled_mb, time_mb * 0.70);
+    sampled_mib = std::max(sampled_mib, w["rss_peak_mib"].get<double>());
+  std::cout << "peak RSS: sampled " << sampled_mib << " MB, /usr/bin/time " << time_mib << " MB\n";
+  EXPECT_LE(sampled_mib, time_mib * 1.05);
+  EXPECT_GE(sampled_mib, time_mib * 0.70);
 }
 
 TEST_F(CliTest, UnknownConfigKeyExitsTwoNamingIt) {
@@ -660,7 +660,7 @@ TEST_F(CliTest, TorchStepWithoutThePluginExitsFourUnavailable) {
   const json summary = read_json(scratch() / "run-torch" / "summary.json");
   EXPECT_EQ(summary["status"], "failed");
   EXPECT_NE(summary["message"].get<std::string>().find("unavailable"), std::string::npos);
-  EXPECT_EQ(read_json(scratch() / "run-torch" / "manifest.json")["schema"], "mmprof.manifest/1");
+  EXPECT_EQ(read_json(scratch() / "run-torch" / "manifest.json")["schema"], "mmprof.manifest/2");
 }
 
 TEST_F(CliTest, GemmStepWithoutAGpuExitsFourAndTheSummarySaysWhy) {

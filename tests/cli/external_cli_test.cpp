@@ -199,7 +199,7 @@ TEST_F(ExternalCli, AJobWithoutTorchHasProcessFiguresAndSaysWhyTheHookIsSilent) 
   EXPECT_NE(s["job"]["hook"]["status"].get<std::string>().find("unavailable:"), std::string::npos)
       << s["job"]["hook"].dump();
   EXPECT_TRUE(s["stall_fraction"].is_null());
-  EXPECT_FALSE(s["memory"]["total_pss_peak_mb"].is_null()) << s["memory"].dump();
+  EXPECT_FALSE(s["memory"]["total_pss_peak_mib"].is_null()) << s["memory"].dump();
   // The terminal summary of a job's run (no --json) holds what a job has and nothing it lacks.
   const auto text = test::run_mmprof(
       "baseline --out " + test::shell_quote(run().string() + "-text") + " -- sh -c 'sleep 0.2'");

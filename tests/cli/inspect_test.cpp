@@ -61,7 +61,7 @@ const char* const kInventoryKeys[] = {"/schema",
                                       "/hardware/cpu/threads",
                                       "/hardware/numa_nodes",
                                       "/hardware/caches",
-                                      "/hardware/memory/total_mb",
+                                      "/hardware/memory/total_mib",
                                       "/hardware/gpus",
                                       "/hardware/gpu_unavailable_reason",
                                       "/storage/path",
@@ -89,7 +89,7 @@ TEST_F(InspectTest, WritesEveryKeyToOut) {
   const json inv = read_json(file);
   for (const char* key : kInventoryKeys)
     EXPECT_TRUE(inv.contains(json::json_pointer(key))) << key;
-  EXPECT_EQ(inv["schema"], "mmprof.inventory/1");
+  EXPECT_EQ(inv["schema"], "mmprof.inventory/2");
   EXPECT_EQ(inv["repo"]["git"], false);  // a temp folder is no repository: said, not an error
   EXPECT_EQ(inv["data_mix"]["counts"]["images"], 8);
   EXPECT_EQ(inv["data_mix"]["counts"]["videos"], 2);

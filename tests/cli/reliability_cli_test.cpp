@@ -166,7 +166,7 @@ TEST_F(ReliabilityCli, BadConfigurationExitsTwoWithOneSentenceNamingIt) {
                      missing.string());
   expect_usage_error(test::run_mmprof(run.substr(0, run.find(" --config")) +
                                       " --set loader.num_workers=8 --max-host-memory 64M"),
-                     "above --max-host-memory=64.0 MB: shared batch ring 8 workers x 3 slots");
+                     "above --max-host-memory=64.0 MiB: shared batch ring 8 workers x 3 slots");
   EXPECT_FALSE(fs::exists(scratch() / "never"));
 }
 

@@ -78,7 +78,7 @@ TEST_F(ReportCli, GateOnExperimentExitsOneFiveOrZero) {
   r = test::run_mmprof("report " + fixture("experiment") + " " + out());
   EXPECT_EQ(r.exit_code, 0) << r.output;
   const json report = json::parse(read_text(tmp.path() / "out/report.json"));
-  EXPECT_EQ(report["schema"], "mmprof.report/1");
+  EXPECT_EQ(report["schema"], "mmprof.report/2");
   EXPECT_EQ(report["gate"]["exit_code"], 1);
 }
 
@@ -97,6 +97,28 @@ TEST_F(ReportCli, JsonPrintsReportJsonAloneAndKeepsTheGateExit) {
   const json& x = doc["experiments"][0];
   EXPECT_EQ(x["dir"], (kFixtures / "experiment").string()) << x;
   EXPECT_EQ(x["name"], given.string()) << x;
+}
+
+// Several inputs: a line per input read in a log (stderr is not a terminal here), the gate on
+// stdout; --quiet leaves only the files and the exit code.
+TEST_F(ReportCli, ManyInputsShowProgressInALogAndQuietPrintsNothing) {
+  const std::string inputs = fixture("run-input-bound") + " " + fixture("run-slower") + " " +
+                             fixture("experiment") + " --gate default " + out();
+  auto r = test::run_mmprof_split("report " + inputs);
+  EXPECT_EQ(r.exit_code, 1) << r.output << r.errors;
+  for (const std::string& line :
+       {"mmprof: read input 1/3: " + (kFixtures / "run-input-bound").string() + "; ETA",
+        "mmprof: read input 3/3: " + (kFixtures / "experiment").string() + "; ETA"})
+    EXPECT_NE(r.errors.find(line), std::string::npos) << r.errors;
+  EXPECT_NE(r.output.find("report: "), std::string::npos) << r.output;
+  r = test::run_mmprof_split("report " + inputs + " --quiet");
+  EXPECT_EQ(r.exit_code, 1) << r.output << r.errors;
+  EXPECT_EQ(r.output, "");
+  EXPECT_EQ(r.errors, "");
+  EXPECT_TRUE(fs::exists(tmp.path() / "out/report.html"));
+  // One input: nothing to count.
+  r = test::run_mmprof_split("report " + fixture("experiment") + " " + out());
+  EXPECT_EQ(r.errors.find("read input"), std::string::npos) << r.errors;
 }
 
 TEST_F(ReportCli, CompareAndRunGates) {
@@ -124,7 +146,7 @@ TEST_F(ReportCli, BadInputIsNamedInOneSentence) {
   EXPECT_NE(r.output.find("missing is not a directory"), std::string::npos) << r.output;
   const fs::path broken = tmp.path() / "broken";
   fs::copy(kFixtures / "run-input-bound", broken);
-  std::ofstream(broken / "summary.json") << "{\"schema\": \"mmprof.summary/1\",";
+  std::ofstream(broken / "summary.json") << "{\"schema\": \"mmprof.summary/2\",";
   r = test::run_mmprof("report " + shell_quote(broken) + " " + out());
   EXPECT_EQ(r.exit_code, 3) << r.output;
   EXPECT_NE(r.output.find((broken / "summary.json").string() + " is not valid JSON"),

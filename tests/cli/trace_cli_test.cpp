@@ -254,7 +254,7 @@ void check_memory(const Trace& t, const fs::path& run, const Expect& x) {
   std::map<std::pair<int64_t, int64_t>, double> traced;  // (t_ns, pid) -> rss kB
   for (const json* e : t.named("C", "memory")) {
     traced[{to_ns((*e)["ts"], t.origin), (*e)["pid"].get<int64_t>()}] =
-        (*e)["args"]["rss_mb"].get<double>() * 1024;
+        (*e)["args"]["rss_mib"].get<double>() * 1024;
   }
   const test::Csv res = test::read_csv(run / "resources.csv");
   const size_t t_ns = res.column("t_ns"), pid = res.column("pid"), rss = res.column("rss_kb");

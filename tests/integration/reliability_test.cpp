@@ -346,8 +346,8 @@ TEST(HostMemory, EachWorkersLargestReadIsInThePlan) {
   const HostMemoryPlan plan = plan_host_memory(c, false);
   EXPECT_EQ(plan.read_buffer_per_worker, 301ull << 20);
   EXPECT_EQ(plan.read_buffer_bytes(), 3 * (301ull << 20));
-  EXPECT_NE(plan.arithmetic().find("+ read buffers 3 x 301.0 MB (the larger of image.max_bytes "
-                                   "and video.max_bytes, plus text.max_bytes) = 903.0 MB = "),
+  EXPECT_NE(plan.arithmetic().find("+ read buffers 3 x 301.0 MiB (the larger of image.max_bytes "
+                                   "and video.max_bytes, plus text.max_bytes) = 903.0 MiB = "),
             std::string::npos)
       << plan.arithmetic();
   c.image.max_bytes = 1ll << 40;  // a 1 TiB limit counts as such

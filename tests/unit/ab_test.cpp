@@ -42,7 +42,7 @@ TEST(AbDesignTest, FirstValueIsTheBaseAndEveryOtherValueAnArm) {
   EXPECT_EQ(d.arms[2].content, ContentKind::changing);
   EXPECT_EQ(d.arms[4].content, ContentKind::preserving);
   EXPECT_EQ(content_kind("image.dct_scaling"), ContentKind::lossy);
-  EXPECT_DOUBLE_EQ(d.guardrails.memory_budget_mb, 800);
+  EXPECT_DOUBLE_EQ(d.guardrails.memory_budget_mib, 800);
 }
 
 TEST(AbDesignTest, RejectsBadSpecifications) {
@@ -124,8 +124,8 @@ std::vector<TrialRecord> fabricate(const ExperimentDesign& d, const std::vector<
       t.run_dir = "trials/r" + std::to_string(r);
       t.metric = 1000 * effect[arm] * (1 + rng.uniform(-noise, noise));
       t.step_p95 = t.step_p99 = t.wait_p95 = t.wait_p99 = 5;
-      t.pss_peak_mb = 100;
-      t.host_peak_mb = 500;
+      t.pss_peak_mib = 100;
+      t.host_peak_mib = 500;
       t.steady = true;
       t.digests[{"pipeline", 0}] = 42;
       out.push_back(t);
@@ -193,7 +193,7 @@ TEST(AbAnalysisTest, GuardrailViolationRejects) {
   const ExperimentDesign d = design_of({"loader.num_workers=1,2"}, 6);
   auto trials = fabricate(d, {1, 1, 1.3}, 0.001);
   for (auto& t : trials)
-    if (t.arm == 2) t.pss_peak_mb = 400;  // 4x the PSS for 1.3x the samples/s: 3.1x per unit
+    if (t.arm == 2) t.pss_peak_mib = 400;  // 4x the PSS for 1.3x the samples/s: 3.1x per unit
   const ArmResult r = result(analyze(d, trials, {}, 0.05), 2);
   EXPECT_EQ(r.verdict, "REJECT");
   EXPECT_NE(r.reason.find("pss_mb_per_samples_per_s"), std::string::npos) << r.reason;
@@ -210,11 +210,11 @@ const GuardrailCheck* guardrail(const ArmResult& r, const std::string& name) {
 // move, is context. A peak over the budget (80 % of the host's 1000 MB) is a hard REJECT.
 TEST(AbAnalysisTest, MemoryIsJudgedPerUnitOfThroughputAndAgainstTheBudget) {
   const ExperimentDesign d = design_of({"loader.num_workers=1,2"}, 6);
-  ASSERT_DOUBLE_EQ(d.guardrails.memory_budget_mb, 800);
+  ASSERT_DOUBLE_EQ(d.guardrails.memory_budget_mib, 800);
   auto trials = fabricate(d, {1, 1, 1.6}, 0.001);
   for (auto& t : trials) {
-    if (t.arm == 2) t.pss_peak_mb = 160;
-    t.host_peak_mb = t.arm == 2 ? 5000 : 500;  // another process filled the host meanwhile
+    if (t.arm == 2) t.pss_peak_mib = 160;
+    t.host_peak_mib = t.arm == 2 ? 5000 : 500;  // another process filled the host meanwhile
   }
   const ArmResult ok = result(analyze(d, trials, {}, 0.05), 2);
   EXPECT_EQ(ok.verdict, "ADOPT") << ok.reason;
@@ -222,18 +222,19 @@ TEST(AbAnalysisTest, MemoryIsJudgedPerUnitOfThroughputAndAgainstTheBudget) {
   ASSERT_NE(per_rate, nullptr);
   EXPECT_TRUE(per_rate->ok);
   EXPECT_NEAR(per_rate->arm, 160.0 / 1600, 1e-3);  // MB per samples/s, as the base's 100 / 1000
-  const GuardrailCheck* budget = guardrail(ok, "pss_peak_mb");
+  const GuardrailCheck* budget = guardrail(ok, "pss_peak_mib");
   ASSERT_NE(budget, nullptr);
   EXPECT_DOUBLE_EQ(budget->limit, 800);
   EXPECT_DOUBLE_EQ(budget->arm, 160);
-  EXPECT_EQ(guardrail(ok, "host_peak_mb"), nullptr);
-  EXPECT_DOUBLE_EQ(ok.host_peak_mb, 5000);
-  EXPECT_DOUBLE_EQ(ok.base_host_peak_mb, 500);
-  trials[2 * 3 + 2].pss_peak_mb = 900;  // round 2 of the arm peaks over the budget
+  EXPECT_EQ(guardrail(ok, "host_peak_mib"), nullptr);
+  EXPECT_DOUBLE_EQ(ok.host_peak_mib, 5000);
+  EXPECT_DOUBLE_EQ(ok.base_host_peak_mib, 500);
+  trials[2 * 3 + 2].pss_peak_mib = 900;  // round 2 of the arm peaks over the budget
   const ArmResult over = result(analyze(d, trials, {}, 0.05), 2);
   EXPECT_EQ(over.verdict, "REJECT");
-  EXPECT_NE(over.reason.find("guardrail pss_peak_mb is violated: 900.00 against a limit of 800.00"),
-            std::string::npos)
+  EXPECT_NE(
+      over.reason.find("guardrail pss_peak_mib is violated: 900.00 against a limit of 800.00"),
+      std::string::npos)
       << over.reason;
 }
 
@@ -284,10 +285,10 @@ TEST(AbAnalysisTest, MostlyNonSteadyTrialsWithholdTheVerdict) {
   EXPECT_EQ(tail.reason.rfind("would be REJECT, but 6 of 6 trials of this arm", 0), 0u)
       << tail.reason;
   for (auto& t : trials)
-    if (t.arm == 2) t.pss_peak_mb = 900;  // over the 800 MB budget
+    if (t.arm == 2) t.pss_peak_mib = 900;  // over the 800 MB budget
   const ArmResult budget = result(analyze(d, trials, {}, 0.05), 2);
   EXPECT_EQ(budget.verdict, "REJECT");
-  EXPECT_NE(budget.reason.find("guardrail pss_peak_mb is violated"), std::string::npos)
+  EXPECT_NE(budget.reason.find("guardrail pss_peak_mib is violated"), std::string::npos)
       << budget.reason;
 }
 
@@ -339,11 +340,12 @@ struct FakeWorld {
     std::filesystem::create_directories(out);
     std::ofstream(log) << "fake\n";
     metric *= 1 + 0.001 * (runs % 3);
-    const nlohmann::json summary = {{"schema", "mmprof.summary/1"},
-                                    {"throughput", {{"pipeline", {{"samples_per_s", metric}}}}},
-                                    {"memory", {{"total_pss_peak_mb", 100}, {"host_peak_mb", 300}}},
-                                    {"errors", {{"count", 0}}}};
-    std::ofstream(out / "manifest.json") << R"({"schema": "mmprof.manifest/1"})";
+    const nlohmann::json summary = {
+        {"schema", "mmprof.summary/2"},
+        {"throughput", {{"pipeline", {{"samples_per_s", metric}}}}},
+        {"memory", {{"total_pss_peak_mib", 100}, {"host_peak_mib", 300}}},
+        {"errors", {{"count", 0}}}};
+    std::ofstream(out / "manifest.json") << R"({"schema": "mmprof.manifest/2"})";
     std::ofstream(out / "summary.json") << summary.dump();
     std::ofstream(out / "steps.csv") << "step,phase,t_start_ns,wait_ms,h2d_ms,compute_ms,step_ms,"
                                         "samples,bytes\n0,pipeline,1,0.5,,0,2.0,8,100\n";

@@ -159,7 +159,7 @@ TEST(EnvHardware, ProcfsPartFromFixtures) {
   const json h = procfs_hardware(fixture());
   EXPECT_EQ(h["cpu"]["model"], "Intel(R) Xeon(R) Platinum 8480+");
   EXPECT_EQ(h["cpu"]["logical_cpus"], 4);
-  EXPECT_EQ(h["memory"]["total_mb"], 2113531904ull / 1024);
+  EXPECT_EQ(h["memory"]["total_mib"], 2113531904ull / 1024);
 }
 
 TEST(EnvHardware, GpuPciLinkFromSysfs) {

@@ -593,18 +593,18 @@ TEST(CowGrowth, TheSlopeOfAStraightLineIsExactAndAboveTheThresholdIsFlagged) {
   const CowGrowth g = cow_growth(1234, line);
   EXPECT_EQ(g.points, 11u);
   EXPECT_NEAR(g.span_s, 100, 1e-12);
-  EXPECT_NEAR(g.slope_mb_per_min.value_or(0), 12, 1e-9);
-  EXPECT_NEAR(g.growth_mb.value_or(0), 20, 1e-9);
-  EXPECT_NEAR(g.slope_ci95_low_mb_per_min.value_or(0), 12, 1e-6);
+  EXPECT_NEAR(g.slope_mib_per_min.value_or(0), 12, 1e-9);
+  EXPECT_NEAR(g.growth_mib.value_or(0), 20, 1e-9);
+  EXPECT_NEAR(g.slope_ci95_low_mib_per_min.value_or(0), 12, 1e-6);
   EXPECT_TRUE(g.growing);
   EXPECT_NE(g.verdict.find("#13246"), std::string::npos);
-  EXPECT_EQ(g.to_json()["threshold_mb_per_min"], kCowThresholdMbPerMin);
+  EXPECT_EQ(g.to_json()["threshold_mib_per_min"], kCowThresholdMibPerMin);
 
   std::vector<UssPoint> flat;
   for (int64_t k = 0; k <= 10; ++k)  // 6 MB/min: under 10
     flat.push_back({k * 10'000'000'000LL, 1024 * (100 + k)});
   const CowGrowth f = cow_growth(1, flat);
-  EXPECT_NEAR(f.slope_mb_per_min.value_or(0), 6, 1e-9);
+  EXPECT_NEAR(f.slope_mib_per_min.value_or(0), 6, 1e-9);
   EXPECT_FALSE(f.growing);
   EXPECT_EQ(f.verdict.rfind("no copy-on-write growth", 0), 0u);
 
@@ -614,17 +614,17 @@ TEST(CowGrowth, TheSlopeOfAStraightLineIsExactAndAboveTheThresholdIsFlagged) {
   for (int64_t k = 0; k < 8; ++k)
     noisy[k] = {k * 5'000'000'000LL, 500'000 + jitter_kb[k]};
   const CowGrowth n = cow_growth(2, noisy);
-  EXPECT_GT(n.slope_mb_per_min.value_or(0), kCowThresholdMbPerMin);
-  EXPECT_LT(n.slope_ci95_low_mb_per_min.value_or(1), 0);
+  EXPECT_GT(n.slope_mib_per_min.value_or(0), kCowThresholdMibPerMin);
+  EXPECT_LT(n.slope_ci95_low_mib_per_min.value_or(1), 0);
   EXPECT_FALSE(n.growing);
 
   // Too short to tell: 3 samples over 20 s, however steep.
   const CowGrowth s =
       cow_growth(3, {{0, 0}, {10'000'000'000LL, 102400}, {20'000'000'000LL, 204800}});
-  EXPECT_NEAR(s.slope_mb_per_min.value_or(0), 600, 1e-9);
+  EXPECT_NEAR(s.slope_mib_per_min.value_or(0), 600, 1e-9);
   EXPECT_FALSE(s.growing);
   EXPECT_EQ(s.verdict.rfind("too short to tell", 0), 0u);
-  EXPECT_FALSE(cow_growth(4, {{0, 1}}).slope_mb_per_min.has_value());
+  EXPECT_FALSE(cow_growth(4, {{0, 1}}).slope_mib_per_min.has_value());
 }
 
 TEST(CowGrowth, TheUssSeriesIsOneProcessInsideTheWindowInTimeOrder) {

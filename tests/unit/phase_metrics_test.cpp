@@ -99,7 +99,7 @@ TEST(PhaseMetricsTest, RatesDivideByTheWindow) {
 
 TEST(PhaseMetricsTest, SummaryCarriesEveryDesignKey) {
   const json s = summary_of(compute_phase(), pipeline_phase(), end_to_end_phase(), outcome());
-  EXPECT_EQ(s["schema"], "mmprof.summary/1");
+  EXPECT_EQ(s["schema"], "mmprof.summary/2");
   for (const auto& key : test::design_summary_keys()) {
     EXPECT_TRUE(s.contains(test::dotted_pointer(key))) << key;
   }
@@ -286,7 +286,7 @@ ResourceUsage two_samples() {
 TEST(PhaseMetricsTest, WithoutASamplerResourceKeysAreNullNotZero) {
   const json s = summary_of(compute_phase(), pipeline_phase(), end_to_end_phase(), outcome());
   EXPECT_TRUE(at(s, "memory.main").is_null());
-  EXPECT_TRUE(at(s, "memory.total_pss_peak_mb").is_null());
+  EXPECT_TRUE(at(s, "memory.total_pss_peak_mib").is_null());
   EXPECT_TRUE(at(s, "cpu.utilization_cores").is_null());
   EXPECT_TRUE(at(s, "io.read_bytes").is_null());
 }
@@ -299,16 +299,16 @@ TEST(PhaseMetricsTest, MemoryPeaksPerProcessTreeAndHost) {
   const json& m = s["memory"];
   EXPECT_EQ(m["window"], "run");
   EXPECT_EQ(m["main"]["pid"], 10);
-  EXPECT_DOUBLE_EQ(m["main"]["rss_peak_mb"].get<double>(), 1.0);
-  EXPECT_DOUBLE_EQ(m["main"]["pss_peak_mb"].get<double>(), 900.0 / 1024);
-  EXPECT_DOUBLE_EQ(m["main"]["uss_peak_mb"].get<double>(), 600.0 / 1024);
+  EXPECT_DOUBLE_EQ(m["main"]["rss_peak_mib"].get<double>(), 1.0);
+  EXPECT_DOUBLE_EQ(m["main"]["pss_peak_mib"].get<double>(), 900.0 / 1024);
+  EXPECT_DOUBLE_EQ(m["main"]["uss_peak_mib"].get<double>(), 600.0 / 1024);
   ASSERT_EQ(m["workers"].size(), 1u);
   EXPECT_EQ(m["workers"][0]["index"], 0);
   EXPECT_EQ(m["workers"][0]["pid"], 11);
-  EXPECT_DOUBLE_EQ(m["workers"][0]["pss_peak_mb"].get<double>(), 2.0);
+  EXPECT_DOUBLE_EQ(m["workers"][0]["pss_peak_mib"].get<double>(), 2.0);
   // The peak of the per-sample sum (900 + 2048 kB), not a sum of peaks.
-  EXPECT_DOUBLE_EQ(m["total_pss_peak_mb"].get<double>(), (900.0 + 2048) / 1024);
-  EXPECT_DOUBLE_EQ(m["host_peak_mb"].get<double>(), 400'000.0 / 1024);
+  EXPECT_DOUBLE_EQ(m["total_pss_peak_mib"].get<double>(), (900.0 + 2048) / 1024);
+  EXPECT_DOUBLE_EQ(m["host_peak_mib"].get<double>(), 400'000.0 / 1024);
   EXPECT_EQ(m["host_peak_source"], "meminfo MemTotal - MemAvailable, sampled");
   EXPECT_EQ(m["samples"], 2);
 }
@@ -321,9 +321,9 @@ TEST(PhaseMetricsTest, CgroupMemoryPeakIsTheHostPeakWhenPresent) {
   a.host.cgroup_peak_bytes = 512 * 1024 * 1024;
   u.add(a);
   const json s = summary_of(compute_phase(), pipeline_phase(), end_to_end_phase(), outcome(), &u);
-  EXPECT_DOUBLE_EQ(s["memory"]["host_peak_mb"].get<double>(), 512.0);
+  EXPECT_DOUBLE_EQ(s["memory"]["host_peak_mib"].get<double>(), 512.0);
   EXPECT_EQ(s["memory"]["host_peak_source"], "cgroup memory.peak (since the cgroup was created)");
-  EXPECT_DOUBLE_EQ(s["memory"]["host_used_peak_mb"].get<double>(), 400'000.0 / 1024);
+  EXPECT_DOUBLE_EQ(s["memory"]["host_used_peak_mib"].get<double>(), 400'000.0 / 1024);
 }
 
 TEST(PhaseMetricsTest, CpuAndIoCoverThePipelineWindow) {

@@ -208,15 +208,15 @@ TEST(ReportResources, WorkersWaitingToRunAreCpuContendedAndIdleCoresAreTheHosts)
 }
 
 // A figure the sampler could not read is null in summary.json (a worker seen only as it exited):
-// the report reads it as missing rather than failing (it did, on a worker's swap_peak_mb).
+// the report reads it as missing rather than failing (it did, on a worker's swap_peak_mib).
 TEST(ReportResources, ANullWorkerFigureIsMissingNotAnError) {
   json s, m;
   s["memory"]["workers"] =
-      json::array({{{"pid", 7}, {"swap_peak_mb", nullptr}}, {{"pid", 8}, {"swap_peak_mb", 3.0}}});
-  s["memory"]["host_peak_mb"] = 100.0;
-  s["memory"]["host_total_mb"] = 1000.0;
+      json::array({{{"pid", 7}, {"swap_peak_mib", nullptr}}, {{"pid", 8}, {"swap_peak_mib", 3.0}}});
+  s["memory"]["host_peak_mib"] = 100.0;
+  s["memory"]["host_total_mib"] = 1000.0;
   const json r = attribute_resources(s, m);
-  EXPECT_DOUBLE_EQ(r["memory"]["swap_peak_mb"].get<double>(), 3.0);
+  EXPECT_DOUBLE_EQ(r["memory"]["swap_peak_mib"].get<double>(), 3.0);
   EXPECT_EQ(r["memory"]["pressure"], true);  // swapping
 }
 

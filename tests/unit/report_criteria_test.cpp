@@ -125,13 +125,13 @@ TEST(ReportCriteria, TheMemoryBudgetDefaultsToAFractionOfTheHostsRam) {
   const json small =
       decision(decide_experiment(fixture_experiment(), c, 350.0), "loader.num_workers=4");
   EXPECT_EQ(small["outcome"], "regression");
-  EXPECT_NE(small["reason"].get<std::string>().find("peak PSS 300 MB over the 280 MB budget"),
+  EXPECT_NE(small["reason"].get<std::string>().find("peak PSS 300 MiB over the 280 MiB budget"),
             std::string::npos)
       << small["reason"];
   const json large =
       decision(decide_experiment(fixture_experiment(), c, 16000.0), "loader.num_workers=4");
   EXPECT_EQ(large["decision"], "adopt");
-  c.memory_budget_mb = 1000;  // set explicitly: the host's RAM does not matter
+  c.memory_budget_mib = 1000;  // set explicitly: the host's RAM does not matter
   EXPECT_DOUBLE_EQ(*memory_budget(c, 350.0), 1000);
   EXPECT_THROW(parse_criteria("adopt: {memory_budget_host_fraction: 1.5}\n", "c.yaml"), UsageError);
 }

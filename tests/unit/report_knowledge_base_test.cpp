@@ -224,13 +224,13 @@ TEST(ReportKnowledgeBase, AJobsTorchExcludesArgumentsItLacks) {
                                           {"persistent_workers", false},
                                           {"in_order", true},
                                           {"pin_memory", false}}}}};
-  m["hardware"]["memory"]["total_mb"] = 16000;
+  m["hardware"]["memory"]["total_mib"] = 16000;
   json a;
   a["classification"]["primary"] = "input-bound";
   a["stages"]["limit"] = "getitem";
   a["resources"] = {{"limit", "none saturated"},
                     {"cpu", {{"idle_cores", 0.2}}},
-                    {"memory", {{"host_peak_mb", 4000}, {"host_total_mb", 16000}}}};
+                    {"memory", {{"host_peak_mib", 4000}, {"host_total_mib", 16000}}}};
   const json r = evaluate_knowledge_base(embedded_kb(), a, m);
   for (const auto& c : r["recommended"])
     ADD_FAILURE() << "recommended to a torch 1.6 job: " << c["id"];

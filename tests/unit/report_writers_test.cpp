@@ -53,9 +53,9 @@ TEST(ReportSvg, ChartsEscapeLabelsAndDrawEveryElement) {
   EXPECT_NE(lines.find("<path d=\"M"), std::string::npos);
   EXPECT_NE(lines.find("class=\"marker\""), std::string::npos);
   EXPECT_NE(lines.find(">pipeline</text>"), std::string::npos);
-  const std::string arms = svg_error_bars(
-      {{"base", 100, 98.0, 103.0, ""}, {"arm", 110, 105.0, 115.0, "ADOPT"}}, "samples/s",
-      Band{"band", 98, 102});
+  const std::string arms =
+      svg_error_bars({{"base", 100, 98.0, 103.0, ""}, {"arm", 110, 105.0, 115.0, "ADOPT"}},
+                     "samples/s", Band{"band", 98, 102});
   EXPECT_EQ(count_of(arms, "class=\"ci\""), 2u);  // the base's interval too
   EXPECT_NE(arms.find("class=\"band\""), std::string::npos);
   EXPECT_NE(arms.find(">ADOPT</text>"), std::string::npos);
@@ -64,8 +64,8 @@ TEST(ReportSvg, ChartsEscapeLabelsAndDrawEveryElement) {
 
 TEST(ReportSvg, TicksAreNiceNumbersCoveringTheData) {
   EXPECT_EQ(nice_ticks(0, 137.3), (std::vector<double>{0, 20, 40, 60, 80, 100, 120, 140}));
-  EXPECT_EQ(nice_ticks(0.013, 0.047), (std::vector<double>{0.01, 0.015, 0.02, 0.025, 0.03, 0.035,
-                                                           0.04, 0.045, 0.05}));
+  EXPECT_EQ(nice_ticks(0.013, 0.047),
+            (std::vector<double>{0.01, 0.015, 0.02, 0.025, 0.03, 0.035, 0.04, 0.045, 0.05}));
   EXPECT_EQ(nice_ticks(96.2, 111.9), (std::vector<double>{95, 100, 105, 110, 115}));
   EXPECT_EQ(nice_ticks(5, 5).front(), 5);  // one value: still an axis
   EXPECT_GE(nice_ticks(5, 5).size(), 2u);

@@ -228,11 +228,37 @@ TEST_F(RunDirTest, ANonRunAndAForeignSchemaAreRefusedNamingTheFile) {
       << e;
   std::ofstream(dir_.path() / run_file::manifest) << R"({"schema": "other/2"})";
   e = error_of([&] { RunDir::open(dir_.path()); });
-  EXPECT_NE(e.find("is not an mmprof.manifest/1 file (schema 'other/2')"), std::string::npos) << e;
-  std::ofstream(dir_.path() / run_file::manifest) << R"({"schema": "mmprof.manifest/1"})";
+  EXPECT_NE(e.find("is not an mmprof.manifest/2 file (schema 'other/2')"), std::string::npos) << e;
+  std::ofstream(dir_.path() / run_file::manifest) << R"({"schema": "mmprof.manifest/2"})";
   std::ofstream(dir_.path() / run_file::summary) << "{\"cut";
   e = error_of([&] { RunDir::open(dir_.path()); });
   EXPECT_NE(e.find("summary.json is not valid JSON"), std::string::npos) << e;
+}
+
+// A run of an older mmprof (version 1: MiB figures named *_mb, pin_mode among the latencies) is
+// read as version 2; a version mmprof does not know is refused.
+TEST_F(RunDirTest, AVersionOneRunIsReadWithTodaysNames) {
+  std::ofstream(dir_.path() / run_file::manifest)
+      << R"({"schema": "mmprof.manifest/1", "hardware": {"memory": {"total_mb": 2048}}})";
+  std::ofstream(dir_.path() / run_file::summary) << R"({"schema": "mmprof.summary/1",
+      "latency_ms": {"pin_mode": "pageable: no GPU", "step": {"p50": 1}},
+      "memory": {"host_peak_mb": 512, "workers": [{"pss_peak_mb": 100}]},
+      "io": {"read_mb_per_s": 3}, "job": {"cow": {"slope_mb_per_min": 0.5}}})";
+  const RunDir r = RunDir::open(dir_.path());
+  EXPECT_EQ(r.manifest()["schema"], run_schema::manifest);
+  EXPECT_EQ(r.manifest()["hardware"]["memory"], (json{{"total_mib", 2048}}));
+  const json& s = r.summary();
+  EXPECT_EQ(s["schema"], run_schema::summary);
+  EXPECT_EQ(s["pin_mode"], "pageable: no GPU");
+  EXPECT_EQ(s["latency_ms"], (json{{"step", {{"p50", 1}}}}));
+  EXPECT_EQ(s["memory"], (json{{"host_peak_mib", 512}, {"workers", {{{"pss_peak_mib", 100}}}}}));
+  EXPECT_EQ(s["io"], (json{{"read_mb_per_s", 3}}));  // 10^6 bytes per second: not MiB
+  EXPECT_EQ(s["job"]["cow"], (json{{"slope_mib_per_min", 0.5}}));
+  std::ofstream(dir_.path() / run_file::summary) << R"({"schema": "mmprof.summary/3"})";
+  const std::string e = error_of([&] { RunDir::open(dir_.path()); });
+  EXPECT_NE(e.find("is not an mmprof.summary/2 file (schema 'mmprof.summary/3')"),
+            std::string::npos)
+      << e;
 }
 
 }  // namespace

@@ -82,7 +82,7 @@ TEST(RunFilesTest, AtomicWriteIntoAMissingFolderIsAnOutputErrorNamingThePath) {
 TEST(RunFilesTest, JsonIsWrittenAtomicallyAndParsesBack) {
   test::TempDir dir;
   const fs::path file = dir.path() / "summary.json";
-  const nlohmann::json value = {{"schema", "mmprof.summary/1"}, {"n", 3}, {"x", nullptr}};
+  const nlohmann::json value = {{"schema", "mmprof.summary/2"}, {"n", 3}, {"x", nullptr}};
   write_json_atomic(file, value);
   EXPECT_EQ(nlohmann::json::parse(read_text(file)), value);
   EXPECT_EQ(names_in(dir.path()), std::vector<std::string>{"summary.json"});

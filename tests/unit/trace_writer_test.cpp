@@ -303,8 +303,8 @@ TEST(TraceWriter, CountersInstantsAndGpuTracks) {
   const auto memory = select(t, "C", "memory");
   ASSERT_EQ(memory.size(), 2u);
   EXPECT_EQ(memory[0]["pid"], kMainPid);
-  EXPECT_EQ(memory[0]["args"], (json{{"rss_mb", 2.0}, {"pss_mb", 1.0}}));
-  EXPECT_EQ(memory[1]["args"], (json{{"rss_mb", 1.0}}));  // PSS not read: left out, not 0
+  EXPECT_EQ(memory[0]["args"], (json{{"rss_mib", 2.0}, {"pss_mib", 1.0}}));
+  EXPECT_EQ(memory[1]["args"], (json{{"rss_mib", 1.0}}));  // PSS not read: left out, not 0
   const auto queue = select(t, "C", "queue");
   ASSERT_EQ(queue.size(), 1u);
   EXPECT_EQ(queue[0]["args"], (json{{"ready", 1}, {"in_flight", 2}}));
