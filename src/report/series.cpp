@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
 #include <vector>
 
 #include "stats/descriptive.hpp"
@@ -86,18 +87,24 @@ json memory_series(const std::vector<ResourceRow>& rows, size_t max_points) {
     std::vector<std::pair<double, double>> points;
     json phases = json::array();  // [{phase, from_s}] in the order the process was sampled in them
   };
+  // PSS needs smaps_rollup, which the sampler reads less often than RSS: a process's line is its
+  // PSS samples alone, or its RSS where it has none (never the two mixed, which would zigzag).
+  std::set<int> with_pss;
+  for (const ResourceRow& r : rows)
+    if (r.pss_kb) with_pss.insert(r.pid);
   std::map<int, Process> processes;  // by pid: one line per process
   std::vector<int> order;
   std::optional<int64_t> t0;
   for (const ResourceRow& r : rows) {
-    const std::optional<int64_t> kb = r.pss_kb ? r.pss_kb : r.rss_kb;  // PSS needs smaps_rollup
+    const bool pss = with_pss.contains(r.pid);
+    const std::optional<int64_t> kb = pss ? r.pss_kb : r.rss_kb;
     if (!kb) continue;
     if (!t0) t0 = r.t_ns;
     auto [it, fresh] = processes.try_emplace(r.pid);
     if (fresh) {
       std::string role = r.role;
       if (r.worker) role += fmt::format(" {}", *r.worker);
-      it->second.label = fmt::format("{} (pid {})", role, r.pid);
+      it->second.label = fmt::format("{} (pid {}){}", role, r.pid, pss ? "" : ", RSS");
       order.push_back(r.pid);
     }
     const double t = static_cast<double>(r.t_ns - *t0) / 1e9;

@@ -23,7 +23,8 @@ nlohmann::json latency_cdf(const std::vector<StepRow>& steps, const std::string&
 
 // [{process: "main" | "worker N (pid P)" | ..., phases: [{phase, from_s}], points: [[s, pss_mib],
 // ...]}], time from the first sample, at most `max_points` per process (evenly strided; the last
-// sample is kept); `phases` are the run phases the process was sampled in, from when.
+// sample is kept); `phases` are the run phases the process was sampled in, from when. A line is
+// the process's PSS samples only, or its RSS samples (", RSS" in its name) when it has no PSS.
 nlohmann::json memory_series(const std::vector<ResourceRow>& resources, size_t max_points = 200);
 
 // The `n` samples of `phase` with the largest read + decode + augment time (or, for a user's

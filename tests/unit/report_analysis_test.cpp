@@ -271,6 +271,37 @@ TEST(ReportSeries, CdfTailReachesP999WithAThousandSteps) {
   EXPECT_DOUBLE_EQ(cdf.back()[0].get<double>(), 1000);
 }
 
+// The sampler reads PSS less often than RSS: a process's line is its PSS samples alone (mixing in
+// the RSS rows drew a zigzag between the two), or RSS for a process never read for PSS; the
+// phases each process was sampled in go with it.
+TEST(ReportSeries, MemoryLinesNeverMixPssAndRss) {
+  std::vector<ResourceRow> rows;
+  const auto row = [&](int pid, int64_t t_ms, int64_t rss, std::optional<int64_t> pss,
+                       const char* phase) {
+    ResourceRow r;
+    r.pid = pid;
+    r.role = pid == 1 ? "main" : "worker";
+    if (pid != 1) r.worker = 0;
+    r.t_ns = t_ms * 1'000'000;
+    r.rss_kb = rss;
+    r.pss_kb = pss;
+    r.phase = phase;
+    rows.push_back(r);
+  };
+  row(1, 0, 4096, 2048, "pipeline");
+  row(1, 100, 4096, std::nullopt, "pipeline");
+  row(2, 100, 1024, std::nullopt, "pipeline");
+  row(1, 200, 4096, 3072, "end_to_end");
+  const json m = memory_series(rows);
+  ASSERT_EQ(m.size(), 2u);
+  EXPECT_EQ(m[0]["process"], "main (pid 1)");
+  EXPECT_EQ(m[0]["points"], (json{{0.0, 2.0}, {0.2, 3.0}}));  // MiB, PSS rows only
+  EXPECT_EQ(m[0]["phases"], (json{{{"phase", "pipeline"}, {"from_s", 0.0}},
+                                  {{"phase", "end_to_end"}, {"from_s", 0.2}}}));
+  EXPECT_EQ(m[1]["process"], "worker 0 (pid 2), RSS");
+  EXPECT_EQ(m[1]["points"], (json{{0.1, 1.0}}));
+}
+
 // A user's own job's rows (the external hook) have only the whole __getitem__: ranked by it, the
 // stages not measured are null and left out of the stage means.
 TEST(ReportSeries, SlowestSamplesRankHookRowsByGetitemAndStageMeansSkipTheUnmeasured) {
