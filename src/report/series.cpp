@@ -64,9 +64,10 @@ json latency_cdf(const std::vector<StepRow>& steps, const std::string& phase, St
   json points = json::array();
   if (values.empty()) return points;
   std::sort(values.begin(), values.end());
-  // Every 5 % to p85, then ten points per decade of the tail (p90, p91 .. p99, p99.1 ..) while
-  // the sample resolves them (q <= 1 - 1/n), then the maximum.
+  // Every 5 % to p85, then nine points per decade of the tail (p90, p91 .. p98, p99, p99.1 ..)
+  // while the sample resolves them (q <= 1 - 1/n), then the maximum.
   std::vector<double> qs;
+  qs.reserve(18 + 9 * 8);  // to p85, then up to 8 decades (p99.999999)
   for (int i = 0; i < 18; ++i)
     qs.push_back(i / 20.0);
   const double resolved = 1 - 1.0 / static_cast<double>(values.size());

@@ -163,10 +163,11 @@ MedianInterval median_interval(std::vector<double> values, double alpha) {
   // P(Binomial(n, 1/2) < k) for k = 1, 2, ...: the mass below the k-th order statistic.
   const auto below = [n](size_t k) {
     double p = 0;
-    for (size_t j = 0; j < k; ++j)
+    for (size_t j = 0; j < k; ++j) {
       p += std::exp(std::lgamma(static_cast<double>(n) + 1) -
                     std::lgamma(static_cast<double>(j) + 1) -
                     std::lgamma(static_cast<double>(n - j) + 1) - static_cast<double>(n) * M_LN2);
+    }
     return p;
   };
   size_t k = 1;
