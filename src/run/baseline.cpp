@@ -90,6 +90,9 @@ class BaselineRun {
       outcome_.status = e.code() == ExitCode::interrupted ? "interrupted" : "failed";
       outcome_.message = e.what();
       std::string also;
+      // The run is over: its last files get the room kept for them, whichever write failed (a
+      // full disk may first stop the checkpoint's periodic rewrite, which is no streamed row).
+      recorder_.writer().release_reserve();
       keep_after_failure(also, [&] { checkpoint_.write(); });  // exact at a graceful stop
       sampler.set_phase("stopped");
       sampler.stop();  // resources.csv keeps what was sampled; summary has the figures so far

@@ -48,7 +48,8 @@ class RunWriter {
   void resources(const Snapshot& snapshot);
 
   // Frees the room kept for the last files of a run (below); the first failed streamed write
-  // does it, so that summary.json, the manifest and the checkpoint still fit on a full disk.
+  // does it, and so does a failed run before it keeps what it measured, so that summary.json,
+  // the manifest and the checkpoint still fit on a full disk.
   void release_reserve() noexcept;
 
   void manifest(const nlohmann::json& manifest) const;
