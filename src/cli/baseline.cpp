@@ -268,13 +268,11 @@ std::string why_suffix(const std::string& why, const std::string& same_as = "") 
   return fmt::format("   ({})", why == same_as ? "as compute" : why);
 }
 
-// Time to first batch is taken when the pipeline phase's warm-up ends.
+// The pipeline phase's loader's time to its first batch.
 std::string first_batch_text(const json& s, const std::string& why_no_pipeline) {
   if (s["time_to_first_batch_ms"].is_number()) return num(s["time_to_first_batch_ms"]) + " ms";
   if (!why_no_pipeline.empty()) return "n/a (" + why_no_pipeline + ")";
-  if (report::value_at(s, "/phases/pipeline/warmup_steps") == 0)
-    return "n/a (taken at the end of warm-up; phases.warmup_steps=0 ended it before any batch)";
-  return "n/a (no batch before the measured window)";
+  return "n/a (the pipeline phase delivered no batch)";
 }
 
 std::string format_throughput(const json& s, const json& config) {

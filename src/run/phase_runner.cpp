@@ -103,6 +103,8 @@ void PhaseRunner::loader(PhaseMetrics& phase, BatchSource& source, Step* step, G
     one_loader_step(source, step, phase.name, &phase, gpu, i);
     progress_.update(phase.name, i + 1, config_.phases.steps, phase.samples_per_s());
   }
+  // Known after the warm-up, or (phases.warmup_steps=0) after the first measured batch.
+  phase.time_to_first_batch_ms = source.stats().time_to_first_batch_ms;
   if (step != nullptr) step->finish();
   recorder_.end_window(phase.name);
   checkpoint_.finish_phase(phase.name);

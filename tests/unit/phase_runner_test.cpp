@@ -28,9 +28,9 @@ class FakeSource final : public BatchSource {
   FakeSource(FakeClock& clock, int64_t wait_ms, uint32_t size) : clock_(clock), wait_ms_(wait_ms) {
     batch_.size = size;
     stats_.pin_mode = "pageable: test";
-    stats_.time_to_first_batch_ms = 7;
   }
   const Batch& next() override {
+    if (delivered_ == 0) stats_.time_to_first_batch_ms = 7;  // -1 (LoaderStats') until then
     clock_.t += wait_ms_ * kMs;
     batch_.batch_id = delivered_++;
     batch_.epoch = static_cast<int64_t>(batch_.batch_id / kPerEpoch);
@@ -135,6 +135,17 @@ TEST_F(PhaseRunnerTest, EndToEndStepIsWaitPlusComputeAndWarmUpIsExcluded) {
   EXPECT_EQ(rows[4].t_start_ns, 1'090 * kMs);
   EXPECT_DOUBLE_EQ(rows[2].step_ms, 15.0);
   EXPECT_FALSE(rows[2].h2d_ms.has_value());
+}
+
+// Without a warm-up the loader's first batch arrives inside the measured window: its time is
+// still the phase's (it was read before any batch, and so was missing, before).
+TEST_F(PhaseRunnerTest, TimeToFirstBatchIsKnownWithoutAWarmUp) {
+  config_.phases.warmup_steps = 0;
+  FakeSource source(clock_, 5, 4);
+  PhaseMetrics pipeline = phase("pipeline");
+  runner().loader(pipeline, source, nullptr, nullptr);
+  EXPECT_EQ(pipeline.warmup_steps, 0);
+  EXPECT_DOUBLE_EQ(pipeline.time_to_first_batch_ms, 7);
 }
 
 TEST_F(PhaseRunnerTest, WarmUpLastsAtLeastWarmupSeconds) {
