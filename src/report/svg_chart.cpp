@@ -77,6 +77,14 @@ struct Axis {
   std::string label(double v) const {
     return log ? fmt::format("{:g}", v) : fmt::format("{:.{}f}", v, decimals);
   }
+  // Each tick at its position between `a` and `b`, with its label.
+  std::vector<std::pair<double, std::string>> placed(double a, double b) const {
+    std::vector<std::pair<double, std::string>> out;
+    out.reserve(ticks.size());
+    for (const double v : ticks)
+      out.emplace_back(map(v, a, b), label(v));
+    return out;
+  }
 };
 
 Axis linear_axis(Range r, bool from_zero) {
@@ -198,10 +206,7 @@ std::string svg_bars(const std::vector<Bar>& bars, const std::string& unit) {
     r.add(b.value);
   const Axis axis = linear_axis(r, true);
   const Frame f{left, right, 5, static_cast<double>(axis_y)};
-  std::vector<std::pair<double, std::string>> ticks;
-  for (const double v : axis.ticks)
-    ticks.emplace_back(axis.map(v, left, right), axis.label(v));
-  std::string out = open_svg(axis_y + 22, "bar chart") + f.x_grid(ticks);
+  std::string out = open_svg(axis_y + 22, "bar chart") + f.x_grid(axis.placed(left, right));
   for (size_t i = 0; i < bars.size(); ++i) {
     const double y = 5 + static_cast<double>(i) * row;
     const double w = std::max(0.0, axis.map(bars[i].value, left, right) - left);
@@ -225,11 +230,8 @@ std::string svg_lines(const std::vector<Series>& series, const std::string& x_la
   for (const auto& m : markers)
     xr.add(m.x);
   const Axis x = linear_axis(xr, false), y = linear_axis(yr, true);
-  std::vector<std::pair<double, std::string>> ticks;
-  for (const double v : x.ticks)
-    ticks.emplace_back(x.map(v, f.left, f.right), x.label(v));
-  std::string out = open_svg(lines_height(series.size()), "line chart") + f.x_grid(ticks) +
-                    f.y_grid(y) + f.axes(x_label, y_label);
+  std::string out = open_svg(lines_height(series.size()), "line chart") +
+                    f.x_grid(x.placed(f.left, f.right)) + f.y_grid(y) + f.axes(x_label, y_label);
   // A marker's name goes on the first line where it clears the names before it.
   std::vector<Marker> by_x = markers;
   std::stable_sort(by_x.begin(), by_x.end(),
@@ -259,9 +261,11 @@ std::string svg_percentiles(const std::vector<Series>& series, const std::string
   double last = 1;  // the largest percentile resolved, at least p90
   bool has_max = false;
   Range yr;
+  double lo_positive = std::numeric_limits<double>::infinity();
   for (const auto& s : series) {
     for (const auto& [value, q] : s.points) {
       yr.add(value);
+      if (value > 0) lo_positive = std::min(lo_positive, value);
       if (q >= 1) has_max = true;
       if (q < 1) last = std::max(last, percentile_position(q, 0));
     }
@@ -278,11 +282,6 @@ std::string svg_percentiles(const std::vector<Series>& series, const std::string
   }
   if (has_max) ticks.emplace_back(map_x(1), "max");
   // Latency spanning more than two decades (a stall among fast steps) gets a log axis.
-  double lo_positive = std::numeric_limits<double>::infinity();
-  for (const auto& s : series) {
-    for (const auto& [value, q] : s.points)
-      if (value > 0) lo_positive = std::min(lo_positive, value);
-  }
   const bool wide = std::isfinite(lo_positive) && yr.hi / lo_positive > 100;
   const Axis y = wide ? log_axis(lo_positive, yr.hi) : linear_axis(yr, true);
   std::string out = open_svg(lines_height(series.size()), "latency by percentile") +
@@ -312,9 +311,6 @@ std::string svg_error_bars(const std::vector<ErrorBar>& bars, const std::string&
   const Axis axis = linear_axis(r, false);
   const auto map = [&](double v) { return axis.map(v, left, right); };
   const Frame f{left, right, static_cast<double>(top), static_cast<double>(axis_y)};
-  std::vector<std::pair<double, std::string>> ticks;
-  for (const double v : axis.ticks)
-    ticks.emplace_back(map(v), axis.label(v));
   std::string out = open_svg(axis_y + (band ? 52 : 36), "throughput per arm");
   if (band) {
     out += fmt::format(
@@ -322,7 +318,7 @@ std::string svg_error_bars(const std::vector<ErrorBar>& bars, const std::string&
         "fill=\"#e6e6e6\"/>\n",
         map(band->low), top, std::max(1.0, map(band->high) - map(band->low)), axis_y - top);
   }
-  out += f.x_grid(ticks);
+  out += f.x_grid(axis.placed(left, right));
   out += fmt::format("<path d=\"M{} {} H{}\" stroke=\"#444\"/>\n", left, axis_y, right);
   out += text((left + right) / 2.0, axis_y + 28, unit, "middle");
   if (band) {
