@@ -5,6 +5,7 @@
 #include <iterator>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <utility>
 
@@ -23,6 +24,19 @@ std::string json_string(std::string_view s) {
   // Keys come from file names: invalid UTF-8 is replaced, not allowed to break the document.
   return nlohmann::json(s).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
+
+// The data path's spans (samples, batches, the consumer's waits and pin copies) share one
+// category, as the two ends of an arrow must for DevTools.
+constexpr const char* kLoaderCategory = "loader";
+
+struct Track {
+  int64_t pid = 0, tid = 0;
+};
+
+struct FlowEnd {
+  int64_t t = 0;
+  Track track;
+};
 
 // A batch's identity across the run: batch ids restart with every Loader (generation).
 using BatchKey = std::pair<uint32_t, int64_t>;
@@ -69,19 +83,24 @@ class Writer {
   }
 
  private:
-  // Which batches both a worker recorded and the consumer took: only those get a batch -> step
-  // arrow, so no flow is left without its other end (a capped trace, a batch never consumed).
+  // The span of every batch the consumer took, on its worker's track: the batch -> consumer
+  // arrows leave from it, so none is drawn without its other end (a capped trace, a batch never
+  // consumed). A batch filled twice (retried after its worker was given up on) keeps its first.
   void index_batches() {
-    std::set<BatchKey> filled;
-    for (uint32_t r = kFirstWorkerRegion; r < src_.regions.size(); ++r) {
-      for (const auto& rec : src_.regions[r])
-        if (TraceArena::published(rec) && rec.name == EventName::batch) filled.insert(key_of(rec));
-    }
     if (src_.regions.empty()) return;
+    std::set<BatchKey> consumed;
     for (const auto& rec : src_.regions[kMainRegion]) {
-      if (TraceArena::published(rec) && rec.name == EventName::consumed &&
-          filled.count(key_of(rec)) != 0) {
-        linked_.insert(key_of(rec));
+      if (TraceArena::published(rec) && rec.name == EventName::consumed)
+        consumed.insert(key_of(rec));
+    }
+    for (uint32_t r = kFirstWorkerRegion; r < src_.regions.size(); ++r) {
+      std::optional<Track> track;  // the worker's, between its start and stop records
+      for (const auto& rec : src_.regions[r]) {
+        if (!TraceArena::published(rec)) continue;
+        if (rec.name == EventName::worker_start) track = Track{rec.a, rec.b};
+        if (rec.name == EventName::worker_stop) track.reset();
+        if (rec.name == EventName::batch && track && consumed.count(key_of(rec)) != 0)
+          batch_spans_.emplace(key_of(rec), FlowEnd{rec.t_ns, *track});
       }
     }
   }
@@ -167,13 +186,25 @@ class Writer {
         ts(t), pid, pid, args);
   }
 
-  // One end of a flow arrow; both bind to the slice enclosing `t` on their thread (bp "e").
-  void flow(char ph, const char* name, uint64_t id, int64_t t, int64_t pid, int64_t tid) {
+  // An arrow between two spans (flow events "s" and "f", one id). Each end sits at the first
+  // nanosecond of its span, in the span's category: Chrome DevTools binds a flow event to the
+  // slice with the same ts, pid, tid and cat, and Perfetto to the innermost slice open at ts (it
+  // opens the spans that start at ts before it reads the other events at ts; bp "e": the end binds
+  // to that slice, not to the next one). Both viewers need the start first, in time and in the
+  // file, so the earlier span gets the "s".
+  void arrow(const char* name, uint64_t id, FlowEnd a, FlowEnd b) {
+    if (b.t < a.t) std::swap(a, b);
+    ++counts_.flows;
+    flow_event('s', name, id, a);
+    flow_event('f', name, id, b);
+  }
+
+  void flow_event(char ph, const char* name, uint64_t id, const FlowEnd& at) {
     begin_event();
     fmt::format_to(std::back_inserter(out_),
-                   "{{\"ph\":\"{}\",\"name\":\"{}\",\"cat\":\"flow\",\"id\":{},\"ts\":{},"
+                   "{{\"ph\":\"{}\",\"name\":\"{}\",\"cat\":\"{}\",\"id\":{},\"ts\":{},"
                    "\"pid\":{},\"tid\":{},\"bp\":\"e\"}}",
-                   ph, name, id, ts(t), pid, tid);
+                   ph, name, kLoaderCategory, id, ts(at.t), at.track.pid, at.track.tid);
   }
 
   void main_region() {
@@ -190,12 +221,17 @@ class Writer {
                   fmt::format("\"workers\":{},\"loader\":{}", r.a, r.generation));
           break;
         case EventName::wait:
+          complete("wait", kLoaderCategory, r.t_ns, r.dur_ns, pid, tid, batch_args);
+          // From the batch's span on its worker to the wait that received it.
+          if (const auto it = batch_spans_.find(key_of(r)); it != batch_spans_.end()) {
+            arrow("batch", batch_flow_id(r), it->second, FlowEnd{r.t_ns, {pid, tid}});
+            batch_spans_.erase(it);
+          }
+          break;
         case EventName::pin:
-          complete(event_name(r.name), "loader", r.t_ns, r.dur_ns, pid, tid, batch_args);
+          complete("pin", kLoaderCategory, r.t_ns, r.dur_ns, pid, tid, batch_args);
           break;
         case EventName::consumed:
-          // Bound to the step span that is open now (between the pin and the compute).
-          if (linked_.count(key_of(r)) != 0) flow('f', "batch", batch_flow_id(r), r.t_ns, pid, tid);
           if (epochs.insert({r.generation, r.b}).second) {
             instant(fmt::format("epoch {}", r.b), r.t_ns,
                     fmt::format("\"epoch\":{},\"loader\":{}", r.b, r.generation));
@@ -242,7 +278,8 @@ class Writer {
 
   void worker_region(int worker, std::span<const TraceRecord> records) {
     Life life;
-    // Sample -> batch arrows wait for their batch's record, so none is written half.
+    // The collate spans of the batch being filled: its arrows to them wait for the batch's
+    // record, so none is written half.
     std::vector<std::pair<BatchKey, int64_t>> pending;
     for (const auto& r : records) {
       if (!TraceArena::published(r)) continue;
@@ -281,28 +318,21 @@ class Writer {
             "\"batch\":{},\"loader\":{},\"sample\":{},\"key\":{}", r.a, r.generation, r.b,
             json_string(src_.sample_key ? src_.sample_key(static_cast<uint32_t>(r.b)) : ""));
         if (r.c != 0) args += fmt::format(",\"failed\":\"{}\"", stage_of_failure(r.c));
-        complete(event_name(r.name), "sample", r.t_ns, r.dur_ns, life.pid, life.tid, args);
-        if (r.name == EventName::collate) pending.emplace_back(key_of(r), r.t_ns + r.dur_ns / 2);
+        complete(event_name(r.name), kLoaderCategory, r.t_ns, r.dur_ns, life.pid, life.tid, args);
+        if (r.name == EventName::collate) pending.emplace_back(key_of(r), r.t_ns);
         break;
       }
       case EventName::batch: {
-        complete("batch", "batch", r.t_ns, r.dur_ns, life.pid, life.tid,
+        complete("batch", kLoaderCategory, r.t_ns, r.dur_ns, life.pid, life.tid,
                  fmt::format("\"batch\":{},\"loader\":{},\"epoch\":{},\"samples\":{},\"failed\":{}",
                              r.a, r.generation, r.b, r.c, r.d));
-        // Arrows leave from inside the batch span, after its last sample's collate ended.
-        const int64_t t_bind = r.t_ns + r.dur_ns - 1;
-        for (const auto& [key, t_sample] : pending) {
+        // From the batch to each of its samples (their collate spans).
+        const Track track{life.pid, life.tid};
+        for (const auto& [key, t_collate] : pending) {
           if (key != key_of(r)) continue;  // its batch's record was lost
-          ++counts_.flows;
-          flow('s', "sample", counts_.flows, t_sample, life.pid, life.tid);
-          flow('f', "sample", counts_.flows, t_bind, life.pid, life.tid);
+          arrow("sample", ++sample_arrows_, FlowEnd{r.t_ns, track}, FlowEnd{t_collate, track});
         }
         pending.clear();
-        // erase: a batch filled twice (retried after its worker was given up on) leaves one arrow.
-        if (linked_.erase(key_of(r)) != 0) {
-          ++counts_.flows;
-          flow('s', "batch", batch_flow_id(r), t_bind, life.pid, life.tid);
-        }
         break;
       }
       default:
@@ -345,7 +375,8 @@ class Writer {
   const ChunkSink& sink_;
   std::string out_;
   TraceCounts counts_;
-  std::set<BatchKey> linked_;
+  std::map<BatchKey, FlowEnd> batch_spans_;  // batches consumed, not yet given their arrow
+  uint64_t sample_arrows_ = 0;               // the ids of the batch -> sample arrows
   std::set<int64_t> named_processes_, named_threads_;
   std::map<uint32_t, std::string> loader_phase_;  // generation -> phase name
   std::map<std::string, int> worker_names_;       // track names given, with how often

@@ -6,8 +6,10 @@
 // What becomes what (docs/trace.md):
 //   records of the trace arena   -> "X" spans, "i" instants, "C" counters on the main thread,
 //                                   the worker threads/processes and per-process counters
-//   sample -> batch -> step      -> flow arrows ("s"/"f", bp "e"), derived here, emitted only
-//                                   when both ends were recorded, so every id pairs up
+//   batch -> its samples,        -> flow arrows ("s"/"f") at the first nanosecond of both
+//   batch -> the consumer's wait    spans, derived here, emitted only when both ends were
+//                                   recorded, so every id pairs up (they bind in Perfetto and in
+//                                   Chrome DevTools alike: trace_writer.cpp, arrow())
 //   GpuEvents (CUPTI)            -> "X" spans on a "GPU d" process, one thread per stream
 // Timestamps are microseconds since `origin_ns` (CLOCK_MONOTONIC), which otherData records, so
 // ts * 1000 + origin_monotonic_ns is the nanosecond value steps.csv and stages.csv carry.

@@ -1,11 +1,13 @@
 // `mmprof trace` end to end: trace.json parses, follows the trace-event format the way
-// ui.perfetto.dev's JSON importer reads it (named tracks, properly nested spans, flow ends inside
-// the slices they bind to, ids that pair up) and agrees with the run directory it sits in
-// (steps.csv, stages.csv, summary.json). Structure only, no speed.
+// ui.perfetto.dev's JSON importer reads it (named tracks, properly nested spans, arrows whose ends
+// bind to the slices they belong to, ids that pair up), binds its arrows the same way in Chrome
+// DevTools' own trace engine, and agrees with the run directory it sits in (steps.csv,
+// stages.csv, summary.json). Structure only, no speed.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -66,9 +68,7 @@ struct Trace {
         const int64_t ts = rel_ns(e["ts"]);
         spans[track].push_back({ts, ts + rel_ns(e["dur"]), &e});
       } else if (ph == "s" || ph == "f") {
-        // File order is free (viewers sort by ts): keep the start first.
-        auto& ends = flows[{e["name"], e["id"].get<uint64_t>()}];
-        ends.insert(ph == "s" ? ends.begin() : ends.end(), &e);
+        flows[{e["name"], e["id"].get<uint64_t>()}].push_back(&e);  // in file order
       } else if (ph == "M" && e["name"] == "thread_name") {
         EXPECT_TRUE(thread_names.emplace(track, e["args"]["name"]).second) << e;
       } else if (ph == "M" && e["name"] == "process_name") {
@@ -84,19 +84,41 @@ struct Trace {
     return out;
   }
 
-  // The innermost span of the thread that strictly contains `ts` (Perfetto's binding of a flow
-  // end with bp "e"), or nullptr.
-  const json* enclosing(const json& flow_end) const {
+  // The slice Perfetto binds a flow event to: the innermost one open at ts on the event's thread.
+  // Its importer opens the spans that start at ts (longest first) before it reads the other
+  // events at ts, and closes a span at its end, so open means ts <= t < end; innermost is the
+  // latest start, then the shortest.
+  const json* perfetto_binding(const json& flow_end) const {
     const auto it = spans.find({flow_end["pid"].get<int64_t>(), flow_end["tid"].get<int64_t>()});
     if (it == spans.end()) return nullptr;
     const int64_t ts = rel_ns(flow_end["ts"]);
     const Span* best = nullptr;
     for (const auto& s : it->second) {
-      if (s.ts < ts && ts < s.end && (best == nullptr || s.end - s.ts < best->end - best->ts)) {
-        best = &s;
-      }
+      if (s.ts > ts || ts >= s.end) continue;
+      if (best == nullptr || s.ts > best->ts || (s.ts == best->ts && s.end < best->end)) best = &s;
     }
     return best == nullptr ? nullptr : best->event;
+  }
+
+  // The step span on the main thread that contains the span `inner`.
+  const json* enclosing_step(const json& inner) const {
+    const Track track{inner["pid"].get<int64_t>(), inner["tid"].get<int64_t>()};
+    const int64_t ts = rel_ns(inner["ts"]), end = ts + rel_ns(inner["dur"]);
+    for (const auto& s : spans.at(track)) {
+      if ((*s.event)["name"] == "step" && s.ts <= ts && end <= s.end) return s.event;
+    }
+    return nullptr;
+  }
+
+  // The slice Chrome DevTools binds a flow event to: the first one in the file with the same ts,
+  // pid, tid and cat (its FlowsHandler).
+  const json* devtools_binding(const json& flow_end) const {
+    const auto it = spans.find({flow_end["pid"].get<int64_t>(), flow_end["tid"].get<int64_t>()});
+    if (it == spans.end()) return nullptr;
+    for (const auto& s : it->second) {
+      if (s.ts == rel_ns(flow_end["ts"]) && (*s.event)["cat"] == flow_end["cat"]) return s.event;
+    }
+    return nullptr;
   }
 };
 
@@ -140,13 +162,19 @@ void check_format(const Trace& t) {
       open.push_back(&s);
     }
   }
+  // Arrows: one "s" then one "f" per id, in the file and in time (both viewers drop an end they
+  // read before its start), each binding to the same slice in Perfetto as in DevTools.
   for (const auto& [id, ends] : t.flows) {
     ASSERT_EQ(ends.size(), 2u) << "flow " << id.first << " " << id.second;
     EXPECT_EQ((*ends[0])["ph"], "s");
     EXPECT_EQ((*ends[1])["ph"], "f");
+    EXPECT_LE(rel_ns((*ends[0])["ts"]), rel_ns((*ends[1])["ts"])) << *ends[0];
     for (const json* e : ends) {
       EXPECT_EQ((*e)["bp"], "e");
-      EXPECT_NE(t.enclosing(*e), nullptr) << "flow end outside every slice: " << *e;
+      const json* bound = t.perfetto_binding(*e);
+      EXPECT_NE(bound, nullptr) << "flow end outside every slice: " << *e;
+      EXPECT_EQ(bound, t.devtools_binding(*e))
+          << "Perfetto and DevTools bind " << *e << " to different slices";
     }
   }
 }
@@ -215,20 +243,29 @@ std::pair<int64_t, int64_t> loader_batch(const json& args) {
   return {args["loader"].get<int64_t>(), args["batch"].get<int64_t>()};
 }
 
+// Arrows join what belongs together: a batch to each of its samples' collate spans, and to the
+// consumer's wait that received it (of the same loader and batch).
 // Samples: the read spans of the batches that measured steps consumed (found by following the
-// arrows batch -> step) are exactly stages.csv's rows: same keys, same start, same read time.
+// arrows from each batch to its wait, inside a step) are exactly stages.csv's rows: same keys,
+// same start, same read time.
 void check_samples(const Trace& t, const fs::path& run) {
   std::set<std::pair<int64_t, int64_t>> measured;  // (loader, batch)
   for (const auto& [id, ends] : t.flows) {
-    if (id.first != "batch") continue;
-    const json* batch = t.enclosing(*ends[0]);
-    const json* step = t.enclosing(*ends[1]);
-    ASSERT_TRUE(batch != nullptr && step != nullptr);
-    ASSERT_EQ((*batch)["name"], "batch");
-    ASSERT_EQ((*step)["name"], "step");
-    if ((*step)["args"]["warmup"] == false) {
-      measured.insert(loader_batch((*batch)["args"]));
+    std::map<std::string, const json*> bound;  // slice name -> slice
+    for (const json* e : ends) {
+      const json* slice = t.perfetto_binding(*e);
+      ASSERT_NE(slice, nullptr) << *e;
+      bound[(*slice)["name"]] = slice;
     }
+    const std::string other = id.first == "batch" ? "wait" : "collate";
+    ASSERT_EQ(bound.size(), 2u) << id.first << " " << id.second;
+    ASSERT_TRUE(bound.count("batch") != 0 && bound.count(other) != 0) << id.first;
+    EXPECT_EQ(loader_batch(bound["batch"]->at("args")), loader_batch(bound[other]->at("args")));
+    if (id.first != "batch") continue;
+    const json* step = t.enclosing_step(*bound["wait"]);
+    ASSERT_NE(step, nullptr) << "a wait outside every step: " << *bound["wait"];
+    if ((*step)["args"]["warmup"] == false)
+      measured.insert(loader_batch(bound["batch"]->at("args")));
   }
   const test::Csv stages = test::read_csv(run / "stages.csv");
   const size_t key = stages.column("key"), t_start = stages.column("t_start_ns"),
@@ -246,6 +283,53 @@ void check_samples(const Trace& t, const fs::path& run) {
     ASSERT_NE(it, read_spans.end()) << "no read span for " << row[key] << " at " << row[t_start];
     EXPECT_NEAR(it->second, std::stod(row[read_ms]), 1e-4) << row[key];  // CSV has 4 decimals
   }
+}
+
+// Where scripts/fetch-trace-engine put DevTools' trace engine.
+fs::path trace_engine_dir() {
+  if (const char* dir = std::getenv("MMPROF_TRACE_ENGINE")) return dir;
+  const char* cache = std::getenv("XDG_CACHE_HOME");
+  const fs::path base =
+      cache != nullptr ? fs::path(cache) : fs::path(std::getenv("HOME")) / ".cache";
+  return base / "mmprof" / "trace-engine-0.0.65";
+}
+
+// The arrows as Chrome DevTools binds them, by its own trace engine (@paulirish/trace_engine under
+// Node.js, tests/support/devtools-flows.mjs): every flow event read, one flow per arrow, and each
+// flow between the two slices the checks above found (Perfetto's binding).
+void check_devtools(const Trace& t, const fs::path& trace_json) {
+  ASSERT_EQ(test::run_command("command -v node").exit_code, 0)
+      << "node is missing: scripts/install-deps installs nodejs";
+  const fs::path engine = trace_engine_dir();
+  ASSERT_TRUE(fs::exists(engine / ".complete"))
+      << "DevTools' trace engine is not in " << engine << ": scripts/install-deps fetches it";
+  const fs::path out = trace_json.parent_path() / "devtools-flows.json";
+  const auto r = test::run_command(
+      "node " + test::shell_quote(test::source_dir() / "tests/support/devtools-flows.mjs") + " " +
+      test::shell_quote(engine) + " " + test::shell_quote(trace_json) + " > " +
+      test::shell_quote(out));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const json d = read_json(out);
+  EXPECT_EQ(d["flow_events"].get<size_t>(), 2 * t.flows.size());
+  using SliceId = std::tuple<std::string, int64_t, int64_t, int64_t>;  // name, pid, tid, ts
+  const auto id_of = [](const json& e) {
+    return SliceId{e["name"], e["pid"].get<int64_t>(), e["tid"].get<int64_t>(), rel_ns(e["ts"])};
+  };
+  std::set<std::set<SliceId>> devtools, perfetto;
+  for (const auto& flow : d["flows"]) {
+    std::set<SliceId> slices;
+    for (const auto& e : flow)
+      slices.insert(id_of(e));
+    devtools.insert(slices);
+  }
+  for (const auto& [id, ends] : t.flows) {
+    std::set<SliceId> slices;
+    for (const json* e : ends)
+      if (const json* slice = t.perfetto_binding(*e)) slices.insert(id_of(*slice));
+    perfetto.insert(slices);
+  }
+  EXPECT_EQ(d["flows"].size(), t.flows.size());
+  EXPECT_EQ(devtools, perfetto);
 }
 
 // Memory counters: one per resources.csv row with an RSS (same instant, same pid, same value);
@@ -319,6 +403,7 @@ class TraceCliTest : public ::testing::Test {
     check_tracks(t, x);
     check_steps(t, out);
     check_samples(t, out);
+    check_devtools(t, out / "trace.json");
     check_memory(t, out, x);
     check_counters_and_instants(t);
     const json s = read_json(out / "summary.json");

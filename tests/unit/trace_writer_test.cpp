@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "trace/tracer.hpp"
@@ -259,43 +260,57 @@ TEST(TraceWriter, WorkerLifetimesEncloseTheirWork) {
   EXPECT_EQ(lives[1]["args"]["exited"], false);
 }
 
-TEST(TraceWriter, ArrowsGoFromSamplesToTheirBatchToTheStepAndAlwaysPairUp) {
+// Each end of an arrow sits at the first nanosecond of its span, in the span's category (where
+// DevTools binds it), the earlier span's end being the "s", written first.
+TEST(TraceWriter, ArrowsJoinABatchToItsSamplesAndToTheWaitThatReceivedItAndAlwaysPairUp) {
   TraceCounts counts;
   const json t = write(Fixture().source(), &counts);
-  std::map<std::pair<std::string, uint64_t>, std::vector<json>> flows;
+  std::map<std::pair<std::string, uint64_t>, std::vector<json>> flows;  // ends in file order
   for (const auto& e : t["traceEvents"]) {
     if (e["ph"] == "s" || e["ph"] == "f") {
       EXPECT_EQ(e["bp"], "e");
-      EXPECT_EQ(e["cat"], "flow");
+      EXPECT_EQ(e["cat"], "loader");
       flows[{e["name"], e["id"]}].push_back(e);
     }
   }
-  // Two samples -> batch 0, and batch 0 -> step 0. Batch 1 (never consumed) and batch 7 (never
-  // recorded by a worker) get no arrow.
+  // Batch 0 -> its two samples, and batch 0 -> the wait that received it. Batch 1 (never
+  // consumed) and batch 7 (never recorded by a worker) get no arrow.
   ASSERT_EQ(flows.size(), 3u);
   EXPECT_EQ(counts.flows, 3u);
-  int samples = 0, batches = 0;
-  for (auto& [key, ends] : flows) {
-    ASSERT_EQ(ends.size(), 2u) << key.first << " " << key.second;
-    // File order is free (viewers sort by ts): the start is whichever end says "s".
-    if (ends[0]["ph"] == "f") std::swap(ends[0], ends[1]);
-    EXPECT_EQ(ends[0]["ph"], "s");
-    EXPECT_EQ(ends[1]["ph"], "f");
-    if (key.first == "sample") {
-      ++samples;
-      EXPECT_EQ(ends[0]["pid"], kWorkerPid);
-      EXPECT_DOUBLE_EQ(ends[1]["ts"].get<double>(), 6.999);  // inside batch 0, after its samples
-    } else {
-      ++batches;
-      EXPECT_DOUBLE_EQ(ends[0]["ts"].get<double>(), 6.999);
-      EXPECT_EQ(ends[1]["pid"], kMainPid);
-      EXPECT_DOUBLE_EQ(ends[1]["ts"].get<double>(), 25.0);  // inside step 0, after the wait
-    }
-  }
-  EXPECT_EQ(samples, 2);
-  EXPECT_EQ(batches, 1);
-  // The sample arrows leave from the middle of each sample's collate span.
-  EXPECT_DOUBLE_EQ(flows.at({"sample", 1})[0]["ts"].get<double>(), 5.05);
+  const auto at = [](const json& e) {
+    return std::tuple{e["ph"].get<std::string>(), e["ts"].get<double>(), e["pid"].get<int>(),
+                      e["tid"].get<int>()};
+  };
+  using End = std::tuple<std::string, double, int, int>;
+  // The batch span starts at 0.9 us on the worker; its samples' collate spans at 5.0 and 6.0.
+  EXPECT_EQ(at(flows.at({"sample", 1})[0]), (End{"s", 0.9, kWorkerPid, kWorkerPid}));
+  EXPECT_EQ(at(flows.at({"sample", 1})[1]), (End{"f", 5.0, kWorkerPid, kWorkerPid}));
+  EXPECT_EQ(at(flows.at({"sample", 2})[1]), (End{"f", 6.0, kWorkerPid, kWorkerPid}));
+  // The consumer's wait for batch 0 starts at 10.0 us on the main thread, after the batch began.
+  const uint64_t batch0 = uint64_t{1} << 40;  // loader 1, batch 0
+  EXPECT_EQ(at(flows.at({"batch", batch0})[0]), (End{"s", 0.9, kWorkerPid, kWorkerPid}));
+  EXPECT_EQ(at(flows.at({"batch", batch0})[1]), (End{"f", 10.0, kMainPid, kMainTid}));
+  for (const auto& span : select(t, "X", "batch"))
+    EXPECT_EQ(span["cat"], "loader");
+  EXPECT_EQ(select(t, "X", "collate")[0]["cat"], "loader");
+  EXPECT_EQ(select(t, "X", "wait")[0]["cat"], "loader");
+}
+
+// When the consumer waits before the worker starts the batch, the wait's end is the "s".
+TEST(TraceWriter, AnArrowStartsAtTheEarlierOfItsTwoSpans) {
+  Fixture f;
+  f.main[2] = rec(EventName::wait, 500, 10'000, 0);  // waiting from 0.5 us, before the batch
+  const json t = write(f.source());
+  std::vector<json> ends;
+  for (const auto& e : t["traceEvents"])
+    if ((e["ph"] == "s" || e["ph"] == "f") && e["name"] == "batch") ends.push_back(e);
+  ASSERT_EQ(ends.size(), 2u);
+  EXPECT_EQ(ends[0]["ph"], "s");
+  EXPECT_EQ(ends[0]["pid"], kMainPid);
+  EXPECT_DOUBLE_EQ(ends[0]["ts"].get<double>(), 0.5);
+  EXPECT_EQ(ends[1]["ph"], "f");
+  EXPECT_EQ(ends[1]["pid"], kWorkerPid);
+  EXPECT_DOUBLE_EQ(ends[1]["ts"].get<double>(), 0.9);
 }
 
 TEST(TraceWriter, CountersInstantsAndGpuTracks) {
