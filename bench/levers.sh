@@ -3,7 +3,7 @@
 # (protocol: bench/README.md, "levers"; results: docs/performance.md, "Levers"). Two experiments
 # on the speed bench's datasets (`make speed-bench` generates them):
 #   images: loader.buffer_reuse, loader.pin_workers, image.resizer, loader.huge_pages,
-#           image.dct_scaling (2 worker processes, batch 32, 224x224 float32);
+#           image.dct_scaling, image.crop_decode (2 worker processes, batch 32, 224x224 float32);
 #   videos: video.skip_nonref, video.reuse_decoder (1 worker, batch 4, 8 frames at 224x224).
 # loader.huge_pages needs the hugetlbfs pool to hold the ring: as root this script raises
 # vm.nr_hugepages for the images experiment and puts it back after; otherwise that arm is left
@@ -27,7 +27,8 @@ if [ ! -x "$bin" ]; then
 fi
 
 image_factors=(--factor loader.buffer_reuse=true,false --factor loader.pin_workers=false,true
-  --factor image.resizer=mmprof,swscale --factor image.dct_scaling=true,false)
+  --factor image.resizer=mmprof,swscale --factor image.dct_scaling=true,false
+  --factor image.crop_decode=true,false)
 pool_before=$(cat /proc/sys/vm/nr_hugepages)
 # The default configuration's ring is 884 MB, 442 huge pages of 2 MiB: its slots are sized for a
 # batch of videos at worst, and hugetlbfs reserves all of it when the ring is mapped.

@@ -55,6 +55,8 @@ struct ImageConfig {
   int size = 224;
   ImageDType dtype = ImageDType::float32;
   bool dct_scaling = true;
+  // JPEG: decode only the rows and block columns around the random crop (DecodeRegion::crop).
+  bool crop_decode = true;
   ImageResizer resizer =
       ImageResizer::mmprof;  // crop+resize: mmprof's PIL-equivalent filter, or swscale
   // Larger images are refused from their header, before any pixel buffer is allocated. The

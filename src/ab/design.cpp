@@ -17,13 +17,15 @@ namespace mmprof {
 namespace {
 
 // Keys that only change how batches are produced, never what they hold (DESIGN.md: a seed fixes
-// sample order and augmentation whatever the workers; image.dtype converts the same pixels).
+// sample order and augmentation whatever the workers; image.dtype converts the same pixels;
+// image.crop_decode decodes the same pixels of the crop, decode_test.cpp).
 const std::set<std::string> kPreservingKeys = {
     "loader.num_workers", "loader.prefetch_factor",    "loader.pin_memory",
     "loader.worker_mode", "loader.persistent_workers", "loader.in_order",
     "data.layout",        "video.decoder_threads",     "metrics.interval_ms",
     "image.dtype",        "loader.buffer_reuse",       "loader.huge_pages",
     "loader.pin_workers", "video.reuse_decoder",       "video.skip_nonref",
+    "image.crop_decode",
 };
 // Keys that change decoded pixels within a bound (DCT-domain downscaling, another resize filter).
 const std::set<std::string> kLossyKeys = {"image.dct_scaling", "image.resizer"};

@@ -358,6 +358,7 @@ Config resolve_config(json& tree) {
   c.image.dtype = choice_at<ImageDType>(
       t, "image.dtype", {{"uint8", ImageDType::uint8}, {"float32", ImageDType::float32}});
   c.image.dct_scaling = bool_at(t, "image.dct_scaling");
+  c.image.crop_decode = bool_at(t, "image.crop_decode");
   c.image.resizer = choice_at<ImageResizer>(
       t, "image.resizer", {{"mmprof", ImageResizer::mmprof}, {"swscale", ImageResizer::swscale}});
   c.image.max_pixels = int_at(t, "image.max_pixels");

@@ -98,6 +98,8 @@ const std::vector<KeySpec>& key_table() {
       integer("image.size", 224, 8, 4096),
       choice("image.dtype", {"float32", "uint8"}),
       boolean("image.dct_scaling", true),
+      boolean("image.crop_decode", true,
+              "JPEG: decode only the rows and blocks around the random crop (same pixels)"),
       choice("image.resizer", {"mmprof", "swscale"},
              "mmprof is PIL's antialiased filter, swscale FFmpeg's bilinear"),
       integer("image.max_pixels", 178'956'970, 1, kIntMax,

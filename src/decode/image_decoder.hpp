@@ -24,8 +24,17 @@ struct ImageInfo {
 struct RgbImage {
   int width = 0, height = 0;
   int scale_num = 1, scale_den = 1;  // the decode's scale relative to the source (DCT scaling)
-  std::vector<uint8_t> pixels;       // width*height*3, grows only
+  // The crop asked for, in this image's pixels: scaled with the decode, rounded out, and offset
+  // when only the part of the image around it was decoded (the whole image when none was asked).
+  CropRect crop;
+  std::vector<uint8_t> pixels;  // width*height*3, grows only
 };
+
+// What of a JPEG to decode: the whole image, or only the rows and the columns of blocks that
+// cover the crop (libjpeg-turbo's jpeg_skip_scanlines and jpeg_crop_scanline, as DALI's fused
+// random-crop decoder). The rows outside are still entropy-decoded, so damage anywhere in the
+// file fails the image either way.
+enum class DecodeRegion { whole, crop };
 
 class ImageDecoder {
  public:
@@ -43,9 +52,10 @@ class ImageDecoder {
   // Decodes to RGB24. With dct_scaling and a JPEG source, picks the smallest libjpeg-turbo scaling
   // factor whose scaled `crop` is still at least min_side pixels on both sides, so no detail the
   // target resolution needs is thrown away; out.scale_num/den record the factor. min_side <= 0 or
-  // dct_scaling=false decodes at full size.
+  // dct_scaling=false decodes at full size. out.crop is `crop` in out's pixels; `region` applies
+  // to JPEGs (the other formats are decoded whole).
   void decode(std::span<const uint8_t> bytes, const CropRect& crop, int min_side, bool dct_scaling,
-              RgbImage& out);
+              RgbImage& out, DecodeRegion region = DecodeRegion::whole);
 
  private:
   struct Impl;

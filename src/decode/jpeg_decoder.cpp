@@ -139,7 +139,7 @@ struct JpegDecoder::State {
   Progress progress{};
   DecodeBudget budget;
   int64_t max_pixels;
-  std::vector<uint8_t> cmyk_row;  // one decoded CMYK row; grows only
+  std::vector<uint8_t> row_buffer;  // a CMYK row before its conversion, or a spare row; grows only
 
   State(int64_t limit, DecodeBudget b) : budget(b), max_pixels(limit) {
     cinfo.err = jpeg_std_error(&err.pub);
@@ -171,7 +171,7 @@ struct JpegDecoder::State {
   }
 
   void decode(std::span<const uint8_t> bytes, const CropRect& crop, int min_side, bool dct_scaling,
-              RgbImage& out) {
+              DecodeRegion region, RgbImage& out) {
     budget.start();
     read_header(bytes);
     const int width = static_cast<int>(cinfo.image_width);
@@ -185,28 +185,42 @@ struct JpegDecoder::State {
     if (!guarded(err, [&] { jpeg_start_decompress(&cinfo); })) {
       fail("corrupt JPEG data", err.message);
     }
-    const auto w = static_cast<int>(cinfo.output_width);
-    const auto h = static_cast<int>(cinfo.output_height);
+    const auto scaled_w = static_cast<int>(cinfo.output_width);
+    const auto scaled_h = static_cast<int>(cinfo.output_height);
+    const CropRect want = crop_in(crop, f.num, f.denom, scaled_w, scaled_h);
+    const CropRect part = region == DecodeRegion::crop ? decode_part(want) : CropRect{};
+    const int w = part.w > 0 ? part.w : scaled_w, h = part.w > 0 ? part.h : scaled_h;
     const size_t row = static_cast<size_t>(w) * 3;
     if (out.pixels.size() < row * h) out.pixels.resize(row * h);
-    if (cmyk && cmyk_row.size() < static_cast<size_t>(w) * 4)
-      cmyk_row.resize(static_cast<size_t>(w) * 4);
+    // One spare row: where the last row of a partial decode goes (read only to be checked).
+    if (row_buffer.size() < static_cast<size_t>(w) * 4)
+      row_buffer.resize(static_cast<size_t>(w) * 4);
     uint8_t* const pixels = out.pixels.data();
-    uint8_t* const cmyk_buffer = cmyk_row.data();
+    uint8_t* const spare = row_buffer.data();
+    const auto first = static_cast<JDIMENSION>(part.y), end = static_cast<JDIMENSION>(part.y + h);
     const bool ok = guarded(err, [&] {
-      while (cinfo.output_scanline < cinfo.output_height) {
-        uint8_t* dst = pixels + cinfo.output_scanline * row;
+      if (first > 0) jpeg_skip_scanlines(&cinfo, first);
+      while (cinfo.output_scanline < end) {
+        uint8_t* dst = pixels + (cinfo.output_scanline - first) * row;
         if (cmyk) {
-          JSAMPROW line = cmyk_buffer;
+          JSAMPROW line = spare;
           jpeg_read_scanlines(&cinfo, &line, 1);
-          cmyk_to_rgb(cmyk_buffer, dst, w);
+          cmyk_to_rgb(spare, dst, w);
           continue;
         }
         JSAMPROW lines[16];
-        const JDIMENSION n = std::min<JDIMENSION>(16, cinfo.output_height - cinfo.output_scanline);
+        const JDIMENSION n = std::min<JDIMENSION>(16, end - cinfo.output_scanline);
         for (JDIMENSION i = 0; i < n; ++i)
           lines[i] = dst + i * row;
         jpeg_read_scanlines(&cinfo, lines, n);
+      }
+      // The rows below the crop: skipped (entropy-decoded only) up to the last, which is read,
+      // since a skip to the end would not decode, and so not check, the rest of the file.
+      const JDIMENSION below = cinfo.output_height - cinfo.output_scanline;
+      if (below > 1) jpeg_skip_scanlines(&cinfo, below - 1);
+      if (below > 0) {
+        JSAMPROW line = spare;
+        jpeg_read_scanlines(&cinfo, &line, 1);
       }
       jpeg_finish_decompress(&cinfo);
     });
@@ -215,6 +229,21 @@ struct JpegDecoder::State {
     out.height = h;
     out.scale_num = f.num;
     out.scale_den = f.denom;
+    out.crop = {want.x - part.x, want.y - part.y, want.w, want.h};
+  }
+
+  // Restricts the decode to the rows of `want` and the columns of blocks around it; returns the
+  // part of the scaled image that will be decoded. One pixel more on each side than `want`
+  // before libjpeg-turbo widens it to whole blocks: its fancy upsampling of chroma replicates the
+  // edge of a partial row, so the part's outermost columns may differ from a whole decode's.
+  CropRect decode_part(const CropRect& want) {
+    auto x = static_cast<JDIMENSION>(std::max(want.x - 1, 0));
+    auto w = static_cast<JDIMENSION>(
+        std::min(want.x + want.w + 1, static_cast<int>(cinfo.output_width)) - static_cast<int>(x));
+    if (!guarded(err, [&] { jpeg_crop_scanline(&cinfo, &x, &w); })) {
+      fail("corrupt JPEG data", err.message);
+    }
+    return {static_cast<int>(x), want.y, static_cast<int>(w), want.h};
   }
 };
 
@@ -241,9 +270,9 @@ ImageInfo JpegDecoder::probe(std::span<const uint8_t> bytes) {
 }
 
 void JpegDecoder::decode(std::span<const uint8_t> bytes, const CropRect& crop, int min_side,
-                         bool dct_scaling, RgbImage& out) {
+                         bool dct_scaling, DecodeRegion region, RgbImage& out) {
   try {
-    state_->decode(bytes, crop, min_side, dct_scaling, out);
+    state_->decode(bytes, crop, min_side, dct_scaling, region, out);
   } catch (...) {
     jpeg_abort_decompress(&state_->cinfo);
     throw;

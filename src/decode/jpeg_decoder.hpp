@@ -36,7 +36,7 @@ class JpegDecoder {
 
   ImageInfo probe(std::span<const uint8_t> bytes);
   void decode(std::span<const uint8_t> bytes, const CropRect& crop, int min_side, bool dct_scaling,
-              RgbImage& out);
+              DecodeRegion region, RgbImage& out);
 
  private:
   struct State;

@@ -205,26 +205,25 @@ void BatchFiller::process_image(SampleRecord& rec, const SampleEntry& entry, voi
                                 uint64_t rng_key) {
   const int size = config_.image.size;
   int64_t t = monotonic_ns();
-  CropRect crop, scaled;
   try {
     const std::span<const uint8_t> bytes(media_.data(), entry.media.size);
     const ImageInfo info = image_decoder_.probe(bytes);
     set_source(rec, info.format, info.width, info.height);
     Rng rng = Rng::for_item(config_.loader.seed, kStreamAugment, rng_key);
-    crop = random_resized_crop(rng, info.width, info.height);
+    const CropRect crop = random_resized_crop(rng, info.width, info.height);
     rec.flipped = rng.uniform() < 0.5 ? 1 : 0;
     if (config_.image.resizer == ImageResizer::swscale) {
       decoded_.pixels.reserve(3 * static_cast<size_t>(info.width) * info.height +
                               SwsResizer::kSlack);
     }
-    image_decoder_.decode(bytes, crop, size, config_.image.dct_scaling, decoded_);
+    image_decoder_.decode(bytes, crop, size, config_.image.dct_scaling, decoded_,
+                          config_.image.crop_decode ? DecodeRegion::crop : DecodeRegion::whole);
   } catch (const DecodeError& e) {
     throw StageFailure{Stage::decode, e.what()};
   }
   const int64_t t_decoded = monotonic_ns();
   rec.decode_ns = t_decoded - t;
-  scaled =
-      scale_crop(crop, decoded_.scale_num, decoded_.scale_den, decoded_.width, decoded_.height);
+  const CropRect& scaled = decoded_.crop;  // the crop in the decoded pixels
   uint8_t* hwc = grow(hwc_, 3 * static_cast<size_t>(size) * size);
   if (config_.image.resizer == ImageResizer::swscale) {
     sws_resizer_.resize(decoded_.pixels.data(), decoded_.width * 3, scaled, hwc, size, size);

@@ -66,4 +66,9 @@ CropRect scale_crop(const CropRect& crop, int num, int den, int scaled_w, int sc
   return {x0, y0, x1 - x0, y1 - y0};
 }
 
+CropRect crop_in(const CropRect& crop, int num, int den, int scaled_w, int scaled_h) {
+  if (crop.w <= 0 || crop.h <= 0) return {0, 0, scaled_w, scaled_h};
+  return scale_crop(crop, num, den, scaled_w, scaled_h);
+}
+
 }  // namespace mmprof

@@ -21,4 +21,7 @@ CropRect random_resized_crop(Rng& rng, int width, int height, const CropParams& 
 // The same rectangle in an image scaled by num/den (a DCT-scaled decode), clamped to its bounds.
 CropRect scale_crop(const CropRect& crop, int num, int den, int scaled_w, int scaled_h);
 
+// scale_crop, except that an empty crop (w or h 0: none asked) is the whole scaled image.
+CropRect crop_in(const CropRect& crop, int num, int den, int scaled_w, int scaled_h);
+
 }  // namespace mmprof

@@ -1,8 +1,8 @@
 // libFuzzer target: the whole decode path of a loader worker, on images and videos alike: the
 // format from the magic bytes, then for an image its probe, torchvision's random-resized-crop
-// geometry, the DCT-scaled decode and the PIL-equivalent resize into a 32x32 tensor; for a clip
-// its open, frame sampling and the cropped, scaled decode of 4 frames (BatchFiller's
-// process_image and process_video, without the slot).
+// geometry, the DCT-scaled decode (whole or of the crop's part) and the PIL-equivalent resize
+// into a 32x32 tensor; for a clip its open, frame sampling and the cropped, scaled decode of 4
+// frames (BatchFiller's process_image and process_video, without the slot).
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -30,14 +30,17 @@ void image(std::span<const uint8_t> bytes, mmprof::Rng& rng) {
   static std::vector<uint8_t> out(3 * kSize * kSize);
   const mmprof::ImageInfo info = decoder.probe(bytes);
   const mmprof::CropRect crop = mmprof::random_resized_crop(rng, info.width, info.height);
-  decoder.decode(bytes, crop, kSize, true, decoded);
+  // The whole image or only the part around the crop, as image.crop_decode chooses.
+  const auto region =
+      rng.uniform() < 0.5 ? mmprof::DecodeRegion::crop : mmprof::DecodeRegion::whole;
+  decoder.decode(bytes, crop, kSize, true, decoded, region);
+  const mmprof::CropRect& c = decoded.crop;
   if (decoded.width <= 0 || decoded.height <= 0 ||
-      decoded.pixels.size() < 3ull * decoded.width * decoded.height) {
-    __builtin_trap();  // a decode that succeeds describes a real picture in its buffer
+      decoded.pixels.size() < 3ull * decoded.width * decoded.height || c.x < 0 || c.y < 0 ||
+      c.w <= 0 || c.h <= 0 || c.x + c.w > decoded.width || c.y + c.h > decoded.height) {
+    __builtin_trap();  // a decode that succeeds describes a real picture and its crop inside it
   }
-  const mmprof::CropRect scaled =
-      mmprof::scale_crop(crop, decoded.scale_num, decoded.scale_den, decoded.width, decoded.height);
-  resizer.resize(decoded.pixels.data(), decoded.width * 3, scaled, out.data(), kSize, kSize);
+  resizer.resize(decoded.pixels.data(), decoded.width * 3, c, out.data(), kSize, kSize);
 }
 
 void video(std::span<const uint8_t> bytes, mmprof::Rng& rng) {

@@ -1,5 +1,6 @@
 // Image and video decoding against the ffmpeg CLI's decode of the same files, DCT scaling, seeking
 // and corrupt inputs. Fixtures are generated with the ffmpeg CLI into one temporary directory.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -8,14 +9,19 @@
 #include <filesystem>
 #include <memory>
 #include <random>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "decode/decode_budget.hpp"
 #include "decode/decode_error.hpp"
 #include "decode/image_decoder.hpp"
 #include "decode/video_decoder.hpp"
+#include "support/jpeg_writer.hpp"
 #include "support/test_support.hpp"
+#include "transform/crop.hpp"
 #include "transform/resize.hpp"
+#include "util/rng.hpp"
 
 namespace mmprof {
 namespace {
@@ -49,6 +55,11 @@ class Fixtures {
   Fixtures() {
     make("-f lavfi -i testsrc2=size=640x480 -frames:v 1 -q:v 2", "img.jpg");
     make("-f lavfi -i testsrc2=size=1280x800 -frames:v 1 -q:v 3", "big.jpg");
+    // Chroma subsampled both ways, in one direction only, and not at all; sizes that are not a
+    // whole number of blocks.
+    make("-f lavfi -i testsrc2=size=1283x797 -frames:v 1 -q:v 3 -pix_fmt yuvj420p", "odd420.jpg");
+    make("-f lavfi -i testsrc2=size=1001x651 -frames:v 1 -q:v 3 -pix_fmt yuvj422p", "odd422.jpg");
+    make("-f lavfi -i testsrc2=size=777x555 -frames:v 1 -q:v 3 -pix_fmt yuvj444p", "odd444.jpg");
     make("-f lavfi -i testsrc2=size=320x240 -frames:v 1", "img.png");
     make("-f lavfi -i testsrc2=size=640x360:rate=24:duration=3 -c:v libx264 -pix_fmt yuv420p -g 48",
          "clip.mp4");
@@ -149,6 +160,79 @@ TEST(DecodeImageTest, DctScaledDecodeIsCloseToFullDecodeAndResize) {
   resizer.resize(full.pixels.data(), full.width * 3, crop, a.data(), 224, 224);
   resizer.resize(scaled.pixels.data(), scaled.width * 3, small, b.data(), 224, 224);
   EXPECT_GT(psnr(a.data(), b.data(), a.size()), kDctScaledDb);
+}
+
+// A crop-aware decode (only the rows and block columns around the crop) gives exactly the
+// pixels of the whole decode inside the crop: 4:2:0, 4:2:2 and 4:4:4 chroma, progressive, CMYK,
+// sizes that are not whole blocks, with and without DCT scaling, crops drawn as
+// RandomResizedCrop draws them and crops at every edge.
+TEST(DecodeImageTest, CropDecodeGivesTheWholeDecodesPixelsInsideTheCrop) {
+  const uint8_t ink[4] = {30, 200, 90, 160};
+  const std::vector<std::pair<std::string, std::vector<uint8_t>>> images = {
+      {"odd420", read_bytes(Fixtures::get().file("odd420.jpg"))},
+      {"odd422", read_bytes(Fixtures::get().file("odd422.jpg"))},
+      {"odd444", read_bytes(Fixtures::get().file("odd444.jpg"))},
+      {"progressive", test::progressive_jpeg(913, 611, 0)},
+      {"cmyk", test::cmyk_jpeg(403, 301, ink, false)},
+  };
+  ImageDecoder dec;
+  RgbImage whole, part;
+  Rng rng(11);
+  size_t compared = 0, decoded_part = 0, decoded_whole = 0;
+  for (const auto& [name, bytes] : images) {
+    const ImageInfo info = dec.probe(bytes);
+    std::vector<CropRect> crops = {{0, 0, info.width, info.height},
+                                   {0, 0, 37, 41},
+                                   {info.width - 53, info.height - 29, 53, 29},
+                                   {info.width / 3, 0, info.width / 4, info.height},
+                                   {0, info.height / 2, info.width, info.height / 5}};
+    for (int i = 0; i < 12; ++i)
+      crops.push_back(random_resized_crop(rng, info.width, info.height));
+    for (const CropRect& crop : crops) {
+      for (const auto& [min_side, dct] : {std::pair{224, true}, {224, false}, {16, true}}) {
+        SCOPED_TRACE(fmt::format("{} crop {},{} {}x{} min_side {} dct {}", name, crop.x, crop.y,
+                                 crop.w, crop.h, min_side, dct));
+        dec.decode(bytes, crop, min_side, dct, whole);
+        dec.decode(bytes, crop, min_side, dct, part, DecodeRegion::crop);
+        ASSERT_EQ(part.scale_num * whole.scale_den, whole.scale_num * part.scale_den);
+        ASSERT_EQ(part.crop.w, whole.crop.w);
+        ASSERT_EQ(part.crop.h, whole.crop.h);
+        ASSERT_EQ(part.height, part.crop.h);  // only the crop's rows
+        ASSERT_LE(part.width, whole.width);
+        for (int y = 0; y < whole.crop.h; ++y) {
+          const auto row = [](const RgbImage& img, int r) {
+            return img.pixels.data() +
+                   (static_cast<size_t>(img.crop.y + r) * img.width + img.crop.x) * 3;
+          };
+          ASSERT_EQ(std::memcmp(row(part, y), row(whole, y), static_cast<size_t>(whole.crop.w) * 3),
+                    0)
+              << "row " << y;
+        }
+        ++compared;
+        decoded_part += static_cast<size_t>(part.width) * part.height;
+        decoded_whole += static_cast<size_t>(whole.width) * whole.height;
+      }
+    }
+  }
+  EXPECT_EQ(compared, 5u * 17 * 3);
+  EXPECT_LT(decoded_part, decoded_whole * 3 / 4);  // the point of it: far fewer pixels decoded
+}
+
+// The rows below the crop are still entropy-decoded: damage there fails a crop decode as it
+// fails a whole one.
+TEST(DecodeImageTest, CropDecodeStillFailsOnDamageBelowTheCrop) {
+  const auto jpeg = read_bytes(Fixtures::get().file("img.jpg"));
+  auto damaged = jpeg;  // the last quarter of the entropy-coded data overwritten
+  std::mt19937 gen(7);
+  for (size_t i = damaged.size() * 3 / 4; i + 2 < damaged.size(); ++i)
+    damaged[i] = static_cast<uint8_t>(gen() % 0xFF);  // no 0xFF: no marker is made
+  ImageDecoder dec;
+  RgbImage img;
+  const CropRect top{10, 10, 200, 100};
+  EXPECT_THROW(dec.decode(damaged, top, 224, false, img), DecodeError);
+  EXPECT_THROW(dec.decode(damaged, top, 224, false, img, DecodeRegion::crop), DecodeError);
+  dec.decode(jpeg, top, 224, false, img, DecodeRegion::crop);  // the intact file decodes
+  EXPECT_EQ(img.height, 100);
 }
 
 TEST(DecodeImageTest, CorruptDataThrowsDecodeError) {
