@@ -18,10 +18,13 @@ enum class StepKind { none, sleep, spin, torch, gemm };
 enum class ImageDType { uint8, float32 };
 enum class VideoSampling { uniform, random_window };
 enum class ImageResizer { mmprof, swscale };
+// The page cache before each loader phase: as it is, filled with the dataset, or emptied of it.
+enum class DataCache { as_is, warm, cold };
 
 struct DataConfig {
   std::optional<std::string> path;  // nullopt = the embedded default dataset
   Layout layout = Layout::auto_detect;
+  DataCache cache = DataCache::as_is;
 };
 
 struct LoaderConfig {

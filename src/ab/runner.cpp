@@ -133,7 +133,10 @@ class Experiment {
     std::vector<std::string> argv = {o_.self.string(), "baseline"};
     if (!d_.spec.config_file.empty()) argv.insert(argv.end(), {"--config", d_.spec.config_file});
     if (!d_.spec.data.empty()) argv.insert(argv.end(), {"--data", d_.spec.data});
-    std::vector<std::string> sets = d_.arms[arm].overrides;
+    // The declared cache regime first, so that an arm of a data.cache factor overrides it.
+    std::vector<std::string> sets = {
+        fmt::format("data.cache={}", d_.cache == CacheRegime::cold ? "cold" : "warm")};
+    sets.insert(sets.end(), d_.arms[arm].overrides.begin(), d_.arms[arm].overrides.end());
     sets.push_back(fmt::format("phases.warmup_steps={}", steps));
     sets.push_back(
         fmt::format("phases.warmup_s={}", std::max(c.phases.warmup_s, d_.spec.warmup_s)));
@@ -151,7 +154,6 @@ class Experiment {
     t.arm = arm;
     t.run_dir = fmt::format("{}/r{:02d}-{}", run_file::trials, r, dir_name(d_.arms[arm].id));
     const fs::path run_dir = o_.out / t.run_dir;
-    hooks_.prepare_cache();
     const int64_t t0 = hooks_.now_ns();
     t.exit_code = hooks_.run(trial_argv(arm, run_dir), o_.out / (t.run_dir + ".log"));
     t.wall_s = static_cast<double>(hooks_.now_ns() - t0) / 1e9;

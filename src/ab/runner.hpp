@@ -21,7 +21,6 @@ namespace mmprof {
 struct TrialHooks {
   // Runs a trial's argv with its output to the log path; returns the exit status.
   std::function<int(const std::vector<std::string>& argv, const std::filesystem::path& log)> run;
-  std::function<void()> prepare_cache;   // the declared cache regime, before each trial
   std::function<int64_t()> now_ns;       // a monotonic clock
   std::function<std::string()> utc_now;  // ISO 8601, for the record
 };

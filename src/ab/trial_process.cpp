@@ -8,7 +8,6 @@
 
 #include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <thread>
 
 #include "mmprof/error.hpp"
@@ -54,32 +53,6 @@ int run_child(const std::vector<std::string>& argv, const std::filesystem::path&
       forwarded = true;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-}
-
-void check_cache_regime(CacheRegime regime) {
-  if (regime == CacheRegime::cold && geteuid() != 0) {
-    throw UnavailableError(
-        "--cache cold drops the page cache through /proc/sys/vm/drop_caches, which needs root; "
-        "run as root or use --cache warm");
-  }
-}
-
-void prepare_cache(CacheRegime regime, const Dataset& dataset) {
-  if (regime == CacheRegime::cold) {
-    sync();
-    std::ofstream drop("/proc/sys/vm/drop_caches");
-    if (!(drop << "1\n" << std::flush))
-      throw UnavailableError("cannot write /proc/sys/vm/drop_caches to drop the page cache");
-    return;
-  }
-  std::vector<char> buffer(1 << 20);
-  for (const auto& name : dataset.files()) {
-    const auto path = dataset.root() / name;
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw InputError(fmt::format("cannot read {} to prime the page cache", path.string()));
-    while (in.read(buffer.data(), static_cast<std::streamsize>(buffer.size())) || in.gcount() > 0) {
-    }
   }
 }
 

@@ -321,6 +321,9 @@ Config resolve_config(json& tree) {
   c.data.layout = choice_at<Layout>(
       t, "data.layout",
       {{"auto", Layout::auto_detect}, {"files", Layout::files}, {"tar", Layout::tar}});
+  c.data.cache = choice_at<DataCache>(
+      t, "data.cache",
+      {{"as-is", DataCache::as_is}, {"warm", DataCache::warm}, {"cold", DataCache::cold}});
 
   c.loader.batch_size = int_at(t, "loader.batch_size");
   c.loader.num_workers = int_at(t, "loader.num_workers");

@@ -74,6 +74,8 @@ const std::vector<KeySpec>& key_table() {
   static const std::vector<KeySpec> keys = {
       path("data.path", "null = the embedded default dataset (~/.cache/mmprof/default-v1)"),
       choice("data.layout", {"auto", "files", "tar"}),
+      choice("data.cache", {"as-is", "warm", "cold"},
+             "before each loader phase: the page cache as it is, filled, or emptied of the data"),
       job_key(integer("loader.batch_size", 32, 1, 1 << 16), "batch_size"),
       job_key(integer("loader.num_workers", 2, 0, 256), "num_workers"),
       choice("loader.worker_mode", {"process", "thread"}),

@@ -1,7 +1,6 @@
 #include "env/storage_probe.hpp"
 
 #include <fcntl.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -12,6 +11,7 @@
 #include <numeric>
 #include <unordered_set>
 
+#include "env/page_cache.hpp"
 #include "util/rng.hpp"
 
 namespace mmprof::env {
@@ -61,13 +61,7 @@ double resident_fraction(const Fds& fds, const std::vector<ProbeFile>& files,
   std::vector<std::vector<unsigned char>> maps(files.size());
   for (const auto& op : ops) {
     auto& m = maps[op.file];
-    if (!m.empty() || fds.fd[op.file] < 0 || files[op.file].size == 0) continue;
-    const size_t len = files[op.file].size;
-    void* addr = mmap(nullptr, len, PROT_READ, MAP_SHARED, fds.fd[op.file], 0);
-    if (addr == MAP_FAILED) continue;
-    m.resize((len + page - 1) / page);
-    if (mincore(addr, len, m.data()) != 0) m.assign(m.size(), 0);
-    munmap(addr, len);
+    if (m.empty()) m = resident_pages(fds.fd[op.file], files[op.file].size);
   }
   uint64_t pages = 0, resident = 0;
   for (const auto& op : ops) {

@@ -361,9 +361,24 @@ json storage_resource(const json& s, const json& m) {
              {"probe_sequential_mb_per_s", or_null(probe)},
              {"fs_type", value_at(m, "/storage/fs_type")},
              {"rotational", value_at(m, "/storage/rotational")}};
-  st["page_cache_share"] = read && rchar && *rchar > 0
-                               ? json(std::clamp(1.0 - *read / *rchar, 0.0, 1.0))
-                               : json(nullptr);
+  // The loader's own bytes against the device's (summary "locality", newer runs) when the run
+  // has them; else the processes' read() bytes against the device's, which also count what
+  // mmprof itself reads (its /proc samples).
+  const json& locality = value_at(s, "/locality");
+  for (const char* phase : {"pipeline", "end_to_end"}) {
+    const auto share = number_at(locality, fmt::format("/phases/{}/page_cache_fraction", phase));
+    if (!share || st.contains("page_cache_share")) continue;
+    st["page_cache_share"] = *share;
+    st["page_cache_source"] = fmt::format("locality.phases.{}: loader bytes vs device read_bytes",
+                                          phase);
+    st["cache"] = value_at(locality, "/cache");
+  }
+  if (!st.contains("page_cache_share")) {
+    st["page_cache_share"] = read && rchar && *rchar > 0
+                                 ? json(std::clamp(1.0 - *read / *rchar, 0.0, 1.0))
+                                 : json(nullptr);
+    st["page_cache_source"] = "io: read_bytes vs rchar of the run's processes";
+  }
   if (read && probe && *probe > 0) {
     st["saturated"] = *read >= kStorageSaturated * *probe;
   } else {

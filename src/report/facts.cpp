@@ -83,6 +83,9 @@ void resource_facts(const json& r, json& facts) {
     }
     if (const auto cached = num("/storage/page_cache_share")) {
       text += fmt::format("; {:.0f} % of the bytes read came from the page cache", 100 * *cached);
+      if (const json& cache = value_at(r, "/storage/cache"); cache.is_string()) {
+        text += fmt::format(" (data.cache={})", cache.get<std::string>());
+      }
     }
     facts.push_back(fact("storage", text, "io.read_mb_per_s", *read, "MB/s"));
   }

@@ -8,6 +8,7 @@
 #include "mmprof/loader.hpp"
 #include "probe/clock.hpp"
 #include "run/gpu_phase.hpp"
+#include "run/locality.hpp"
 #include "run/manifest.hpp"
 #include "run/phase_runner.hpp"
 #include "run/recorder.hpp"
@@ -47,7 +48,9 @@ class BaselineRun {
         recorder_(recorder),
         progress_(options.progress, [&clock] { return clock.now_ns(); }),
         checkpoint_(options.out, options.resume.get()),
-        phases_(config, clock, recorder, progress_, checkpoint_, dataset.fingerprint()) {}
+        phases_(config, clock, recorder, progress_, checkpoint_, dataset.fingerprint()) {
+    phases_.on_window_begin([this](const std::string& phase) { locality_.window_begins(phase); });
+  }
 
   nlohmann::json run() {
     compute_.name = "compute";
@@ -59,18 +62,21 @@ class BaselineRun {
       gpu_.require_gpu();  // before minutes of pipeline phase, not after
       log_rejections();
       if (!checkpoint_.phase_done("pipeline")) {  // a resumed run skips a finished phase
+        locality_.before_phase("pipeline");
         sampler.set_phase("pipeline");
         Loader loader(config_, dataset_, checkpoint_.start_batch("pipeline"));
         LoaderSource source(loader);
         phases_.watch_workers(source, true);
         phases_.loader(pipeline_, source, nullptr, nullptr);
         phases_.reliability().loader_done();
+        locality_.after_phase("pipeline");
       }
       if (config_.step.kind == StepKind::none) {
         facts_.step_description = "none: data pipeline only";
       } else {
         // The end-to-end loader forks its workers before the step exists, so workers never
         // inherit libtorch or a CUDA context (DESIGN.md); they stay idle until its first batch.
+        locality_.before_phase("end_to_end");
         sampler.set_phase("end_to_end");
         Loader loader(config_, dataset_, checkpoint_.start_batch("end_to_end"));
         LoaderSource source(loader);
@@ -85,6 +91,7 @@ class BaselineRun {
         phases_.loader(end_to_end_, source, step_.get(), &gpu_);
         phases_.reliability().loader_done();
         gpu_.stop();
+        locality_.after_phase("end_to_end");
       }
     } catch (const Error& e) {
       outcome_.status = e.code() == ExitCode::interrupted ? "interrupted" : "failed";
@@ -127,6 +134,7 @@ class BaselineRun {
     parts.epoch_boundary = phases_.epoch_boundary().to_json(config_.loader.persistent_workers,
                                                             phases_.batches_per_epoch());
     loader_parts(parts);
+    parts.locality = locality_json(resources);
     if (options_.finish_trace) parts.trace = options_.finish_trace();
     return recorder_.writer().summary(parts);
   }
@@ -141,6 +149,19 @@ class BaselineRun {
     parts.stage_breakdown = pipeline_.classes.to_json(pipeline_.name);
     parts.workers_balance = pipeline_.workers.to_json(
         pipeline_.window_s, context, [this](uint32_t i) { return dataset_.samples()[i].key; });
+  }
+
+  // The loader phases' bytes split by where they came from (locality.hpp).
+  nlohmann::json locality_json(const ResourceUsage& resources) {
+    for (const PhaseMetrics* p : {&pipeline_, &end_to_end_}) {
+      if (!p->ran) continue;
+      const auto window = resources.window(p->name);
+      locality_.phase_bytes(p->name, p->bytes,
+                            window ? window->io().read_bytes : std::optional<uint64_t>{});
+    }
+    const auto total_kb = resources.host().mem_total_kb;
+    return locality_.to_json(total_kb ? std::optional<double>(static_cast<double>(*total_kb) / 1024)
+                                      : std::nullopt);
   }
 
   // Members the dataset index refused are skipped samples like bad bytes: logged first, and under
@@ -164,6 +185,7 @@ class BaselineRun {
   std::unique_ptr<Step> step_;
   GpuPhase gpu_{config_.step};
   PhaseMetrics compute_, pipeline_, end_to_end_;
+  DataLocality locality_{config_.data.cache, dataset_};
   RunOutcome outcome_;
   RunFacts facts_;
 };

@@ -40,6 +40,7 @@ void PhaseRunner::compute(PhaseMetrics& phase, Step& step) {
   int64_t s = 0;
   for (; warming(s, t_phase); ++s)
     one_compute_step(batch, step, nullptr);
+  if (on_window_begin_) on_window_begin_(phase.name);
   recorder_.begin_window(phase.name);
   const int64_t t_window = clock_.now_ns();
   phase.warmup_steps = s;
@@ -90,6 +91,7 @@ void PhaseRunner::loader(PhaseMetrics& phase, BatchSource& source, Step* step, G
     check_steady_state(phase,
                        [&] { one_loader_step(source, step, phase.name, nullptr, nullptr, s++); });
   }
+  if (on_window_begin_) on_window_begin_(phase.name);
   recorder_.begin_window(phase.name);
   const int64_t t_window = clock_.now_ns();
   phase.warmup_steps = s;

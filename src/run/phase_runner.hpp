@@ -5,8 +5,10 @@
 // the step, if any. Time comes from the injected Clock, so the loop is unit-tested with a fake
 // clock, a fake source and a fake step; what a step produces goes to the RunRecorder.
 #include <cstdint>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 
 #include "mmprof/config.hpp"
 #include "mmprof/loader.hpp"
@@ -61,6 +63,11 @@ class PhaseRunner {
   // whose timing must not be disturbed).
   void watch_workers(const BatchSource& source, bool sample);
 
+  // Called with the phase's name when a loader phase's warm-up is over, before its window opens.
+  void on_window_begin(std::function<void(const std::string&)> f) {
+    on_window_begin_ = std::move(f);
+  }
+
   const std::string& pin_mode() const noexcept { return pin_mode_; }
   ReliabilityTally& reliability() noexcept { return reliability_; }
   const EpochBoundaryTally& epoch_boundary() const noexcept { return epoch_boundary_; }
@@ -88,6 +95,7 @@ class PhaseRunner {
   ReliabilityTally reliability_;
   EpochBoundaryTally epoch_boundary_;
   nlohmann::json steady_ = nlohmann::json::object();
+  std::function<void(const std::string&)> on_window_begin_;
 };
 
 }  // namespace mmprof

@@ -31,6 +31,7 @@ json summary_json(const SummaryParts& p) {
             {"epoch_boundary", p.epoch_boundary}};
   if (!p.resume.is_null()) s["reliability"]["resume"] = p.resume;
   if (!p.trace.is_null()) s["trace"] = p.trace;
+  if (!p.locality.is_null()) s["locality"] = p.locality;
   if (!p.job.is_null()) s["job"] = p.job;
   if (!p.stage_breakdown.is_null()) s["stage_breakdown"] = p.stage_breakdown;
   if (!p.workers_balance.is_null()) s["workers_balance"] = p.workers_balance;

@@ -26,6 +26,7 @@ struct SummaryParts {
   // mmprof's own loader (run/): stage times by sample class, and the load of each worker.
   nlohmann::json stage_breakdown, workers_balance;
   nlohmann::json trace;
+  nlohmann::json locality;  // where the bytes came from (run/locality.hpp); null for a job
   // A user's own job (source external): the command and how it ended, the hook's status, the
   // DataLoader configuration, per-rank and per-worker figures (external/).
   nlohmann::json job;

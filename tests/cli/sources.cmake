@@ -6,6 +6,7 @@ list(APPEND MMPROF_TEST_SOURCES
   cli/contract_cli_test.cpp
   cli/external_cli_test.cpp
   cli/inspect_test.cpp
+  cli/locality_cli_test.cpp
   cli/outputs_cli_test.cpp
   cli/reliability_cli_test.cpp
   cli/resume_test.cpp

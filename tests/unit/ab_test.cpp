@@ -3,6 +3,7 @@
 // matrix writers, and the whole protocol driven through fake trial hooks.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <iterator>
@@ -369,9 +370,13 @@ TEST(AbProtocolTest, RunsEveryArmEveryRoundAndWritesTheDirectory) {
   o.self = "/bin/false";
   o.arm_configs.assign(d.arms.size(), Config{});
   int64_t clock = 0;
-  int primed = 0;
-  TrialHooks hooks{[&](const auto& argv, const auto& log) { return world.run(argv, log); },
-                   [&] { ++primed; }, [&] { return clock += 1'000'000'000; },
+  int primed = 0;  // trials told the declared cache regime (warm), before the arm's own keys
+  TrialHooks hooks{[&](const auto& argv, const auto& log) {
+                     const auto set = std::find(argv.begin(), argv.end(), "--set");
+                     primed += set != argv.end() && set[1] == "data.cache=warm";
+                     return world.run(argv, log);
+                   },
+                   [&] { return clock += 1'000'000'000; },
                    [] { return std::string("2026-01-01T00:00:00Z"); }};
   const auto e = run_ab(d, o, {}, hooks);
   EXPECT_EQ(e["status"], "complete");
@@ -404,7 +409,7 @@ nlohmann::json run_fake(const ExperimentDesign& d, FakeWorld& world,
   o.out = out;
   o.arm_configs.assign(d.arms.size(), Config{});
   int64_t clock = 0;
-  TrialHooks hooks{[&](const auto& argv, const auto& log) { return world.run(argv, log); }, [] {},
+  TrialHooks hooks{[&](const auto& argv, const auto& log) { return world.run(argv, log); },
                    [&] { return clock += 1000; }, [] { return std::string("t"); }};
   return run_ab(d, o, {}, hooks);
 }

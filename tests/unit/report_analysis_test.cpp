@@ -83,6 +83,16 @@ TEST(ReportResources, SaturationAgainstTheManifest) {
   EXPECT_EQ(r["storage"]["saturated"], true);
   EXPECT_EQ(r["limit"], "storage");
   EXPECT_NEAR(r["storage"]["page_cache_share"].get<double>(), 0.1, 1e-12);
+  // A run that says where its loader's bytes came from (summary "locality") is taken at its word
+  // rather than its processes' read() bytes, which count mmprof's own /proc reads too.
+  json located = s;
+  located["locality"] = {{"cache", "cold"},
+                         {"phases", {{"pipeline", {{"page_cache_fraction", 0.25}}}}}};
+  const json l = attribute_resources(located, m);
+  EXPECT_DOUBLE_EQ(l["storage"]["page_cache_share"].get<double>(), 0.25);
+  EXPECT_EQ(l["storage"]["cache"], "cold");
+  EXPECT_EQ(l["storage"]["page_cache_source"],
+            "locality.phases.pipeline: loader bytes vs device read_bytes");
   EXPECT_EQ(r["gpu"]["measured"], false);
   s["gpu"] = {
       {"idle_fraction", 0.04}, {"data_wait_idle_fraction", 0.03}, {"kernel_busy_fraction", 0.95}};

@@ -1,0 +1,123 @@
+#include "run/locality.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <system_error>
+
+#include "env/page_cache.hpp"
+
+namespace mmprof {
+
+using nlohmann::json;
+
+std::string to_string(DataCache cache) {
+  switch (cache) {
+    case DataCache::warm:
+      return "warm";
+    case DataCache::cold:
+      return "cold";
+    case DataCache::as_is:
+      break;
+  }
+  return "as-is";
+}
+
+DataLocality::DataLocality(DataCache cache, const Dataset& dataset) : cache_(cache) {
+  for (const auto& name : dataset.files()) {
+    files_.push_back(dataset.root() / name);
+    std::error_code ec;
+    const auto size = std::filesystem::file_size(files_.back(), ec);
+    if (!ec) dataset_bytes_ += size;
+  }
+  const size_t every = (files_.size() + kResidencySample - 1) / kResidencySample;
+  for (size_t i = 0; i < files_.size(); i += std::max<size_t>(every, 1))
+    measured_.push_back(files_[i]);
+}
+
+void DataLocality::before_phase(const std::string& phase) {
+  Phase& p = phases_[phase];
+  const auto t0 = std::chrono::steady_clock::now();
+  env::Residency r;
+  switch (cache_) {
+    case DataCache::cold:
+      r = env::evict_from_page_cache(files_);
+      p.prepared = "evicted";
+      p.pages_left_resident = r.resident;
+      break;
+    case DataCache::warm:
+      env::read_into_page_cache(files_);
+      r = env::page_cache_residency(measured_);
+      p.prepared = "read";
+      break;
+    case DataCache::as_is:
+      r = env::page_cache_residency(measured_);
+      p.prepared = "as-is";
+      break;
+  }
+  p.prepare_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  p.resident_before = r.fraction();
+}
+
+void DataLocality::window_begins(const std::string& phase) {
+  phases_[phase].resident_at_window = env::page_cache_residency(measured_).fraction();
+}
+
+void DataLocality::after_phase(const std::string& phase) {
+  Phase& p = phases_[phase];
+  p.resident_after = env::page_cache_residency(measured_).fraction();
+  p.after_measured = true;
+}
+
+void DataLocality::phase_bytes(const std::string& phase, uint64_t loader_bytes,
+                               std::optional<uint64_t> device_bytes) {
+  Phase& p = phases_[phase];
+  p.loader_bytes = loader_bytes;
+  p.device_bytes = device_bytes;
+}
+
+json DataLocality::to_json(std::optional<double> host_memory_mib) const {
+  json phases = json::object();
+  for (const auto& [name, p] : phases_) {
+    json j = {
+        {"prepared", p.prepared},
+        {"prepare_s", p.prepare_s},
+        {"resident_before", p.resident_before},
+        {"resident_at_window", p.resident_at_window ? json(*p.resident_at_window) : json(nullptr)},
+        {"resident_after", p.after_measured ? json(p.resident_after) : json(nullptr)},
+        {"loader_bytes", p.loader_bytes ? json(*p.loader_bytes) : json(nullptr)},
+        {"device_bytes", p.device_bytes ? json(*p.device_bytes) : json(nullptr)}};
+    // Readahead and block rounding make the device read a little more than asked: capped at 1.
+    j["page_cache_fraction"] = p.loader_bytes && p.device_bytes && *p.loader_bytes > 0
+                                   ? json(std::clamp(1.0 - static_cast<double>(*p.device_bytes) /
+                                                               static_cast<double>(*p.loader_bytes),
+                                                     0.0, 1.0))
+                                   : json(nullptr);
+    if (cache_ == DataCache::cold) j["pages_left_resident"] = p.pages_left_resident;
+    phases[name] = std::move(j);
+  }
+  const double dataset_mib = static_cast<double>(dataset_bytes_) / (1024.0 * 1024.0);
+  json out = {{"cache", to_string(cache_)},
+              {"dataset_files", files_.size()},
+              {"dataset_bytes", dataset_bytes_},
+              {"residency_files", cache_ == DataCache::cold ? files_.size() : measured_.size()},
+              {"host_memory_mib", host_memory_mib ? json(*host_memory_mib) : json(nullptr)},
+              {"phases", phases}};
+  out["fits_in_ram"] = host_memory_mib ? json(dataset_mib < *host_memory_mib) : json(nullptr);
+  if (cache_ == DataCache::cold) {
+    out["note"] =
+        "cold: each loader phase began after posix_fadvise(POSIX_FADV_DONTNEED) on every file of "
+        "the dataset; pages another process maps (or a tmpfs holds) cannot be dropped that way, "
+        "pages_left_resident counts them";
+  }
+  if (out["fits_in_ram"] == true) {
+    out["ram_note"] = fmt::format(
+        "the dataset ({:.0f} MiB) fits in this host's memory ({:.0f} MiB): after one epoch it is "
+        "read from the page cache, whatever the storage",
+        dataset_mib, *host_memory_mib);
+  }
+  return out;
+}
+
+}  // namespace mmprof
