@@ -9,6 +9,7 @@
 #include <cstring>
 #include <fstream>
 #include <numeric>
+#include <thread>
 #include <unordered_set>
 
 #include "env/page_cache.hpp"
@@ -94,26 +95,47 @@ std::string drop_caches(const Fds& fds, std::string& note) {
   return any ? "fadvise" : "none";
 }
 
+// Runs `ops` with `depth` of them in flight: `depth` threads, thread t reading ops t, t + depth,
+// ... (pread is synchronous, so the threads are the queue), until every op is done or limit_s.
 PatternResult execute(const Fds& fds, const std::vector<ProbeFile>& files,
-                      const std::vector<ReadOp>& ops, double limit_s) {
+                      const std::vector<ReadOp>& ops, double limit_s, int depth = 1) {
   PatternResult r;
   r.resident_before = resident_fraction(fds, files, ops);
   uint64_t max_bytes = 0;
   for (const auto& op : ops)
     max_bytes = std::max(max_bytes, op.bytes);
-  std::vector<char> buf(max_bytes);
+  const auto n = static_cast<size_t>(std::max(depth, 1));
+  std::vector<PatternResult> part(n);
   const auto t0 = Clock::now();
-  for (const auto& op : ops) {
-    if (seconds_since(t0) >= limit_s) {
-      r.stopped_by_time = true;
-      break;
+  const auto run = [&](size_t t) {
+    std::vector<char> buf(max_bytes);
+    for (size_t i = t; i < ops.size(); i += n) {
+      if (seconds_since(t0) >= limit_s) {
+        part[t].stopped_by_time = true;
+        break;
+      }
+      const ReadOp& op = ops[i];
+      const int fd = fds.fd[op.file];
+      if (fd < 0) continue;
+      const ssize_t got = pread(fd, buf.data(), op.bytes, static_cast<off_t>(op.offset));
+      if (got > 0) part[t].bytes += static_cast<uint64_t>(got), part[t].ops++;
     }
-    const int fd = fds.fd[op.file];
-    if (fd < 0) continue;
-    const ssize_t n = pread(fd, buf.data(), op.bytes, static_cast<off_t>(op.offset));
-    if (n > 0) r.bytes += static_cast<uint64_t>(n), r.ops++;
+  };
+  if (n == 1) {
+    run(0);
+  } else {
+    std::vector<std::thread> threads;
+    for (size_t t = 0; t < n; ++t)
+      threads.emplace_back(run, t);
+    for (auto& th : threads)
+      th.join();
   }
   r.seconds = seconds_since(t0);
+  for (const auto& p : part) {
+    r.ops += p.ops;
+    r.bytes += p.bytes;
+    r.stopped_by_time |= p.stopped_by_time;
+  }
   return r;
 }
 
@@ -165,12 +187,18 @@ StoragePlan plan_storage_probe(const std::vector<ProbeFile>& files, const Storag
 
 json storage_probe_summary(const PatternResult& sequential, const PatternResult& random,
                            const std::string& cache_method, const std::string& cache_note,
-                           size_t files) {
-  return {{"files", files},
-          {"cache_method", cache_method},
-          {"cache_note", cache_note},
-          {"sequential", pattern_json(sequential, "1 MiB reads, files in order")},
-          {"random_4k", pattern_json(random, "4 KiB pread at uniform random aligned offsets")}};
+                           size_t files, const PatternResult* random_qd, int queue_depth) {
+  json s = {{"files", files},
+            {"cache_method", cache_method},
+            {"cache_note", cache_note},
+            {"sequential", pattern_json(sequential, "1 MiB reads, files in order")},
+            {"random_4k", pattern_json(random, "4 KiB pread at uniform random aligned offsets")}};
+  if (random_qd != nullptr && queue_depth > 1) {
+    s["random_4k_qd"] = pattern_json(
+        *random_qd, "the same 4 KiB reads, queue_depth of them in flight (one thread each)");
+    s["random_4k_qd"]["queue_depth"] = queue_depth;
+  }
+  return s;
 }
 
 json run_storage_probe(const std::vector<ProbeFile>& files, const StorageProbeLimits& limits) {
@@ -184,7 +212,11 @@ json run_storage_probe(const std::vector<ProbeFile>& files, const StorageProbeLi
   for (int fd : fds.fd)
     if (fd >= 0) posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM);
   const PatternResult rnd = execute(fds, files, plan.random, limits.random_s);
-  return storage_probe_summary(seq, rnd, method, note, files.size());
+  if (limits.queue_depth <= 1) return storage_probe_summary(seq, rnd, method, note, files.size());
+  // A device serves many reads at once (NVMe: dozens of queues); QD 1 shows its latency only.
+  drop_caches(fds, note);
+  const PatternResult qd = execute(fds, files, plan.random, limits.random_s, limits.queue_depth);
+  return storage_probe_summary(seq, rnd, method, note, files.size(), &qd, limits.queue_depth);
 }
 
 }  // namespace mmprof::env

@@ -14,7 +14,8 @@ struct StorageProbeLimits {
   double sequential_s = 2.0;                 // ... or for this long
   uint64_t random_ops = 100000;              // at most this many 4 KiB reads
   double random_s = 2.0;                     // ... or for this long
-  uint64_t block_bytes = 1 << 20;            // sequential read size
+  int queue_depth = 16;  // the random reads again, this many in flight (threads); 1: not run
+  uint64_t block_bytes = 1 << 20;  // sequential read size
   uint64_t seed = 0;
 };
 
@@ -53,10 +54,12 @@ struct PatternResult {
 // How caches were emptied before each pattern: "drop_caches" (root: sync + echo 1 >
 // /proc/sys/vm/drop_caches), "fadvise" (posix_fadvise DONTNEED per file) or "none".
 // Pure: the JSON block, labelling each pattern "cold" when under 5% of its pages were cached
-// before reading and "warm" otherwise.
+// before reading and "warm" otherwise. `random_qd`: the random reads with `queue_depth` in
+// flight (absent when queue_depth <= 1).
 nlohmann::json storage_probe_summary(const PatternResult& sequential, const PatternResult& random,
                                      const std::string& cache_method, const std::string& cache_note,
-                                     size_t files);
+                                     size_t files, const PatternResult* random_qd = nullptr,
+                                     int queue_depth = 1);
 
 // Runs the plan on `files` and returns storage_probe_summary's block.
 nlohmann::json run_storage_probe(const std::vector<ProbeFile>& files,

@@ -356,11 +356,14 @@ json storage_resource(const json& s, const json& m) {
   const auto read = number_at(s, "/io/read_mb_per_s");
   const auto rchar = number_at(s, "/io/rchar_mb_per_s");
   const auto probe = number_at(m, "/storage/probe/sequential/mb_per_s");
-  json st = {{"read_mb_per_s", or_null(read)},
-             {"rchar_mb_per_s", or_null(rchar)},
-             {"probe_sequential_mb_per_s", or_null(probe)},
-             {"fs_type", value_at(m, "/storage/fs_type")},
-             {"rotational", value_at(m, "/storage/rotational")}};
+  json st = {
+      {"read_mb_per_s", or_null(read)},
+      {"rchar_mb_per_s", or_null(rchar)},
+      {"probe_sequential_mb_per_s", or_null(probe)},
+      {"probe_random_qd_mb_per_s", or_null(number_at(m, "/storage/probe/random_4k_qd/mb_per_s"))},
+      {"probe_queue_depth", value_at(m, "/storage/probe/random_4k_qd/queue_depth")},
+      {"fs_type", value_at(m, "/storage/fs_type")},
+      {"rotational", value_at(m, "/storage/rotational")}};
   // The loader's own bytes against the device's (summary "locality", newer runs) when the run
   // has them; else the processes' read() bytes against the device's, which also count what
   // mmprof itself reads (its /proc samples).
@@ -369,8 +372,8 @@ json storage_resource(const json& s, const json& m) {
     const auto share = number_at(locality, fmt::format("/phases/{}/page_cache_fraction", phase));
     if (!share || st.contains("page_cache_share")) continue;
     st["page_cache_share"] = *share;
-    st["page_cache_source"] = fmt::format("locality.phases.{}: loader bytes vs device read_bytes",
-                                          phase);
+    st["page_cache_source"] =
+        fmt::format("locality.phases.{}: loader bytes vs device read_bytes", phase);
     st["cache"] = value_at(locality, "/cache");
   }
   if (!st.contains("page_cache_share")) {

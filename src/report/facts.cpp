@@ -80,6 +80,10 @@ void resource_facts(const json& r, json& facts) {
     std::string text = fmt::format("storage delivered {:.1f} MB/s", *read);
     if (const auto probe = num("/storage/probe_sequential_mb_per_s")) {
       text += fmt::format(" against a probed {:.0f} MB/s sequential", *probe);
+      if (const auto random = num("/storage/probe_random_qd_mb_per_s")) {
+        text += fmt::format(" and {:.0f} MB/s in random 4 KiB reads at queue depth {}", *random,
+                            value_at(r, "/storage/probe_queue_depth").dump());
+      }
     }
     if (const auto cached = num("/storage/page_cache_share")) {
       text += fmt::format("; {:.0f} % of the bytes read came from the page cache", 100 * *cached);

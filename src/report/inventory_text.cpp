@@ -147,6 +147,12 @@ std::string storage_section(const json& s) {
     out += row("random 4 KiB",
                fmt::format("{} IOPS, {} MB/s ({})", text(p["random_4k"]["iops"]),
                            text(p["random_4k"]["mb_per_s"]), text(p["random_4k"]["cache"])));
+    if (p.contains("random_4k_qd")) {
+      const json& q = p["random_4k_qd"];
+      out += row(fmt::format("random 4 KiB, QD {}", text(q["queue_depth"])),
+                 fmt::format("{} IOPS, {} MB/s ({})", text(q["iops"]), text(q["mb_per_s"]),
+                             text(q["cache"])));
+    }
     out += row("caches", text(p["cache_method"]));
   }
   return out;

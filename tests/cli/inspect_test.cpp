@@ -122,7 +122,15 @@ TEST_F(InspectTest, ProbeStorageReportsBothPatternsAndTheCacheState) {
     on_disk += fs::file_size(e.path());
   EXPECT_EQ(p["sequential"]["bytes"], on_disk);  // a small dataset is read whole
   EXPECT_GT(p["random_4k"]["ops"].get<int64_t>(), 0);
-  for (const char* pattern : {"sequential", "random_4k"}) {
+  // The same reads with 16 in flight (all of them, unless a pass ran out of time), 4 KiB each.
+  EXPECT_EQ(p["random_4k_qd"]["queue_depth"], 16);
+  if (p["random_4k"]["stopped_by"] != "time limit" &&
+      p["random_4k_qd"]["stopped_by"] != "time limit") {
+    EXPECT_EQ(p["random_4k_qd"]["ops"], p["random_4k"]["ops"]);
+  }
+  EXPECT_EQ(p["random_4k_qd"]["bytes"].get<int64_t>(),
+            4096 * p["random_4k_qd"]["ops"].get<int64_t>());
+  for (const char* pattern : {"sequential", "random_4k", "random_4k_qd"}) {
     const std::string cache = p[pattern]["cache"];
     EXPECT_TRUE(cache == "cold" || cache == "warm") << cache;
   }

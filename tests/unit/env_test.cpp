@@ -287,6 +287,12 @@ TEST(EnvStorageProbe, SummaryRatesAndColdLabel) {
   EXPECT_EQ(s["random_4k"]["cache"], "warm");
   EXPECT_EQ(s["random_4k"]["stopped_by"], "time limit");
   EXPECT_TRUE(storage_probe_summary({}, {}, "none", "", 0)["sequential"]["mb_per_s"].is_null());
+  EXPECT_FALSE(s.contains("random_4k_qd"));  // queue depth 1: the pass is not run
+  PatternResult qd{5000, 5000u * 4096, 0.1, 0.0, false};
+  const json q = storage_probe_summary(seq, rnd, "fadvise", "note", 3, &qd, 16);
+  EXPECT_DOUBLE_EQ(q["random_4k_qd"]["iops"].get<double>(), 50000.0);
+  EXPECT_EQ(q["random_4k_qd"]["queue_depth"], 16);
+  EXPECT_EQ(q["random_4k_qd"]["cache"], "cold");
 }
 
 }  // namespace
