@@ -25,11 +25,18 @@ std::string to_string(DataCache cache) {
 }
 
 DataLocality::DataLocality(DataCache cache, const Dataset& dataset) : cache_(cache) {
-  for (const auto& name : dataset.files()) {
+  for (const auto& name : dataset.files())
     files_.push_back(dataset.root() / name);
-    std::error_code ec;
-    const auto size = std::filesystem::file_size(files_.back(), ec);
-    if (!ec) dataset_bytes_ += size;
+  // Files: the index holds every file's size already (no stat of a million files). Tar: the
+  // shards' sizes, headers and padding included.
+  if (dataset.layout() == Layout::files) {
+    dataset_bytes_ = dataset.total_bytes();
+  } else {
+    for (const auto& file : files_) {
+      std::error_code ec;
+      const auto size = std::filesystem::file_size(file, ec);
+      if (!ec) dataset_bytes_ += size;
+    }
   }
   const size_t every = (files_.size() + kResidencySample - 1) / kResidencySample;
   for (size_t i = 0; i < files_.size(); i += std::max<size_t>(every, 1))
