@@ -12,6 +12,7 @@
 #include "cli/gen.hpp"
 #include "cli/inspect.hpp"
 #include "cli/report.hpp"
+#include "cli/shard.hpp"
 #include "cli/trace.hpp"
 #include "cli/usage.hpp"
 #include "mmprof/error.hpp"
@@ -51,6 +52,12 @@ void add_subcommands(CLI::App& app, const std::vector<std::string>& args, int& s
                            "  mmprof gen --out data --images 2000 --videos 50\n"
                            "  mmprof gen --out shards --layout tar --shard-mb 64 --seed 7"},
                           cli::setup_gen, cli::run_gen_command, status);
+  add<cli::ShardCliOptions>(
+      app,
+      {"shard", "Write a dataset as balanced WebDataset-style tar shards, with an index",
+       "  mmprof shard data/files --out data/shards --shard-mb 256\n"
+       "  mmprof shard old-shards --out shards-by-count --by-count --shard-mb 64"},
+      cli::setup_shard, cli::run_shard_command, status);
   add<cli::BaselineCliOptions>(
       app,
       {"baseline", "Measure a configuration: compute ceiling, pipeline only, end to end",

@@ -152,12 +152,17 @@ void Dataset::index_folder(std::vector<FoundFile>& found, const std::string& why
 }
 
 // With tar shards, only the top-level *.tar files are read: anything else under the root is
-// listed, not silently passed over. A shard that is not a tar archive at all (empty, compressed,
-// garbage) is a rejection of that shard; the others are read.
+// listed, not silently passed over, except the shards.json and index.csv of `mmprof shard`. A
+// shard that is not a tar archive at all (empty, compressed, garbage) is a rejection of that
+// shard; the others are read.
 void Dataset::index_shards(std::vector<FoundFile>& found) {
   std::sort(found.begin(), found.end(),
             [](const FoundFile& a, const FoundFile& b) { return a.rel < b.rel; });
+  // `mmprof shard`'s description of the shards beside them (both files, or neither, are its).
+  const bool described = std::any_of(found.begin(), found.end(),
+                                     [](const FoundFile& f) { return f.rel == "shards.json"; });
   for (const FoundFile& f : found) {
+    if (described && (f.rel == "shards.json" || f.rel == "index.csv")) continue;
     if (!is_shard(f.rel)) {
       ignored_.push_back({f.rel, "not a top-level .tar shard of a tar-layout dataset"});
       continue;

@@ -32,6 +32,8 @@ class ShardWriter {
 
   // Appends one sample's members, opening a new shard first if the current one is full.
   void add_sample(const std::string& key, const std::vector<TarMember>& members);
+  // Closes the current shard: the next sample opens a new one, whatever the size.
+  void end_shard() { close_current(); }
   // Closes the last shard and returns every shard written, in order.
   std::vector<ShardInfo> finish();
 

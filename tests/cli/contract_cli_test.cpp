@@ -56,7 +56,7 @@ TEST_F(ContractCli, VersionNamesTheProgramItsVersionAndCommit) {
 
 TEST_F(ContractCli, AMissingOrMistypedCommandIsOneSentenceWithTheNearestName) {
   expect_usage_error(test::run_mmprof(""),
-                     "a command is required: gen, baseline, trace, ab, inspect, report", "",
+                     "a command is required: gen, shard, baseline, trace, ab, inspect, report", "",
                      "mmprof");
   expect_usage_error(test::run_mmprof("baselin"), "unknown command 'baselin'",
                      "did you mean 'baseline'?", "mmprof");
@@ -147,7 +147,7 @@ TEST_F(ContractCli, ProgressIsOneLineInALogAndNothingWhenQuiet) {
 }
 
 TEST_F(ContractCli, EverySubcommandsHelpShowsDefaultsAndExamples) {
-  for (const char* sub : {"gen", "baseline", "trace", "ab", "inspect", "report"}) {
+  for (const char* sub : {"gen", "shard", "baseline", "trace", "ab", "inspect", "report"}) {
     const auto r = test::run_mmprof(std::string(sub) + " --help");
     ASSERT_EQ(r.exit_code, 0) << r.output;
     const size_t examples = r.output.find("\nExamples:\n  mmprof " + std::string(sub) + " ");

@@ -10,6 +10,7 @@ list(APPEND MMPROF_TEST_SOURCES
   cli/outputs_cli_test.cpp
   cli/reliability_cli_test.cpp
   cli/resume_test.cpp
+  cli/shard_cli_test.cpp
   cli/signals_test.cpp
   cli/inspect_gpu_test.cpp
   cli/report_cli_test.cpp

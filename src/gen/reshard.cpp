@@ -1,0 +1,191 @@
+#include "gen/reshard.hpp"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <string>
+#include <system_error>
+
+#include "data/open_files.hpp"
+#include "gen/tar_writer.hpp"
+#include "mmprof/error.hpp"
+#include "util/error.hpp"
+#include "util/files.hpp"
+
+namespace mmprof::gen {
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+constexpr uint64_t kBlock = 512;
+
+// A member's bytes in a tar: its header block and its data padded to whole blocks.
+uint64_t member_bytes(uint64_t size) {
+  return kBlock + (size + kBlock - 1) / kBlock * kBlock;
+}
+
+uint64_t sample_tar_bytes(const SampleEntry& s) {
+  return member_bytes(s.media.size) + (s.has_caption ? member_bytes(s.caption.size) : 0);
+}
+
+// Reads one byte range of the dataset into `out`.
+void read_range(const Dataset& d, OpenFiles& files, const ByteRange& r, const std::string& key,
+                std::vector<uint8_t>& out) {
+  const fs::path path = d.root() / d.files()[r.file];
+  const int fd = files.get(r.file, path);
+  if (fd < 0) throw_errno("cannot open sample " + key + " in", path.string());
+  out.resize(r.size);
+  uint64_t done = 0;
+  while (done < r.size) {
+    const ssize_t n =
+        pread(fd, out.data() + done, r.size - done, static_cast<off_t>(r.offset + done));
+    if (n < 0) throw_errno("cannot read sample " + key + " from", path.string());
+    if (n == 0) {
+      throw InputError(fmt::format("sample {} in {} ends after {} of its {} bytes", key,
+                                   path.string(), done, r.size));
+    }
+    done += static_cast<uint64_t>(n);
+  }
+}
+
+// A key as one CSV field: quoted (quotes doubled) when it holds a comma, a quote or a line break.
+std::string csv_field(const std::string& key) {
+  if (key.find_first_of(",\"\n\r") == std::string::npos) return key;
+  std::string q = "\"";
+  for (const char c : key)
+    q += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return q + "\"";
+}
+
+void write_index(const fs::path& dir) {
+  // The shards read back by mmprof's own tar index: the proof they are whole, and where each
+  // sample's bytes are (layout "tar with an index": random access without a scan).
+  const Dataset written = Dataset::open(dir, Layout::tar);
+  std::ofstream csv(dir / "index.csv");
+  csv << "key,shard,media_offset,media_bytes,caption_offset,caption_bytes\n";
+  for (const auto& s : written.samples()) {
+    csv << csv_field(s.key) << ',' << written.files()[s.media.file] << ',' << s.media.offset << ','
+        << s.media.size << ',';
+    if (s.has_caption) {
+      csv << s.caption.offset << ',' << s.caption.size;
+    } else {
+      csv << ',';
+    }
+    csv << '\n';
+  }
+  csv.flush();
+  if (!csv) throw_output_errno("cannot write", (dir / "index.csv").string());
+  if (!written.rejected().empty()) {
+    throw OutputError(fmt::format("the shards written to {} do not read back whole: {}",
+                                  dir.string(), written.rejected().front().reason));
+  }
+}
+
+}  // namespace
+
+std::vector<size_t> plan_shards(const std::vector<uint64_t>& sample_bytes, uint64_t shard_bytes,
+                                ShardBalance balance) {
+  uint64_t total = 0;
+  for (const uint64_t b : sample_bytes)
+    total += b;
+  const size_t samples = sample_bytes.size();
+  const auto wanted = static_cast<size_t>(std::llround(
+      static_cast<double>(total) / static_cast<double>(std::max<uint64_t>(shard_bytes, 1))));
+  const size_t n = std::clamp<size_t>(wanted, 1, std::max<size_t>(samples, 1));
+  std::vector<size_t> shard(samples);
+  uint64_t before = 0;
+  for (size_t i = 0; i < samples; ++i) {
+    if (balance == ShardBalance::count) {
+      shard[i] = i * n / samples;
+    } else {
+      const double middle = static_cast<double>(before) + static_cast<double>(sample_bytes[i]) / 2;
+      shard[i] = std::min(
+          n - 1, static_cast<size_t>(static_cast<double>(n) * middle / static_cast<double>(total)));
+    }
+    before += sample_bytes[i];
+  }
+  return shard;
+}
+
+json reshard(const Dataset& source, const ReshardOptions& o) {
+  if (fs::exists(o.out) && !o.force) {
+    throw UsageError(fmt::format("--out {} exists; --force replaces it", o.out.string()));
+  }
+  const fs::path out = fs::absolute(o.out).lexically_normal();
+  const fs::path tmp = out.parent_path() / ("." + out.filename().string() + ".partial");
+  std::error_code ec;
+  fs::remove_all(tmp, ec);  // what an interrupted run left
+  if (!fs::create_directories(tmp, ec) && ec) {
+    throw OutputError(fmt::format("cannot create {}: {}", tmp.string(), ec.message()));
+  }
+  std::vector<uint64_t> bytes;
+  bytes.reserve(source.size());
+  for (const auto& s : source.samples())
+    bytes.push_back(sample_tar_bytes(s));
+  const std::vector<size_t> plan = plan_shards(bytes, o.shard_bytes, o.balance);
+  OpenFiles files(OpenFiles::capacity_for(1));
+  ShardWriter writer(tmp, UINT64_MAX);
+  std::vector<uint8_t> media, caption;
+  for (size_t i = 0; i < source.size(); ++i) {
+    const SampleEntry& s = source.samples()[i];
+    if (i > 0 && plan[i] != plan[i - 1]) writer.end_shard();
+    read_range(source, files, s.media, s.key, media);
+    std::vector<TarMember> members = {{s.key + "." + s.ext, &media}};
+    if (s.has_caption) {
+      read_range(source, files, s.caption, s.key, caption);
+      members.push_back({s.key + ".txt", &caption});
+    }
+    writer.add_sample(s.key, members);
+    if (o.progress) o.progress(i + 1, source.size());
+  }
+  const std::vector<ShardInfo> shards = writer.finish();
+  write_index(tmp);
+  json list = json::array();
+  uint64_t total = 0, largest = 0, smallest = UINT64_MAX;
+  for (const auto& sh : shards) {
+    list.push_back({{"name", sh.name},
+                    {"bytes", sh.bytes},
+                    {"samples", sh.samples},
+                    {"first_key", sh.first_key},
+                    {"last_key", sh.last_key}});
+    total += sh.bytes;
+    largest = std::max(largest, sh.bytes);
+    smallest = std::min(smallest, sh.bytes);
+  }
+  json manifest = {{"schema", "mmprof.shards/1"},
+                   {"source", fs::absolute(source.root()).string()},
+                   {"source_layout", source.layout() == Layout::tar ? "tar" : "files"},
+                   {"samples", source.size()},
+                   {"bytes", total},
+                   {"balance", o.balance == ShardBalance::bytes ? "bytes" : "count"},
+                   {"shard_bytes_asked", o.shard_bytes},
+                   {"shards", list},
+                   {"largest_over_smallest",
+                    shards.empty() || smallest == 0
+                        ? json(nullptr)
+                        : json(static_cast<double>(largest) / static_cast<double>(smallest))},
+                   {"index", "index.csv"},
+                   // Nothing dropped without a word: what the source's index refused or ignored is
+                   // not in the shards, and counted here (mmprof inspect --data SRC lists them).
+                   {"source_rejected", source.rejected().size()},
+                   {"source_ignored", source.ignored().size()}};
+  write_json_atomic(tmp / "shards.json", manifest);
+  // Into place: the old --out (with --force) goes only once the new one is whole.
+  const fs::path old = out.parent_path() / ("." + out.filename().string() + ".old");
+  fs::remove_all(old, ec);
+  if (fs::exists(out)) fs::rename(out, old, ec);
+  if (!ec) fs::rename(tmp, out, ec);
+  if (ec) {
+    throw OutputError(
+        fmt::format("cannot move {} to {}: {}", tmp.string(), out.string(), ec.message()));
+  }
+  fs::remove_all(old, ec);
+  return manifest;
+}
+
+}  // namespace mmprof::gen
