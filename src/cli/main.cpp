@@ -13,6 +13,7 @@
 #include "cli/inspect.hpp"
 #include "cli/report.hpp"
 #include "cli/shard.hpp"
+#include "cli/stage.hpp"
 #include "cli/trace.hpp"
 #include "cli/usage.hpp"
 #include "mmprof/error.hpp"
@@ -58,6 +59,12 @@ void add_subcommands(CLI::App& app, const std::vector<std::string>& args, int& s
        "  mmprof shard data/files --out data/shards --shard-mb 256\n"
        "  mmprof shard old-shards --out shards-by-count --by-count --shard-mb 64"},
       cli::setup_shard, cli::run_shard_command, status);
+  add<cli::StageCliOptions>(
+      app,
+      {"stage", "Copy a dataset to local storage: parallel, resumable, with its cost in stage.json",
+       "  mmprof stage /mnt/nfs/data/shards /nvme/shards\n"
+       "  mmprof stage /mnt/nfs/data/shards /nvme/shards --threads 16 --json > stage.json"},
+      cli::setup_stage, cli::run_stage_command, status);
   add<cli::BaselineCliOptions>(
       app,
       {"baseline", "Measure a configuration: compute ceiling, pipeline only, end to end",

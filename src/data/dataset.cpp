@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <fstream>
 #include <map>
 
 #include "data/folder_walk.hpp"
@@ -15,6 +16,36 @@ namespace mmprof {
 namespace fs = std::filesystem;
 
 namespace {
+
+// The files mmprof writes beside a dataset's samples, read by people and never samples: the
+// stage.json of `mmprof stage` and the shards.json and index.csv of `mmprof shard`, at the root,
+// when their JSON says it is mmprof's.
+class Sidecars {
+ public:
+  Sidecars(const std::filesystem::path& root, const std::vector<FoundFile>& found) {
+    for (const FoundFile& f : found) {
+      if (f.rel == "stage.json" && schema_of(root / f.rel) == "mmprof.stage/1") {
+        names_.push_back("stage.json");
+      }
+      if (f.rel == "shards.json" && schema_of(root / f.rel) == "mmprof.shards/1") {
+        names_.insert(names_.end(), {"shards.json", "index.csv"});
+      }
+    }
+  }
+  bool contains(const std::string& rel) const {
+    return std::find(names_.begin(), names_.end(), rel) != names_.end();
+  }
+
+ private:
+  static std::string schema_of(const std::filesystem::path& file) {
+    std::ifstream in(file);
+    const auto j = nlohmann::json::parse(in, nullptr, false);
+    return j.is_object() && j.contains("schema") && j["schema"].is_string()
+               ? j["schema"].get<std::string>()
+               : "";
+  }
+  std::vector<std::string> names_;
+};
 
 std::string lower(std::string s) {
   std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
@@ -138,7 +169,9 @@ void Dataset::index_folder(std::vector<FoundFile>& found, const std::string& why
   std::sort(found.begin(), found.end(), [](const FoundFile& a, const FoundFile& b) {
     return split_key(a.rel, Layout::files) < split_key(b.rel, Layout::files);
   });
+  const Sidecars own(root_, found);
   for (const FoundFile& f : found) {
+    if (own.contains(f.rel)) continue;
     if (split_key(f.rel, Layout::files).second == "tar") {
       ignored_.push_back({f.rel, fmt::format("a tar shard in a dataset read as files ({}); set "
                                              "data.layout=tar to read shards",
@@ -152,17 +185,15 @@ void Dataset::index_folder(std::vector<FoundFile>& found, const std::string& why
 }
 
 // With tar shards, only the top-level *.tar files are read: anything else under the root is
-// listed, not silently passed over, except the shards.json and index.csv of `mmprof shard`. A
-// shard that is not a tar archive at all (empty, compressed, garbage) is a rejection of that
-// shard; the others are read.
+// listed, not silently passed over, except mmprof's own files (Sidecars). A shard that is not a
+// tar archive at all (empty, compressed, garbage) is a rejection of that shard; the others are
+// read.
 void Dataset::index_shards(std::vector<FoundFile>& found) {
   std::sort(found.begin(), found.end(),
             [](const FoundFile& a, const FoundFile& b) { return a.rel < b.rel; });
-  // `mmprof shard`'s description of the shards beside them (both files, or neither, are its).
-  const bool described = std::any_of(found.begin(), found.end(),
-                                     [](const FoundFile& f) { return f.rel == "shards.json"; });
+  const Sidecars own(root_, found);
   for (const FoundFile& f : found) {
-    if (described && (f.rel == "shards.json" || f.rel == "index.csv")) continue;
+    if (own.contains(f.rel)) continue;
     if (!is_shard(f.rel)) {
       ignored_.push_back({f.rel, "not a top-level .tar shard of a tar-layout dataset"});
       continue;

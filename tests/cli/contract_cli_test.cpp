@@ -55,9 +55,10 @@ TEST_F(ContractCli, VersionNamesTheProgramItsVersionAndCommit) {
 }
 
 TEST_F(ContractCli, AMissingOrMistypedCommandIsOneSentenceWithTheNearestName) {
-  expect_usage_error(test::run_mmprof(""),
-                     "a command is required: gen, shard, baseline, trace, ab, inspect, report", "",
-                     "mmprof");
+  expect_usage_error(
+      test::run_mmprof(""),
+      "a command is required: gen, shard, stage, baseline, trace, ab, inspect, report", "",
+      "mmprof");
   expect_usage_error(test::run_mmprof("baselin"), "unknown command 'baselin'",
                      "did you mean 'baseline'?", "mmprof");
   expect_usage_error(test::run_mmprof("--verison"), "mmprof has no option '--verison'",
@@ -147,7 +148,8 @@ TEST_F(ContractCli, ProgressIsOneLineInALogAndNothingWhenQuiet) {
 }
 
 TEST_F(ContractCli, EverySubcommandsHelpShowsDefaultsAndExamples) {
-  for (const char* sub : {"gen", "shard", "baseline", "trace", "ab", "inspect", "report"}) {
+  for (const char* sub :
+       {"gen", "shard", "stage", "baseline", "trace", "ab", "inspect", "report"}) {
     const auto r = test::run_mmprof(std::string(sub) + " --help");
     ASSERT_EQ(r.exit_code, 0) << r.output;
     const size_t examples = r.output.find("\nExamples:\n  mmprof " + std::string(sub) + " ");

@@ -12,6 +12,7 @@ list(APPEND MMPROF_TEST_SOURCES
   cli/resume_test.cpp
   cli/shard_cli_test.cpp
   cli/signals_test.cpp
+  cli/stage_cli_test.cpp
   cli/inspect_gpu_test.cpp
   cli/report_cli_test.cpp
   cli/trace_cli_test.cpp

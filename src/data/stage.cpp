@@ -1,0 +1,214 @@
+#include "data/stage.hpp"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <sys/resource.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <mutex>
+#include <string>
+#include <system_error>
+#include <thread>
+#include <vector>
+
+#include "mmprof/error.hpp"
+#include "util/digest.hpp"
+#include "util/error.hpp"
+#include "util/files.hpp"
+
+namespace mmprof {
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+constexpr size_t kBuffer = 1 << 20;
+
+// An open file descriptor, closed on destruction.
+struct Fd {
+  int fd;
+  explicit Fd(int f) : fd(f) {}
+  ~Fd() {
+    if (fd >= 0) close(fd);
+  }
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+};
+
+// Free bytes for an unprivileged writer on the file system that holds `path` (or would: its
+// nearest existing parent).
+uint64_t free_bytes(fs::path path) {
+  while (!path.empty() && !fs::exists(path))
+    path = path.parent_path();
+  struct statvfs v {};
+  if (statvfs(path.empty() ? "." : path.c_str(), &v) != 0) return UINT64_MAX;
+  return static_cast<uint64_t>(v.f_bavail) * v.f_frsize;
+}
+
+// The digest of a whole file, read in kBuffer blocks; false when it cannot be read.
+bool file_digest(const fs::path& path, std::vector<uint8_t>& buf, uint64_t& digest) {
+  const Fd f(open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (f.fd < 0) return false;
+  digest = 0;
+  for (;;) {
+    const ssize_t n = read(f.fd, buf.data(), buf.size());
+    if (n < 0) return false;
+    if (n == 0) return true;
+    digest = digest64(buf.data(), static_cast<size_t>(n), digest);
+  }
+}
+
+// Copies src to dst through dst.partial, renamed when whole; `done` counts the bytes as they go.
+// Returns the bytes copied.
+uint64_t copy_file(const fs::path& src, const fs::path& dst, std::vector<uint8_t>& buf,
+                   std::atomic<uint64_t>& done) {
+  const Fd in(open(src.c_str(), O_RDONLY | O_CLOEXEC));
+  if (in.fd < 0) throw_errno("cannot read", src.string());
+  std::error_code ec;
+  fs::create_directories(dst.parent_path(), ec);
+  const fs::path partial = dst.string() + ".partial";
+  uint64_t copied = 0;
+  {
+    const Fd out(open(partial.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+    if (out.fd < 0) throw_output_errno("cannot create", partial.string());
+    for (;;) {
+      const ssize_t n = read(in.fd, buf.data(), buf.size());
+      if (n < 0) throw_errno("cannot read", src.string());
+      if (n == 0) break;
+      for (ssize_t w = 0; w < n;) {
+        const ssize_t k = write(out.fd, buf.data() + w, static_cast<size_t>(n - w));
+        if (k < 0) {
+          const int saved = errno;
+          fs::remove(partial, ec);  // no cut file left behind, under any name
+          errno = saved;
+          throw_output_errno("cannot write", partial.string());
+        }
+        w += k;
+      }
+      done += static_cast<uint64_t>(n);
+      copied += static_cast<uint64_t>(n);
+    }
+  }
+  fs::rename(partial, dst, ec);
+  if (ec) throw OutputError(fmt::format("cannot rename {}: {}", partial.string(), ec.message()));
+  return copied;
+}
+
+double cpu_seconds() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+         static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
+}
+
+}  // namespace
+
+json stage_dataset(const Dataset& source, const StageOptions& o) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const double cpu0 = cpu_seconds();
+  // What the loader reads, plus the descriptions mmprof writes beside shards.
+  std::vector<std::string> names = source.files();
+  for (const char* sidecar : {"shards.json", "index.csv"})
+    if (fs::exists(source.root() / sidecar)) names.emplace_back(sidecar);
+  std::vector<uint64_t> sizes(names.size());
+  uint64_t total = 0;
+  for (size_t i = 0; i < names.size(); ++i) {
+    std::error_code ec;
+    sizes[i] = fs::file_size(source.root() / names[i], ec);
+    if (ec) {
+      throw InputError(
+          fmt::format("cannot read {}: {}", (source.root() / names[i]).string(), ec.message()));
+    }
+    total += sizes[i];
+  }
+  // Files already there with the same size are candidates for skipping (their digest decides,
+  // below); the room needed is what the others take.
+  std::vector<char> present(names.size());
+  uint64_t need = 0;
+  for (size_t i = 0; i < names.size(); ++i) {
+    std::error_code ec;
+    present[i] = fs::file_size(o.dest / names[i], ec) == sizes[i] && !ec;
+    if (!present[i]) need += sizes[i];
+  }
+  const uint64_t free_before = free_bytes(o.dest);
+  if (need > free_before) {
+    throw OutputError(
+        fmt::format("{} has {:.1f} MB free and staging {} needs {:.1f} MB more: nothing was copied",
+                    o.dest.string(), static_cast<double>(free_before) / 1e6, source.root().string(),
+                    static_cast<double>(need) / 1e6));
+  }
+  std::error_code ec;
+  fs::create_directories(o.dest, ec);
+  std::atomic<size_t> next{0};
+  std::atomic<uint64_t> done{0}, copied_bytes{0};
+  std::atomic<size_t> copied{0}, verified{0};
+  std::atomic<bool> failed{false};
+  std::mutex error_mutex;
+  std::exception_ptr error;
+  const auto work = [&] {
+    std::vector<uint8_t> buf(kBuffer), other(kBuffer);
+    while (!failed) {
+      const size_t i = next++;
+      if (i >= names.size()) return;
+      const fs::path src = source.root() / names[i], dst = o.dest / names[i];
+      try {
+        uint64_t a = 0, b = 1;
+        if (present[i] && file_digest(src, buf, a) && file_digest(dst, other, b) && a == b) {
+          ++verified;
+          done += sizes[i];
+          std::error_code gone;
+          fs::remove(dst.string() + ".partial", gone);  // an interrupted earlier copy's
+          continue;
+        }
+        copied_bytes += copy_file(src, dst, buf, done);
+        ++copied;
+      } catch (...) {
+        const std::lock_guard lock(error_mutex);
+        if (!error) error = std::current_exception();
+        failed = true;
+      }
+    }
+  };
+  std::atomic<bool> finished{false};
+  std::thread reporter([&] {
+    while (!finished && o.progress) {
+      o.progress(done, total);
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+  });
+  std::vector<std::thread> threads;
+  for (int t = 0; t < std::max(o.threads, 1); ++t)
+    threads.emplace_back(work);
+  for (auto& t : threads)
+    t.join();
+  finished = true;
+  reporter.join();
+  if (error) std::rethrow_exception(error);
+  // On the device before the figures are taken: staged means safe there, and the file system's
+  // free space counts the copy only once its blocks are allocated (ext4 delays that).
+  if (const Fd d(open(o.dest.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)); d.fd >= 0) syncfs(d.fd);
+  if (o.progress) o.progress(done, total);
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  json s = {{"schema", "mmprof.stage/1"},
+            {"source", fs::absolute(source.root()).string()},
+            {"dest", fs::absolute(o.dest).string()},
+            {"files", names.size()},
+            {"bytes", total},
+            {"copied_files", copied.load()},
+            {"copied_bytes", copied_bytes.load()},
+            {"already_there_files", verified.load()},
+            {"threads", std::max(o.threads, 1)},
+            {"wall_s", wall},
+            {"copied_mb_per_s",
+             wall > 0 ? json(static_cast<double>(copied_bytes) / 1e6 / wall) : json(nullptr)},
+            {"cpu_s", cpu_seconds() - cpu0},
+            {"dest_free_bytes_before", free_before},
+            {"dest_free_bytes_after", free_bytes(o.dest)}};
+  write_json_atomic(o.dest / "stage.json", s);
+  return s;
+}
+
+}  // namespace mmprof

@@ -1,0 +1,116 @@
+// `mmprof stage SRC DST` through the binary: a copy identical file for file, stage.json's figures
+// against the files' sizes, a re-run that copies nothing (size + digest) and one that copies
+// exactly the file that changed, the loader reading the copy, a destination without room refused
+// before anything is copied, and bad input.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "support/test_support.hpp"
+
+namespace mmprof {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+class StageCli : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = std::make_unique<test::TempDir>();
+    const auto r = test::run_mmprof("gen --quiet --out " + test::shell_quote(dir_->path() / "ds") +
+                                    " --images 30 --videos 1 --video-max-s 1 --seed 6");
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+  }
+  static void TearDownTestSuite() { dir_.reset(); }
+  static fs::path path(const std::string& name) { return dir_->path() / name; }
+  static fs::path src() { return path("ds") / "files"; }
+  static test::CommandResult stage(const fs::path& dest, const std::string& extra = "") {
+    return test::run_mmprof("stage --json " + test::shell_quote(src()) + " " +
+                            test::shell_quote(dest) + " " + extra);
+  }
+  static std::unique_ptr<test::TempDir> dir_;
+};
+
+std::unique_ptr<test::TempDir> StageCli::dir_;
+
+TEST_F(StageCli, CopiesEveryFileThenOnlyWhatChanged) {
+  auto r = stage(path("copy"), "--threads 3");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  json s = json::parse(r.output);
+  EXPECT_EQ(s, test::read_json(path("copy") / "stage.json"));
+  uint64_t bytes = 0;
+  size_t files = 0;
+  for (const auto& e : fs::directory_iterator(src())) {
+    bytes += fs::file_size(e.path());
+    ++files;
+    EXPECT_EQ(test::read_bytes(e.path()), test::read_bytes(path("copy") / e.path().filename()))
+        << e.path();
+  }
+  EXPECT_EQ(s["files"], files);
+  EXPECT_EQ(s["bytes"], bytes);
+  EXPECT_EQ(s["copied_files"], files);
+  EXPECT_EQ(s["copied_bytes"], bytes);
+  EXPECT_EQ(s["already_there_files"], 0);
+  EXPECT_EQ(s["threads"], 3);
+  // Free space is the whole file system's (other processes write too): there, not compared.
+  EXPECT_GT(s["dest_free_bytes_before"].get<uint64_t>(), 0u);
+  EXPECT_GT(s["dest_free_bytes_after"].get<uint64_t>(), 0u);
+  // Again: nothing to copy, every file verified by size and digest.
+  r = stage(path("copy"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  s = json::parse(r.output);
+  EXPECT_EQ(s["copied_files"], 0);
+  EXPECT_EQ(s["already_there_files"], files);
+  // One byte changed in one file (same size), and a cut copy left by an interrupted run: that
+  // file alone is copied again, and no .partial stays.
+  const fs::path changed = path("copy") / "000004.jpg";
+  auto data = test::read_bytes(changed);
+  data[data.size() / 2] ^= 0x5a;
+  test::write_bytes(changed, data);
+  test::write_bytes(path("copy") / "000005.jpg.partial", {1, 2, 3});
+  r = stage(path("copy"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  s = json::parse(r.output);
+  EXPECT_EQ(s["copied_files"], 1);
+  EXPECT_EQ(s["copied_bytes"], data.size());
+  EXPECT_EQ(test::read_bytes(changed), test::read_bytes(src() / "000004.jpg"));
+  EXPECT_FALSE(fs::exists(path("copy") / "000005.jpg.partial"));
+  // The loader reads the copy, stage.json known as mmprof's own (nothing listed as ignored).
+  r = test::run_mmprof("baseline --quiet --data " + test::shell_quote(path("copy")) +
+                       " --steps 2 --warmup-steps 0 --out " + test::shell_quote(path("run")));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(test::read_text(path("run") / "errors.jsonl"), "");
+  EXPECT_EQ(test::read_json(path("run") / "manifest.json")["data"]["samples"], 31);
+}
+
+TEST_F(StageCli, NoRoomIsRefusedBeforeAnythingIsCopied) {
+  if (test::run_command("unshare -m true").exit_code != 0) {
+    GTEST_SKIP() << "no private mount namespace here (needs CAP_SYS_ADMIN)";
+  }
+  const fs::path script = path("no-room.sh");
+  test::write_text(script,
+                   fmt::format("d=$(mktemp -d) && mount -t tmpfs -o size=256k tmpfs \"$d\" || "
+                               "exit 99\n{} stage {} \"$d/copy\" </dev/null\necho \"exit $?\"\n"
+                               "ls -A \"$d/copy\" 2>/dev/null | wc -l\n",
+                               test::shell_quote(test::mmprof_bin()), test::shell_quote(src())));
+  const auto r = test::run_command("unshare -m sh " + test::shell_quote(script));
+  EXPECT_NE(r.output.find("exit 6"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("MB free and staging"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("nothing was copied"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("\n0\n"), std::string::npos) << r.output;  // no file in the copy
+}
+
+TEST_F(StageCli, AMissingSourceExitsThreeNamingIt) {
+  const auto r = test::run_mmprof("stage " + test::shell_quote(path("nothing-here")) + " " +
+                                  test::shell_quote(path("dst")));
+  EXPECT_EQ(r.exit_code, 3) << r.output;
+  EXPECT_NE(r.output.find("nothing-here"), std::string::npos) << r.output;
+  EXPECT_FALSE(fs::exists(path("dst")));
+}
+
+}  // namespace
+}  // namespace mmprof
