@@ -93,4 +93,17 @@ std::string default_out_dir(const std::string& command) {
                      fmt::gmtime(std::chrono::system_clock::to_time_t(now)), getpid());
 }
 
+void add_source_options(CLI::App& app, std::string& source, std::string& layout,
+                        const std::string& what) {
+  app.add_option("source", source, what + ": a folder of files, or tar shards")->required();
+  app.add_option("--layout", layout, "The source's layout: auto | files | tar")
+      ->check(CLI::IsMember({"auto", "files", "tar"}));
+}
+
+Dataset open_source(const std::string& source, const std::string& layout) {
+  return Dataset::open(source, layout == "files" ? Layout::files
+                               : layout == "tar" ? Layout::tar
+                                                 : Layout::auto_detect);
+}
+
 }  // namespace mmprof::cli

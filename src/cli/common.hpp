@@ -55,6 +55,11 @@ void check_max_host_memory(const Config& config, const std::string& max_host_mem
 // Opens the configured dataset; data.path null means the embedded default (generated on first use).
 Dataset open_dataset(const Config& config);
 
+// A positional dataset folder with its --layout (auto | files | tar), for shard and stage.
+void add_source_options(CLI::App& app, std::string& source, std::string& layout,
+                        const std::string& what);
+Dataset open_source(const std::string& source, const std::string& layout);
+
 // runs/<command>-<UTC timestamp> unless --out was given.
 std::string default_out_dir(const std::string& command);
 

@@ -9,8 +9,7 @@
 namespace mmprof::cli {
 
 void setup_shard(CLI::App& app, ShardCliOptions& o) {
-  app.add_option("source", o.source, "Dataset to shard: a folder of files, or tar shards")
-      ->required();
+  add_source_options(app, o.source, o.layout, "Dataset to shard");
   app.add_option("--out,-o", o.reshard.out, "Folder of the new shards (written whole, then moved)")
       ->required();
   app.add_option("--shard-mb", o.shard_mb, "Shard size in MB (10^6 bytes), about")->check(above(0));
@@ -18,17 +17,13 @@ void setup_shard(CLI::App& app, ShardCliOptions& o) {
                                "Balance the shards by bytes (the default): equal work per rank");
   app.add_flag("--by-count", o.by_count, "Balance the shards by samples instead")
       ->excludes(by_size);
-  app.add_option("--layout", o.layout, "The source's layout: auto | files | tar")
-      ->check(CLI::IsMember({"auto", "files", "tar"}));
   app.add_flag("--force", o.reshard.force, "Replace an --out that exists (once the new is whole)");
   add_json_flag(app, o.json, "shards.json");
   add_verbosity_flags(app, o.verbosity);
 }
 
 int run_shard_command(ShardCliOptions o) {
-  const Layout layout =
-      o.layout == "files" ? Layout::files : (o.layout == "tar" ? Layout::tar : Layout::auto_detect);
-  const Dataset source = Dataset::open(o.source, layout);
+  const Dataset source = open_source(o.source, o.layout);
   o.reshard.shard_bytes = static_cast<uint64_t>(o.shard_mb * 1e6);
   o.reshard.balance = o.by_count ? gen::ShardBalance::count : gen::ShardBalance::bytes;
   ProgressLine progress(progress_style(o.verbosity, o.json));

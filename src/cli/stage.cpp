@@ -9,20 +9,15 @@
 namespace mmprof::cli {
 
 void setup_stage(CLI::App& app, StageCliOptions& o) {
-  app.add_option("source", o.source, "Dataset to copy: a folder of files, or tar shards")
-      ->required();
+  add_source_options(app, o.source, o.layout, "Dataset to copy");
   app.add_option("dest", o.stage.dest, "Where to copy it (local storage)")->required();
   app.add_option("--threads", o.stage.threads, "Files copied at once")->check(at_least(1));
-  app.add_option("--layout", o.layout, "The source's layout: auto | files | tar")
-      ->check(CLI::IsMember({"auto", "files", "tar"}));
   add_json_flag(app, o.json, "stage.json");
   add_verbosity_flags(app, o.verbosity);
 }
 
 int run_stage_command(StageCliOptions o) {
-  const Layout layout =
-      o.layout == "files" ? Layout::files : (o.layout == "tar" ? Layout::tar : Layout::auto_detect);
-  const Dataset source = Dataset::open(o.source, layout);
+  const Dataset source = open_source(o.source, o.layout);
   ProgressLine progress(progress_style(o.verbosity, o.json));
   o.stage.progress = [&progress](uint64_t done, uint64_t total) {
     progress.update("stage", static_cast<int64_t>(done / 1'000'000),
