@@ -111,7 +111,20 @@ std::string irrelevance(const json& change, const json& analysis) {
   return reason;
 }
 
-json hypothesis(const json& change, const json& analysis, const std::string& command) {
+// What to do before a command that compares the data where it is with a local copy: make the
+// copy (`mmprof stage`, whose stage.json says what staging costs) in $LOCAL_COPY.
+std::string staging_step(const json& manifest) {
+  const json path = value_at(manifest, "/config/data/path");
+  const auto bytes = number_at(manifest, "/data/total_bytes");
+  return fmt::format(
+      "set LOCAL_COPY to a folder on local storage{} and stage the data there first: mmprof stage "
+      "{} \"$LOCAL_COPY\"",
+      bytes ? fmt::format(" with {:.0f} MB free", *bytes / 1e6) : "",
+      path.is_string() ? shell_word(path.get<std::string>()) : "DATA");
+}
+
+json hypothesis(const json& change, const json& analysis, const json& manifest,
+                const std::string& command) {
   const std::string stage = value_text(value_at(analysis, "/stages/limit"));
   const std::string resource = value_text(value_at(analysis, "/resources/limit"));
   const std::string title = change["title"].get<std::string>();
@@ -135,9 +148,8 @@ json hypothesis(const json& change, const json& analysis, const std::string& com
           {"note", command.empty()
                        ? change.value("offline_step", json("not testable with mmprof ab yet: no "
                                                            "config key"))
-                   : command.find("$LOCAL_COPY") != std::string::npos
-                       ? json("set LOCAL_COPY to the path of the local copy first")
-                       : json(nullptr)}};
+                   : command.find("$LOCAL_COPY") != std::string::npos ? json(staging_step(manifest))
+                                                                      : json(nullptr)}};
 }
 
 }  // namespace
@@ -234,7 +246,7 @@ json evaluate_knowledge_base(const json& kb, const json& analysis, const json& m
     rec["preconditions"] = checks;
     rec["experiment"] = command.empty() ? json(nullptr) : json(command);
     out["recommended"].push_back(rec);
-    out["hypotheses"].push_back(hypothesis(change, analysis, command));
+    out["hypotheses"].push_back(hypothesis(change, analysis, manifest, command));
   }
   return out;
 }

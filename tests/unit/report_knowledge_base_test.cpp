@@ -322,6 +322,23 @@ TEST(ReportKnowledgeBase, FixtureRunGetsOnlyCompatibleRelevantChanges) {
                 "mmprof ab --config /work/main/configs/emulated-accelerator.yaml --set "
                 "loader.batch_size=4 --factor loader.num_workers=2,4");
     }
+    // Staging is a runnable command: mmprof stage fills $LOCAL_COPY, which the experiment reads.
+    if (h["id"] == "local-nvme-staging") {
+      EXPECT_EQ(h["note"],
+                "set LOCAL_COPY to a folder on local storage and stage the data there first: "
+                "mmprof stage /data/set \"$LOCAL_COPY\"");
+      EXPECT_NE(h["confirm_or_refute"].get<std::string>().find("data.path=/data/set,$LOCAL_COPY"),
+                std::string::npos);
+    }
+  }
+  // With the dataset's size in the manifest, the room the copy needs.
+  json m = run.manifest;
+  m["data"]["total_bytes"] = 2.5e9;
+  for (const auto& h : evaluate_knowledge_base(embedded_kb(), a, m)["hypotheses"]) {
+    if (h["id"] == "local-nvme-staging") {
+      EXPECT_NE(h["note"].get<std::string>().find("with 2500 MB free"), std::string::npos)
+          << h["note"];
+    }
   }
 }
 
