@@ -309,6 +309,35 @@ std::string calibration_text(const json& x) {
   return out;
 }
 
+// When a staged copy (an arm of data.path, made by mmprof stage) pays for itself.
+void staging_blocks(const json& staging, Section& s) {
+  if (!staging.is_array() || staging.empty()) return;
+  Table t{{"staged copy", "copy took (s)", "epoch as is -> staged (s)",
+           "saved per epoch (s) [95 % CI]", "pays off after epochs [95 % CI]"},
+          {}};
+  std::string notes;
+  for (const auto& e : staging) {
+    if (e.contains("reason")) {
+      t.rows.push_back({str(e["copy"]), "n/a", "n/a", "n/a", str(e["reason"])});
+    } else {
+      const json& ci = e["pays_off_after_epochs"]["ci"];
+      t.rows.push_back(
+          {str(e["copy"]), format_number(e["stage_s"]),
+           format_number(e["epoch_s"]["as_is"]) + " -> " + format_number(e["epoch_s"]["staged"]),
+           format_number(e["saved_s_per_epoch"]["median"], 2) +
+               ci_text(e["saved_s_per_epoch"]["ci"]),
+           (e["pays_off_after_epochs"]["median"].is_number()
+                ? format_number(e["pays_off_after_epochs"]["median"])
+                : std::string("never")) +
+               fmt::format(" [{}, {}]", format_number(ci[0]),
+                           ci[1].is_number() ? format_number(ci[1]) : std::string("never"))});
+    }
+    if (notes.empty()) notes = str(e["caveat"]);
+  }
+  s.blocks.push_back(t);
+  if (!notes.empty()) s.blocks.push_back(Paragraph{notes});
+}
+
 void experiment_sections(const json& x, std::vector<Section>& out) {
   Section s{2, "Experiment " + str(x["name"]), {}};
   s.blocks.push_back(Paragraph{fmt::format(
@@ -344,6 +373,7 @@ void experiment_sections(const json& x, std::vector<Section>& out) {
       "Shaded: the indifference band +-tau around the base; an arm whose CI lies inside it is "
       "equivalent. The verdict is on the right."});
   if (!triggers.rows.empty()) s.blocks.push_back(triggers);
+  staging_blocks(x["staging"], s);
   out.push_back(std::move(s));
   if (x["base_run"].is_object()) run_sections(x["base_run"], "Base arm, first trial", out, 3);
 }

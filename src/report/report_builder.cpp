@@ -11,6 +11,7 @@
 #include "report/analysis.hpp"
 #include "report/json_access.hpp"
 #include "report/knowledge_base.hpp"
+#include "report/staging.hpp"
 #include "stats/inference.hpp"
 #include "util/version.hpp"
 
@@ -128,7 +129,8 @@ json experiment_figures(const ExperimentData& x, const json& kb, const Criteria&
             {"calibration", value_at(e, "/calibration")},
             {"results", value_at(e, "/results")},
             {"decisions", decide_experiment(e, c, host_mib)},
-            {"arm_throughput", arm_throughput(e)}};
+            {"arm_throughput", arm_throughput(e)},
+            {"staging", staging_break_even(e, x.base)}};
   s["base_run"] = x.base ? run_section(*x.base, kb) : json(nullptr);
   return s;
 }

@@ -31,6 +31,7 @@ list(APPEND MMPROF_TEST_SOURCES
   unit/procfs_test.cpp
   unit/progress_test.cpp
   unit/report_analysis_test.cpp
+  unit/report_staging_test.cpp
   unit/report_inputs_test.cpp
   unit/report_criteria_test.cpp
   unit/report_knowledge_base_test.cpp
