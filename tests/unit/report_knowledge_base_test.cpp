@@ -334,7 +334,8 @@ TEST(ReportKnowledgeBase, FixtureRunGetsOnlyCompatibleRelevantChanges) {
   // With the dataset's size in the manifest, the room the copy needs.
   json m = run.manifest;
   m["data"]["total_bytes"] = 2.5e9;
-  for (const auto& h : evaluate_knowledge_base(embedded_kb(), a, m)["hypotheses"]) {
+  const json sized = evaluate_knowledge_base(embedded_kb(), a, m);
+  for (const auto& h : sized["hypotheses"]) {
     if (h["id"] == "local-nvme-staging") {
       EXPECT_NE(h["note"].get<std::string>().find("with 2500 MB free"), std::string::npos)
           << h["note"];
