@@ -6,6 +6,7 @@ find_package(nlohmann_json 3 REQUIRED)
 find_package(yaml-cpp REQUIRED)
 find_package(CLI11 REQUIRED)
 find_package(LibArchive REQUIRED)
+find_package(CURL REQUIRED)  # an http(s):// data.path
 # The pkg-config modules behind PkgConfig::<NAME>, named once: the installed package's
 # mmprofConfig.cmake looks them up the same way (cmake/mmprofConfig.cmake.in).
 set(MMPROF_PKG_FFMPEG libavformat libavcodec libavutil libswscale)

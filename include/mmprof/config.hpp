@@ -21,10 +21,18 @@ enum class ImageResizer { mmprof, swscale };
 // The page cache before each loader phase: as it is, filled with the dataset, or emptied of it.
 enum class DataCache { as_is, warm, cold };
 
+// An http(s):// data.path (data/http_client.hpp).
+struct RemoteConfig {
+  int concurrency = 4;  // range requests in flight per worker
+  int retries = 3;      // per request, for failures worth trying again
+  double timeout_s = 30;
+};
+
 struct DataConfig {
-  std::optional<std::string> path;  // nullopt = the embedded default dataset
+  std::optional<std::string> path;  // nullopt = the embedded default dataset; may be a URL
   Layout layout = Layout::auto_detect;
   DataCache cache = DataCache::as_is;
+  RemoteConfig remote;
 };
 
 struct LoaderConfig {

@@ -16,6 +16,7 @@
 namespace mmprof {
 
 struct FoundFile;
+class DatasetStore;
 
 // Where some bytes live: a whole file (offset 0, size = file size) or a member of a tar shard.
 struct ByteRange {
@@ -56,11 +57,25 @@ class Dataset {
   // others listed, unreadable subdirectories listed. A shard that is not a tar archive is a
   // rejection of that shard. Throws InputError naming the path when it is missing, unreadable or
   // holds no sample.
-  static Dataset open(const std::filesystem::path& path, Layout layout);
+  //
+  // `path` may be an http(s):// URL (docs/storage.md): the files layout is listed through the
+  // server's JSON directory listing (nginx: autoindex_format json), recursively; tar shards are
+  // indexed by the index.csv that `mmprof shard` wrote beside them (no listing needed, no shard
+  // scanned). `remote` bounds those requests.
+  static Dataset open(const std::filesystem::path& path, Layout layout,
+                      const RemoteConfig& remote = {});
 
+  // The folder, or the URL of a remote dataset.
   const std::filesystem::path& root() const noexcept { return root_; }
+  bool remote() const noexcept { return remote_; }
+  // How a remote dataset's requests are bounded (data.remote.*, as given to open()).
+  const RemoteConfig& remote_config() const noexcept { return remote_config_; }
+  // A remote dataset's file `file` as a URL (its path percent-encoded).
+  std::string url_of(uint32_t file) const;
   Layout layout() const noexcept { return layout_; }
   const std::vector<std::string>& files() const noexcept { return files_; }
+  // File `file`'s size when the dataset was opened (its listing's, for a remote dataset).
+  uint64_t file_size(uint32_t file) const { return file_sizes_[file]; }
   const std::vector<SampleEntry>& samples() const noexcept { return samples_; }
   size_t size() const noexcept { return samples_.size(); }
   // Members the index refused: unsafe tar paths, links, a shard cut mid-member, a member whose
@@ -80,8 +95,8 @@ class Dataset {
 
  private:
   // `found`: the folder walk's files (sorted here); `why`: how the files layout was chosen.
-  void index_folder(std::vector<FoundFile>& found, const std::string& why);
-  void index_shards(std::vector<FoundFile>& found);
+  void index_folder(std::vector<FoundFile>& found, const std::string& why, DatasetStore& store);
+  void index_shards(std::vector<FoundFile>& found, DatasetStore& store);
   // `name`: the file's path (files layout) or the member's name (tar), `shown` how messages name
   // it.
   void add_member(const std::string& name, const std::string& shown, uint32_t file, uint64_t offset,
@@ -89,8 +104,11 @@ class Dataset {
   void ignore_captions_without_media();
 
   std::filesystem::path root_;
+  bool remote_ = false;
+  RemoteConfig remote_config_;
   Layout layout_ = Layout::files;
   std::vector<std::string> files_;
+  std::vector<uint64_t> file_sizes_;
   std::vector<SampleEntry> samples_;
   std::vector<RejectedEntry> rejected_;
   std::vector<IgnoredFile> ignored_;

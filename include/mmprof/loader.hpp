@@ -68,6 +68,7 @@ struct Batch {
   std::vector<SampleFailure> failures;
   uint64_t digest = 0;
   uint64_t bytes_read = 0;     // media + caption bytes
+  uint64_t read_retries = 0;   // remote requests retried (an http(s) data.path)
   uint64_t payload_bytes = 0;  // tensor bytes delivered
   double collate_ms = 0;
   double pin_ms = 0;     // copy into pinned memory (0 when pageable)

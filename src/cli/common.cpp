@@ -75,7 +75,9 @@ void check_max_host_memory(const Config& config, const std::string& max_host_mem
 }
 
 Dataset open_dataset(const Config& config) {
-  if (config.data.path) return Dataset::open(*config.data.path, config.data.layout);
+  if (config.data.path) {
+    return Dataset::open(*config.data.path, config.data.layout, config.data.remote);
+  }
   if (!std::filesystem::exists(default_dataset_dir() / "dataset.json")) {
     std::fprintf(stderr,
                  "mmprof: generating the embedded default dataset into %s (first use only, "

@@ -52,7 +52,9 @@ int run_inspect_command(const InspectCliOptions& o, const std::vector<std::strin
   const ResolvedRun r = resolve_run(o.run);
   std::optional<Dataset> dataset;
   // No data path means no dataset: inspect does not generate the embedded default.
-  if (r.config.data.path) dataset = Dataset::open(*r.config.data.path, r.config.data.layout);
+  if (r.config.data.path) {
+    dataset = Dataset::open(*r.config.data.path, r.config.data.layout, r.config.data.remote);
+  }
   if (o.probe_storage && !dataset)
     throw UsageError("--probe-storage needs a dataset (--data PATH)");
   if (!o.run.repo.empty() && !std::filesystem::is_directory(o.run.repo)) {

@@ -324,6 +324,13 @@ Config resolve_config(json& tree) {
   c.data.cache = choice_at<DataCache>(
       t, "data.cache",
       {{"as-is", DataCache::as_is}, {"warm", DataCache::warm}, {"cold", DataCache::cold}});
+  c.data.remote.concurrency = int_at(t, "data.remote.concurrency");
+  c.data.remote.retries = int_at(t, "data.remote.retries");
+  c.data.remote.timeout_s = number_at(t, "data.remote.timeout_s");
+  if (c.data.remote.timeout_s <= 0) {
+    throw UsageError(fmt::format("data.remote.timeout_s must be > 0 (no wait is unbounded), got {}",
+                                 c.data.remote.timeout_s));
+  }
 
   c.loader.batch_size = int_at(t, "loader.batch_size");
   c.loader.num_workers = int_at(t, "loader.num_workers");

@@ -76,6 +76,11 @@ const std::vector<KeySpec>& key_table() {
       choice("data.layout", {"auto", "files", "tar"}),
       choice("data.cache", {"as-is", "warm", "cold"},
              "before each loader phase: the page cache as it is, filled, or emptied of the data"),
+      integer("data.remote.concurrency", 4, 1, 256,
+              "an http(s) data.path: range requests in flight per worker"),
+      integer("data.remote.retries", 3, 0, 100,
+              "a 5xx, timeout or cut connection is retried this often (back-off 0.1 s, doubling)"),
+      number("data.remote.timeout_s", 30, "longest one request may take, connecting included"),
       job_key(integer("loader.batch_size", 32, 1, 1 << 16), "batch_size"),
       job_key(integer("loader.num_workers", 2, 0, 256), "num_workers"),
       choice("loader.worker_mode", {"process", "thread"}),
@@ -171,16 +176,29 @@ std::string default_config_yaml() {
       "# The embedded default configuration, written out by the key table of\n"
       "# src/config/config_keys.cpp (a test checks this file against it). Override any key with\n"
       "# --set key=value; docs/architecture.md says how to add one.\n";
-  std::string_view section;
+  // Keys nest by their dots ("data.remote.timeout_s" under data: then remote:); the table lists
+  // the keys of one section together.
+  std::vector<std::string_view> open;  // the sections the previous key was in
   for (const auto& k : key_table()) {
-    const size_t dot = k.key.find('.');
-    const std::string_view s = k.key.substr(0, dot);
-    if (s != section) {
-      section = s;
-      out += line(fmt::format("{}:", s), std::string(section_doc(s)));
+    std::vector<std::string_view> parts;
+    for (size_t at = 0;;) {
+      const size_t dot = k.key.find('.', at);
+      parts.push_back(k.key.substr(at, dot == std::string_view::npos ? dot : dot - at));
+      if (dot == std::string_view::npos) break;
+      at = dot + 1;
     }
-    out += line(fmt::format("  {}: {}", k.key.substr(dot + 1), yaml_value(k.default_value)),
-                comment(k));
+    size_t same = 0;
+    while (same < open.size() && same + 1 < parts.size() && open[same] == parts[same])
+      ++same;
+    open.resize(same);
+    for (; open.size() + 1 < parts.size(); open.push_back(parts[open.size()])) {
+      const std::string_view s = parts[open.size()];
+      out += line(fmt::format("{:{}}{}:", "", 2 * open.size(), s),
+                  open.empty() ? std::string(section_doc(s)) : std::string());
+    }
+    out += line(
+        fmt::format("{:{}}{}: {}", "", 2 * open.size(), parts.back(), yaml_value(k.default_value)),
+        comment(k));
   }
   return out;
 }

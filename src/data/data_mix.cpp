@@ -1,15 +1,11 @@
 #include "data/data_mix.hpp"
 
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
-#include <cstring>
 #include <map>
 #include <numeric>
 
-#include "data/open_files.hpp"
+#include "data/range_reader.hpp"
 #include "decode/image_decoder.hpp"
 #include "decode/video_decoder.hpp"
 #include "stats/descriptive.hpp"
@@ -98,48 +94,26 @@ json video_block(const std::vector<MixRecord>& rs) {
           {"codecs", codecs},          {"pix_fmts", pix_fmts}};
 }
 
-// Reads [offset, offset+size) of an open file; short only at EOF.
-std::vector<uint8_t> pread_range(int fd, uint64_t offset, uint64_t size) {
-  std::vector<uint8_t> buf(size);
-  size_t done = 0;
-  while (done < size) {
-    const ssize_t n = pread(fd, buf.data() + done, size - done, static_cast<off_t>(offset + done));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    done += static_cast<size_t>(n);
-  }
-  buf.resize(done);
-  return buf;
-}
-
-// The dataset's files, opened on demand with a bounded number held (OpenFiles).
-class FileCache {
- public:
-  explicit FileCache(const Dataset& d) : dataset_(d), files_(OpenFiles::capacity_for(1)) {}
-  int fd(uint32_t file) { return files_.get(file, dataset_.root() / dataset_.files()[file]); }
-
- private:
-  const Dataset& dataset_;
-  OpenFiles files_;
-};
-
 class Prober {
  public:
-  explicit Prober(const Dataset& d) : files_(d) {}
+  explicit Prober(const Dataset& d) : reader_(d) {}
+  // Why probing cannot go on (a server gone, the open-files limit), or empty.
+  const std::string& stopped() const noexcept { return stopped_; }
 
   MixRecord probe(const SampleEntry& s) {
     MixRecord r;
     r.key = s.key;
     r.modality = s.modality;
     try {
-      const int fd = files_.fd(s.media.file);
-      if (fd < 0) throw std::runtime_error(std::string("cannot open: ") + std::strerror(errno));
       if (s.modality == Modality::image) {
-        probe_image(fd, s, r);
+        probe_image(s, r);
       } else {
-        probe_video(fd, s, r);
+        probe_video(s, r);
       }
       r.ok = true;
+    } catch (const ReadFailure& f) {
+      r.error = f.message;
+      if (f.machine) stopped_ = f.message;
     } catch (const std::exception& e) {
       r.error = e.what();
     }
@@ -148,22 +122,22 @@ class Prober {
   }
 
  private:
-  void probe_image(int fd, const SampleEntry& s, MixRecord& r) {
-    auto bytes = pread_range(fd, s.media.offset, std::min(s.media.size, kImagePrefixBytes));
+  void probe_image(const SampleEntry& s, MixRecord& r) {
+    reader_.read({s.media.file, s.media.offset, std::min(s.media.size, kImagePrefixBytes)}, bytes_);
     ImageInfo info;
     try {
-      info = images_.probe(bytes);
+      info = images_.probe(bytes_);
     } catch (const std::exception&) {
       if (s.media.size <= kImagePrefixBytes) throw;
-      bytes = pread_range(fd, s.media.offset, s.media.size);  // header beyond the prefix
-      info = images_.probe(bytes);
+      reader_.read(s.media, bytes_);  // header beyond the prefix
+      info = images_.probe(bytes_);
     }
     r.width = info.width, r.height = info.height, r.format = info.format;
   }
 
-  void probe_video(int fd, const SampleEntry& s, MixRecord& r) {
-    const auto bytes = pread_range(fd, s.media.offset, s.media.size);
-    const VideoInfo info = videos_.open(bytes);
+  void probe_video(const SampleEntry& s, MixRecord& r) {
+    reader_.read(s.media, bytes_);
+    const VideoInfo info = videos_.open(bytes_);
     videos_.close();
     r.width = info.width, r.height = info.height, r.format = info.codec;
     r.pix_fmt = info.pix_fmt, r.duration_s = info.duration_s, r.fps = info.fps;
@@ -171,16 +145,20 @@ class Prober {
   }
 
   void caption(const SampleEntry& s, MixRecord& r) {
-    const int fd = files_.fd(s.caption.file);
-    if (fd < 0) return;
-    const auto bytes = pread_range(fd, s.caption.offset, s.caption.size);
+    try {
+      reader_.read(s.caption, bytes_);
+    } catch (const ReadFailure&) {
+      return;  // the sample's own record says what is wrong with its files
+    }
     r.has_caption = true;
-    r.caption_bytes = bytes.size();
+    r.caption_bytes = bytes_.size();
     r.caption_words =
-        count_words(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
+        count_words(std::string_view(reinterpret_cast<const char*>(bytes_.data()), bytes_.size()));
   }
 
-  FileCache files_;
+  RangeReader reader_;
+  std::vector<uint8_t> bytes_;
+  std::string stopped_;
   ImageDecoder images_;
   VideoDecoder videos_;
 };
@@ -243,8 +221,10 @@ json data_mix(const Dataset& dataset, size_t limit, uint64_t seed) {
   std::vector<MixRecord> records;
   records.reserve(chosen.size());
   Prober prober(dataset);
-  for (const size_t i : chosen)
+  for (const size_t i : chosen) {
     records.push_back(prober.probe(dataset.samples()[i]));
+    if (!prober.stopped().empty()) break;  // every later read would fail the same way
+  }
   json out = summarize_mix(records);
   out["path"] = dataset.root().string();
   out["layout"] = dataset.layout() == Layout::tar ? "tar" : "files";
@@ -259,12 +239,13 @@ json data_mix(const Dataset& dataset, size_t limit, uint64_t seed) {
   out["sampling"] = {
       {"method", all ? "all samples" : "uniform random sample without replacement"},
       {"seed", all ? json() : json(seed)},
-      {"probed", chosen.size()},
+      {"probed", records.size()},
       {"of", dataset.size()},
       {"limit", limit},
       {"probe",
        "headers: JPEG via libjpeg-turbo's header read, PNG via IHDR, video via "
        "libavformat container metadata; other image formats (rare) take one decode"}};
+  if (!prober.stopped().empty()) out["sampling"]["stopped"] = prober.stopped();
   return out;
 }
 

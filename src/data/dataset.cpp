@@ -3,11 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <fstream>
 #include <map>
 
-#include "data/folder_walk.hpp"
-#include "data/tar_index.hpp"
+#include "data/dataset_store.hpp"
+#include "data/http_client.hpp"
 #include "decode/media_format.hpp"
 #include "util/digest.hpp"
 #include "util/error.hpp"
@@ -22,12 +21,12 @@ namespace {
 // when their JSON says it is mmprof's.
 class Sidecars {
  public:
-  Sidecars(const std::filesystem::path& root, const std::vector<FoundFile>& found) {
+  Sidecars(DatasetStore& store, const std::vector<FoundFile>& found) {
     for (const FoundFile& f : found) {
-      if (f.rel == "stage.json" && schema_of(root / f.rel) == "mmprof.stage/1") {
+      if (f.rel == "stage.json" && schema_of(store, f.rel) == "mmprof.stage/1") {
         names_.push_back("stage.json");
       }
-      if (f.rel == "shards.json" && schema_of(root / f.rel) == "mmprof.shards/1") {
+      if (f.rel == "shards.json" && schema_of(store, f.rel) == "mmprof.shards/1") {
         names_.insert(names_.end(), {"shards.json", "index.csv"});
       }
     }
@@ -37,9 +36,9 @@ class Sidecars {
   }
 
  private:
-  static std::string schema_of(const std::filesystem::path& file) {
-    std::ifstream in(file);
-    const auto j = nlohmann::json::parse(in, nullptr, false);
+  static std::string schema_of(DatasetStore& store, const std::string& rel) {
+    const auto text = store.text(rel);
+    const auto j = text ? nlohmann::json::parse(*text, nullptr, false) : nlohmann::json(nullptr);
     return j.is_object() && j.contains("schema") && j["schema"].is_string()
                ? j["schema"].get<std::string>()
                : "";
@@ -81,14 +80,24 @@ bool is_shard(const std::string& rel) {
 
 }  // namespace
 
-Dataset Dataset::open(const fs::path& path, Layout layout) {
-  std::error_code ec;
-  if (!fs::is_directory(path, ec)) {
-    throw InputError(fmt::format("dataset {} is not a readable directory", path.string()));
-  }
+Dataset Dataset::open(const fs::path& path, Layout layout, const RemoteConfig& remote) {
   Dataset ds;
   ds.root_ = path;
-  FolderWalk walk = walk_folder(path);
+  ds.remote_ = is_remote(path.string());
+  ds.remote_config_ = remote;
+  std::error_code ec;
+  if (!ds.remote_ && !fs::is_directory(path, ec)) {
+    throw InputError(fmt::format("dataset {} is not a readable directory", path.string()));
+  }
+  const auto store = ds.remote_ ? remote_store(path.string(), remote) : local_store(path);
+  // A remote set of shards with mmprof's index needs no listing (plain object storage has none).
+  FolderWalk walk;
+  if (layout != Layout::files) walk.files = store->indexed_shards();
+  if (walk.files.empty()) {
+    walk = store->walk();
+  } else {
+    walk.files.push_back({"shards.json", 0});
+  }
   ds.ignored_ = std::move(walk.skipped);
   // Layout auto follows what holds the samples: tar when the top-level .tar files are at least as
   // many as the media files, so one stray .tar in a folder of images does not hide the images.
@@ -112,9 +121,9 @@ Dataset Dataset::open(const fs::path& path, Layout layout) {
       throw InputError(
           fmt::format("dataset {} has no .tar shards (data.layout=tar)", path.string()));
     }
-    ds.index_shards(walk.files);
+    ds.index_shards(walk.files, *store);
   } else {
-    ds.index_folder(walk.files, why);
+    ds.index_folder(walk.files, why, *store);
   }
   std::sort(ds.ignored_.begin(), ds.ignored_.end(),
             [](const IgnoredFile& a, const IgnoredFile& b) { return a.file < b.file; });
@@ -164,12 +173,13 @@ void Dataset::add_member(const std::string& name, const std::string& shown, uint
   }
 }
 
-void Dataset::index_folder(std::vector<FoundFile>& found, const std::string& why) {
+void Dataset::index_folder(std::vector<FoundFile>& found, const std::string& why,
+                           DatasetStore& store) {
   // Group members of a key: sort by key, then caption last.
   std::sort(found.begin(), found.end(), [](const FoundFile& a, const FoundFile& b) {
     return split_key(a.rel, Layout::files) < split_key(b.rel, Layout::files);
   });
-  const Sidecars own(root_, found);
+  const Sidecars own(store, found);
   for (const FoundFile& f : found) {
     if (own.contains(f.rel)) continue;
     if (split_key(f.rel, Layout::files).second == "tar") {
@@ -179,6 +189,7 @@ void Dataset::index_folder(std::vector<FoundFile>& found, const std::string& why
       continue;
     }
     files_.push_back(f.rel);
+    file_sizes_.push_back(f.size);
     add_member(f.rel, f.rel, static_cast<uint32_t>(files_.size() - 1), 0, f.size);
   }
   ignore_captions_without_media();
@@ -188,10 +199,10 @@ void Dataset::index_folder(std::vector<FoundFile>& found, const std::string& why
 // listed, not silently passed over, except mmprof's own files (Sidecars). A shard that is not a
 // tar archive at all (empty, compressed, garbage) is a rejection of that shard; the others are
 // read.
-void Dataset::index_shards(std::vector<FoundFile>& found) {
+void Dataset::index_shards(std::vector<FoundFile>& found, DatasetStore& store) {
   std::sort(found.begin(), found.end(),
             [](const FoundFile& a, const FoundFile& b) { return a.rel < b.rel; });
-  const Sidecars own(root_, found);
+  const Sidecars own(store, found);
   for (const FoundFile& f : found) {
     if (own.contains(f.rel)) continue;
     if (!is_shard(f.rel)) {
@@ -199,8 +210,9 @@ void Dataset::index_shards(std::vector<FoundFile>& found) {
       continue;
     }
     files_.push_back(f.rel);
+    file_sizes_.push_back(f.size);
     const auto file = static_cast<uint32_t>(files_.size() - 1);
-    TarScan scan = scan_tar_file(root_ / f.rel);
+    TarScan scan = store.scan_shard(f.rel);
     for (auto& m : scan.members)
       add_member(m.name, files_.back() + ":" + m.name, file, m.offset, m.size);
     for (auto& r : scan.rejected) {
@@ -220,6 +232,10 @@ void Dataset::ignore_captions_without_media() {
     }
   }
   std::erase_if(samples_, [](const SampleEntry& s) { return s.ext.empty(); });
+}
+
+std::string Dataset::url_of(uint32_t file) const {
+  return join_url(root_.string(), files_[file]);
 }
 
 Dataset Dataset::only(Modality modality) const {

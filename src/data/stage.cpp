@@ -14,6 +14,8 @@
 #include <thread>
 #include <vector>
 
+#include "data/dataset_store.hpp"
+#include "data/range_reader.hpp"
 #include "mmprof/error.hpp"
 #include "util/digest.hpp"
 #include "util/error.hpp"
@@ -61,40 +63,53 @@ bool file_digest(const fs::path& path, std::vector<uint8_t>& buf, uint64_t& dige
   }
 }
 
-// Copies src to dst through dst.partial, renamed when whole; `done` counts the bytes as they go.
-// Returns the bytes copied.
-uint64_t copy_file(const fs::path& src, const fs::path& dst, std::vector<uint8_t>& buf,
-                   std::atomic<uint64_t>& done) {
-  const Fd in(open(src.c_str(), O_RDONLY | O_CLOEXEC));
-  if (in.fd < 0) throw_errno("cannot read", src.string());
+// Copies file `file` of the dataset (`size` bytes: local, or remote through range requests of
+// kBuffer each, data.remote.concurrency of them in flight) to dst through dst.partial, renamed
+// when whole; `done` counts the bytes as they go. Returns the bytes copied.
+uint64_t copy_file(RangeReader& reader, const Dataset& source, uint32_t file, uint64_t size,
+                   const fs::path& dst, std::vector<uint8_t>& buf, std::atomic<uint64_t>& done) {
+  std::vector<ByteRange> chunks;
+  for (uint64_t at = 0; at < size; at += kBuffer)
+    chunks.push_back({file, at, std::min<uint64_t>(kBuffer, size - at)});
+  reader.begin(chunks);
   std::error_code ec;
   fs::create_directories(dst.parent_path(), ec);
   const fs::path partial = dst.string() + ".partial";
-  uint64_t copied = 0;
   {
     const Fd out(open(partial.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
     if (out.fd < 0) throw_output_errno("cannot create", partial.string());
-    for (;;) {
-      const ssize_t n = read(in.fd, buf.data(), buf.size());
-      if (n < 0) throw_errno("cannot read", src.string());
-      if (n == 0) break;
-      for (ssize_t w = 0; w < n;) {
-        const ssize_t k = write(out.fd, buf.data() + w, static_cast<size_t>(n - w));
+    for (const ByteRange& chunk : chunks) {
+      try {
+        reader.read(chunk, buf);
+      } catch (const ReadFailure& f) {
+        throw InputError(fmt::format("cannot stage {}: {}", source.files()[file], f.message));
+      }
+      for (size_t w = 0; w < chunk.size;) {
+        const ssize_t k = write(out.fd, buf.data() + w, chunk.size - w);
         if (k < 0) {
           const int saved = errno;
           fs::remove(partial, ec);  // no cut file left behind, under any name
           errno = saved;
           throw_output_errno("cannot write", partial.string());
         }
-        w += k;
+        w += static_cast<size_t>(k);
       }
-      done += static_cast<uint64_t>(n);
-      copied += static_cast<uint64_t>(n);
+      done += chunk.size;
     }
   }
   fs::rename(partial, dst, ec);
   if (ec) throw OutputError(fmt::format("cannot rename {}: {}", partial.string(), ec.message()));
-  return copied;
+  return size;
+}
+
+// The shards.json and index.csv of mmprof shard beside the shards, when the source has them (the
+// copy is then indexed the same way).
+void copy_sidecars(const Dataset& source, const fs::path& dest) {
+  const auto store = source.remote() ? remote_store(source.root().string(), source.remote_config())
+                                     : local_store(source.root());
+  for (const char* name : {"shards.json", "index.csv"}) {
+    if (const auto text = store->text(name)) write_file_atomic(dest / name, *text);
+  }
 }
 
 double cpu_seconds() {
@@ -110,14 +125,14 @@ json stage_dataset(const Dataset& source, const StageOptions& o) {
   const auto t0 = std::chrono::steady_clock::now();
   const double cpu0 = cpu_seconds();
   // What the loader reads, plus the descriptions mmprof writes beside shards.
-  std::vector<std::string> names = source.files();
-  for (const char* sidecar : {"shards.json", "index.csv"})
-    if (fs::exists(source.root() / sidecar)) names.emplace_back(sidecar);
+  const std::vector<std::string>& names = source.files();
   std::vector<uint64_t> sizes(names.size());
   uint64_t total = 0;
   for (size_t i = 0; i < names.size(); ++i) {
     std::error_code ec;
-    sizes[i] = fs::file_size(source.root() / names[i], ec);
+    // A remote file's size is its listing's; a local one's is taken now.
+    sizes[i] = source.remote() ? source.file_size(static_cast<uint32_t>(i))
+                               : fs::file_size(source.root() / names[i], ec);
     if (ec) {
       throw InputError(
           fmt::format("cannot read {}: {}", (source.root() / names[i]).string(), ec.message()));
@@ -149,21 +164,30 @@ json stage_dataset(const Dataset& source, const StageOptions& o) {
   std::mutex error_mutex;
   std::exception_ptr error;
   const auto work = [&] {
-    std::vector<uint8_t> buf(kBuffer), other(kBuffer);
+    // Two blocks for the digests of both copies (their chaining follows the block size), and
+    // one the reader fills.
+    std::vector<uint8_t> buf(kBuffer), other(kBuffer), chunk;
+    RangeReader reader(source, std::max(o.threads, 1));
     while (!failed) {
       const size_t i = next++;
       if (i >= names.size()) return;
       const fs::path src = source.root() / names[i], dst = o.dest / names[i];
       try {
+        // A remote file of the same size is taken as whole (the .partial protocol never leaves
+        // a cut one under its name): its digest would cost downloading it again.
         uint64_t a = 0, b = 1;
-        if (present[i] && file_digest(src, buf, a) && file_digest(dst, other, b) && a == b) {
+        const bool same =
+            present[i] &&
+            (source.remote() || (file_digest(src, buf, a) && file_digest(dst, other, b) && a == b));
+        if (same) {
           ++verified;
           done += sizes[i];
           std::error_code gone;
           fs::remove(dst.string() + ".partial", gone);  // an interrupted earlier copy's
           continue;
         }
-        copied_bytes += copy_file(src, dst, buf, done);
+        copied_bytes +=
+            copy_file(reader, source, static_cast<uint32_t>(i), sizes[i], dst, chunk, done);
         ++copied;
       } catch (...) {
         const std::lock_guard lock(error_mutex);
@@ -190,23 +214,26 @@ json stage_dataset(const Dataset& source, const StageOptions& o) {
   // On the device before the figures are taken: staged means safe there, and the file system's
   // free space counts the copy only once its blocks are allocated (ext4 delays that).
   if (const Fd d(open(o.dest.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)); d.fd >= 0) syncfs(d.fd);
+  copy_sidecars(source, o.dest);
   if (o.progress) o.progress(done, total);
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  json s = {{"schema", "mmprof.stage/1"},
-            {"source", fs::absolute(source.root()).string()},
-            {"dest", fs::absolute(o.dest).string()},
-            {"files", names.size()},
-            {"bytes", total},
-            {"copied_files", copied.load()},
-            {"copied_bytes", copied_bytes.load()},
-            {"already_there_files", verified.load()},
-            {"threads", std::max(o.threads, 1)},
-            {"wall_s", wall},
-            {"copied_mb_per_s",
-             wall > 0 ? json(static_cast<double>(copied_bytes) / 1e6 / wall) : json(nullptr)},
-            {"cpu_s", cpu_seconds() - cpu0},
-            {"dest_free_bytes_before", free_before},
-            {"dest_free_bytes_after", free_bytes(o.dest)}};
+  json s = {
+      {"schema", "mmprof.stage/1"},
+      {"source", source.remote() ? source.root().string() : fs::absolute(source.root()).string()},
+      {"verified_by", source.remote() ? "size" : "size and digest"},
+      {"dest", fs::absolute(o.dest).string()},
+      {"files", names.size()},
+      {"bytes", total},
+      {"copied_files", copied.load()},
+      {"copied_bytes", copied_bytes.load()},
+      {"already_there_files", verified.load()},
+      {"threads", std::max(o.threads, 1)},
+      {"wall_s", wall},
+      {"copied_mb_per_s",
+       wall > 0 ? json(static_cast<double>(copied_bytes) / 1e6 / wall) : json(nullptr)},
+      {"cpu_s", cpu_seconds() - cpu0},
+      {"dest_free_bytes_before", free_before},
+      {"dest_free_bytes_after", free_bytes(o.dest)}};
   write_json_atomic(o.dest / "stage.json", s);
   return s;
 }

@@ -36,9 +36,19 @@ fs::path canonical_or_absolute(const fs::path& p) {
 
 json compute_static(const fs::path& repo, const Dataset* dataset) {
   const procfs::HostFiles host;
-  const fs::path data_path = dataset != nullptr ? dataset->root() : cwd();
-  json storage = storage_info(host, canonical_or_absolute(data_path).string());
-  storage["of"] = dataset != nullptr ? "data path" : "working directory (no --data given)";
+  json storage;
+  if (dataset != nullptr && dataset->remote()) {
+    // No local device holds it: what its server stores it on is out of reach.
+    storage = {{"of", "remote data path"},
+               {"url", dataset->root().string()},
+               {"reason",
+                "the dataset is read over HTTP; the network's rate is the run's "
+                "(summary.json locality)"}};
+  } else {
+    const fs::path data_path = dataset != nullptr ? dataset->root() : cwd();
+    storage = storage_info(host, canonical_or_absolute(data_path).string());
+    storage["of"] = dataset != nullptr ? "data path" : "working directory (no --data given)";
+  }
   return {{"repo", repo_info(repo.empty() ? cwd() : repo)},
           {"software", software_info(host)},
           {"hardware", hardware_info(host)},
@@ -96,7 +106,9 @@ json build_inventory(const InventoryOptions& o) {
   } else if (o.dataset == nullptr) {
     inv["data_mix_reason"] = "no dataset given (--data)";
   }
-  if (o.probe_storage && o.dataset != nullptr) {
+  if (o.probe_storage && o.dataset != nullptr && o.dataset->remote()) {
+    inv["storage"]["probe_reason"] = "a remote dataset: no local storage to probe";
+  } else if (o.probe_storage && o.dataset != nullptr) {
     std::vector<ProbeFile> files;
     for (const auto& f : o.dataset->files()) {
       std::error_code ec;

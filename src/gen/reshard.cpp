@@ -1,8 +1,6 @@
 #include "gen/reshard.hpp"
 
-#include <fcntl.h>
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -10,7 +8,7 @@
 #include <string>
 #include <system_error>
 
-#include "data/open_files.hpp"
+#include "data/range_reader.hpp"
 #include "gen/tar_writer.hpp"
 #include "mmprof/error.hpp"
 #include "util/error.hpp"
@@ -34,22 +32,12 @@ uint64_t sample_tar_bytes(const SampleEntry& s) {
 }
 
 // Reads one byte range of the dataset into `out`.
-void read_range(const Dataset& d, OpenFiles& files, const ByteRange& r, const std::string& key,
+void read_range(RangeReader& reader, const ByteRange& r, const std::string& key,
                 std::vector<uint8_t>& out) {
-  const fs::path path = d.root() / d.files()[r.file];
-  const int fd = files.get(r.file, path);
-  if (fd < 0) throw_errno("cannot open sample " + key + " in", path.string());
-  out.resize(r.size);
-  uint64_t done = 0;
-  while (done < r.size) {
-    const ssize_t n =
-        pread(fd, out.data() + done, r.size - done, static_cast<off_t>(r.offset + done));
-    if (n < 0) throw_errno("cannot read sample " + key + " from", path.string());
-    if (n == 0) {
-      throw InputError(fmt::format("sample {} in {} ends after {} of its {} bytes", key,
-                                   path.string(), done, r.size));
-    }
-    done += static_cast<uint64_t>(n);
+  try {
+    reader.read(r, out);
+  } catch (const ReadFailure& f) {
+    throw InputError(fmt::format("cannot read sample {}: {}", key, f.message));
   }
 }
 
@@ -67,7 +55,7 @@ void write_index(const fs::path& dir) {
   // sample's bytes are (layout "tar with an index": random access without a scan).
   const Dataset written = Dataset::open(dir, Layout::tar);
   std::ofstream csv(dir / "index.csv");
-  csv << "key,shard,media_offset,media_bytes,caption_offset,caption_bytes\n";
+  csv << "key,shard,media_offset,media_bytes,caption_offset,caption_bytes,media_ext\n";
   for (const auto& s : written.samples()) {
     csv << csv_field(s.key) << ',' << written.files()[s.media.file] << ',' << s.media.offset << ','
         << s.media.size << ',';
@@ -76,7 +64,7 @@ void write_index(const fs::path& dir) {
     } else {
       csv << ',';
     }
-    csv << '\n';
+    csv << ',' << s.ext << '\n';
   }
   csv.flush();
   if (!csv) throw_output_errno("cannot write", (dir / "index.csv").string());
@@ -128,16 +116,16 @@ json reshard(const Dataset& source, const ReshardOptions& o) {
   for (const auto& s : source.samples())
     bytes.push_back(sample_tar_bytes(s));
   const std::vector<size_t> plan = plan_shards(bytes, o.shard_bytes, o.balance);
-  OpenFiles files(OpenFiles::capacity_for(1));
+  RangeReader reader(source);
   ShardWriter writer(tmp, UINT64_MAX);
   std::vector<uint8_t> media, caption;
   for (size_t i = 0; i < source.size(); ++i) {
     const SampleEntry& s = source.samples()[i];
     if (i > 0 && plan[i] != plan[i - 1]) writer.end_shard();
-    read_range(source, files, s.media, s.key, media);
+    read_range(reader, s.media, s.key, media);
     std::vector<TarMember> members = {{s.key + "." + s.ext, &media}};
     if (s.has_caption) {
-      read_range(source, files, s.caption, s.key, caption);
+      read_range(reader, s.caption, s.key, caption);
       members.push_back({s.key + ".txt", &caption});
     }
     writer.add_sample(s.key, members);

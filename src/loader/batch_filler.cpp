@@ -34,19 +34,6 @@ struct MachineFailure {
   std::string message;
 };
 
-// Why open(2) failed, when the reason is a limit of the machine rather than the file.
-std::string machine_limit(int err) {
-  if (err == EMFILE) {
-    rlimit lim{};
-    getrlimit(RLIMIT_NOFILE, &lim);
-    return fmt::format("the process's open-files limit, ulimit -n, is {}: raise it",
-                       static_cast<uint64_t>(lim.rlim_cur));
-  }
-  if (err == ENFILE) return "the system's file table is full (sysctl fs.file-max)";
-  if (err == ENOMEM) return "the kernel is out of memory";
-  return "";
-}
-
 void thread_faults(int64_t& minflt, int64_t& majflt) noexcept {
   rusage ru{};
   getrusage(RUSAGE_THREAD, &ru);
@@ -93,8 +80,8 @@ BatchFiller::BatchFiller(const Config& config, const Dataset& dataset, int worke
           {.reuse_decoder = config.video.reuse_decoder, .skip_nonref = config.video.skip_nonref},
           DecodeBudget(config.video.max_decode_ms, "video.max_decode_ms")),
       dtype_(config.image.dtype == ImageDType::uint8 ? DType::uint8 : DType::float32),
-      files_(OpenFiles::capacity_for(
-          config.loader.worker_mode == WorkerMode::thread ? config.loader.num_workers : 1)) {
+      reader_(dataset,
+              config.loader.worker_mode == WorkerMode::thread ? config.loader.num_workers : 1) {
   trace::worker_started(worker_id_);
 }
 
@@ -102,44 +89,31 @@ BatchFiller::~BatchFiller() {
   trace::worker_stopped(worker_id_);
 }
 
-int BatchFiller::fd_for(uint32_t file) {
-  const auto path = dataset_.root() / dataset_.files()[file];
-  const int fd = files_.get(file, path);
-  if (fd >= 0) return fd;
-  const int err = errno;
-  const std::string what = fmt::format("cannot open {}: {}", path.string(), std::strerror(err));
-  const std::string limit = machine_limit(err);
-  if (!limit.empty()) throw MachineFailure{fmt::format("{} ({})", what, limit)};
-  throw StageFailure{Stage::read, what};
-}
-
 void BatchFiller::read_range(const ByteRange& range, std::vector<uint8_t>& buffer) {
   if (range.size == 0) {
     throw StageFailure{Stage::read,
                        fmt::format("{} is empty (0 bytes)", dataset_.files()[range.file])};
   }
-  grow(buffer, range.size);
-  const int fd = fd_for(range.file);
-  uint64_t done = 0;
-  while (done < range.size) {
-    const ssize_t n =
-        pread(fd, buffer.data() + done, range.size - done, static_cast<off_t>(range.offset + done));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      throw StageFailure{Stage::read, fmt::format("short read of {} at offset {}: {}",
-                                                  dataset_.files()[range.file], range.offset + done,
-                                                  n < 0 ? std::strerror(errno) : "end of file")};
-    }
-    done += static_cast<uint64_t>(n);
+  try {
+    reader_.read(range, buffer);
+  } catch (const ReadFailure& f) {
+    if (f.machine) throw MachineFailure{f.message};
+    throw StageFailure{Stage::read, f.message};
   }
 }
 
 // A media file above its modality's max_bytes is refused before a byte of it is read: the worker
 // would hold all of it in memory to decode it.
-void BatchFiller::refuse_oversized(const SampleEntry& entry) const {
+bool BatchFiller::oversized(const SampleEntry& entry) const {
   const bool video = entry.modality == Modality::video;
   const int64_t limit = video ? config_.video.max_bytes : config_.image.max_bytes;
-  if (entry.media.size <= static_cast<uint64_t>(limit)) return;
+  return entry.media.size > static_cast<uint64_t>(limit);
+}
+
+void BatchFiller::refuse_oversized(const SampleEntry& entry) const {
+  if (!oversized(entry)) return;
+  const bool video = entry.modality == Modality::video;
+  const int64_t limit = video ? config_.video.max_bytes : config_.image.max_bytes;
   const std::string& file = dataset_.files()[entry.media.file];
   throw StageFailure{
       Stage::read,
@@ -175,6 +149,7 @@ void BatchFiller::skip_quarantined(SampleRecord& rec) const noexcept {
   rec.row = -1;
   rec.read_ns = rec.decode_ns = rec.augment_ns = 0;
   rec.bytes = 0;
+  rec.retries = 0;
   rec.minflt = rec.majflt = 0;
   set_source(rec, "", 0, 0);
 }
@@ -270,9 +245,19 @@ void BatchFiller::begin_batch(const SlotView& slot) {
   h.t_start_ns = monotonic_ns();
   h.n_ok = h.n_images = h.n_videos = h.n_failed = 0;
   uint32_t planned_images = 0;
+  upcoming_.clear();
   for (uint32_t i = 0; i < h.planned; ++i) {
-    planned_images += dataset_.samples()[slot.records()[i].index].modality == Modality::image;
+    const SampleRecord& rec = slot.records()[i];
+    const SampleEntry& entry = dataset_.samples()[rec.index];
+    planned_images += entry.modality == Modality::image;
+    // The bytes the batch will read, in order, so a remote dataset's requests overlap decode.
+    if (rec.status == SampleStatus::quarantined || oversized(entry)) continue;
+    upcoming_.push_back(entry.media);
+    if (entry.has_caption && entry.caption.size <= static_cast<uint64_t>(config_.text.max_bytes)) {
+      upcoming_.push_back(entry.caption);
+    }
   }
+  reader_.begin(upcoming_);
   h.tokens_offset = 0;
   h.image_offset = g.image_offset();
   h.video_offset = g.video_offset(planned_images);
@@ -361,6 +346,7 @@ void BatchFiller::fill_sample(const SlotView& slot, uint32_t i) {
     set_message(rec, e.what());
     h.n_failed++;
   }
+  rec.retries = static_cast<uint16_t>(std::min<uint32_t>(reader_.take_retries(), UINT16_MAX));
   int64_t flt1, maj1;
   thread_faults(flt1, maj1);
   rec.minflt = flt1 - flt0;

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "data/open_files.hpp"
+#include "data/range_reader.hpp"
 #include "decode/image_decoder.hpp"
 #include "decode/sws_resize.hpp"
 #include "decode/video_decoder.hpp"
@@ -40,6 +40,7 @@ class BatchFiller {
   // Tokens and content digest of a sample whose pixels are in place: its row becomes taken.
   void collate_sample(const SlotView& slot, SampleRecord& rec, const SampleEntry& entry,
                       bool video);
+  bool oversized(const SampleEntry& entry) const;
   void refuse_oversized(const SampleEntry& entry) const;
   void read_range(const ByteRange& range, std::vector<uint8_t>& buffer);
   void read_caption(const ByteRange& range);
@@ -48,7 +49,6 @@ class BatchFiller {
   void process_video(SampleRecord& rec, const SampleEntry& entry, void* dst, uint64_t rng_key);
   void finish_pixels(SampleRecord& rec, const uint8_t* hwc, int size, int frames, void* dst);
   void release_buffers() noexcept;
-  int fd_for(uint32_t file);
 
   const Config& config_;
   const Dataset& dataset_;
@@ -62,7 +62,8 @@ class BatchFiller {
   RgbImage decoded_;
   std::vector<uint8_t> media_, caption_, hwc_;
   std::vector<double> frame_times_;
-  OpenFiles files_;
+  RangeReader reader_;
+  std::vector<ByteRange> upcoming_;  // the batch's ranges, announced to reader_
   FaultHooks hooks_;
   // Per batch, summed over its samples.
   int64_t collate_ns_ = 0;

@@ -30,8 +30,9 @@ struct SampleRecord {
   int32_t tokens = 0;  // non-pad caption tokens
   int64_t t_start_ns = 0;
   int64_t read_ns = 0, decode_ns = 0, augment_ns = 0;
-  uint64_t bytes = 0;  // media + caption bytes read
-  int64_t minflt = 0;  // minor page faults of the worker thread while handling the sample
+  uint64_t bytes = 0;    // media + caption bytes read
+  uint16_t retries = 0;  // remote requests retried while reading it
+  int64_t minflt = 0;    // minor page faults of the worker thread while handling the sample
   int64_t majflt = 0;
   uint64_t digest = 0;  // of the sample's pixels (HWC uint8 after augment) and flip
   // What the decoder's probe found, for the per-class breakdown: the image format's name in the

@@ -196,9 +196,11 @@ struct Loader::Impl {
     batch.samples.clear();
     batch.failures.clear();
     batch.bytes_read = 0;
+    batch.read_retries = 0;
     for (uint32_t i = 0; i < h.planned; ++i) {
       const SampleRecord& r = slot.records()[i];
       batch.bytes_read += r.bytes;
+      batch.read_retries += r.retries;
       if (r.status == SampleStatus::machine) {
         // Not a bad sample: every later one would fail the same way, counted as bad data.
         throw RunError(fmt::format(

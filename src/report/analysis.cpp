@@ -376,7 +376,11 @@ json storage_resource(const json& s, const json& m) {
         fmt::format("locality.phases.{}: loader bytes vs device read_bytes", phase);
     st["cache"] = value_at(locality, "/cache");
   }
-  if (!st.contains("page_cache_share")) {
+  if (!st.contains("page_cache_share") && value_at(locality, "/source") == "network") {
+    // Socket reads are not read(2) bytes: rchar would call the network's bytes cached ones.
+    st["page_cache_share"] = nullptr;
+    st["page_cache_source"] = "a remote dataset: its bytes came over the network (locality)";
+  } else if (!st.contains("page_cache_share")) {
     st["page_cache_share"] = read && rchar && *rchar > 0
                                  ? json(std::clamp(1.0 - *read / *rchar, 0.0, 1.0))
                                  : json(nullptr);
@@ -390,6 +394,26 @@ json storage_resource(const json& s, const json& m) {
                          : "no storage probe in the manifest (mmprof inspect --probe-storage)";
   }
   return st;
+}
+
+// A remote dataset (locality.source network): the read stage is a wait on HTTP transfers, so when
+// it is the limiting stage the network, not a local resource, bounds the loader.
+json network_resource(const json& s, const json& stages) {
+  const json& locality = value_at(s, "/locality");
+  if (value_at(locality, "/source") != "network") {
+    return {{"source", "local"}, {"saturated", false}};
+  }
+  json n = {{"source", "network"}, {"url", value_at(locality, "/url")}};
+  for (const char* phase : {"pipeline", "end_to_end"}) {
+    const json& p = value_at(locality, fmt::format("/phases/{}", phase));
+    if (!number_at(p, "/network_mb_per_s")) continue;
+    n["phase"] = phase;
+    n["read_mb_per_s"] = p["network_mb_per_s"];
+    n["read_retries"] = value_at(p, "/read_retries");
+    break;
+  }
+  n["saturated"] = value_at(stages, "/limit") == "read";
+  return n;
 }
 
 json memory_resource(const json& s, const json& m) {
@@ -435,13 +459,15 @@ json gpu_resource(const json& s, const json& m) {
 
 }  // namespace
 
-json attribute_resources(const json& s, const json& m) {
+json attribute_resources(const json& s, const json& m, const json& stages) {
   json r = {{"cpu", cpu_resource(s, m)},
             {"storage", storage_resource(s, m)},
+            {"network", network_resource(s, stages)},
             {"memory", memory_resource(s, m)},
             {"gpu", gpu_resource(s, m)}};
   r["limit"] = "none saturated";
-  const std::array<std::pair<const char*, const char*>, 5> order = {{{"storage", "saturated"},
+  const std::array<std::pair<const char*, const char*>, 6> order = {{{"network", "saturated"},
+                                                                     {"storage", "saturated"},
                                                                      {"cpu", "saturated"},
                                                                      {"cpu", "contended"},
                                                                      {"memory", "pressure"},

@@ -54,10 +54,13 @@ nlohmann::json ordering_caveats(const nlohmann::json& summary);
 // when they explain more than the measured batch period, ipc is null and `note` says why.
 nlohmann::json attribute_stages(const nlohmann::json& summary, const nlohmann::json& manifest);
 
-// CPU, storage, memory and GPU against what the manifest says the machine has:
-// {cpu{...}, storage{...}, memory{...}, gpu{...}, limit}. cpu.idle_cores is idle on the host
-// (cpu.host), not only unused by the run; cpu.contended: workers waiting to run.
-nlohmann::json attribute_resources(const nlohmann::json& summary, const nlohmann::json& manifest);
+// CPU, storage, network, memory and GPU against what the manifest says the machine has:
+// {cpu{...}, storage{...}, network{...}, memory{...}, gpu{...}, limit}. cpu.idle_cores is idle on
+// the host (cpu.host), not only unused by the run; cpu.contended: workers waiting to run.
+// network: a remote dataset's (locality.source network), saturated when `stages` (from
+// attribute_stages()) names read as the limit: its read stage is a wait on HTTP transfers.
+nlohmann::json attribute_resources(const nlohmann::json& summary, const nlohmann::json& manifest,
+                                   const nlohmann::json& stages = nlohmann::json());
 
 // One sentence on CPU from attribute_resources()'s cpu part: the run's use, the host's, pressure,
 // the workers' run-queue delay and whether that is contention.

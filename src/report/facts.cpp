@@ -93,6 +93,15 @@ void resource_facts(const json& r, json& facts) {
     }
     facts.push_back(fact("storage", text, "io.read_mb_per_s", *read, "MB/s"));
   }
+  if (const auto rate = num("/network/read_mb_per_s")) {
+    facts.push_back(fact(
+        "network",
+        fmt::format("the dataset came over HTTP from {} at {:.1f} MB/s (over its samples' reads); "
+                    "{} requests retried; nothing of it is kept locally between epochs",
+                    value_text(value_at(r, "/network/url")), *rate,
+                    value_text(value_at(r, "/network/read_retries"))),
+        "locality.phases.network_mb_per_s", *rate, "MB/s"));
+  }
   if (const auto peak = num("/memory/host_peak_mib"), total = num("/memory/host_total_mib");
       peak && total) {
     facts.push_back(fact("memory",
@@ -219,7 +228,7 @@ json analyze_run(const RunData& run) {
   a["prediction"] = prediction(s);
   a["caveats"] = ordering_caveats(s);
   a["stages"] = attribute_stages(s, run.manifest);
-  a["resources"] = attribute_resources(s, run.manifest);
+  a["resources"] = attribute_resources(s, run.manifest, a["stages"]);
   json facts = json::array();
   const json& c = a["classification"];
   if (c["stall_fraction"].is_number()) {

@@ -206,6 +206,10 @@ const std::map<std::string, Check>& checks() {
       {"version_at_least", check_versions},
       {"network_storage",
        [](const json&, const json&, const json& m) {
+         if (string_at(m, "/storage/of", "") == "remote data path") {
+           return result("network_storage", true,
+                         "the data is read over HTTP from " + string_at(m, "/storage/url", "?"));
+         }
          const std::string fs = string_at(m, "/storage/fs_type", "");
          if (fs.empty()) {
            return result("network_storage", false,

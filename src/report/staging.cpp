@@ -36,7 +36,12 @@ json read_stage_json(const fs::path& file) {
 std::string caveat(const json& experiment, const std::optional<RunData>& base) {
   std::string text;
   const json locality = base ? value_at(base->summary, "/locality") : json(nullptr);
-  if (value_at(locality, "/fits_in_ram") == true) {
+  if (value_at(locality, "/source") == "network") {
+    text =
+        "The base reads over HTTP and keeps nothing locally, so each of its epochs pays the "
+        "network again; a staged copy that fits in memory is read from the page cache after its "
+        "first epoch, so later epochs save more than the trials measured.";
+  } else if (value_at(locality, "/fits_in_ram") == true) {
     text = fmt::format(
         "The dataset ({:.0f} MiB) fits in this host's memory ({:.0f} MiB): after the first epoch "
         "the page cache serves it wherever it is stored, so the saving per epoch holds for the "

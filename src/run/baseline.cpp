@@ -156,8 +156,11 @@ class BaselineRun {
     for (const PhaseMetrics* p : {&pipeline_, &end_to_end_}) {
       if (!p->ran) continue;
       const auto window = resources.window(p->name);
-      locality_.phase_bytes(p->name, p->bytes,
-                            window ? window->io().read_bytes : std::optional<uint64_t>{});
+      locality_.phase_bytes(
+          p->name, {.loader_bytes = p->bytes,
+                    .device_bytes = window ? window->io().read_bytes : std::optional<uint64_t>{},
+                    .read_span_s = p->read_span_s(),
+                    .retries = p->read_retries});
     }
     const auto total_kb = resources.host().mem_total_kb;
     return locality_.to_json(total_kb ? std::optional<double>(static_cast<double>(*total_kb) / 1024)

@@ -25,6 +25,11 @@ std::string to_string(DataCache cache) {
 }
 
 DataLocality::DataLocality(DataCache cache, const Dataset& dataset) : cache_(cache) {
+  if (dataset.remote()) {
+    url_ = dataset.root().string();
+    dataset_bytes_ = dataset.total_bytes();  // the samples' bytes (a shard's headers not known)
+    return;
+  }
   for (const auto& name : dataset.files())
     files_.push_back(dataset.root() / name);
   // Files: the index holds every file's size already (no stat of a million files). Tar: the
@@ -45,6 +50,10 @@ DataLocality::DataLocality(DataCache cache, const Dataset& dataset) : cache_(cac
 
 void DataLocality::before_phase(const std::string& phase) {
   Phase& p = phases_[phase];
+  if (!url_.empty()) {
+    p.prepared = "remote";  // no local copy to fill or empty; the server's cache is its own
+    return;
+  }
   const auto t0 = std::chrono::steady_clock::now();
   env::Residency r;
   switch (cache_) {
@@ -68,44 +77,57 @@ void DataLocality::before_phase(const std::string& phase) {
 }
 
 void DataLocality::window_begins(const std::string& phase) {
+  if (!url_.empty()) return;
   phases_[phase].resident_at_window = env::page_cache_residency(measured_).fraction();
 }
 
 void DataLocality::after_phase(const std::string& phase) {
   Phase& p = phases_[phase];
+  if (!url_.empty()) return;
   p.resident_after = env::page_cache_residency(measured_).fraction();
   p.after_measured = true;
 }
 
-void DataLocality::phase_bytes(const std::string& phase, uint64_t loader_bytes,
-                               std::optional<uint64_t> device_bytes) {
-  Phase& p = phases_[phase];
-  p.loader_bytes = loader_bytes;
-  p.device_bytes = device_bytes;
+void DataLocality::phase_bytes(const std::string& phase, const PhaseBytes& bytes) {
+  phases_[phase].bytes = bytes;
 }
 
 json DataLocality::to_json(std::optional<double> host_memory_mib) const {
   json phases = json::object();
   for (const auto& [name, p] : phases_) {
+    const bool remote = !url_.empty();
+    const uint64_t* device = p.bytes && p.bytes->device_bytes ? &*p.bytes->device_bytes : nullptr;
     json j = {
         {"prepared", p.prepared},
         {"prepare_s", p.prepare_s},
-        {"resident_before", p.resident_before},
+        {"resident_before", remote ? json(nullptr) : json(p.resident_before)},
         {"resident_at_window", p.resident_at_window ? json(*p.resident_at_window) : json(nullptr)},
         {"resident_after", p.after_measured ? json(p.resident_after) : json(nullptr)},
-        {"loader_bytes", p.loader_bytes ? json(*p.loader_bytes) : json(nullptr)},
-        {"device_bytes", p.device_bytes ? json(*p.device_bytes) : json(nullptr)}};
+        {"loader_bytes", p.bytes ? json(p.bytes->loader_bytes) : json(nullptr)},
+        {"device_bytes", device != nullptr ? json(*device) : json(nullptr)}};
     // Readahead and block rounding make the device read a little more than asked: capped at 1.
-    j["page_cache_fraction"] = p.loader_bytes && p.device_bytes && *p.loader_bytes > 0
-                                   ? json(std::clamp(1.0 - static_cast<double>(*p.device_bytes) /
-                                                               static_cast<double>(*p.loader_bytes),
-                                                     0.0, 1.0))
-                                   : json(nullptr);
+    j["page_cache_fraction"] =
+        !remote && device != nullptr && p.bytes->loader_bytes > 0
+            ? json(std::clamp(
+                  1.0 - static_cast<double>(*device) / static_cast<double>(p.bytes->loader_bytes),
+                  0.0, 1.0))
+            : json(nullptr);
+    if (remote) {
+      // Every byte the loader read came over HTTP, over the span its samples' reads took.
+      j["network_bytes"] = p.bytes ? json(p.bytes->loader_bytes) : json(nullptr);
+      j["read_span_s"] = p.bytes ? json(p.bytes->read_span_s) : json(nullptr);
+      j["network_mb_per_s"] =
+          p.bytes && p.bytes->read_span_s > 0
+              ? json(static_cast<double>(p.bytes->loader_bytes) / 1e6 / p.bytes->read_span_s)
+              : json(nullptr);
+      j["read_retries"] = p.bytes ? json(p.bytes->retries) : json(nullptr);
+    }
     if (cache_ == DataCache::cold) j["pages_left_resident"] = p.pages_left_resident;
     phases[name] = std::move(j);
   }
   const double dataset_mib = static_cast<double>(dataset_bytes_) / (1024.0 * 1024.0);
-  json out = {{"cache", to_string(cache_)},
+  json out = {{"source", url_.empty() ? "local" : "network"},
+              {"cache", to_string(cache_)},
               {"dataset_files", files_.size()},
               {"dataset_bytes", dataset_bytes_},
               {"residency_files", cache_ == DataCache::cold ? files_.size() : measured_.size()},
@@ -118,7 +140,14 @@ json DataLocality::to_json(std::optional<double> host_memory_mib) const {
         "the dataset; pages another process maps (or a tmpfs holds) cannot be dropped that way, "
         "pages_left_resident counts them";
   }
-  if (out["fits_in_ram"] == true) {
+  if (!url_.empty()) {
+    out["url"] = url_;
+    out["note"] = fmt::format(
+        "read over HTTP from {}: nothing is kept locally, so every epoch reads it from the server "
+        "again, whatever this host's memory; data.cache has nothing local to fill or empty "
+        "(mmprof stage copies it to local storage)",
+        url_);
+  } else if (out["fits_in_ram"] == true) {
     out["ram_note"] = fmt::format(
         "the dataset ({:.0f} MiB) fits in this host's memory ({:.0f} MiB): after one epoch it is "
         "read from the page cache, whatever the storage",

@@ -4,7 +4,9 @@
 // the dataset's files (as-is; warm: read them all; cold: posix_fadvise DONTNEED, no root needed)
 // and mincore measures how much of them the page cache holds; after the phase, again. The phase's
 // bytes then split into the page cache's and the device's: the loader's own count of what it
-// read against the kernel's read_bytes of the run's processes in the phase window.
+// read against the kernel's read_bytes of the run's processes in the phase window. A remote
+// dataset (an http(s) data.path) has no local pages: its bytes are the network's, at the rate
+// the loader got over the phase window, with the requests retried.
 #include <cstdint>
 #include <filesystem>
 #include <map>
@@ -30,10 +32,16 @@ class DataLocality {
   void window_begins(const std::string& phase);
   void after_phase(const std::string& phase);
 
-  // The phase's bytes: what the loader read (its own count) and what the kernel read from the
+  // The phase's bytes: what the loader read (its own count; its samples' reads spanned
+  // `read_span_s`, with `retries` remote requests retried) and what the kernel read from the
   // device for the run's processes in the phase window (read_bytes; empty when unreadable).
-  void phase_bytes(const std::string& phase, uint64_t loader_bytes,
-                   std::optional<uint64_t> device_bytes);
+  struct PhaseBytes {
+    uint64_t loader_bytes = 0;
+    std::optional<uint64_t> device_bytes;
+    double read_span_s = 0;
+    uint64_t retries = 0;
+  };
+  void phase_bytes(const std::string& phase, const PhaseBytes& bytes);
 
   nlohmann::json to_json(std::optional<double> host_memory_mib) const;
 
@@ -45,9 +53,10 @@ class DataLocality {
     std::optional<double> resident_at_window;
     bool after_measured = false;
     uint64_t pages_left_resident = 0;  // cold: pages the eviction could not drop
-    std::optional<uint64_t> loader_bytes, device_bytes;
+    std::optional<PhaseBytes> bytes;
   };
   DataCache cache_;
+  std::string url_;  // a remote dataset's root, else empty
   std::vector<std::filesystem::path> files_;
   // The files residency is measured on: all of them, or every k-th of a dataset of more than
   // kResidencySample files (mapping a million files at each phase would cost seconds).

@@ -1,6 +1,7 @@
 #include "run/phase_metrics.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 
 #include "run/resource_summary.hpp"
@@ -56,6 +57,9 @@ void PhaseMetrics::add_batch(const Batch& batch, bool pinned) {
   for (const auto& s : batch.samples) {
     classes.add(s);
     read_ms.push_back(s.read_ms);
+    read_first_ns = std::min(read_first_ns, s.t_start_ns);
+    read_last_ns =
+        std::max(read_last_ns, s.t_start_ns + static_cast<int64_t>(std::llround(s.read_ms * 1e6)));
     decode_ms.push_back(s.decode_ms);
     augment_ms.push_back(s.augment_ms);
     minflt += s.minflt;
@@ -66,6 +70,10 @@ void PhaseMetrics::add_batch(const Batch& batch, bool pinned) {
 void PhaseMetrics::add_step_span(int64_t t0_ns, int64_t t_end_ns) {
   if (window_start_ns < 0) window_start_ns = t0_ns;
   window_s = static_cast<double>(t_end_ns - window_start_ns) / 1e9;
+}
+
+double PhaseMetrics::read_span_s() const {
+  return read_last_ns > read_first_ns ? static_cast<double>(read_last_ns - read_first_ns) / 1e9 : 0;
 }
 
 double PhaseMetrics::samples_per_s() const {

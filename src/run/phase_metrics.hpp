@@ -21,7 +21,11 @@ struct PhaseMetrics {
   bool ran = false;
   int64_t steps = 0;  // measured (optimizer) steps
   int64_t batches = 0, samples = 0;
-  uint64_t bytes = 0;            // media + caption bytes read in the window
+  uint64_t bytes = 0;         // media + caption bytes read in the window
+  uint64_t read_retries = 0;  // remote requests retried in the window
+  // From the first read start to the last read end of the window's samples: the span their
+  // bytes were read in (a batch delivered early in the window was read before it opens).
+  int64_t read_first_ns = INT64_MAX, read_last_ns = 0;
   double window_s = 0;           // from the start of the first measured step to the end of the last
   int64_t window_start_ns = -1;  // the first measured step's start (-1: none yet)
   double warmup_s = 0;
@@ -44,6 +48,7 @@ struct PhaseMetrics {
   double samples_per_s() const;
   double batches_per_s() const;
   double mb_per_s() const;
+  double read_span_s() const;
 };
 
 struct RunOutcome {

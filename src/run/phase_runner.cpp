@@ -118,7 +118,7 @@ void PhaseRunner::one_loader_step(BatchSource& source, Step* step, const std::st
   const int64_t t0 = clock_.now_ns();
   double wait = 0, compute = 0;
   int64_t samples = 0;
-  uint64_t bytes = 0;
+  uint64_t bytes = 0, retries = 0;
   StepGpuRecord gpu_record;
   uint64_t last_batch_id = 0;
   for (int a = 0; a < config_.step.accum_steps; ++a) {
@@ -131,6 +131,7 @@ void PhaseRunner::one_loader_step(BatchSource& source, Step* step, const std::st
     wait += batch.wait_ms;
     samples += batch.size;
     bytes += batch.bytes_read;
+    retries += batch.read_retries;
     if (record != nullptr) {
       record->add_batch(batch, pin_mode_ == "pinned");
       recorder_.samples(phase, batch, index);
@@ -156,6 +157,7 @@ void PhaseRunner::one_loader_step(BatchSource& source, Step* step, const std::st
   record->steps++;
   record->samples += samples;
   record->bytes += bytes;
+  record->read_retries += retries;
   record->step_ms.push_back(step_ms);
   record->wait_ms.push_back(wait);
   if (step != nullptr) record->compute_ms.push_back(compute);

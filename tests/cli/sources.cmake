@@ -9,6 +9,7 @@ list(APPEND MMPROF_TEST_SOURCES
   cli/locality_cli_test.cpp
   cli/outputs_cli_test.cpp
   cli/reliability_cli_test.cpp
+  cli/remote_cli_test.cpp
   cli/resume_test.cpp
   cli/shard_cli_test.cpp
   cli/signals_test.cpp

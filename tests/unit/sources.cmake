@@ -2,6 +2,7 @@
 list(APPEND MMPROF_TEST_SOURCES
   unit/ab_test.cpp
   unit/gen_test.cpp
+  unit/http_client_test.cpp
   unit/gemm_step_test.cpp
   unit/gpu_phase_test.cpp
   unit/h2d_copy_test.cpp

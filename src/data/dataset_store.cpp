@@ -1,0 +1,235 @@
+#include "data/dataset_store.hpp"
+
+#include <fmt/format.h>
+
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "data/http_client.hpp"
+#include "util/error.hpp"
+
+namespace mmprof {
+namespace {
+
+using nlohmann::json;
+
+constexpr int kMaxListingDepth = 32;
+
+class LocalStore final : public DatasetStore {
+ public:
+  explicit LocalStore(std::filesystem::path root) : root_(std::move(root)) {}
+  FolderWalk walk() override { return walk_folder(root_); }
+  std::optional<std::string> text(const std::string& rel) override {
+    std::ifstream in(root_ / rel);
+    if (!in) return std::nullopt;
+    std::ostringstream s;
+    s << in.rdbuf();
+    return s.str();
+  }
+  TarScan scan_shard(const std::string& rel) override { return scan_tar_file(root_ / rel); }
+  std::vector<FoundFile> indexed_shards() override { return {}; }
+
+ private:
+  std::filesystem::path root_;
+};
+
+// RFC 4180 rows: fields split at commas, a quoted field may hold commas, doubled quotes and line
+// breaks.
+std::vector<std::vector<std::string>> csv_rows(const std::string& text) {
+  std::vector<std::vector<std::string>> rows(1, std::vector<std::string>(1));
+  bool quoted = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    std::string& field = rows.back().back();
+    if (quoted) {
+      if (c != '"') {
+        field += c;
+      } else if (i + 1 < text.size() && text[i + 1] == '"') {
+        field += '"';
+        ++i;
+      } else {
+        quoted = false;
+      }
+    } else if (c == '"') {
+      quoted = true;
+    } else if (c == ',') {
+      rows.back().emplace_back();
+    } else if (c == '\n') {
+      rows.emplace_back(1);
+    } else if (c != '\r') {
+      field += c;
+    }
+  }
+  if (rows.back().size() == 1 && rows.back().front().empty()) rows.pop_back();
+  return rows;
+}
+
+class RemoteStore final : public DatasetStore {
+ public:
+  RemoteStore(std::string url, const RemoteConfig& remote) : url_(std::move(url)), http_(remote) {}
+
+  FolderWalk walk() override {
+    FolderWalk w;
+    list("", w, 0);
+    return w;
+  }
+
+  std::optional<std::string> text(const std::string& rel) override {
+    try {
+      return http_.get(join_url(url_, rel));
+    } catch (const HttpFailure&) {
+      return std::nullopt;
+    }
+  }
+
+  TarScan scan_shard(const std::string& rel) override {
+    load_index();
+    TarScan scan;
+    if (const auto it = members_.find(rel); it != members_.end()) {
+      scan.members = it->second;
+    } else {
+      scan.rejected.push_back(
+          {"", fmt::format("{} is not in the remote index.csv: its members cannot be located "
+                           "without downloading it (re-run mmprof shard over the shards)",
+                           rel)});
+    }
+    return scan;
+  }
+
+  std::vector<FoundFile> indexed_shards() override {
+    load_index();
+    return shards_;
+  }
+
+ private:
+  void list(const std::string& dir, FolderWalk& w, int depth) {
+    const std::string url = join_url(url_, dir);
+    std::string body;
+    try {
+      body = http_.get(url);
+    } catch (const HttpFailure& f) {
+      if (dir.empty()) {
+        throw InputError(fmt::format("cannot list the remote dataset {}: {}", url_, f.message));
+      }
+      w.skipped.push_back({dir, fmt::format("cannot list it: {}", f.message)});
+      return;
+    }
+    const json entries = json::parse(body, nullptr, false);
+    if (!entries.is_array()) {
+      const std::string why = fmt::format(
+          "{} is not a JSON directory listing (serve the folder with nginx's `autoindex on; "
+          "autoindex_format json;`, or put the shards.json and index.csv of mmprof shard there; "
+          "docs/storage.md)",
+          url);
+      if (dir.empty()) throw InputError(fmt::format("cannot list the remote dataset: {}", why));
+      w.skipped.push_back({dir, why});
+      return;
+    }
+    for (const json& e : entries) {
+      const std::string name = e.is_object() ? e.value("name", "") : "";
+      const std::string type = e.is_object() ? e.value("type", "") : "";
+      if (name.empty() || name == "." || name == ".." || name.find('/') != std::string::npos) {
+        continue;
+      }
+      const std::string rel = dir + name;
+      if (type == "directory") {
+        if (depth < kMaxListingDepth) {
+          list(rel + "/", w, depth + 1);
+        } else {
+          w.skipped.push_back(
+              {rel, fmt::format("more than {} directories deep, not listed", kMaxListingDepth)});
+        }
+      } else if (type == "file" && e.contains("size") && e["size"].is_number_unsigned()) {
+        w.files.push_back({rel, e["size"].get<uint64_t>()});
+      } else {
+        w.skipped.push_back({rel, fmt::format("a listing entry of type '{}' without a size, not "
+                                              "a file mmprof can read",
+                                              type)});
+      }
+    }
+  }
+
+  // shards.json (schema mmprof.shards/1) and index.csv, once: the shards and their members.
+  void load_index() {
+    if (index_loaded_) return;
+    index_loaded_ = true;
+    const auto manifest_text = text("shards.json");
+    const json manifest =
+        manifest_text ? json::parse(*manifest_text, nullptr, false) : json(nullptr);
+    if (!manifest.is_object() || manifest.value("schema", "") != "mmprof.shards/1") return;
+    const std::string index_url = join_url(url_, manifest.value("index", "index.csv"));
+    std::string csv;
+    try {
+      csv = http_.get(index_url);
+    } catch (const HttpFailure& f) {
+      throw InputError(fmt::format("the remote shards' index cannot be read: {}", f.message));
+    }
+    const auto rows = csv_rows(csv);
+    std::map<std::string, size_t> col;
+    for (size_t i = 0; !rows.empty() && i < rows[0].size(); ++i)
+      col[rows[0][i]] = i;
+    for (const char* need : {"key", "shard", "media_ext", "media_offset", "media_bytes",
+                             "caption_offset", "caption_bytes"}) {
+      if (!col.contains(need)) {
+        throw InputError(
+            fmt::format("{} has no column {} (an older mmprof shard wrote it: "
+                        "re-run mmprof shard)",
+                        index_url, need));
+      }
+    }
+    for (size_t r = 1; r < rows.size(); ++r) {
+      const auto& row = rows[r];
+      const auto field = [&](const char* name) -> const std::string& {
+        const size_t i = col.at(name);
+        if (i >= row.size()) {
+          throw InputError(fmt::format("{} row {} has {} fields, fewer than its header's {}",
+                                       index_url, r + 1, row.size(), rows[0].size()));
+        }
+        return row[i];
+      };
+      const auto number = [&](const char* name) {
+        const std::string& v = field(name);
+        try {
+          size_t used = 0;
+          const uint64_t n = std::stoull(v, &used);
+          if (used == v.size()) return n;
+        } catch (const std::exception&) {
+        }
+        throw InputError(
+            fmt::format("{} row {}: {} '{}' is not a byte count", index_url, r + 1, name, v));
+      };
+      auto& members = members_[field("shard")];
+      const std::string& key = field("key");
+      members.push_back(
+          {key + "." + field("media_ext"), number("media_offset"), number("media_bytes")});
+      if (!field("caption_offset").empty()) {
+        members.push_back({key + ".txt", number("caption_offset"), number("caption_bytes")});
+      }
+    }
+    for (const json& s : manifest.value("shards", json::array())) {
+      if (s.is_object() && s.contains("name") && s["name"].is_string()) {
+        shards_.push_back({s["name"].get<std::string>(), s.value("bytes", uint64_t{0})});
+      }
+    }
+  }
+
+  std::string url_;
+  HttpClient http_;
+  bool index_loaded_ = false;
+  std::vector<FoundFile> shards_;
+  std::map<std::string, std::vector<TarMember>> members_;
+};
+
+}  // namespace
+
+std::unique_ptr<DatasetStore> local_store(const std::filesystem::path& root) {
+  return std::make_unique<LocalStore>(root);
+}
+
+std::unique_ptr<DatasetStore> remote_store(const std::string& url, const RemoteConfig& remote) {
+  return std::make_unique<RemoteStore>(url, remote);
+}
+
+}  // namespace mmprof

@@ -1,0 +1,278 @@
+// mmprof over HTTP, against Debian's nginx serving a generated dataset inside a private network
+// namespace (tests/support/serve-http.sh: loopback only, the server stopped by the script), the
+// loopback shaped by tc's token bucket where a test plants a bandwidth: the loader and the stage
+// read the same bytes as from the folder (batch digests, file contents, nginx's own log of bytes
+// sent), the measured network rate stays under the planted one, faults are named and retried as
+// configured, a server gone mid-run stops the run with what it measured kept, and an ab of the
+// remote dataset against its staged copy gets the report's break-even.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <iomanip>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+
+#include "support/test_support.hpp"
+
+namespace mmprof {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+constexpr const char* kUrl = "http://127.0.0.1:8080/";
+
+class RemoteCli : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = std::make_unique<test::TempDir>();
+    auto r = test::run_mmprof("gen --quiet --out " + test::shell_quote(path("ds")) +
+                              " --images 40 --videos 0 --seed 6");
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    r = test::run_mmprof("shard --quiet " + test::shell_quote(path("ds") / "files") + " --out " +
+                         test::shell_quote(path("ds") / "sh") + " --shard-mb 1");
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    // Shards without mmprof's index: nothing locates their members without downloading them.
+    fs::create_directories(path("ds") / "plain");
+    for (const auto& e : fs::directory_iterator(path("ds") / "sh")) {
+      if (e.path().extension() == ".tar") {
+        fs::copy_file(e.path(), path("ds") / "plain" / e.path().filename());
+      }
+    }
+  }
+  static void TearDownTestSuite() { dir_.reset(); }
+
+  void SetUp() override {
+    const auto r = serve("probe", "none", "", "true");
+    if (r.exit_code == 77) GTEST_SKIP() << "no network namespace or nginx here: " << r.output;
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+  }
+
+  static fs::path path(const std::string& name) { return dir_->path() / name; }
+
+  // Runs `script` (bash) where ds/ is served at kUrl, the loopback shaped to `rate` ("none": not
+  // shaped); `extra` goes into nginx's server block. `name` names the server's scratch folder.
+  static test::CommandResult serve(const std::string& name, const std::string& rate,
+                                   const std::string& extra, const std::string& script) {
+    const fs::path scratch = path("srv-" + name);
+    fs::create_directories(scratch);
+    test::write_text(scratch / "extra.conf", extra);
+    test::write_text(scratch / "run.sh", "M=" + test::shell_quote(test::mmprof_bin()) + "\n" +
+                                             "cd " + test::shell_quote(dir_->path()) + "\n" +
+                                             script + "\n");
+    return test::run_command(test::shell_quote(test::source_dir() / "tests/support/serve-http.sh") +
+                             " " + test::shell_quote(scratch) + " " +
+                             test::shell_quote(path("ds")) + " " + rate + " -- bash " +
+                             test::shell_quote(scratch / "run.sh") + " 2>&1");
+  }
+
+  // nginx's access log of server `name`: status, body bytes sent, Range, URI per request.
+  struct Logged {
+    int status = 0;
+    uint64_t bytes = 0;
+    std::string range, uri;
+  };
+  static std::vector<Logged> access_log(const std::string& name) {
+    std::vector<Logged> out;
+    std::ifstream in(path("srv-" + name) / "access.log");
+    std::string line;
+    while (std::getline(in, line)) {
+      std::istringstream s(line);
+      Logged l;
+      s >> l.status >> l.bytes >> std::quoted(l.range) >> l.uri;
+      out.push_back(l);
+    }
+    return out;
+  }
+
+  // A baseline of 5 steps (or `steps`) of 8 samples: 40 steps read the dataset once.
+  static std::string baseline(const std::string& data, const std::string& out,
+                              const std::string& extra = "", int steps = 5) {
+    return fmt::format(
+        "$M baseline --quiet --data {} --steps {} --warmup-steps 0 --set loader.batch_size=8 "
+        "--out {} {}",
+        data, steps, out, extra);
+  }
+
+  static std::unique_ptr<test::TempDir> dir_;
+};
+
+std::unique_ptr<test::TempDir> RemoteCli::dir_;
+
+TEST_F(RemoteCli, FilesAndShardsOverHttpAreReadAsFromTheFolder) {
+  auto r = test::run_mmprof(
+      fmt::format("baseline --quiet --data {} --steps 5 --warmup-steps 0 --set "
+                  "loader.batch_size=8 --out {}",
+                  test::shell_quote(path("ds") / "files"), test::shell_quote(path("local"))));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  // The shards' folder lists nothing: shards.json and index.csv are all the reader needs.
+  r = serve("read", "none", "location /sh/ { autoindex off; }",
+            baseline(std::string(kUrl) + "files/", "files-run") + " && " +
+                baseline(std::string(kUrl) + "sh/", "sh-run"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const std::string local = test::read_text(path("local") / "digests.csv");
+  EXPECT_EQ(test::read_text(path("files-run") / "digests.csv"), local);
+  EXPECT_EQ(test::read_text(path("sh-run") / "digests.csv"), local);
+  for (const char* run : {"files-run", "sh-run"}) {
+    EXPECT_EQ(test::read_text(path(run) / "errors.jsonl"), "") << run;
+    const json s = test::read_json(path(run) / "summary.json");
+    const json& l = s["locality"];
+    EXPECT_EQ(l["source"], "network") << l;
+    EXPECT_EQ(l["phases"]["pipeline"]["prepared"], "remote") << l;
+    EXPECT_GT(l["phases"]["pipeline"]["network_bytes"].get<uint64_t>(), 0u) << l;
+    EXPECT_EQ(l["phases"]["pipeline"]["network_bytes"], s["phases"]["pipeline"]["bytes"]) << l;
+    EXPECT_EQ(l["phases"]["pipeline"]["read_retries"], 0) << l;
+    EXPECT_TRUE(l["phases"]["pipeline"]["page_cache_fraction"].is_null()) << l;
+    const json m = test::read_json(path(run) / "manifest.json");
+    EXPECT_EQ(m["storage"]["of"], "remote data path") << m["storage"];
+  }
+  for (const auto& l : access_log("read"))
+    EXPECT_FALSE(l.uri == "/sh/" && l.status == 200) << "the shards were listed";
+}
+
+TEST_F(RemoteCli, StageCopiesWhatTheServerSentByteForByte) {
+  const auto r = serve("stage", "none", "",
+                       fmt::format("$M stage --json {}files/ copy --threads 3 > stage.out", kUrl));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const json s = test::read_json(path("stage.out"));
+  uint64_t bytes = 0;
+  size_t files = 0;
+  for (const auto& e : fs::directory_iterator(path("ds") / "files")) {
+    if (e.path().filename() == "dataset.json") continue;  // gen's description, not a sample
+    bytes += fs::file_size(e.path());
+    ++files;
+    EXPECT_EQ(test::read_bytes(e.path()), test::read_bytes(path("copy") / e.path().filename()))
+        << e.path();
+  }
+  EXPECT_EQ(s["bytes"], bytes);
+  EXPECT_EQ(s["files"], files);
+  EXPECT_EQ(s["verified_by"], "size");
+  // nginx's count of the body bytes it sent for the files (not the listing nor the sidecars it
+  // did not have) is stage.json's.
+  uint64_t sent = 0;
+  for (const auto& l : access_log("stage"))
+    if (l.status == 206 || (l.status == 200 && l.uri != "/files/")) sent += l.bytes;
+  EXPECT_EQ(sent, bytes);
+  // Again: every file is there with its size, nothing is fetched.
+  const auto again = serve("stage-again", "none", "",
+                           fmt::format("$M stage --json {}files/ copy > again.out", kUrl));
+  ASSERT_EQ(again.exit_code, 0) << again.output;
+  EXPECT_EQ(test::read_json(path("again.out"))["copied_files"], 0);
+  for (const auto& l : access_log("stage-again"))
+    EXPECT_NE(l.status, 206) << l.uri;
+}
+
+// tc's token bucket lets at most the planted rate through (TCP/IP headers take ~4 % of it at
+// this MTU): a measured rate above it is a measurement that counts bytes the window did not
+// read (a throughput window opened after prefetched batches were fetched gives 5.3 MB/s here).
+// Below it: load and request overheads, so the lower bound is loose.
+TEST_F(RemoteCli, MeasuredNetworkRateStaysUnderThePlantedBandwidth) {
+  constexpr double kPlantedMBps = 5.0;  // 40 Mbit/s
+  const auto r =
+      serve("shaped", "40mbit", "",
+            fmt::format("$M stage --json {}files/ shaped-copy --threads 4 > shaped.out && {}", kUrl,
+                        baseline(std::string(kUrl) + "files/", "shaped-run",
+                                 "--set data.remote.concurrency=4", 12)));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const double staged = test::read_json(path("shaped.out"))["copied_mb_per_s"].get<double>();
+  EXPECT_LE(staged, 1.03 * kPlantedMBps);
+  EXPECT_GE(staged, 0.4 * kPlantedMBps);
+  const json p =
+      test::read_json(path("shaped-run") / "summary.json")["locality"]["phases"]["pipeline"];
+  const double loader = p["network_mb_per_s"].get<double>();
+  EXPECT_LE(loader, 1.03 * kPlantedMBps) << p;
+  EXPECT_GE(loader, 0.4 * kPlantedMBps) << p;
+  EXPECT_NEAR(loader, p["network_bytes"].get<double>() / 1e6 / p["read_span_s"].get<double>(),
+              1e-9);
+}
+
+TEST_F(RemoteCli, FaultsAreNamedRetriedAsConfiguredAndListed) {
+  // Three samples the server fails: one missing, one a 503 every time, one slower than the
+  // timeout. The loader reads each once (40 samples, 5 steps of 8).
+  const std::string extra =
+      "location = /files/000003.jpg { return 404; }\n"
+      "location = /files/000004.jpg { return 503; }\n"
+      "location = /files/000005.jpg { limit_rate 1k; }\n";
+  const auto r = serve("faults", "none", extra,
+                       baseline(std::string(kUrl) + "files/", "faults-run",
+                                "--set data.remote.timeout_s=1 --set data.remote.retries=1"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::map<std::string, std::string> failed;
+  std::istringstream errors(test::read_text(path("faults-run") / "errors.jsonl"));
+  std::string line;
+  while (std::getline(errors, line)) {
+    const json e = json::parse(line);
+    failed[e.value("key", "")] = e.value("message", "");
+  }
+  ASSERT_EQ(failed.size(), 3u) << test::read_text(path("faults-run") / "errors.jsonl");
+  EXPECT_NE(failed["000003"].find("HTTP 404"), std::string::npos) << failed["000003"];
+  EXPECT_EQ(failed["000003"].find("retr"), std::string::npos) << "a 404 is not retried";
+  EXPECT_NE(failed["000004"].find("HTTP 503 (after 1 retry)"), std::string::npos)
+      << failed["000004"];
+  EXPECT_NE(failed["000005"].find("data.remote.timeout_s=1"), std::string::npos)
+      << failed["000005"];
+  const json s = test::read_json(path("faults-run") / "summary.json");
+  EXPECT_EQ(s["locality"]["phases"]["pipeline"]["read_retries"], 2) << s["locality"];
+  // Shards with no index beside them: one sentence, exit 3.
+  const auto plain =
+      serve("plain", "none", "", baseline(std::string(kUrl) + "plain/", "plain-run"));
+  EXPECT_EQ(plain.exit_code, 3) << plain.output;
+  EXPECT_NE(plain.output.find("index.csv"), std::string::npos) << plain.output;
+  // Nothing listening: exit 3 naming the URL.
+  const auto none = serve("none", "none", "", baseline("http://127.0.0.1:8081/", "none-run"));
+  EXPECT_EQ(none.exit_code, 3) << none.output;
+  EXPECT_NE(none.output.find("cannot list the remote dataset http://127.0.0.1:8081/"),
+            std::string::npos)
+      << none.output;
+}
+
+TEST_F(RemoteCli, ServerGoneMidRunStopsTheRunAndKeepsWhatItMeasured) {
+  // 1 MB/s: the run lasts; once it has measured steps the server is stopped. A transfer cut with
+  // bytes still queued in the shaped link stalls rather than failing: data.remote.timeout_s=2
+  // bounds it, then the reconnection is refused and the run stops.
+  const std::string script = fmt::format(
+      "{} &\nrun=$!\n"
+      "for i in $(seq 600); do [ \"$(wc -l < gone-run/steps.csv 2>/dev/null || echo 0)\" -ge 3 ] "
+      "&& break; sleep 0.05; done\n"
+      "kill $MMPROF_HTTP_PID\nt0=$SECONDS\nwait $run\necho \"exit $? after $((SECONDS - t0)) s\"\n",
+      baseline(std::string(kUrl) + "files/", "gone-run", "--set data.remote.timeout_s=2", 400));
+  const auto r = serve("gone", "8mbit", "", script);
+  EXPECT_NE(r.output.find("exit 1 after"), std::string::npos) << r.output;
+  const auto after = r.output.find(" after ", r.output.find("exit 1"));
+  ASSERT_NE(after, std::string::npos) << r.output;
+  // Bounded: one timeout and the retries' back-off (0.7 s), with room for a loaded machine.
+  EXPECT_LE(std::stoi(r.output.substr(after + 7)), 20) << r.output;
+  EXPECT_NE(r.output.find("remote storage unreachable"), std::string::npos) << r.output;
+  const json s = test::read_json(path("gone-run") / "summary.json");
+  EXPECT_EQ(s["status"], "failed") << s;
+  EXPECT_NE(s["message"].get<std::string>().find("127.0.0.1:8080"), std::string::npos) << s;
+  EXPECT_GE(test::read_csv(path("gone-run") / "steps.csv").rows.size(), 2u);
+}
+
+TEST_F(RemoteCli, AbOfTheRemoteDatasetAgainstItsStagedCopyGivesTheBreakEven) {
+  const auto r = serve(
+      "ab", "none", "",
+      fmt::format("$M stage --quiet {0}files/ staged && $M ab --quiet --factor "
+                  "data.path={0}files/,staged --cache cold --rounds 6 --set phases.steps=4 --set "
+                  "phases.warmup_steps=1 --set loader.batch_size=8 --out ab && $M report --quiet "
+                  "ab --out ab-report",
+                  kUrl));
+  ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 5) << r.output;  // 5: a verdict undecided
+  const json report = test::read_json(path("ab-report") / "report.json");
+  const json& staging = report["experiments"][0]["staging"];
+  ASSERT_EQ(staging.size(), 1u) << report["experiments"][0].dump().substr(0, 2000);
+  const json& e = staging[0];
+  const json stage = test::read_json(path("staged") / "stage.json");
+  EXPECT_EQ(e["stage_s"], stage["wall_s"]) << e;
+  EXPECT_EQ(e["source"], std::string(kUrl) + "files/") << e;
+  EXPECT_NE(e["caveat"].get<std::string>().find("over HTTP"), std::string::npos) << e;
+  const auto md = test::read_text(path("ab-report") / "report.md");
+  EXPECT_NE(md.find("pays off after epochs"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace mmprof
