@@ -164,10 +164,11 @@ std::string ab_command(const json& manifest, const std::string& factor,
   const json argv = value_at(manifest, "/command");
   if (argv.is_array()) {
     // Keep how the run chose its configuration and data; drop --out and the rest. Relative
-    // paths were relative to the run's working directory: made absolute.
+    // paths were relative to the run's working directory: made absolute (a URL stays).
     const std::filesystem::path cwd = string_at(manifest, "/cwd");
     auto path = [&](const std::string& p) {
-      return cwd.empty() || std::filesystem::path(p).is_absolute() ? p : (cwd / p).string();
+      const bool url = p.find("://") != std::string::npos;
+      return cwd.empty() || url || std::filesystem::path(p).is_absolute() ? p : (cwd / p).string();
     };
     for (size_t i = 0; i + 1 < argv.size(); ++i) {
       const std::string a = value_text(argv[i]);

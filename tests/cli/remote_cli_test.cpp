@@ -132,6 +132,17 @@ TEST_F(RemoteCli, FilesAndShardsOverHttpAreReadAsFromTheFolder) {
   }
   for (const auto& l : access_log("read"))
     EXPECT_FALSE(l.uri == "/sh/" && l.status == 200) << "the shards were listed";
+  // The report says where the bytes came from, and its commands keep the URL as it was given.
+  r = test::run_mmprof("report --quiet " + test::shell_quote(path("files-run")) + " --out " +
+                       test::shell_quote(path("files-report")));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const std::string md = test::read_text(path("files-report") / "report.md");
+  EXPECT_NE(md.find(std::string("the dataset came over HTTP from ") + kUrl + "files/"),
+            std::string::npos);
+  if (md.find("mmprof ab --data ") != std::string::npos) {
+    EXPECT_NE(md.find(std::string("mmprof ab --data ") + kUrl + "files/"), std::string::npos);
+  }
+  EXPECT_EQ(md.find("/" + std::string(kUrl)), std::string::npos) << "a URL made a path";
 }
 
 TEST_F(RemoteCli, StageCopiesWhatTheServerSentByteForByte) {
