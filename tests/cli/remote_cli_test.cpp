@@ -202,12 +202,18 @@ TEST_F(RemoteCli, MeasuredNetworkRateStaysUnderThePlantedBandwidth) {
 }
 
 TEST_F(RemoteCli, FaultsAreNamedRetriedAsConfiguredAndListed) {
-  // Three samples the server fails: one missing, one a 503 every time, one slower than the
-  // timeout. The loader reads each once (40 samples, 5 steps of 8).
+  // Four samples the server fails: one missing, one a 503 every time, one slower than the
+  // timeout, one whose file the server holds cut short (its first 1000 bytes). The loader reads
+  // each once (40 samples, 5 steps of 8).
+  auto cut = test::read_bytes(path("ds") / "files" / "000007.jpg");
+  cut.resize(1000);
+  test::write_bytes(path("cut.jpg"), cut);
   const std::string extra =
       "location = /files/000003.jpg { return 404; }\n"
       "location = /files/000004.jpg { return 503; }\n"
-      "location = /files/000005.jpg { limit_rate 1k; }\n";
+      "location = /files/000005.jpg { limit_rate 1k; }\n"
+      "location = /files/000007.jpg { alias " +
+      path("cut.jpg").string() + "; }\n";
   const auto r = serve("faults", "none", extra,
                        baseline(std::string(kUrl) + "files/", "faults-run",
                                 "--set data.remote.timeout_s=1 --set data.remote.retries=1"));
@@ -219,15 +225,17 @@ TEST_F(RemoteCli, FaultsAreNamedRetriedAsConfiguredAndListed) {
     const json e = json::parse(line);
     failed[e.value("key", "")] = e.value("message", "");
   }
-  ASSERT_EQ(failed.size(), 3u) << test::read_text(path("faults-run") / "errors.jsonl");
+  ASSERT_EQ(failed.size(), 4u) << test::read_text(path("faults-run") / "errors.jsonl");
   EXPECT_NE(failed["000003"].find("HTTP 404"), std::string::npos) << failed["000003"];
   EXPECT_EQ(failed["000003"].find("retr"), std::string::npos) << "a 404 is not retried";
   EXPECT_NE(failed["000004"].find("HTTP 503 (after 1 retry)"), std::string::npos)
       << failed["000004"];
   EXPECT_NE(failed["000005"].find("data.remote.timeout_s=1"), std::string::npos)
       << failed["000005"];
+  EXPECT_NE(failed["000007"].find("the response ended after 1000 of"), std::string::npos)
+      << failed["000007"];
   const json s = test::read_json(path("faults-run") / "summary.json");
-  EXPECT_EQ(s["locality"]["phases"]["pipeline"]["read_retries"], 2) << s["locality"];
+  EXPECT_EQ(s["locality"]["phases"]["pipeline"]["read_retries"], 3) << s["locality"];
   // Shards with no index beside them: one sentence, exit 3.
   const auto plain =
       serve("plain", "none", "", baseline(std::string(kUrl) + "plain/", "plain-run"));
