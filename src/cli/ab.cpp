@@ -62,6 +62,33 @@ std::vector<std::string> config_sets(const ExperimentDesign& d, const Arm& arm) 
   return out;
 }
 
+// An arm of a data.path factor whose dataset holds the base's samples (the same dataset
+// fingerprint: keys, formats and sizes, whichever layout and wherever stored) is checked as
+// content-preserving: it must deliver the base's batch digests, so a copy whose bytes differ is
+// caught. An arm holding other samples stays content-changing, said once.
+void check_same_samples(ExperimentDesign& d, const AbOptions& a, const Dataset& base) {
+  for (size_t f = 0; f < d.factors.size(); ++f) {
+    if (d.factors[f].key != "data.path" || d.factors[f].content != ContentKind::changing) continue;
+    bool all = true;
+    for (size_t i = 0; i < d.arms.size(); ++i) {
+      if (d.arms[i].factor != f) continue;
+      const Dataset copy = open_dataset(a.arm_configs[i]);
+      if (copy.fingerprint() == base.fingerprint()) {
+        d.arms[i].content = ContentKind::preserving;
+        continue;
+      }
+      all = false;
+      std::fprintf(stderr,
+                   "mmprof: note: data.path=%s (%zu samples, %llu bytes) holds other samples than "
+                   "the base's %s (%zu samples, %llu bytes): its arm is content-changing\n",
+                   d.arms[i].value.c_str(), copy.size(),
+                   static_cast<unsigned long long>(copy.total_bytes()), base.root().c_str(),
+                   base.size(), static_cast<unsigned long long>(base.total_bytes()));
+    }
+    if (all) d.factors[f].content = ContentKind::preserving;
+  }
+}
+
 }  // namespace
 
 void setup_ab(CLI::App& app, AbCliOptions& o) {
@@ -109,7 +136,7 @@ ExperimentSpec experiment_spec(const AbCliOptions& o) {
 }
 
 int run_ab_command(const AbCliOptions& o, const std::vector<std::string>& argv) {
-  const ExperimentDesign d = make_design(experiment_spec(o), host_memory_mib());
+  ExperimentDesign d = make_design(experiment_spec(o), host_memory_mib());
   AbOptions a;
   a.out = o.run.out.empty() ? default_out_dir("ab") : o.run.out;
   a.force = o.run.force;
@@ -130,7 +157,10 @@ int run_ab_command(const AbCliOptions& o, const std::vector<std::string>& argv) 
   }
   // A job reads its own data: mmprof has no dataset to prime or decode for PSNR.
   std::optional<Dataset> dataset;
-  if (d.spec.command.empty()) dataset = open_dataset(a.arm_configs[0]);
+  if (d.spec.command.empty()) {
+    dataset = open_dataset(a.arm_configs[0]);
+    check_same_samples(d, a, *dataset);
+  }
   if (!dataset && d.cache == CacheRegime::cold) {
     throw UsageError(
         "--cache cold empties the page cache of mmprof's dataset before each loader phase of a "

@@ -272,19 +272,39 @@ TEST_F(RemoteCli, ServerGoneMidRunStopsTheRunAndKeepsWhatItMeasured) {
   EXPECT_GE(test::read_csv(path("gone-run") / "steps.csv").rows.size(), 2u);
 }
 
+// The staged copy holds the remote dataset's samples (the same fingerprint): its arm is checked
+// as content-preserving, by batch digests. A copy missing a sample is another dataset: said, and
+// content-changing.
 TEST_F(RemoteCli, AbOfTheRemoteDatasetAgainstItsStagedCopyGivesTheBreakEven) {
+  fs::create_directories(path("partial"));
+  for (const auto& e : fs::directory_iterator(path("ds") / "files")) {
+    if (e.path().stem() != "000009") fs::copy_file(e.path(), path("partial") / e.path().filename());
+  }
   const auto r = serve(
       "ab", "none", "",
       fmt::format("$M stage --quiet {0}files/ staged && $M ab --quiet --factor "
-                  "data.path={0}files/,staged --cache cold --rounds 6 --set phases.steps=4 --set "
-                  "phases.warmup_steps=1 --set loader.batch_size=8 --out ab && $M report --quiet "
-                  "ab --out ab-report",
+                  "data.path={0}files/,staged,partial --cache cold --rounds 6 --set "
+                  "phases.steps=4 --set phases.warmup_steps=1 --set loader.batch_size=8 --out ab "
+                  "&& $M report --quiet ab --out ab-report",
                   kUrl));
   ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 5) << r.output;  // 5: a verdict undecided
+  EXPECT_NE(r.output.find("mmprof: note: data.path=partial (39 samples"), std::string::npos)
+      << r.output;
+  const json experiment = test::read_json(path("ab") / "experiment.json");
+  for (const json& arm : experiment["results"]) {
+    if (arm.value("factor", json()) != "data.path") continue;
+    if (arm["value"] == "staged") {
+      EXPECT_EQ(arm["content"], "preserving") << arm;
+      EXPECT_EQ(arm["correctness"]["kind"], "digest") << arm;
+      EXPECT_EQ(arm["correctness"]["ok"], true) << arm;
+    } else {
+      EXPECT_EQ(arm["content"], "changing") << arm;
+    }
+  }
   const json report = test::read_json(path("ab-report") / "report.json");
   const json& staging = report["experiments"][0]["staging"];
-  ASSERT_EQ(staging.size(), 1u) << report["experiments"][0].dump().substr(0, 2000);
-  const json& e = staging[0];
+  ASSERT_EQ(staging.size(), 2u) << report["experiments"][0].dump().substr(0, 2000);
+  const json& e = staging[0]["arm"] == "data.path=staged" ? staging[0] : staging[1];
   const json stage = test::read_json(path("staged") / "stage.json");
   EXPECT_EQ(e["stage_s"], stage["wall_s"]) << e;
   EXPECT_EQ(e["source"], std::string(kUrl) + "files/") << e;
