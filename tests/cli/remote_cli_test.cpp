@@ -115,6 +115,16 @@ TEST_F(RemoteCli, FilesAndShardsOverHttpAreReadAsFromTheFolder) {
                 baseline(std::string(kUrl) + "sh/", "sh-run"));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const std::string local = test::read_text(path("local") / "digests.csv");
+  // The data mix probed over HTTP (its requests announced ahead) is the folder's.
+  json local_mix = test::read_json(path("local") / "manifest.json")["data_mix"];
+  local_mix.erase("path");
+  local_mix.erase("layout");
+  for (const char* run : {"files-run", "sh-run"}) {
+    json mix = test::read_json(path(run) / "manifest.json")["data_mix"];
+    mix.erase("path");
+    mix.erase("layout");
+    EXPECT_EQ(mix, local_mix) << run;
+  }
   EXPECT_EQ(test::read_text(path("files-run") / "digests.csv"), local);
   EXPECT_EQ(test::read_text(path("sh-run") / "digests.csv"), local);
   for (const char* run : {"files-run", "sh-run"}) {
