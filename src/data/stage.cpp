@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <mutex>
 #include <string>
 #include <system_error>
@@ -196,11 +197,15 @@ json stage_dataset(const Dataset& source, const StageOptions& o) {
       }
     }
   };
-  std::atomic<bool> finished{false};
+  // Progress every 200 ms; woken at the end, so the wait never adds to the wall time staged.
+  bool finished = false;
+  std::mutex finish_mutex;
+  std::condition_variable finish_cv;
   std::thread reporter([&] {
+    std::unique_lock lock(finish_mutex);
     while (!finished && o.progress) {
       o.progress(done, total);
-      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      finish_cv.wait_for(lock, std::chrono::milliseconds(200));
     }
   });
   std::vector<std::thread> threads;
@@ -208,7 +213,11 @@ json stage_dataset(const Dataset& source, const StageOptions& o) {
     threads.emplace_back(work);
   for (auto& t : threads)
     t.join();
-  finished = true;
+  {
+    const std::lock_guard lock(finish_mutex);
+    finished = true;
+  }
+  finish_cv.notify_one();
   reporter.join();
   if (error) std::rethrow_exception(error);
   // On the device before the figures are taken: staged means safe there, and the file system's
