@@ -21,6 +21,7 @@
 #include "util/digest.hpp"
 #include "util/error.hpp"
 #include "util/files.hpp"
+#include "util/interrupt.hpp"
 
 namespace mmprof {
 namespace fs = std::filesystem;
@@ -80,6 +81,10 @@ uint64_t copy_file(RangeReader& reader, const Dataset& source, uint32_t file, ui
     const Fd out(open(partial.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
     if (out.fd < 0) throw_output_errno("cannot create", partial.string());
     for (const ByteRange& chunk : chunks) {
+      if (interrupted()) {
+        fs::remove(partial, ec);  // the next run copies this file again
+        throw Error(ExitCode::interrupted, "interrupted");
+      }
       try {
         reader.read(chunk, buf);
       } catch (const ReadFailure& f) {
@@ -169,7 +174,7 @@ json stage_dataset(const Dataset& source, const StageOptions& o) {
     // one the reader fills.
     std::vector<uint8_t> buf(kBuffer), other(kBuffer), chunk;
     RangeReader reader(source, std::max(o.threads, 1));
-    while (!failed) {
+    while (!failed && !interrupted()) {
       const size_t i = next++;
       if (i >= names.size()) return;
       const fs::path src = source.root() / names[i], dst = o.dest / names[i];
@@ -219,6 +224,14 @@ json stage_dataset(const Dataset& source, const StageOptions& o) {
   }
   finish_cv.notify_one();
   reporter.join();
+  // Interrupted (Ctrl-C): the files copied so far stay, whole; the same command continues.
+  if (interrupted()) {
+    throw Error(
+        ExitCode::interrupted,
+        fmt::format("interrupted: {} of {} files staged in {} ({} copied now); run the "
+                    "same command again to copy the rest",
+                    copied.load() + verified.load(), names.size(), o.dest.string(), copied.load()));
+  }
   if (error) std::rethrow_exception(error);
   // On the device before the figures are taken: staged means safe there, and the file system's
   // free space counts the copy only once its blocks are allocated (ext4 delays that).

@@ -187,6 +187,33 @@ TEST_F(RemoteCli, StageCopiesWhatTheServerSentByteForByte) {
     EXPECT_NE(l.status, 206) << l.uri;
 }
 
+// Ctrl-C while staging over a 1 MB/s link: exit 130 with what is there, no cut file under any
+// name, and the same command then copies only the rest.
+TEST_F(RemoteCli, AnInterruptedStageContinuesWhereItStopped) {
+  const auto r =
+      serve("sigint", "8mbit", "",
+            fmt::format("$M stage --quiet --threads 2 {0}files/ icopy &\npid=$!\n"
+                        "for i in $(seq 400); do [ \"$(ls icopy 2>/dev/null | wc -l)\" -ge 8 ] && "
+                        "break; sleep 0.05; done\n"
+                        "kill -INT $pid\nwait $pid\necho \"exit $?\"\n"
+                        "echo \"partial $(ls icopy | grep -c partial)\"\n"
+                        "$M stage --json {0}files/ icopy > resumed.out",
+                        kUrl));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("exit 130"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("run the same command again"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("partial 0"), std::string::npos) << r.output;
+  const json s = test::read_json(path("resumed.out"));
+  EXPECT_GE(s["already_there_files"].get<int>(), 4) << s;
+  EXPECT_GE(s["copied_files"].get<int>(), 1) << s;
+  EXPECT_EQ(s["already_there_files"].get<int>() + s["copied_files"].get<int>(), s["files"]) << s;
+  for (const auto& e : fs::directory_iterator(path("ds") / "files")) {
+    if (e.path().filename() == "dataset.json") continue;
+    EXPECT_EQ(test::read_bytes(e.path()), test::read_bytes(path("icopy") / e.path().filename()))
+        << e.path();
+  }
+}
+
 // tc's token bucket lets at most the planted rate through (TCP/IP headers take ~4 % of it at
 // this MTU): a measured rate above it is a measurement that counts bytes the window did not
 // read (a throughput window opened after prefetched batches were fetched gives 5.3 MB/s here).
