@@ -13,6 +13,7 @@
 #include "mmprof/error.hpp"
 #include "util/error.hpp"
 #include "util/files.hpp"
+#include "util/interrupt.hpp"
 
 namespace mmprof::gen {
 namespace fs = std::filesystem;
@@ -120,6 +121,14 @@ json reshard(const Dataset& source, const ReshardOptions& o) {
   ShardWriter writer(tmp, UINT64_MAX);
   std::vector<uint8_t> media, caption;
   for (size_t i = 0; i < source.size(); ++i) {
+    if (interrupted()) {
+      // Nothing of a cut set of shards is left, under any name: --out is as it was.
+      writer.end_shard();
+      fs::remove_all(tmp, ec);
+      throw Error(ExitCode::interrupted,
+                  fmt::format("interrupted after {} of {} samples: nothing written to {}", i,
+                              source.size(), o.out.string()));
+    }
     const SampleEntry& s = source.samples()[i];
     if (i > 0 && plan[i] != plan[i - 1]) writer.end_shard();
     read_range(reader, s.media, s.key, media);

@@ -214,6 +214,20 @@ TEST_F(RemoteCli, AnInterruptedStageContinuesWhereItStopped) {
   }
 }
 
+// Ctrl-C while sharding a remote dataset (1 MB/s): exit 130, and neither --out nor its hidden
+// .partial folder exists.
+TEST_F(RemoteCli, AnInterruptedShardLeavesNothing) {
+  const auto r = serve("shard-sigint", "8mbit", "",
+                       fmt::format("$M shard --quiet {}files/ --out new-shards &\npid=$!\n"
+                                   "sleep 1.5\nkill -INT $pid\nwait $pid\necho \"exit $?\"\n"
+                                   "ls -A | grep -c shards",
+                                   kUrl));
+  EXPECT_NE(r.output.find("exit 130"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("nothing written to new-shards"), std::string::npos) << r.output;
+  EXPECT_FALSE(fs::exists(path("new-shards")));
+  EXPECT_FALSE(fs::exists(path(".new-shards.partial")));
+}
+
 // tc's token bucket lets at most the planted rate through (TCP/IP headers take ~4 % of it at
 // this MTU): a measured rate above it is a measurement that counts bytes the window did not
 // read (a throughput window opened after prefetched batches were fetched gives 5.3 MB/s here).
