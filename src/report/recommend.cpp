@@ -111,16 +111,27 @@ std::string irrelevance(const json& change, const json& analysis) {
   return reason;
 }
 
-// What to do before a command that compares the data where it is with a local copy: make the
-// copy (`mmprof stage`, whose stage.json says what staging costs) in $LOCAL_COPY.
-std::string staging_step(const json& manifest) {
+// What to do before a command that compares the data where it is with a copy of it: make the
+// copy its placeholder names. $LOCAL_COPY: `mmprof stage` (whose stage.json says what staging
+// costs); $SHARDS: `mmprof shard` (tar shards balanced by bytes). Null without a placeholder.
+json copy_step(const json& manifest, const std::string& command) {
   const json path = value_at(manifest, "/config/data/path");
   const auto bytes = number_at(manifest, "/data/total_bytes");
-  return fmt::format(
-      "set LOCAL_COPY to a folder on local storage{} and stage the data there first: mmprof stage "
-      "{} \"$LOCAL_COPY\"",
-      bytes ? fmt::format(" with {:.0f} MB free", *bytes / 1e6) : "",
-      path.is_string() ? shell_word(path.get<std::string>()) : "DATA");
+  const std::string room = bytes ? fmt::format(" with {:.0f} MB free", *bytes / 1e6) : "";
+  const std::string data = path.is_string() ? shell_word(path.get<std::string>()) : "DATA";
+  if (command.find("$LOCAL_COPY") != std::string::npos) {
+    return fmt::format(
+        "set LOCAL_COPY to a folder on local storage{} and stage the data there first: mmprof "
+        "stage {} \"$LOCAL_COPY\"",
+        room, data);
+  }
+  if (command.find("$SHARDS") != std::string::npos) {
+    return fmt::format(
+        "set SHARDS to a new folder{} and write the data there as tar shards first: mmprof shard "
+        "{} --out \"$SHARDS\"",
+        room, data);
+  }
+  return nullptr;
 }
 
 json hypothesis(const json& change, const json& analysis, const json& manifest,
@@ -148,8 +159,7 @@ json hypothesis(const json& change, const json& analysis, const json& manifest,
           {"note", command.empty()
                        ? change.value("offline_step", json("not testable with mmprof ab yet: no "
                                                            "config key"))
-                   : command.find("$LOCAL_COPY") != std::string::npos ? json(staging_step(manifest))
-                                                                      : json(nullptr)}};
+                       : copy_step(manifest, command)}};
 }
 
 }  // namespace

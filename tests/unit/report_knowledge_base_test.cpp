@@ -330,6 +330,14 @@ TEST(ReportKnowledgeBase, FixtureRunGetsOnlyCompatibleRelevantChanges) {
       EXPECT_NE(h["confirm_or_refute"].get<std::string>().find("data.path=/data/set,$LOCAL_COPY"),
                 std::string::npos);
     }
+    // Shards too: mmprof shard fills $SHARDS (the same samples, so ab checks them by digest).
+    if (h["id"] == "tar-shards") {
+      EXPECT_EQ(h["note"],
+                "set SHARDS to a new folder and write the data there as tar shards first: "
+                "mmprof shard /data/set --out \"$SHARDS\"");
+      EXPECT_NE(h["confirm_or_refute"].get<std::string>().find("data.path=/data/set,$SHARDS"),
+                std::string::npos);
+    }
   }
   // With the dataset's size in the manifest, the room the copy needs.
   json m = run.manifest;
