@@ -12,8 +12,11 @@
 # Exits 77 when the namespace or the shaping cannot be set up; else the command's status.
 # Re-executes itself under `unshare -n` (root, or a user allowed to make namespaces).
 set -euo pipefail
+export PATH="$PATH:/usr/sbin:/sbin"  # nginx, tc: where Debian puts them, off a user's PATH
 if [[ "${MMPROF_IN_NETNS:-}" != 1 ]]; then
-  MMPROF_IN_NETNS=1 exec unshare -n "$0" "$@" || exit 77
+  command -v nginx >/dev/null || { echo "serve-http.sh: no nginx (scripts/install-deps)"; exit 77; }
+  unshare -n true 2>/dev/null || { echo "serve-http.sh: cannot make a network namespace"; exit 77; }
+  MMPROF_IN_NETNS=1 exec unshare -n "$0" "$@"
 fi
 dir=$1 root=$2 rate=$3
 shift 4
