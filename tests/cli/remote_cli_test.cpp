@@ -231,7 +231,8 @@ TEST_F(RemoteCli, AnInterruptedShardLeavesNothing) {
 // tc's token bucket lets at most the planted rate through (TCP/IP headers take ~4 % of it at
 // this MTU): a measured rate above it is a measurement that counts bytes the window did not
 // read (a throughput window opened after prefetched batches were fetched gives 5.3 MB/s here).
-// Below it: load and request overheads, so the lower bound is loose.
+// Below it: load and request overheads (a busy or sanitized build decodes between reads), so
+// the lower bound only catches a rate off by a factor, not a slow machine.
 TEST_F(RemoteCli, MeasuredNetworkRateStaysUnderThePlantedBandwidth) {
   constexpr double kPlantedMBps = 5.0;  // 40 Mbit/s
   const auto r =
@@ -242,12 +243,12 @@ TEST_F(RemoteCli, MeasuredNetworkRateStaysUnderThePlantedBandwidth) {
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const double staged = test::read_json(path("shaped.out"))["copied_mb_per_s"].get<double>();
   EXPECT_LE(staged, 1.03 * kPlantedMBps);
-  EXPECT_GE(staged, 0.4 * kPlantedMBps);
+  EXPECT_GE(staged, 0.25 * kPlantedMBps);
   const json p =
       test::read_json(path("shaped-run") / "summary.json")["locality"]["phases"]["pipeline"];
   const double loader = p["network_mb_per_s"].get<double>();
   EXPECT_LE(loader, 1.03 * kPlantedMBps) << p;
-  EXPECT_GE(loader, 0.4 * kPlantedMBps) << p;
+  EXPECT_GE(loader, 0.25 * kPlantedMBps) << p;
   EXPECT_NEAR(loader, p["network_bytes"].get<double>() / 1e6 / p["read_span_s"].get<double>(),
               1e-9);
 }

@@ -322,22 +322,25 @@ TEST(ReportKnowledgeBase, FixtureRunGetsOnlyCompatibleRelevantChanges) {
                 "mmprof ab --config /work/main/configs/emulated-accelerator.yaml --set "
                 "loader.batch_size=4 --factor loader.num_workers=2,4");
     }
-    // Staging is a runnable command: mmprof stage fills $LOCAL_COPY, which the experiment reads.
-    if (h["id"] == "local-nvme-staging") {
-      EXPECT_EQ(h["note"],
-                "set LOCAL_COPY to a folder on local storage and stage the data there first: "
-                "mmprof stage /data/set \"$LOCAL_COPY\"");
-      EXPECT_NE(h["confirm_or_refute"].get<std::string>().find("data.path=/data/set,$LOCAL_COPY"),
-                std::string::npos);
-    }
-    // Shards too: mmprof shard fills $SHARDS (the same samples, so ab checks them by digest).
-    if (h["id"] == "tar-shards") {
-      EXPECT_EQ(h["note"],
-                "set SHARDS to a new folder and write the data there as tar shards first: "
-                "mmprof shard /data/set --out \"$SHARDS\"");
-      EXPECT_NE(h["confirm_or_refute"].get<std::string>().find("data.path=/data/set,$SHARDS"),
-                std::string::npos);
-    }
+  }
+  // Staging and shards are runnable commands: mmprof stage fills $LOCAL_COPY, mmprof shard
+  // $SHARDS (the same samples, so ab checks them by digest), which the experiment then reads.
+  const std::map<std::string, std::pair<std::string, std::string>> copies = {
+      {"local-nvme-staging",
+       {"set LOCAL_COPY to a folder on local storage and stage the data there first: mmprof "
+        "stage /data/set \"$LOCAL_COPY\"",
+        "data.path=/data/set,$LOCAL_COPY"}},
+      {"tar-shards",
+       {"set SHARDS to a new folder and write the data there as tar shards first: mmprof shard "
+        "/data/set --out \"$SHARDS\"",
+        "data.path=/data/set,$SHARDS"}}};
+  for (const auto& h : r["hypotheses"]) {
+    const auto copy = copies.find(h["id"].get<std::string>());
+    if (copy == copies.end()) continue;
+    EXPECT_EQ(h["note"], copy->second.first);
+    EXPECT_NE(h["confirm_or_refute"].get<std::string>().find(copy->second.second),
+              std::string::npos)
+        << h;
   }
   // With the dataset's size in the manifest, the room the copy needs.
   json m = run.manifest;
