@@ -16,6 +16,7 @@
 namespace mmprof {
 
 struct ResumePoint;  // run/resume.hpp
+class DistGroup;     // step/dist_group.hpp
 
 // clang-tidy 14 reports its implicit destructor as throwing (through nlohmann::json and
 // std::filesystem::path); nothing in it throws.
@@ -34,6 +35,8 @@ struct BaselineOptions {                         // NOLINT(bugprone-exception-es
   // `--like RUN`: the user's job this run stands in for, and how it was configured from it
   // ({run, sets, why, unknown}, into manifest.json "like"); null otherwise.
   nlohmann::json like;
+  // A rank of a multi-rank run: its process group (owned by the caller); null on one rank.
+  DistGroup* group = nullptr;
 };
 
 // Runs the phases and writes manifest.json, summary.json, steps.csv, stages.csv, errors.jsonl.

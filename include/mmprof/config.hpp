@@ -125,7 +125,9 @@ struct PhasesConfig {
 struct DistConfig {
   int rank = 0;  // resolved from RANK / WORLD_SIZE when the config says "env"
   int world_size = 1;
-  std::string sync = "none";
+  std::string sync = "none";  // none | barrier | allreduce, after each optimizer step
+  double allreduce_mb = 25;   // the gradient summed by dist.sync=allreduce
+  double timeout_s = 120;     // c10d's rendezvous and collective timeout
 };
 
 // Resource sampling (resources.csv, host.csv): the period of the process-tree sampler.

@@ -48,6 +48,8 @@ inline constexpr const char* experiment = "experiment.json";
 inline constexpr const char* matrix_csv = "matrix.csv";
 inline constexpr const char* matrix_md = "matrix.md";
 inline constexpr const char* trials = "trials";
+// A job directory (several ranks): job.json and rank-K/<run directories>.
+inline constexpr const char* job = "job.json";
 }  // namespace run_file
 
 // Schema ids of the JSON files (bumped when a named key changes meaning or is removed).
@@ -55,6 +57,7 @@ namespace run_schema {
 inline constexpr const char* manifest = "mmprof.manifest/2";
 inline constexpr const char* summary = "mmprof.summary/2";
 inline constexpr const char* experiment = "mmprof.experiment/2";
+inline constexpr const char* job = "mmprof.job/1";
 inline constexpr int checkpoint_version = 1;
 }  // namespace run_schema
 
@@ -68,6 +71,9 @@ struct StepRow {
   double compute_ms = 0, step_ms = 0;
   int64_t samples = 0;
   uint64_t bytes = 0;  // media + caption bytes read
+  // A multi-rank run's dist.sync (barrier or allreduce) after the step, part of step_ms: the wait
+  // for the slowest rank plus the transfer. Empty on one rank or with dist.sync=none.
+  std::optional<double> sync_ms;
 };
 
 // stages.csv: one sample of a measured step. mmprof's own loader times each stage (read, decode,

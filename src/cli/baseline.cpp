@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "cli/ranks.hpp"
 #include "cli/resume.hpp"
 #include "cli/usage.hpp"
 #include "external/external_run.hpp"
@@ -213,6 +214,10 @@ void setup_baseline(CLI::App& app, BaselineCliOptions& o) {
   app.add_option("command", o.command,
                  "Your own job, after --: mmprof baseline -- python train.py ARGS (its "
                  "DataLoader is timed by a zero-code hook, its process tree sampled)");
+  app.add_option("--nproc-per-node", o.nproc_per_node,
+                 "Start N ranks of this run on this host, synchronised through c10d as under "
+                 "torchrun (dist.sync); writes a job directory: one run per rank + job.json")
+      ->check(CLI::Range(2, 1024));
   app.add_option("--resume", o.resume,
                  "Continue the interrupted run directory RUN from its checkpoint.json, with its "
                  "configuration, into a new run directory (--out, default RUN-resumed)");
@@ -466,10 +471,49 @@ int run_job(const BaselineCliOptions& o, const std::vector<std::string>& argv,
   return 0;
 }
 
+// One rank of a job (under torchrun or --nproc-per-node): its run directory is JOB/rank-K;
+// rank 0 prints the job, the others only their errors.
+int run_rank(const BaselineCliOptions& o, const ResolvedRun& r, const Dataset& dataset,
+             const json& like, const std::vector<std::string>& argv, BaselineRunner runner) {
+  RankJob job = join_job(r.config, r.tree, dataset.fingerprint(), o.run.out);
+  BaselineOptions b;
+  b.out = job.out;
+  b.force = o.run.force;
+  b.argv = argv;
+  b.config_tree = r.tree;
+  b.repo = o.run.repo;
+  b.progress =
+      r.config.dist.rank == 0 ? progress_style(o.run.verbosity, o.json) : ProgressStyle::none;
+  b.like = like;
+  b.group = job.group.get();
+  json summary;
+  try {
+    summary = runner(r.config, dataset, b);
+  } catch (const Error&) {
+    // What the others measured stays; rank 0 merges what is there (a peer may still be writing:
+    // mmprof report JOB merges again).
+    try {
+      (void)finish_job(job, false);
+    } catch (const Error&) {  // the run's own error is the one to report
+    }
+    throw;
+  }
+  const json merged = finish_job(job, true);
+  if (merged.is_null()) return 0;
+  if (o.json) {
+    print_json(merged);
+  } else if (!o.run.verbosity.quiet) {
+    std::fputs(format_job_summary(merged).c_str(), stdout);
+    std::printf("job directory: %s\n", job.job.c_str());
+  }
+  return 0;
+}
+
 }  // namespace
 
 int run_baseline_command(const BaselineCliOptions& o, const std::vector<std::string>& argv,
                          const std::string& command, BaselineRunner runner) {
+  if (o.nproc_per_node) return launch_ranks(o, argv, command);
   if (!o.command.empty()) return run_job(o, argv, command, runner != run_baseline);
   if (o.duration_s)
     throw UsageError("--duration bounds a job: mmprof baseline --duration S -- CMD");
@@ -502,6 +546,10 @@ int run_baseline_command(const BaselineCliOptions& o, const std::vector<std::str
     b.resume = std::move(resumed.point);
   }
   const Dataset dataset = open_dataset(r.config);
+  if (r.config.dist.world_size > 1) {
+    if (!o.resume.empty()) throw UsageError("--resume continues one run, not a rank of a job");
+    return run_rank(o, r, dataset, like, argv, runner);
+  }
   b.force = o.run.force;
   b.argv = argv;
   b.config_tree = r.tree;

@@ -21,6 +21,7 @@ struct BaselineCliOptions {
   std::string loader;                      // a job: which DataLoader to follow
   std::vector<std::string> env;            // a job: NAME=VALUE added to its environment
   std::string like;  // --like RUN: mmprof's loader configured to mimic the job measured in RUN
+  std::optional<int> nproc_per_node;  // start N ranks on this host (cli/ranks.hpp)
 };
 
 void setup_baseline(CLI::App& app, BaselineCliOptions& options);

@@ -14,6 +14,7 @@
 #include "report/knowledge_base.hpp"
 #include "report/report_builder.hpp"
 #include "report/writers.hpp"
+#include "run/job_summary.hpp"
 #include "run/progress.hpp"
 #include "util/files.hpp"
 
@@ -34,7 +35,7 @@ std::string read_option_file(const std::string& path, const char* option) {
 report::RunData load_compare_run(const std::string& dir) {
   if (report::input_kind(dir) != InputKind::run) {
     throw UsageError(fmt::format(
-        "--compare {}: an experiment directory; compare takes two run directories", dir));
+        "--compare {}: an experiment or job directory; compare takes two run directories", dir));
   }
   return report::load_run(dir);
 }
@@ -58,10 +59,19 @@ report::ReportInputs load_inputs(const ReportCliOptions& o, const std::vector<st
   const auto total = static_cast<int64_t>(dirs.size());
   for (int64_t i = 0; i < total; ++i) {
     const std::string& d = dirs[static_cast<size_t>(i)];
-    if (report::input_kind(d) == InputKind::run) {
-      in.runs.push_back(report::load_run(d));
-    } else {
-      in.experiments.push_back(report::load_experiment(d));
+    // A job is merged again from its ranks' directories: a rank may have written after the
+    // merge its rank 0 made (a job cut short under torchrun).
+    if (is_job_dir(d)) (void)merge_job(d, job_world_size(d), {});
+    switch (report::input_kind(d)) {
+      case InputKind::run:
+        in.runs.push_back(report::load_run(d));
+        break;
+      case InputKind::experiment:
+        in.experiments.push_back(report::load_experiment(d));
+        break;
+      case InputKind::job:
+        in.jobs.push_back(report::load_job(d));
+        break;
     }
     if (total > 1) progress.unit_done("read input", i + 1, total, d);
   }

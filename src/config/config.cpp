@@ -419,10 +419,14 @@ Config resolve_config(json& tree) {
   }
   c.dist.sync = choice_at<std::string>(
       t, "dist.sync", {{"none", "none"}, {"barrier", "barrier"}, {"allreduce", "allreduce"}});
-  if (c.dist.sync != "none") {
-    throw UnavailableError(fmt::format(
-        "dist.sync={} is unavailable: multi-rank synchronisation is not built yet, use none",
-        c.dist.sync));
+  c.dist.allreduce_mb = number_at(t, "dist.allreduce_mb");
+  if (!(c.dist.allreduce_mb > 0 && c.dist.allreduce_mb <= 1 << 16)) {
+    throw UsageError(
+        fmt::format("dist.allreduce_mb must be in (0, 65536], got {}", c.dist.allreduce_mb));
+  }
+  c.dist.timeout_s = number_at(t, "dist.timeout_s");
+  if (!(c.dist.timeout_s > 0 && c.dist.timeout_s <= 86400)) {
+    throw UsageError(fmt::format("dist.timeout_s must be in (0, 86400], got {}", c.dist.timeout_s));
   }
   tree["dist"]["rank"] = c.dist.rank;
   tree["dist"]["world_size"] = c.dist.world_size;

@@ -26,8 +26,8 @@ struct Link {
 struct Links {
   std::vector<Link> links;
 };
-// A chart the HTML writer draws (Markdown skips it): kind is "stages", "cdf", "memory" or
-// "arms"; data is the chart's series from report.json.
+// A chart the HTML writer draws (Markdown skips it): kind is "stages", "cdf", "memory", "arms"
+// or "ranks"; data is the chart's series from report.json.
 struct Chart {
   std::string kind, title;
   nlohmann::json data;

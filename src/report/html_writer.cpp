@@ -106,6 +106,11 @@ std::string chart_svg(const Chart& c) {
     return series.empty() ? "" : svg_percentiles(series, "ms");
   }
   if (c.kind == "memory") return memory_svg(c.data);
+  if (c.kind == "ranks") {
+    const auto series = series_of(
+        c.data, [](const json& s) { return "rank " + std::to_string(s["rank"].get<int>()); });
+    return series.empty() ? "" : svg_lines(series, "measured step", "ms before the sync");
+  }
   return arms_svg(c.data);
 }
 

@@ -19,15 +19,21 @@ bool is_experiment(const fs::path& dir) {
   return fs::exists(dir / run_file::experiment);
 }
 
+bool is_job(const fs::path& dir) {
+  return fs::exists(dir / run_file::job);
+}
+
 }  // namespace
 
 InputKind input_kind(const fs::path& dir) {
   if (!fs::is_directory(dir)) throw InputError(fmt::format("{} is not a directory", dir.string()));
   if (is_experiment(dir)) return InputKind::experiment;
+  if (is_job(dir)) return InputKind::job;
   if (is_run(dir)) return InputKind::run;
   throw InputError(fmt::format(
-      "{} is neither a run directory (summary.json + manifest.json, from mmprof baseline) nor an "
-      "experiment directory (experiment.json, from mmprof ab)",
+      "{} is neither a run directory (summary.json + manifest.json, from mmprof baseline), an "
+      "experiment directory (experiment.json, from mmprof ab) nor a job directory (job.json, from "
+      "mmprof baseline --nproc-per-node)",
       dir.string()));
 }
 
@@ -60,13 +66,25 @@ ExperimentData load_experiment(const fs::path& dir) {
   return e;
 }
 
+JobData load_job(const fs::path& dir) {
+  JobData j;
+  j.dir = dir;
+  j.job = rundir::read_json_object(dir / run_file::job, "");
+  rundir::check_schema(j.job, run_schema::job, dir / run_file::job);
+  const json& s = j.job.value("stragglers", json());
+  const int rank = s.is_object() ? s["slowest_rank"].get<int>() : 0;
+  const fs::path run = dir / fmt::format("rank-{}", rank);
+  if (is_run(run)) j.slowest = load_run(run);
+  return j;
+}
+
 fs::path latest_input(const fs::path& root) {
   std::optional<fs::path> best;
   fs::file_time_type best_time;
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(root, ec)) {
     const fs::path& p = entry.path();
-    const bool usable = is_experiment(p) || is_run(p);
+    const bool usable = is_experiment(p) || is_job(p) || is_run(p);
     if (!entry.is_directory() || !usable) continue;
     const auto t = fs::last_write_time(p, ec);
     if (!best || t > best_time) {

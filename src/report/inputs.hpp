@@ -27,15 +27,24 @@ struct ExperimentData {
   std::optional<RunData> base;  // the first complete base trial, analysed like a run
 };
 
-enum class InputKind { run, experiment };
+// A multi-rank job (mmprof baseline --nproc-per-node, or under torchrun): job.json, merged by
+// mmprof (run/job_summary.hpp), and the slowest rank's run, analysed like a run.
+struct JobData {
+  std::filesystem::path dir;
+  nlohmann::json job;  // "mmprof.job/1"
+  std::optional<RunData> slowest;
+};
 
-// What `dir` holds (experiment.json, or summary.json + manifest.json); throws InputError
-// naming the directory when it is neither.
+enum class InputKind { run, experiment, job };
+
+// What `dir` holds (experiment.json, job.json, or summary.json + manifest.json); throws
+// InputError naming the directory when it is none of them.
 InputKind input_kind(const std::filesystem::path& dir);
 
 // Throw InputError naming the file on a missing file, bad JSON or a foreign schema.
 RunData load_run(const std::filesystem::path& dir);
 ExperimentData load_experiment(const std::filesystem::path& dir);
+JobData load_job(const std::filesystem::path& dir);
 
 // The embedded default: the most recently modified run or experiment directory under `root`
 // (runs/); throws InputError saying what to pass when there is none.

@@ -391,6 +391,77 @@ void compare_section(const json& c, std::vector<Section>& out) {
   out.push_back(std::move(s));
 }
 
+// A job of several ranks: the ranks side by side, the straggler and why, and each step's time
+// before the sync by rank (the highest line at a step is the rank the others waited for).
+void job_sections(const json& j, std::vector<Section>& out) {
+  const json& s = j["stragglers"];
+  Section sec{2,
+              fmt::format("Job {}: {} ranks{}", str(j["name"]), str(j["world_size"]),
+                          s.is_object() ? ", slowest rank " + str(s["slowest_rank"]) : ""),
+              {}};
+  sec.blocks.push_back(Paragraph{fmt::format(
+      "dist.sync={} ({}), {} phase, status {}; all ranks together: {} samples/s.", str(j["sync"]),
+      j["group"].is_string() ? str(j["group"]) : "no process group recorded", str(j["phase"]),
+      str(j["status"]), format_number(j["global"]["samples_per_s"]))});
+  Table t{{"rank", "samples/s", "stall", "step p50 ms", "step p99 ms", "sync ms", "sync share",
+           "slowest in steps", "limiting stage", "status"},
+          {}};
+  for (const auto& r : j["ranks"]) {
+    const size_t k = r["rank"].get<size_t>();
+    const json by_rank = s.is_object() && k < s["by_rank"].size() ? s["by_rank"][k] : json();
+    t.rows.push_back(
+        {str(r["rank"]), format_number(r.value("samples_per_s", json())),
+         pct(r.value("stall_fraction", json())), format_number(value_at(r, "/step_ms/p50")),
+         format_number(value_at(r, "/step_ms/p99")),
+         format_number(r.value("sync_ms_mean", json()), 2), pct(r.value("sync_fraction", json())),
+         by_rank.is_object() ? str(by_rank["slowest_steps"]) : "n/a",
+         r.value("limiting_stage", json()).is_string() ? str(r["limiting_stage"]) : "n/a",
+         str(r["status"])});
+  }
+  sec.blocks.push_back(t);
+  if (s.is_object()) {
+    std::string samples;
+    for (const auto& x : s["cause"].value("slowest_samples", json::array()))
+      samples +=
+          (samples.empty() ? "" : ", ") + str(x["key"]) + " " + format_number(x["ms"]) + " ms";
+    sec.blocks.push_back(Paragraph{
+        fmt::format("Rank {} is the straggler: slowest in {} of {} steps; its mean time before "
+                    "the sync is {}x the median rank's. {}. Its limiting stage: {}; its slowest "
+                    "samples: {}.",
+                    str(s["slowest_rank"]), pct(s["slowest_rank_share"]), str(s["steps"]),
+                    format_number(s["spread"], 2), str(s["cause"]["text"]),
+                    s["cause"].value("limiting_stage", json()).is_string()
+                        ? str(s["cause"]["limiting_stage"])
+                        : "n/a",
+                    samples.empty() ? "none recorded" : samples),
+        true});
+    json series = json::array();
+    for (const auto& r : s["by_rank"]) {
+      json points = json::array();
+      int64_t i = 0;
+      for (const auto& v : r["local_ms"])
+        points.push_back({i++, v});
+      series.push_back({{"rank", r["rank"]}, {"points", points}});
+    }
+    sec.blocks.push_back(Chart{
+        "ranks", "Time before the sync, per step and rank", series,
+        "Each rank's step time less its sync wait: the highest line at a step is the rank the "
+        "others waited for (job.json stragglers.slowest_per_step)."});
+  }
+  for (const auto& f : j["failed_ranks"]) {
+    sec.blocks.push_back(
+        Paragraph{fmt::format("Rank {} failed{}: {}{}", str(f["rank"]),
+                              j["first_failed_rank"] == f["rank"] ? " first" : "", str(f["how"]),
+                              f["message"].is_string() ? " (" + str(f["message"]) + ")" : ""),
+                  true});
+  }
+  if (j["slowest_run"].is_string()) {
+    sec.blocks.push_back(Paragraph{"The slowest rank's run is analysed below as Run " +
+                                   str(j["slowest_run"]) + "."});
+  }
+  out.push_back(std::move(sec));
+}
+
 Section method_section() {
   Section s{2, "Method and sources", {}};
   s.blocks.push_back(Paragraph{
@@ -426,6 +497,8 @@ std::vector<Section> layout_report(const json& report) {
                   str(value_at(report, "/criteria/file"))),
       true});
   out.push_back(std::move(title));
+  for (const auto& j : report.value("jobs", json::array()))
+    job_sections(j, out);
   for (const auto& run : report["runs"]) {
     run_sections(
         run,

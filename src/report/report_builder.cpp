@@ -142,6 +142,15 @@ json experiment_section(const ExperimentData& x, const json& kb, const Criteria&
 
 }  // namespace
 
+// A job: its ranks side by side and the straggler per step (job.json as merged), and which of
+// the report's runs is its slowest rank's.
+json job_section(const JobData& j) {
+  json out = j.job;
+  out["name"] = j.dir.string();
+  out["slowest_run"] = j.slowest ? json(j.slowest->dir.string()) : json(nullptr);
+  return out;
+}
+
 json build_report(const ReportInputs& in) {
   json r;
   r["schema"] = "mmprof.report/2";
@@ -150,6 +159,11 @@ json build_report(const ReportInputs& in) {
   r["runs"] = json::array();
   for (const auto& run : in.runs)
     r["runs"].push_back(run_section(run, in.knowledge_base));
+  r["jobs"] = json::array();
+  for (const auto& j : in.jobs) {
+    r["jobs"].push_back(job_section(j));
+    if (j.slowest) r["runs"].push_back(run_section(*j.slowest, in.knowledge_base));
+  }
   r["experiments"] = json::array();
   for (const auto& x : in.experiments)
     r["experiments"].push_back(experiment_section(x, in.knowledge_base, in.criteria));

@@ -14,6 +14,7 @@ namespace mmprof::report {
 struct ReportInputs {
   std::vector<RunData> runs;
   std::vector<ExperimentData> experiments;
+  std::vector<JobData> jobs;  // each adds its slowest rank's run to `runs` of the report
   std::optional<std::pair<RunData, RunData>> compare;  // --compare BASE NEW
   nlohmann::json knowledge_base;                       // parse_knowledge_base()
   Criteria criteria;
@@ -21,7 +22,8 @@ struct ReportInputs {
   bool gated = false;         // --gate given
 };
 
-// {schema, runs[analysis + recommendations], experiments[...], compare, criteria, gate}.
+// {schema, runs[analysis + recommendations], experiments[...], jobs[...], compare, criteria,
+// gate}.
 nlohmann::json build_report(const ReportInputs& in);
 
 }  // namespace mmprof::report

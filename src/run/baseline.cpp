@@ -14,6 +14,7 @@
 #include "run/recorder.hpp"
 #include "run/reliability.hpp"
 #include "run/resume.hpp"
+#include "step/dist_group.hpp"
 #include "step/step.hpp"
 #include "trace/tracer.hpp"
 
@@ -50,6 +51,7 @@ class BaselineRun {
         checkpoint_(options.out, options.resume.get()),
         phases_(config, clock, recorder, progress_, checkpoint_, dataset.fingerprint()) {
     phases_.on_window_begin([this](const std::string& phase) { locality_.window_begins(phase); });
+    phases_.use_group(options.group);
   }
 
   nlohmann::json run() {
@@ -135,6 +137,7 @@ class BaselineRun {
                                                             phases_.batches_per_epoch());
     loader_parts(parts);
     parts.locality = locality_json(resources);
+    parts.dist = dist_json();
     if (options_.finish_trace) parts.trace = options_.finish_trace();
     return recorder_.writer().summary(parts);
   }
@@ -149,6 +152,25 @@ class BaselineRun {
     parts.stage_breakdown = pipeline_.classes.to_json(pipeline_.name);
     parts.workers_balance = pipeline_.workers.to_json(
         pipeline_.window_s, context, [this](uint32_t i) { return dataset_.samples()[i].key; });
+  }
+
+  // This rank of a multi-rank run: who it is and the time its steps spent in dist.sync.
+  nlohmann::json dist_json() const {
+    if (options_.group == nullptr) return nullptr;
+    const PhaseMetrics& p = end_to_end_.ran ? end_to_end_ : pipeline_;
+    double sync = 0, steps = 0;
+    for (double v : p.sync_ms)
+      sync += v;
+    for (double v : p.step_ms)
+      steps += v;
+    return {{"rank", config_.dist.rank},
+            {"world_size", config_.dist.world_size},
+            {"sync", config_.dist.sync},
+            {"group", options_.group->describe()},
+            {"phase", p.ran ? nlohmann::json(p.name) : nlohmann::json(nullptr)},
+            {"sync_ms_total", p.sync_ms.empty() ? nlohmann::json(nullptr) : nlohmann::json(sync)},
+            {"sync_fraction", p.sync_ms.empty() || steps <= 0 ? nlohmann::json(nullptr)
+                                                              : nlohmann::json(sync / steps)}};
   }
 
   // The loader phases' bytes split by where they came from (locality.hpp).

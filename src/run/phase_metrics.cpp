@@ -6,6 +6,7 @@
 
 #include "run/resource_summary.hpp"
 #include "stats/descriptive.hpp"
+#include "stats/shuffle_quality.hpp"
 
 namespace mmprof {
 namespace {
@@ -55,6 +56,7 @@ void PhaseMetrics::add_batch(const Batch& batch, bool pinned) {
   if (pinned) pin_ms.push_back(batch.pin_ms);
   workers.add_batch(batch);
   for (const auto& s : batch.samples) {
+    delivered.push_back(s.index);
     classes.add(s);
     read_ms.push_back(s.read_ms);
     read_first_ns = std::min(read_first_ns, s.t_start_ns);
@@ -129,6 +131,7 @@ rundir::SummaryParts summarize(const PhaseMetrics& compute, const PhaseMetrics& 
   l["wait"] = to_json(describe(steps.wait_ms));
   l["compute"] = to_json(describe(end_to_end.ran ? end_to_end.compute_ms : compute.compute_ms));
   l["h2d"] = to_json(describe(steps.h2d_ms));
+  l["sync"] = to_json(describe(steps.sync_ms));
   l["stages_phase"] = pipeline.ran ? json("pipeline") : json(nullptr);
   l["stages"] = {{"read", to_json(describe(pipeline.read_ms), false)},
                  {"decode", to_json(describe(pipeline.decode_ms), false)},
@@ -136,6 +139,8 @@ rundir::SummaryParts summarize(const PhaseMetrics& compute, const PhaseMetrics& 
                  {"collate", to_json(describe(pipeline.collate_ms), false)},
                  {"pin", to_json(describe(pipeline.pin_ms), false)}};
   s.pin_mode = outcome.pin_mode;
+  // The loader's order (the pipeline phase's: no step decides it), against a global permutation.
+  s.shuffle = pipeline.ran ? to_json(shuffle_quality(pipeline.delivered)) : nlohmann::json(nullptr);
 
   // Without a sampler, DESIGN.md's memory, cpu and io keys are there with nulls, never faked.
   s.memory = {{"main", nullptr},

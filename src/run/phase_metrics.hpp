@@ -32,12 +32,14 @@ struct PhaseMetrics {
   int64_t warmup_steps = 0;
   double time_to_first_batch_ms = -1;
   std::vector<double> step_ms, wait_ms, compute_ms, h2d_ms;  // per measured step
-  std::vector<double> read_ms, decode_ms, augment_ms;        // per measured sample
-  std::vector<double> collate_ms, pin_ms;                    // per measured batch
-  int64_t minflt = 0, majflt = 0;                            // loader threads, measured samples
-  int64_t failures = 0;                                      // failed samples in the window
-  StageBreakdown classes;                                    // stage times by sample class
-  WorkerLoads workers;                                       // per loader worker
+  std::vector<double> sync_ms;  // per measured step of a multi-rank run with dist.sync
+  std::vector<double> read_ms, decode_ms, augment_ms;  // per measured sample
+  std::vector<double> collate_ms, pin_ms;              // per measured batch
+  int64_t minflt = 0, majflt = 0;                      // loader threads, measured samples
+  int64_t failures = 0;                                // failed samples in the window
+  std::vector<uint32_t> delivered;  // the window's samples' dataset indices, in delivery order
+  StageBreakdown classes;           // stage times by sample class
+  WorkerLoads workers;                                 // per loader worker
 
   // A measured batch: its count, failures and per-sample stage timings; pin time only when the
   // batch was copied into pinned memory.

@@ -4,6 +4,7 @@
 
 #include "run/gpu_phase.hpp"
 #include "run/steady_state.hpp"
+#include "step/dist_group.hpp"
 #include "step/step.hpp"
 #include "trace/tracer.hpp"
 #include "util/interrupt.hpp"
@@ -21,7 +22,28 @@ PhaseRunner::PhaseRunner(const Config& config, Clock& clock, RunRecorder& record
       dataset_fingerprint_(dataset_fingerprint) {}
 
 bool PhaseRunner::warming(int64_t step, int64_t t_phase_start) {
-  return step < config_.phases.warmup_steps || elapsed_s(t_phase_start) < config_.phases.warmup_s;
+  const bool mine =
+      step < config_.phases.warmup_steps || elapsed_s(t_phase_start) < config_.phases.warmup_s;
+  // A warm-up by steps ends at the same step on every rank; one by time must be agreed on, or
+  // the ranks' collectives would stop matching.
+  if (group_ != nullptr && config_.phases.warmup_s > 0) return group_->any(mine);
+  return mine;
+}
+
+void PhaseRunner::start_phase() {
+  if (group_ != nullptr) group_->barrier();
+}
+
+double PhaseRunner::sync_after_step() {
+  if (group_ == nullptr || config_.dist.sync == "none") return std::nan("");
+  const int64_t t0 = clock_.now_ns();
+  if (config_.dist.sync == "barrier") {
+    group_->barrier();
+  } else {
+    group_->allreduce_gradient();
+  }
+  const int64_t t1 = clock_.now_ns();
+  return static_cast<double>(t1 - t0) / 1e6;
 }
 
 void PhaseRunner::watch_workers(const BatchSource& source, bool sample) {
@@ -36,6 +58,7 @@ void PhaseRunner::compute(PhaseMetrics& phase, Step& step) {
   batch.n_images = batch.size;
   recorder_.sampler().sample_now("compute_start");
   trace::mark(trace::EventName::phase, "compute");
+  start_phase();
   const int64_t t_phase = clock_.now_ns();
   int64_t s = 0;
   for (; warming(s, t_phase); ++s)
@@ -60,6 +83,8 @@ void PhaseRunner::one_compute_step(const Batch& batch, Step& step, PhaseMetrics*
   const int64_t t0 = clock_.now_ns();
   for (int a = 0; a < config_.step.accum_steps; ++a)
     step.run(batch);
+  const double compute = static_cast<double>(clock_.now_ns() - t0) / 1e6;
+  const double sync = sync_after_step();
   const int64_t t1 = clock_.now_ns();
   const double ms = static_cast<double>(t1 - t0) / 1e6;
   const int64_t samples = static_cast<int64_t>(batch.size) * config_.step.accum_steps;
@@ -71,15 +96,18 @@ void PhaseRunner::one_compute_step(const Batch& batch, Step& step, PhaseMetrics*
   record->batches += config_.step.accum_steps;
   record->samples += samples;
   record->step_ms.push_back(ms);
-  record->compute_ms.push_back(ms);
+  record->compute_ms.push_back(compute);
   record->wait_ms.push_back(0);
-  recorder_.step(record->name, record->steps - 1, t0, 0, std::nan(""), ms, ms, samples, 0);
+  if (!std::isnan(sync)) record->sync_ms.push_back(sync);
+  recorder_.step(record->name, record->steps - 1, t0, 0, std::nan(""), compute, ms, samples, 0,
+                 sync);
 }
 
 void PhaseRunner::loader(PhaseMetrics& phase, BatchSource& source, Step* step, GpuPhase* gpu) {
   pin_mode_ = source.stats().pin_mode;
   recorder_.sampler().sample_now(phase.name + "_start");
   trace::mark(trace::EventName::phase, phase.name);
+  start_phase();
   batches_per_epoch_ = source.batches_per_epoch();
   checkpoint_.set_dataset(static_cast<int64_t>(batches_per_epoch_), dataset_fingerprint_);
   first_batch_id_ = checkpoint_.start_batch(phase.name);
@@ -145,6 +173,8 @@ void PhaseRunner::one_loader_step(BatchSource& source, Step* step, const std::st
     }
     gpu_record.add(batch, step != nullptr ? step->last_h2d() : std::nullopt);
   }
+  // The loader alone (no step) is each rank's own: nothing to synchronise.
+  const double sync = step != nullptr ? sync_after_step() : std::nan("");
   const int64_t t_end = clock_.now_ns();
   trace::step(phase, record != nullptr ? index : -1, record == nullptr, t0, t_end, samples);
   checkpoint_.step_done(phase, last_batch_id, record != nullptr, t_end);
@@ -161,8 +191,9 @@ void PhaseRunner::one_loader_step(BatchSource& source, Step* step, const std::st
   record->step_ms.push_back(step_ms);
   record->wait_ms.push_back(wait);
   if (step != nullptr) record->compute_ms.push_back(compute);
+  if (!std::isnan(sync)) record->sync_ms.push_back(sync);
   recorder_.step(phase, index, t0, wait, h2d, step != nullptr ? compute : 0, step_ms, samples,
-                 bytes);
+                 bytes, sync);
 }
 
 const Batch& PhaseRunner::next_batch(BatchSource& source, const std::string& phase) {

@@ -24,6 +24,7 @@ namespace mmprof {
 
 class Step;
 class GpuPhase;
+class DistGroup;
 
 // Where a loader phase's batches come from: mmprof's Loader (LoaderSource), or a fake in tests.
 class BatchSource {
@@ -68,6 +69,11 @@ class PhaseRunner {
     on_window_begin_ = std::move(f);
   }
 
+  // A multi-rank run's process group (none on one rank): each phase starts with a barrier, a
+  // warm-up bounded by phases.warmup_s ends when every rank's has, and dist.sync follows every
+  // step of the phases with a step (its time is the step's sync_ms, inside step_ms).
+  void use_group(DistGroup* group) noexcept { group_ = group; }
+
   const std::string& pin_mode() const noexcept { return pin_mode_; }
   ReliabilityTally& reliability() noexcept { return reliability_; }
   const EpochBoundaryTally& epoch_boundary() const noexcept { return epoch_boundary_; }
@@ -79,6 +85,8 @@ class PhaseRunner {
   void one_loader_step(BatchSource& source, Step* step, const std::string& phase,
                        PhaseMetrics* record, GpuPhase* gpu, int64_t index);
   const Batch& next_batch(BatchSource& source, const std::string& phase);
+  void start_phase();
+  double sync_after_step();  // ms, NaN without a sync
   void check_steady_state(const PhaseMetrics& phase, const std::function<void()>& step);
   double elapsed_s(int64_t since) { return static_cast<double>(clock_.now_ns() - since) / 1e9; }
 
@@ -96,6 +104,7 @@ class PhaseRunner {
   EpochBoundaryTally epoch_boundary_;
   nlohmann::json steady_ = nlohmann::json::object();
   std::function<void(const std::string&)> on_window_begin_;
+  DistGroup* group_ = nullptr;
 };
 
 }  // namespace mmprof

@@ -28,7 +28,7 @@ void RunRecorder::end_window(const std::string& phase) {
 
 void RunRecorder::step(const std::string& phase, int64_t step, int64_t t0, double wait_ms,
                        double h2d_ms, double compute_ms, double step_ms, int64_t samples,
-                       uint64_t bytes) {
+                       uint64_t bytes, double sync_ms) {
   StepRow row{step,
               phase,
               t0,
@@ -37,7 +37,8 @@ void RunRecorder::step(const std::string& phase, int64_t step, int64_t t0, doubl
               compute_ms,
               step_ms,
               samples,
-              bytes};
+              bytes,
+              std::isnan(sync_ms) ? std::nullopt : std::optional(sync_ms)};
   writer_.step(row);
 }
 

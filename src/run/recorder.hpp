@@ -34,8 +34,9 @@ class RunRecorder {
 
   // One step of `phase` (index `step`, started at `t0`); h2d is NaN (an empty h2d_ms cell)
   // when the step made no host-to-device copy.
+  // NaN h2d_ms / sync_ms: no copy / no sync (empty cells).
   void step(const std::string& phase, int64_t step, int64_t t0, double wait_ms, double h2d_ms,
-            double compute_ms, double step_ms, int64_t samples, uint64_t bytes);
+            double compute_ms, double step_ms, int64_t samples, uint64_t bytes, double sync_ms);
   // A measured batch's samples (stages.csv).
   void samples(const std::string& phase, const Batch& batch, int64_t step);
   void digest(const std::string& phase, const Batch& batch);

@@ -20,6 +20,7 @@ const Schema<StepRow>& steps_schema() {
       column<&StepRow::step_ms, kMs>("step_ms", true),
       column<&StepRow::samples>("samples", true),
       column<&StepRow::bytes>("bytes", true),
+      column<&StepRow::sync_ms, kMs>("sync_ms"),
   };
   return s;
 }

@@ -3,6 +3,10 @@
 #include <fmt/format.h>
 #include <time.h>
 
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+
 #include "probe/clock.hpp"
 #include "step/gemm_step.hpp"
 #include "step/torch_plugin.hpp"
@@ -53,9 +57,46 @@ class SpinStep final : public Step {
   int64_t ns_;
 };
 
-}  // namespace
+// Test-only faults of one rank, for the multi-rank tests (whose ranks must share one config):
+// $MMPROF_TEST_SLOW_RANK=R:MS makes rank R's step MS ms slower per micro-batch (a planted
+// straggler), $MMPROF_TEST_DIE_RANK=R:N kills rank R with SIGKILL at its Nth micro-batch.
+struct PlantedFault {
+  double delay_ms = 0;
+  int64_t die_at = 0;  // 0: never
+};
 
-std::unique_ptr<Step> make_step(const Config& config) {
+// "R:X" for this rank: X, else 0.
+double planted_for(const char* name, int rank) {
+  const char* v = std::getenv(name);
+  int r = -1;
+  double x = 0;
+  return v != nullptr && std::sscanf(v, "%d:%lf", &r, &x) == 2 && r == rank && x > 0 ? x : 0;
+}
+
+class PlantedFaultStep final : public Step {
+ public:
+  PlantedFaultStep(std::unique_ptr<Step> inner, PlantedFault fault)
+      : inner_(std::move(inner)), delay_(fault.delay_ms), die_at_(fault.die_at) {}
+  void run(const Batch& batch) override {
+    if (++runs_ == die_at_) raise(SIGKILL);
+    inner_->run(batch);
+    delay_.run(batch);
+  }
+  std::string describe() const override {
+    return inner_->describe() + " + " + delay_.describe() + " planted by MMPROF_TEST_*_RANK";
+  }
+  bool includes_model_compute() const override { return inner_->includes_model_compute(); }
+  std::optional<gpu::H2DCopy> last_h2d() const override { return inner_->last_h2d(); }
+  void finish() override { inner_->finish(); }
+
+ private:
+  std::unique_ptr<Step> inner_;
+  SleepStep delay_;
+  int64_t die_at_;
+  int64_t runs_ = 0;
+};
+
+std::unique_ptr<Step> step_of_kind(const Config& config) {
   switch (config.step.kind) {
     case StepKind::none:
       return nullptr;
@@ -70,6 +111,18 @@ std::unique_ptr<Step> make_step(const Config& config) {
       return std::make_unique<GemmStep>(config);
   }
   throw UsageError(fmt::format("unknown step.kind {}", static_cast<int>(config.step.kind)));
+}
+
+}  // namespace
+
+std::unique_ptr<Step> make_step(const Config& config) {
+  std::unique_ptr<Step> step = step_of_kind(config);
+  const PlantedFault fault{
+      planted_for("MMPROF_TEST_SLOW_RANK", config.dist.rank),
+      static_cast<int64_t>(planted_for("MMPROF_TEST_DIE_RANK", config.dist.rank))};
+  if (step != nullptr && (fault.delay_ms > 0 || fault.die_at > 0))
+    return std::make_unique<PlantedFaultStep>(std::move(step), fault);
+  return step;
 }
 
 }  // namespace mmprof

@@ -18,12 +18,6 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr const char* kUnavailable = "step.kind=torch is unavailable: ";
-constexpr const char* kHint = " (build with libtorch-dev installed)";
-
-struct LoadedPlugin {
-  MmprofTorchStepCreateFn create = nullptr;
-  fs::path path;
-};
 
 const char* recorded_build_path() {
 #ifdef MMPROF_TORCH_PLUGIN_PATH
@@ -33,9 +27,11 @@ const char* recorded_build_path() {
 #endif
 }
 
+}  // namespace
+
 // dlopen()s each candidate in turn and returns the first that exports the factory. Default
 // locations that do not exist are skipped quietly; the explicit $MMPROF_TORCH_PLUGIN is not.
-LoadedPlugin load_plugin() {
+LoadedTorchPlugin load_torch_plugin(const char* symbol_name, const std::string& unavailable) {
   const char* env_value = std::getenv(kTorchPluginEnv);
   const bool explicit_path = env_value != nullptr && *env_value != '\0';
   const auto candidates = torch_plugin_candidates(
@@ -51,15 +47,17 @@ LoadedPlugin load_plugin() {
       if (first_error.empty()) first_error = dlerror();
       continue;
     }
-    void* symbol = dlsym(handle, MMPROF_TORCH_FACTORY_SYMBOL);
+    void* symbol = dlsym(handle, symbol_name);
     if (symbol == nullptr) {
       if (first_error.empty()) {
-        first_error = fmt::format("{} does not export {} (not an mmprof torch plugin)",
-                                  path.string(), MMPROF_TORCH_FACTORY_SYMBOL);
+        first_error = fmt::format(
+            "{} does not export {} (not an mmprof torch plugin of this "
+            "version)",
+            path.string(), symbol_name);
       }
       continue;
     }
-    return LoadedPlugin{reinterpret_cast<MmprofTorchStepCreateFn>(symbol), path};
+    return LoadedTorchPlugin{symbol, path};
   }
   if (first_error.empty()) {
     std::string looked;
@@ -68,10 +66,10 @@ LoadedPlugin load_plugin() {
     first_error = fmt::format("{} not found (looked at {}; set {} to its path)", kTorchPluginFile,
                               looked.empty() ? "nothing" : looked, kTorchPluginEnv);
   }
-  throw UnavailableError(kUnavailable + first_error + kHint);
+  throw UnavailableError(unavailable + first_error + kTorchPluginHint);
 }
 
-[[noreturn]] void throw_status(MmprofTorchStatus status, const std::string& message) {
+void throw_torch_status(MmprofTorchStatus status, const std::string& message) {
   switch (status) {
     case MMPROF_TORCH_USAGE:
       throw UsageError(message);
@@ -83,6 +81,8 @@ LoadedPlugin load_plugin() {
   }
   throw RunError(message);
 }
+
+namespace {
 
 MmprofTorchStepParams make_params(const Config& config, const char* model, int threads) {
   MmprofTorchStepParams p{};
@@ -143,19 +143,20 @@ int torch_threads_from_env(const char* env_value) {
 
 TorchPluginStep::TorchPluginStep(const Config& config) : last_loss_(std::nan("")) {
   const int threads = torch_threads_from_env(std::getenv(kTorchThreadsEnv));
-  const LoadedPlugin plugin = load_plugin();
+  const LoadedTorchPlugin plugin = load_torch_plugin(MMPROF_TORCH_FACTORY_SYMBOL, kUnavailable);
   plugin_path_ = plugin.path;
+  const auto create = reinterpret_cast<MmprofTorchStepCreateFn>(plugin.factory);
   const std::string model = config.step.model.value_or("small_cnn");
   const MmprofTorchStepParams params = make_params(config, model.c_str(), threads);
   char error[1024] = {};
-  const MmprofTorchStatus status = plugin.create(&params, &handle_, error, sizeof error);
-  if (status != MMPROF_TORCH_OK) throw_status(status, error);
+  const MmprofTorchStatus status = create(&params, &handle_, error, sizeof error);
+  if (status != MMPROF_TORCH_OK) throw_torch_status(status, error);
   if (handle_.vtable == nullptr || handle_.vtable->abi_version != MMPROF_TORCH_ABI_VERSION) {
     // Not destroyed: a vtable of another ABI version cannot be trusted to do it.
     handle_ = {};
     throw UnavailableError(fmt::format("{}{} speaks another plugin ABI than version {}{}",
                                        kUnavailable, plugin_path_.string(),
-                                       MMPROF_TORCH_ABI_VERSION, kHint));
+                                       MMPROF_TORCH_ABI_VERSION, kTorchPluginHint));
   }
 }
 
@@ -172,7 +173,7 @@ void TorchPluginStep::run(const Batch& batch) {
   char error[1024] = {};
   const MmprofTorchStatus status =
       handle_.vtable->run(handle_.self, &in, &result, error, sizeof error);
-  if (status != MMPROF_TORCH_OK) throw_status(status, error);
+  if (status != MMPROF_TORCH_OK) throw_torch_status(status, error);
   last_loss_ = result.loss;
 }
 

@@ -31,6 +31,22 @@ std::vector<std::filesystem::path> torch_plugin_candidates(const char* env_value
                                                            const char* install_reldir,
                                                            const char* build_path);
 
+inline constexpr const char* kTorchPluginHint = " (build with libtorch-dev installed)";
+
+// The plugin, loaded once, and one of its factories.
+struct LoadedTorchPlugin {
+  void* factory = nullptr;  // the symbol `symbol_name`
+  std::filesystem::path path;
+};
+
+// dlopen()s the first candidate that exports `symbol_name` (kept loaded for the process's life);
+// throws UnavailableError starting with `unavailable` ("step.kind=torch is unavailable: ").
+LoadedTorchPlugin load_torch_plugin(const char* symbol_name, const std::string& unavailable);
+
+// A plugin call's failure as mmprof's error of the same class (UsageError, UnavailableError,
+// else RunError) with the plugin's message.
+[[noreturn]] void throw_torch_status(MmprofTorchStatus status, const std::string& message);
+
 // Intra-op threads for libtorch from $MMPROF_TORCH_THREADS (null or empty: 1, because the
 // loader's workers own the other cores). Throws UsageError for anything but a positive integer.
 int torch_threads_from_env(const char* env_value);

@@ -13,8 +13,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define MMPROF_TORCH_ABI_VERSION 1u
+#define MMPROF_TORCH_ABI_VERSION 2u
 #define MMPROF_TORCH_FACTORY_SYMBOL "mmprof_torch_step_create"
+#define MMPROF_TORCH_DIST_FACTORY_SYMBOL "mmprof_torch_dist_create"
 
 extern "C" {
 
@@ -82,6 +83,51 @@ struct MmprofTorchStepHandle {
 // The plugin's one export. On success fills *out; on failure writes a message to error.
 typedef MmprofTorchStatus (*MmprofTorchStepCreateFn)(const MmprofTorchStepParams* params,
                                                      MmprofTorchStepHandle* out, char* error,
+                                                     size_t error_size);
+
+// The rank's process group (c10d): a TCPStore rendezvous at master_addr:master_port (rank 0 serves
+// it, as torchrun's ranks do), then ProcessGroupGloo, or ProcessGroupNCCL for a CUDA device.
+struct MmprofTorchDistParams {
+  uint32_t abi_version;       // MMPROF_TORCH_ABI_VERSION
+  int32_t rank;               // RANK
+  int32_t world_size;         // WORLD_SIZE
+  const char* master_addr;    // MASTER_ADDR
+  int32_t master_port;        // MASTER_PORT
+  int32_t serve_store;        // 1: rank 0 serves the TCPStore; 0: it is there already (the
+                              // agent store of a torchrun with TORCHELASTIC_USE_AGENT_STORE)
+  const char* backend;        // "gloo" or "nccl"
+  int32_t local_rank;         // LOCAL_RANK: the CUDA device of an nccl group
+  double timeout_s;           // rendezvous and every collective: a dead or hung peer fails it
+  uint64_t allreduce_floats;  // the gradient-sized buffer allreduce_gradient() sums
+};
+
+// Every call is a collective: each rank makes the same calls in the same order.
+struct MmprofTorchDistVTable {
+  uint32_t abi_version;
+  MmprofTorchStatus (*barrier)(void* self, char* error, size_t error_size);
+  // Sums the gradient-sized buffer across ranks (what DDP does once per optimizer step).
+  MmprofTorchStatus (*allreduce_gradient)(void* self, char* error, size_t error_size);
+  // values[0..n) becomes the element-wise maximum over ranks.
+  MmprofTorchStatus (*allreduce_max)(void* self, int64_t* values, uint32_t n, char* error,
+                                     size_t error_size);
+  // Each rank gives `size` bytes; `all` (world_size x size bytes) gets every rank's, by rank.
+  MmprofTorchStatus (*allgather)(void* self, const void* mine, uint64_t size, void* all,
+                                 char* error, size_t error_size);
+  // buffer[0..size) becomes rank 0's on every rank.
+  MmprofTorchStatus (*broadcast)(void* self, void* buffer, uint64_t size, char* error,
+                                 size_t error_size);
+  // One line for the manifest ("gloo over 127.0.0.1:29500, 2 ranks"); valid until destroy().
+  const char* (*describe)(const void* self);
+  void (*destroy)(void* self);
+};
+
+struct MmprofTorchDistHandle {
+  const MmprofTorchDistVTable* vtable;
+  void* self;
+};
+
+typedef MmprofTorchStatus (*MmprofTorchDistCreateFn)(const MmprofTorchDistParams* params,
+                                                     MmprofTorchDistHandle* out, char* error,
                                                      size_t error_size);
 
 }  // extern "C"

@@ -183,7 +183,7 @@ void check_manifest(const json& m, const fs::path& out, const std::string& layou
 std::map<std::string, uint64_t> check_steps_csv(const Csv& steps, const json& summary) {
   EXPECT_EQ(steps.header,
             (std::vector<std::string>{"step", "phase", "t_start_ns", "wait_ms", "h2d_ms",
-                                      "compute_ms", "step_ms", "samples", "bytes"}));
+                                      "compute_ms", "step_ms", "samples", "bytes", "sync_ms"}));
   std::map<std::string, std::vector<int64_t>> step_ids;
   std::map<std::string, int64_t> samples;
   std::map<std::string, uint64_t> bytes;

@@ -18,10 +18,14 @@ list(APPEND MMPROF_TEST_SOURCES
   cli/report_cli_test.cpp
   cli/trace_cli_test.cpp
 )
+if(MMPROF_HAVE_TORCH)
+  list(APPEND MMPROF_TEST_SOURCES cli/dist_cli_test.cpp)  # c10d through the torch plugin
+endif()
 if(MMPROF_HAVE_CUDA)
   list(APPEND MMPROF_TEST_SOURCES cli/inject_test.cpp)  # the injection library (tests/gpu)
 endif()
 # Timing verdicts (tests/CMakeLists.txt runs these alone): a planted 3x slower step must be
 # REJECTed, which load from tests beside it can turn into drift or a wide A/A band.
 set(MMPROF_SERIAL_TESTS AbCliTest.PlantedSlowerStepIsRejected
+    DistCli.APlantedSlowRankIsNamedAndItsPeerWaitsThePlannedTime
     ExternalCli.AbOnTheJobAdoptsMoreWorkersAndCatchesAFalsePreservingClaim)

@@ -49,7 +49,7 @@ TEST(ConfigKeys, EveryChoiceOfEveryKeyResolves) {
       try {
         (void)resolve_config(tree);
       } catch (const UnavailableError&) {
-        // Known and mapped, only not possible here (dist.sync without c10d).
+        // Known and mapped, only not possible on this machine.
       } catch (const std::exception& e) {
         ADD_FAILURE() << k.key << "=" << value << ": " << e.what();
       }

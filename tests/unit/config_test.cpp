@@ -528,13 +528,18 @@ TEST_F(ConfigTest, ZeroWorldSizeIsRejected) {
   EXPECT_THROW((void)resolve_config(tree), UsageError);
 }
 
-TEST_F(ConfigTest, PlannedSyncModesAreUnavailable) {
+TEST_F(ConfigTest, SyncModesResolveWithTheirBufferAndTimeout) {
   for (const char* set : {"dist.sync=allreduce", "dist.sync=barrier"}) {
     SCOPED_TRACE(set);
     json tree = with_override(set);
-    const std::string msg = message_of<UnavailableError>([&] { (void)resolve_config(tree); });
-    EXPECT_NE(msg.find("dist.sync"), std::string::npos) << msg;
+    const Config c = resolve_config(tree);
+    EXPECT_EQ(c.dist.sync, std::string(set).substr(10));
+    EXPECT_DOUBLE_EQ(c.dist.allreduce_mb, 25);
+    EXPECT_DOUBLE_EQ(c.dist.timeout_s, 120);
   }
+  EXPECT_NE(resolve_usage_error("dist.allreduce_mb=0").find("dist.allreduce_mb"),
+            std::string::npos);
+  EXPECT_NE(resolve_usage_error("dist.timeout_s=-1").find("dist.timeout_s"), std::string::npos);
 }
 
 // DESIGN.md: dist.sync is none | barrier | allreduce. A typo is a usage error listing the choices,

@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "mmprof/run_dir.hpp"
+#include "step/dist_group.hpp"
 #include "step/step.hpp"
 #include "support/test_support.hpp"
 
@@ -66,6 +67,36 @@ class FakeStep final : public Step {
  private:
   FakeClock& clock_;
   int64_t ms_;
+};
+
+// One rank's view of a process group: each sync waits `sync_ms` on the clock (for a slower
+// peer), and the peer stays in its timed warm-up for `peer_warm_calls` agreements.
+class FakeGroup final : public DistGroup {
+ public:
+  FakeGroup(FakeClock& clock, int64_t sync_ms) : clock_(clock), sync_ms_(sync_ms) {}
+  int rank() const override { return 0; }
+  int world_size() const override { return 2; }
+  std::string describe() const override { return "fake"; }
+  void barrier() override {
+    ++barriers;
+    clock_.t += sync_ms_ * kMs;
+  }
+  void allreduce_gradient() override {
+    ++allreduces;
+    clock_.t += sync_ms_ * kMs;
+  }
+  void allreduce_max(std::vector<int64_t>& values) override {
+    values[0] = std::max<int64_t>(values[0], peer_warm_calls-- > 0 ? 1 : 0);
+  }
+  std::vector<uint8_t> allgather(const void*, size_t) override { return {}; }
+  void broadcast(void*, size_t) override {}
+
+  int barriers = 0, allreduces = 0;
+  int peer_warm_calls = 0;
+
+ private:
+  FakeClock& clock_;
+  int64_t sync_ms_;
 };
 
 class PhaseRunnerTest : public ::testing::Test {
@@ -173,6 +204,71 @@ TEST_F(PhaseRunnerTest, ComputePhaseRunsTheStepAloneForEveryMicroBatch) {
   EXPECT_EQ(compute.step_ms, std::vector<double>(5, 20.0));
   EXPECT_EQ(compute.wait_ms, std::vector<double>(5, 0.0));
   EXPECT_DOUBLE_EQ(compute.window_s, 0.100);
+}
+
+// DDP's allreduce once per optimizer step (accum_steps micro-batches), inside the step's time;
+// each phase starts with a barrier, so ranks measure the same steps; the loader alone syncs
+// nothing.
+TEST_F(PhaseRunnerTest, ASyncFollowsEachStepOfAStepPhaseAndIsPartOfTheStep) {
+  config_.dist.sync = "allreduce";
+  config_.step.accum_steps = 2;
+  FakeGroup group(clock_, 7);
+  runner().use_group(&group);
+  FakeSource source(clock_, 5, 4);
+  FakeStep step(clock_, 10);
+  PhaseMetrics e2e = phase("end_to_end");
+  runner().loader(e2e, source, &step, nullptr);
+  EXPECT_EQ(group.barriers, 1);
+  EXPECT_EQ(group.allreduces, 2 + 5);  // after each warm-up and measured step
+  EXPECT_EQ(e2e.step_ms, std::vector<double>(5, 2 * 5 + 2 * 10 + 7.0));
+  EXPECT_EQ(e2e.compute_ms, std::vector<double>(5, 20.0));
+  EXPECT_EQ(e2e.sync_ms, std::vector<double>(5, 7.0));
+  EXPECT_EQ(steps_csv()[0].sync_ms, 7.0);
+
+  PhaseMetrics compute = phase("compute");
+  runner().compute(compute, step);
+  EXPECT_EQ(compute.step_ms, std::vector<double>(5, 27.0));
+  EXPECT_EQ(compute.compute_ms, std::vector<double>(5, 20.0));
+  EXPECT_EQ(compute.sync_ms, std::vector<double>(5, 7.0));
+
+  PhaseMetrics pipeline = phase("pipeline");
+  const int before = group.allreduces;
+  runner().loader(pipeline, source, nullptr, nullptr);
+  EXPECT_EQ(group.allreduces, before);
+  EXPECT_TRUE(pipeline.sync_ms.empty());
+  EXPECT_FALSE(steps_csv().back().sync_ms.has_value());
+}
+
+TEST_F(PhaseRunnerTest, ABarrierSyncTakesNoGradientAndNoneTakesNothing) {
+  FakeGroup group(clock_, 3);
+  runner().use_group(&group);
+  FakeSource source(clock_, 5, 4);
+  FakeStep step(clock_, 10);
+  PhaseMetrics e2e = phase("end_to_end");
+  runner().loader(e2e, source, &step, nullptr);  // dist.sync=none: the phase's barrier only
+  EXPECT_EQ(group.barriers, 1);
+  EXPECT_TRUE(e2e.sync_ms.empty());
+  config_.dist.sync = "barrier";
+  PhaseMetrics compute = phase("compute");
+  runner().compute(compute, step);
+  EXPECT_EQ(group.barriers, 1 + 1 + 2 + 5);
+  EXPECT_EQ(group.allreduces, 0);
+  EXPECT_EQ(compute.sync_ms, std::vector<double>(5, 3.0));
+}
+
+// A warm-up bounded by time ends when every rank's has: this rank is warm after 7 steps, its
+// peer only after 9, and both leave together.
+TEST_F(PhaseRunnerTest, ATimedWarmUpEndsWhenEveryRankIsWarm) {
+  config_.phases.warmup_steps = 0;
+  config_.phases.warmup_s = 0.1;
+  FakeGroup group(clock_, 0);
+  group.peer_warm_calls = 9;
+  runner().use_group(&group);
+  FakeSource source(clock_, 15, 4);
+  PhaseMetrics pipeline = phase("pipeline");
+  runner().loader(pipeline, source, nullptr, nullptr);
+  EXPECT_EQ(pipeline.warmup_steps, 9);
+  EXPECT_EQ(pipeline.steps, 5);
 }
 
 TEST_F(PhaseRunnerTest, SteadyCheckRunsBeforeTheWindowAndIsRecorded) {

@@ -37,8 +37,8 @@ TEST_F(RunDirTest, WhatTheWriterWritesTheReaderReadsBack) {
   {
     rundir::RunWriter w(run());
     write_manifest(w);
-    w.step({3, "end_to_end", 12345, 1.25, std::nullopt, 8.5, 9.75, 32, 4096});
-    w.step({4, "end_to_end", 22345, 0.5, 0.125, 8.5, 9.0, 32, 4096});
+    w.step({3, "end_to_end", 12345, 1.25, std::nullopt, 8.5, 9.75, 32, 4096, std::nullopt});
+    w.step({4, "end_to_end", 22345, 0.5, 0.125, 8.5, 9.0, 32, 4096, std::nullopt});
     StageRow s;
     s.key = "dir/a,b";  // a comma: quoted in the file
     s.worker = 1;
@@ -107,7 +107,7 @@ TEST_F(RunDirTest, TheSamplerThreadAndTheRunThreadWriteAtOnce) {
       }
     });
     for (int i = 0; i < kRows; ++i)
-      w.step({i, "pipeline", i, 0.25 * i, std::nullopt, 0, 1.5, 2, 64});
+      w.step({i, "pipeline", i, 0.25 * i, std::nullopt, 0, 1.5, 2, 64, std::nullopt});
     sampler.join();
   }
   const RunDir r = RunDir::open(run());
@@ -125,11 +125,11 @@ TEST_F(RunDirTest, ACutShortLastRowIsLeftOutAndABadRowOrCellIsNamed) {
   {
     rundir::RunWriter w(run());
     write_manifest(w);
-    w.step({0, "pipeline", 1, 1, std::nullopt, 0, 2, 8, 10});
+    w.step({0, "pipeline", 1, 1, std::nullopt, 0, 2, 8, 10, std::nullopt});
   }
   std::ofstream(run() / run_file::steps, std::ios::app) << "1,pipeline,2,0.5";  // killed here
   EXPECT_EQ(RunDir::open(run()).steps().size(), 1u);
-  std::ofstream(run() / run_file::steps, std::ios::app) << ",,0,x,8,10\n";
+  std::ofstream(run() / run_file::steps, std::ios::app) << ",,0,x,8,10,\n";
   const std::string e = error_of([&] { RunDir::open(run()).steps(); });
   EXPECT_NE(e.find("steps.csv row 3 column 'step_ms': 'x'"), std::string::npos) << e;
   // A finished row of the wrong width is damage, not an interrupted write: refused, not skipped.

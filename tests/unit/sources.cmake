@@ -24,6 +24,7 @@ list(APPEND MMPROF_TEST_SOURCES
   unit/gpu_timeline_test.cpp
   unit/gpu_tracer_test.cpp
   unit/inference_test.cpp
+  unit/job_summary_test.cpp
   unit/jpeg_decoder_test.cpp
   unit/phase_metrics_test.cpp
   unit/phase_runner_test.cpp
@@ -44,6 +45,7 @@ list(APPEND MMPROF_TEST_SOURCES
   unit/run_dir_test.cpp
   unit/run_files_test.cpp
   unit/sampler_test.cpp
+  unit/shuffle_quality_test.cpp
   unit/stage_breakdown_test.cpp
   unit/descriptive_test.cpp
   unit/tokenizer_test.cpp

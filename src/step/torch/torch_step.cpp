@@ -20,21 +20,20 @@
 #include <optional>
 #include <string>
 
+#include "step/torch/plugin_boundary.hpp"
 #include "step/torch_plugin_abi.hpp"
 
 namespace {
+
+using mmprof_torch::abi_mismatch;
+using mmprof_torch::guarded;
+using mmprof_torch::PluginError;
 
 constexpr int64_t kClasses = 10;
 // Plain SGD with momentum: the cheapest optimizer that still updates every parameter, so the step
 // measures forward + backward + update without an optimizer dominating a small model.
 constexpr double kLearningRate = 0.05;
 constexpr double kMomentum = 0.9;
-
-// A status with its message, thrown inside the plugin and turned into a C return at the boundary.
-struct PluginError {
-  MmprofTorchStatus status;
-  std::string message;
-};
 
 // conv 3->16 k3 s2, ReLU, conv 16->32 k3 s2, ReLU, global average pool, linear -> 10 classes.
 // Small on purpose: a stand-in for "the model" that keeps a CPU step in the tens of
@@ -229,33 +228,6 @@ class TorchStep {
   std::string description_;
 };
 
-void write_error(const std::string& message, char* error, size_t error_size) {
-  if (error == nullptr || error_size == 0) return;
-  const size_t n = std::min(message.size(), error_size - 1);
-  std::memcpy(error, message.data(), n);
-  error[n] = '\0';
-}
-
-// Runs `body` and turns any exception into a status: nothing may unwind through a C boundary.
-template <typename Body>
-MmprofTorchStatus guarded(const char* what, char* error, size_t error_size, Body&& body) {
-  try {
-    body();
-    return MMPROF_TORCH_OK;
-  } catch (const PluginError& e) {
-    write_error(e.message, error, error_size);
-    return e.status;
-  } catch (const c10::Error& e) {
-    // what_without_backtrace(): the C++ backtrace libtorch appends is noise in a one-line error.
-    write_error(std::string(what) + ": " + e.what_without_backtrace(), error, error_size);
-  } catch (const std::exception& e) {
-    write_error(std::string(what) + ": " + e.what(), error, error_size);
-  } catch (...) {
-    write_error(std::string(what) + ": unknown exception", error, error_size);
-  }
-  return MMPROF_TORCH_FAILURE;
-}
-
 MmprofTorchStatus run_step(void* self, const MmprofTorchBatch* batch, MmprofTorchRunResult* result,
                            char* error, size_t error_size) {
   return guarded("torch step failed", error, error_size,
@@ -282,10 +254,7 @@ extern "C" __attribute__((visibility("default"))) MmprofTorchStatus mmprof_torch
     const MmprofTorchStepParams* params, MmprofTorchStepHandle* out, char* error,
     size_t error_size) {
   if (params == nullptr || out == nullptr || params->abi_version != MMPROF_TORCH_ABI_VERSION) {
-    write_error("torch step plugin speaks ABI version " + std::to_string(MMPROF_TORCH_ABI_VERSION) +
-                    ", the caller another one",
-                error, error_size);
-    return MMPROF_TORCH_UNAVAILABLE;
+    return abi_mismatch("torch step", error, error_size);
   }
   return guarded("torch step creation failed", error, error_size, [&] {
     out->self = new TorchStep(*params);

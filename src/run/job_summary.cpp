@@ -1,0 +1,306 @@
+#include "run/job_summary.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <system_error>
+
+#include "mmprof/error.hpp"
+#include "mmprof/run_dir.hpp"
+#include "rundir/json_file.hpp"
+#include "stats/descriptive.hpp"
+#include "util/files.hpp"
+
+namespace mmprof {
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+json number_or_null(double v) {
+  return std::isfinite(v) ? json(v) : json(nullptr);
+}
+
+// The time a rank spent before its sync: its own work, which the others wait for.
+std::vector<double> local_ms(const RankSteps& r, size_t n) {
+  std::vector<double> local(n);
+  for (size_t i = 0; i < n; ++i)
+    local[i] = r.step_ms[i] - (i < r.sync_ms.size() ? r.sync_ms[i] : 0.0);
+  return local;
+}
+
+// Mean of `v` over the ranks other than `skip`, as a median (one odd rank does not move it).
+double median_of_others(const std::vector<double>& v, size_t skip) {
+  std::vector<double> others;
+  for (size_t i = 0; i < v.size(); ++i)
+    if (i != skip) others.push_back(v[i]);
+  return others.empty() ? std::nan("") : median(others);
+}
+
+// Why the slowest rank is slow, split the way its step is (wait for data, compute, the rest).
+json cause_of(const std::vector<RankSteps>& ranks, size_t slow, const std::vector<double>& local,
+              size_t n) {
+  std::vector<double> waits, computes;
+  for (const RankSteps& r : ranks) {
+    waits.push_back(
+        mean(std::vector<double>(r.wait_ms.begin(), r.wait_ms.begin() + static_cast<long>(n))));
+    computes.push_back(r.compute_ms.size() >= n
+                           ? mean(std::vector<double>(r.compute_ms.begin(),
+                                                      r.compute_ms.begin() + static_cast<long>(n)))
+                           : 0.0);
+  }
+  const double extra = local[slow] - median_of_others(local, slow);
+  const double extra_wait = waits[slow] - median_of_others(waits, slow);
+  const double extra_compute = computes[slow] - median_of_others(computes, slow);
+  const bool data = extra_wait >= extra_compute;
+  json c = {{"extra_ms_per_step", number_or_null(extra)},
+            {"extra_wait_ms_per_step", number_or_null(extra_wait)},
+            {"extra_compute_ms_per_step", number_or_null(extra_compute)},
+            {"kind", data ? "data" : "compute"}};
+  c["text"] = data ? fmt::format(
+                         "Rank {} waits {:.1f} ms more per step for its batches than the median "
+                         "rank: its data pipeline is the straggler",
+                         ranks[slow].rank, extra_wait)
+                   : fmt::format(
+                         "Rank {}'s step computes {:.1f} ms longer than the median rank's: its "
+                         "own compute, not its data, is the straggler",
+                         ranks[slow].rank, extra_compute);
+  return c;
+}
+
+}  // namespace
+
+fs::path rank_dir(const fs::path& job, int rank) {
+  return job / fmt::format("rank-{}", rank);
+}
+
+bool is_job_dir(const fs::path& dir) {
+  std::error_code ec;
+  return fs::exists(dir / run_file::job, ec) || RunDir::is_run(rank_dir(dir, 0));
+}
+
+json straggler_analysis(const std::vector<RankSteps>& ranks) {
+  size_t n = ranks.empty() ? 0 : ranks.front().step_ms.size();
+  for (const RankSteps& r : ranks)
+    n = std::min({n, r.step_ms.size(), r.wait_ms.size()});
+  if (ranks.size() < 2 || n == 0) return nullptr;
+  std::vector<std::vector<double>> locals;
+  for (const RankSteps& r : ranks)
+    locals.push_back(local_ms(r, n));
+  json per_step = json::array();
+  std::vector<int64_t> slowest_count(ranks.size(), 0);
+  std::vector<double> job_step(n, 0);
+  for (size_t i = 0; i < n; ++i) {
+    size_t slow = 0;
+    for (size_t k = 0; k < ranks.size(); ++k) {
+      if (locals[k][i] > locals[slow][i]) slow = k;
+      job_step[i] = std::max(job_step[i], ranks[k].step_ms[i]);
+    }
+    ++slowest_count[slow];
+    per_step.push_back(ranks[slow].rank);
+  }
+  std::vector<double> local_mean;
+  for (const auto& l : locals)
+    local_mean.push_back(mean(l));
+  const auto slow = static_cast<size_t>(std::max_element(local_mean.begin(), local_mean.end()) -
+                                        local_mean.begin());
+  json by_rank = json::array();
+  for (size_t k = 0; k < ranks.size(); ++k) {
+    by_rank.push_back({{"rank", ranks[k].rank},
+                       {"local_ms_mean", local_mean[k]},
+                       {"slowest_steps", slowest_count[k]},
+                       {"local_ms", locals[k]}});
+  }
+  const double med = median(local_mean);
+  return {{"steps", n},
+          {"slowest_rank", ranks[slow].rank},
+          {"slowest_rank_share", static_cast<double>(slowest_count[slow]) / static_cast<double>(n)},
+          {"spread", med > 0 ? json(local_mean[slow] / med) : json(nullptr)},
+          {"job_step_ms", to_json(describe(job_step))},
+          {"by_rank", by_rank},
+          {"slowest_per_step", per_step},
+          {"cause", cause_of(ranks, slow, local_mean, n)}};
+}
+
+namespace {
+
+// The phase whose steps the job is judged by: end to end when the ranks had a step, else the
+// loader alone.
+std::string job_phase(const std::vector<StepRow>& rows) {
+  for (const StepRow& r : rows)
+    if (r.phase == "end_to_end") return "end_to_end";
+  return "pipeline";
+}
+
+json stage_means(const json& summary) {
+  json out = json::object();
+  for (const char* stage : {"read", "decode", "augment"}) {
+    const json::json_pointer p("/latency_ms/stages/" + std::string(stage) + "/mean");
+    out[stage] = summary.contains(p) ? summary[p] : json(nullptr);
+  }
+  return out;
+}
+
+// The rank's stage with the longest mean per sample.
+json limiting_stage(const json& stages) {
+  json best = nullptr;
+  double longest = -1;
+  for (const auto& [stage, ms] : stages.items()) {
+    if (ms.is_number() && ms.get<double>() > longest) {
+      longest = ms.get<double>();
+      best = stage;
+    }
+  }
+  return best;
+}
+
+// The rank's three slowest samples of the phase (read + decode + augment).
+json slowest_samples(const RunDir& run) {
+  std::vector<std::pair<double, std::string>> ms;
+  for (const StageRow& s : run.stages()) {
+    const double t = s.read_ms.value_or(0) + s.decode_ms.value_or(0) + s.augment_ms.value_or(0);
+    ms.emplace_back(t, s.key);
+  }
+  const size_t k = std::min<size_t>(3, ms.size());
+  std::partial_sort(ms.begin(), ms.begin() + static_cast<long>(k), ms.end(),
+                    [](const auto& a, const auto& b) { return a.first > b.first; });
+  json out = json::array();
+  for (size_t i = 0; i < k; ++i)
+    out.push_back({{"key", ms[i].second}, {"ms", ms[i].first}});
+  return out;
+}
+
+}  // namespace
+
+namespace {
+
+// How the ranks ended as an earlier merge recorded it (the launcher's view), for a re-merge.
+std::map<int, RankExit> recorded_exits(const fs::path& job) {
+  std::map<int, RankExit> exits;
+  const std::optional<json> j = rundir::read_json_if_present(job / run_file::job);
+  if (!j) return exits;
+  const json first = j->value("first_failed_rank", json());
+  for (const json& r : j->value("ranks", json::array())) {
+    if (!r.contains("exit")) continue;
+    const int k = r["rank"].get<int>();
+    exits[k] = RankExit{r["exit"].value("code", 0), r["exit"].value("how", ""),
+                        first.is_number() && first.get<int>() == k};
+  }
+  return exits;
+}
+
+}  // namespace
+
+json merge_job(const fs::path& job, int world_size, const std::map<int, RankExit>& given) {
+  const std::map<int, RankExit> exits = given.empty() ? recorded_exits(job) : given;
+  json ranks = json::array();
+  json failed = json::array();
+  json missing = json::array();
+  std::vector<RankSteps> steps;
+  json sync = nullptr, group = nullptr, phase = nullptr, first_failed = nullptr;
+  double global_rate = 0;
+  bool any_rate = false;
+  for (int k = 0; k < world_size; ++k) {
+    json r = {{"rank", k}, {"dir", rank_dir(job, k).filename().string()}};
+    const auto exit = exits.find(k);
+    if (exit != exits.end()) {
+      r["exit"] = {{"code", exit->second.code}, {"how", exit->second.how}};
+      if (exit->second.first) first_failed = k;
+    }
+    if (!RunDir::is_run(rank_dir(job, k))) {
+      r["status"] = "missing";
+      missing.push_back(k);
+      if (exit != exits.end() && exit->second.code != 0)
+        failed.push_back({{"rank", k}, {"how", exit->second.how}, {"message", nullptr}});
+      ranks.push_back(r);
+      continue;
+    }
+    const RunDir run = RunDir::open(rank_dir(job, k));
+    const json summary = run.has_summary() ? run.summary() : json::object();
+    r["status"] = summary.value("status", "killed (no summary.json)");
+    r["message"] = summary.value("message", json(nullptr));
+    const bool ok = r["status"] == "complete" && (exit == exits.end() || exit->second.code == 0);
+    if (!ok) {
+      failed.push_back({{"rank", k},
+                        {"how", exit != exits.end() ? json(exit->second.how) : json(r["status"])},
+                        {"message", r["message"]}});
+    }
+    const json dist = summary.value("dist", json::object());
+    if (sync.is_null() && dist.contains("sync")) sync = dist["sync"];
+    if (group.is_null() && dist.contains("group")) group = dist["group"];
+    const std::vector<StepRow> rows = run.steps();
+    const std::string p = job_phase(rows);
+    if (phase.is_null()) phase = p;
+    RankSteps s;
+    s.rank = k;
+    uint64_t bytes = 0;
+    int64_t samples = 0;
+    for (const StepRow& row : rows) {
+      if (row.phase != p) continue;
+      s.step_ms.push_back(row.step_ms);
+      s.wait_ms.push_back(row.wait_ms);
+      s.compute_ms.push_back(row.compute_ms);
+      if (row.sync_ms) s.sync_ms.push_back(*row.sync_ms);
+      bytes += row.bytes;
+      samples += row.samples;
+    }
+    const json rate =
+        summary.contains("throughput") ? summary["throughput"][p]["samples_per_s"] : json(nullptr);
+    if (rate.is_number()) {
+      global_rate += rate.get<double>();
+      any_rate = true;
+    }
+    const Distribution step = describe(s.step_ms);
+    r["samples_per_s"] = rate;
+    r["stall_fraction"] = summary.value("stall_fraction", json(nullptr));
+    r["step_ms"] = {{"p50", step.count ? json(step.p50) : json(nullptr)},
+                    {"p99", step.count ? json(step.p99) : json(nullptr)}};
+    r["wait_ms_mean"] = s.wait_ms.empty() ? json(nullptr) : json(mean(s.wait_ms));
+    r["sync_ms_mean"] = s.sync_ms.empty() ? json(nullptr) : json(mean(s.sync_ms));
+    r["sync_fraction"] = dist.value("sync_fraction", json(nullptr));
+    r["samples"] = samples;
+    r["bytes"] = bytes;
+    r["stages_ms_mean"] = stage_means(summary);
+    r["limiting_stage"] = limiting_stage(r["stages_ms_mean"]);
+    r["slowest_samples"] = slowest_samples(run);
+    steps.push_back(std::move(s));
+    ranks.push_back(r);
+  }
+  json stragglers = straggler_analysis(steps);
+  if (stragglers.is_object()) {
+    const int slow = stragglers["slowest_rank"].get<int>();
+    json& cause = stragglers["cause"];
+    const json& r = ranks[static_cast<size_t>(slow)];
+    cause["limiting_stage"] = r["limiting_stage"];
+    cause["slowest_samples"] = r["slowest_samples"];
+    cause["samples"] = r["samples"];
+    cause["bytes"] = r["bytes"];
+  }
+  json j = {{"schema", run_schema::job},
+            {"world_size", world_size},
+            {"sync", sync},
+            {"group", group},
+            {"phase", phase},
+            {"status", failed.empty() && missing.empty() ? "complete" : "failed"},
+            {"failed_ranks", failed},
+            {"first_failed_rank", first_failed},
+            {"missing_ranks", missing},
+            {"global", {{"samples_per_s", any_rate ? json(global_rate) : json(nullptr)}}},
+            {"ranks", ranks},
+            {"stragglers", stragglers}};
+  write_file_atomic(job / run_file::job, j.dump(2) + "\n");
+  return j;
+}
+
+int job_world_size(const fs::path& dir) {
+  const std::optional<json> j = rundir::read_json_if_present(dir / run_file::job);
+  if (j && j->value("world_size", 0) > 0) return (*j)["world_size"].get<int>();
+  std::error_code ec;
+  int n = 0;
+  while (fs::exists(rank_dir(dir, n), ec))
+    ++n;
+  return n;
+}
+
+}  // namespace mmprof

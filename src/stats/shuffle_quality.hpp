@@ -1,0 +1,30 @@
+#pragma once
+// How random a delivery order is, measured on the order itself (docs/distributed.md, "Shuffle
+// quality"): what a shard layout and a shuffle buffer cost in randomness next to a global
+// permutation. Pure functions.
+#include <cstddef>
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <vector>
+
+namespace mmprof {
+
+struct ShuffleQuality {
+  size_t samples = 0;
+  // Mean |source position difference| between consecutive delivered samples over its mean in a
+  // uniformly random order of the same samples: 1 for a global permutation, near 0 for reading
+  // in source order (a small shuffle buffer's order is near 0 too, since neighbours stay close).
+  double gap_ratio = 0;
+  // Pearson correlation of delivery position and source position: 0 for a permutation, 1 for
+  // reading in source order (a shard-order shuffle with a buffer keeps it well above 0 within
+  // each shard run).
+  double order_correlation = 0;
+};
+
+// `source_positions`: each delivered sample's position in the dataset's order, in delivery
+// order. Fewer than 3 samples (or all equal): zeros.
+ShuffleQuality shuffle_quality(const std::vector<uint32_t>& source_positions);
+
+nlohmann::json to_json(const ShuffleQuality& q);
+
+}  // namespace mmprof

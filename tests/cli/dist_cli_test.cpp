@@ -1,0 +1,238 @@
+// Multi-rank baselines on PyTorch's own c10d (gloo over the loopback), started by mmprof
+// (--nproc-per-node) and by Debian's real torchrun: a planted slow rank is named and its peer's
+// sync wait matches the plan; four ranks read every sample exactly once per epoch; a rank that
+// dies or hangs stops the others within the bound, and the job keeps and names everything; ranks
+// that cannot meet or disagree refuse to start.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+
+#include "mmprof/run_dir.hpp"
+#include "support/test_support.hpp"
+
+namespace mmprof {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using test::shell_quote;
+using ::testing::HasSubstr;
+
+// Small batches of small images and one worker per rank: up to four ranks share 2 cores.
+constexpr const char* kSmall =
+    " --set loader.batch_size=4 --set loader.num_workers=1 --set image.size=64 "
+    "--set step.kind=sleep";
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+class DistCli : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = std::make_unique<test::TempDir>();
+    gen_ = std::make_unique<test::CommandResult>(
+        test::run_mmprof("gen --quiet --out " + shell_quote(data()) +
+                         " --images 64 --videos 0 --png-fraction 0 --threads 1 --seed 3"));
+  }
+  static void TearDownTestSuite() {
+    gen_.reset();
+    dir_.reset();
+  }
+  void SetUp() override { ASSERT_EQ(gen_->exit_code, 0) << gen_->output; }
+
+  static fs::path data() { return dir_->path() / "ds"; }
+  fs::path job() const { return tmp_.path() / "job"; }
+  // mmprof ARGS with the environment `env` ("NAME=VALUE ...") before it.
+  static test::CommandResult mmprof_with(const std::string& env, const std::string& args) {
+    return test::run_command("env " + env + " " + shell_quote(test::mmprof_bin()) + " " + args +
+                             " </dev/null");
+  }
+  static json rank_of(const json& job, int k) { return job["ranks"][static_cast<size_t>(k)]; }
+
+  static std::unique_ptr<test::TempDir> dir_;
+  static std::unique_ptr<test::CommandResult> gen_;
+  test::TempDir tmp_;
+};
+
+std::unique_ptr<test::TempDir> DistCli::dir_;
+std::unique_ptr<test::CommandResult> DistCli::gen_;
+
+// Rank 1's step is planted 80 ms slower than rank 0's 20 ms: in a barrier after every step,
+// rank 0 waits those 80 ms, and rank 1 hardly waits at all.
+TEST_F(DistCli, APlantedSlowRankIsNamedAndItsPeerWaitsThePlannedTime) {
+  const auto r = mmprof_with(
+      "MMPROF_TEST_SLOW_RANK=1:80",
+      "baseline --nproc-per-node 2 --data " + shell_quote(data()) + kSmall +
+          " --set step.ms=20 --set dist.sync=barrier --steps 20 --warmup-steps 3 --out " +
+          shell_quote(job()));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("slowest rank: 1"));
+  const json j = test::read_json(job() / run_file::job);
+  EXPECT_EQ(j["schema"], "mmprof.job/1");
+  EXPECT_EQ(j["status"], "complete");
+  EXPECT_EQ(j["world_size"], 2);
+  EXPECT_EQ(j["sync"], "barrier");
+  EXPECT_THAT(j["group"].get<std::string>(), HasSubstr("gloo"));
+  const json& s = j["stragglers"];
+  EXPECT_EQ(s["slowest_rank"], 1);
+  EXPECT_GE(s["slowest_rank_share"].get<double>(), 0.9);
+  EXPECT_EQ(s["cause"]["kind"], "compute");
+  // The plan within 20 %: rank 0's sync wait is rank 1's extra 80 ms, rank 1's is near zero.
+  EXPECT_NEAR(rank_of(j, 0)["sync_ms_mean"].get<double>(), 80, 16) << j.dump(1);
+  EXPECT_LT(rank_of(j, 1)["sync_ms_mean"].get<double>(), 16) << j.dump(1);
+  EXPECT_NEAR(s["cause"]["extra_compute_ms_per_step"].get<double>(), 80, 16);
+  // Each rank's steps.csv adds up: wait + compute + sync is the step, within 2 ms.
+  for (int k = 0; k < 2; ++k) {
+    int rows = 0;
+    for (const StepRow& row : RunDir::open(job() / ("rank-" + std::to_string(k))).steps()) {
+      if (row.phase != "end_to_end") continue;
+      ASSERT_TRUE(row.sync_ms.has_value());
+      EXPECT_NEAR(row.wait_ms + row.compute_ms + *row.sync_ms, row.step_ms, 2.0);
+      ++rows;
+    }
+    EXPECT_EQ(rows, 20);
+  }
+  // Both ranks ran in lockstep: the job's throughput is the sum of two equal rates.
+  const double r0 = rank_of(j, 0)["samples_per_s"].get<double>();
+  const double r1 = rank_of(j, 1)["samples_per_s"].get<double>();
+  EXPECT_NEAR(r0 / r1, 1.0, 0.05);
+  EXPECT_NEAR(j["global"]["samples_per_s"].get<double>(), r0 + r1, 1e-6);
+
+  const auto rep = test::run_mmprof("report --quiet " + shell_quote(job()));
+  ASSERT_EQ(rep.exit_code, 0) << rep.output;
+  const std::string md = test::read_text(job() / run_file::report_md);
+  EXPECT_THAT(md, HasSubstr("## Job " + job().string() + ": 2 ranks, slowest rank 1"));
+  EXPECT_THAT(md, HasSubstr("Rank 1 is the straggler"));
+  EXPECT_THAT(md, HasSubstr("## Run " + (job() / "rank-1").string()));
+  const std::string html = test::read_text(job() / run_file::report_html);
+  EXPECT_THAT(html, HasSubstr("ms before the sync"));
+  EXPECT_THAT(html, HasSubstr("rank 0"));
+}
+
+// DistributedSampler's split without padding: across 4 ranks, one epoch of 64 samples is each
+// sample once. allreduce sums a 1 MB gradient after every step.
+TEST_F(DistCli, FourRanksReadEverySampleOnceAcrossRanks) {
+  const auto r = test::run_mmprof(
+      "baseline --quiet --nproc-per-node 4 --data " + shell_quote(data()) + kSmall +
+      " --set step.ms=5 --set dist.sync=allreduce --set dist.allreduce_mb=1 --steps 4 "
+      "--warmup-steps 0 --set loader.shuffle=true --out " +
+      shell_quote(job()));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const json j = test::read_json(job() / run_file::job);
+  EXPECT_EQ(j["status"], "complete");
+  std::multiset<std::string> keys;
+  for (int k = 0; k < 4; ++k) {
+    const RunDir run = RunDir::open(job() / ("rank-" + std::to_string(k)));
+    EXPECT_EQ(run.summary()["dist"]["world_size"], 4);
+    EXPECT_EQ(run.summary()["dist"]["rank"], k);
+    int rank_samples = 0;
+    for (const StageRow& s : run.stages()) {
+      if (s.phase != "pipeline") continue;
+      keys.insert(s.key);
+      ++rank_samples;
+    }
+    EXPECT_EQ(rank_samples, 16) << "rank " << k;
+    for (const StepRow& row : run.steps())
+      EXPECT_EQ(row.sync_ms.has_value(), row.phase != "pipeline") << row.phase;
+  }
+  EXPECT_EQ(keys.size(), 64u);
+  EXPECT_EQ(std::set<std::string>(keys.begin(), keys.end()).size(), 64u);
+}
+
+// torchrun (Debian's, for /usr/bin/python3) starts the ranks; mmprof joins its rendezvous.
+// --redirects/--tee: Debian's torch 1.13 under Python 3.11 cannot parse their default of 0.
+TEST_F(DistCli, UnderTorchrunEachProcessIsARankAndRankZeroMergesTheJob) {
+  if (test::run_command("/usr/bin/python3 -c 'import torch' 2>/dev/null").exit_code != 0)
+    GTEST_SKIP() << "/usr/bin/python3 has no torch: scripts/install-deps";
+  const auto r = test::run_command(
+      "/usr/bin/python3 -m torch.distributed.run --standalone --nproc_per_node 2 --redirects 1 "
+      "--tee 1 --no_python " +
+      shell_quote(test::mmprof_bin()) + " baseline --data " + shell_quote(data()) + kSmall +
+      " --set step.ms=5 --set dist.sync=allreduce --steps 6 --warmup-steps 1 --out " +
+      shell_quote(job()) + " </dev/null");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("job: 2 ranks, dist.sync=allreduce"));
+  const json j = test::read_json(job() / run_file::job);
+  EXPECT_EQ(j["status"], "complete");
+  EXPECT_EQ(rank_of(j, 1)["status"], "complete");
+  EXPECT_TRUE(rank_of(j, 1)["sync_ms_mean"].is_number());
+}
+
+// Rank 1 is killed (SIGKILL) in its 8th micro-batch: rank 0's next collective fails at once,
+// it keeps what it measured, and the job names rank 1 as the first failure.
+TEST_F(DistCli, ADeadRankStopsItsPeerAndTheJobNamesIt) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto r = mmprof_with(
+      "MMPROF_TEST_DIE_RANK=1:8",
+      "baseline --quiet --nproc-per-node 2 --data " + shell_quote(data()) + kSmall +
+          " --set step.ms=5 --set dist.sync=allreduce --set dist.timeout_s=60 --steps 10 "
+          "--warmup-steps 2 --out " +
+          shell_quote(job()));
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_LT(seconds_since(t0), 45) << "the peer waited for the timeout instead of failing";
+  const json j = test::read_json(job() / run_file::job);
+  EXPECT_EQ(j["status"], "failed");
+  EXPECT_EQ(j["first_failed_rank"], 1);
+  EXPECT_THAT(rank_of(j, 1)["exit"]["how"].get<std::string>(), HasSubstr("signal 9"));
+  EXPECT_EQ(rank_of(j, 0)["status"], "failed");
+  EXPECT_THAT(rank_of(j, 0)["message"].get<std::string>(), HasSubstr("rank 0: "));
+  // Rank 0's pipeline phase, done before the failure, is on disk.
+  const RunDir run0 = RunDir::open(job() / "rank-0");
+  EXPECT_EQ(run0.summary()["status"], "failed");
+  int pipeline = 0;
+  for (const StepRow& row : run0.steps())
+    pipeline += row.phase == "pipeline" ? 1 : 0;
+  EXPECT_EQ(pipeline, 10);
+}
+
+// Rank 1 hangs in its step: rank 0's collective times out after dist.timeout_s (3 s), and the
+// launcher stops rank 1, naming it, after the grace period.
+TEST_F(DistCli, AHungRankTimesOutItsPeerAndIsStopped) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto r =
+      mmprof_with("MMPROF_TEST_SLOW_RANK=1:600000",
+                  "baseline --quiet --nproc-per-node 2 --data " + shell_quote(data()) + kSmall +
+                      " --set step.ms=5 --set dist.sync=barrier --set dist.timeout_s=3 --steps 4 "
+                      "--warmup-steps 1 --out " +
+                      shell_quote(job()));
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_LT(seconds_since(t0), 3 + 10 + 5 + 20);
+  const json j = test::read_json(job() / run_file::job);
+  EXPECT_EQ(j["first_failed_rank"], 0);
+  EXPECT_THAT(rank_of(j, 0)["message"].get<std::string>(), HasSubstr("Timed out"));
+  EXPECT_THAT(rank_of(j, 1)["exit"]["how"].get<std::string>(), HasSubstr("stopped by mmprof"));
+}
+
+TEST_F(DistCli, RanksThatCannotMeetOrDisagreeRefuseToStart) {
+  auto r = mmprof_with("WORLD_SIZE=2 RANK=0 MASTER_ADDR= MASTER_PORT=",
+                       "baseline --data " + shell_quote(data()) + " --steps 2");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("neither MASTER_ADDR nor MASTER_PORT is set"));
+  r = mmprof_with("WORLD_SIZE=2", "baseline --nproc-per-node 2 --data " + shell_quote(data()));
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("WORLD_SIZE=2 is already set"));
+  // Two ranks started by hand, as torchrun would, but with different worker counts.
+  const std::string env = "WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=29731";
+  const std::string args = "baseline --quiet --data " + shell_quote(data()) + kSmall +
+                           " --steps 2 --out " + shell_quote(job());
+  r = test::run_command(
+      "{ (env " + env + " RANK=1 " + shell_quote(test::mmprof_bin()) + " " + args +
+      " --set loader.num_workers=2 </dev/null > " + shell_quote(tmp_.path() / "rank1.log") +
+      " 2>&1; echo $? > " + shell_quote(tmp_.path() / "rank1.rc") + ") & env " + env + " RANK=0 " +
+      shell_quote(test::mmprof_bin()) + " " + args + " </dev/null; rc=$?; wait; exit $rc; }");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("rank 1 runs another configuration or dataset than rank 0 "
+                                  "(/loader/num_workers differs: 1 on rank 0, 2 on rank 1)"));
+  EXPECT_EQ(test::read_text(tmp_.path() / "rank1.rc"), "2\n");
+  EXPECT_FALSE(fs::exists(job() / "rank-0"));
+}
+
+}  // namespace
+}  // namespace mmprof

@@ -1,0 +1,164 @@
+// The job view of a multi-rank run: the straggler analysis on planted per-rank steps (which
+// rank the others waited for, how often, by how much, and whether its data or its compute made
+// it slow), and the rendezvous environment's errors.
+#include "run/job_summary.hpp"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <barrier>
+#include <cstring>
+#include <thread>
+
+#include "mmprof/error.hpp"
+#include "step/dist_group.hpp"
+
+namespace mmprof {
+namespace {
+
+using nlohmann::json;
+using ::testing::HasSubstr;
+
+// `n` steps of a rank whose own work (wait + compute) takes `wait` + `compute` ms and which then
+// waits `sync` ms for the slowest rank.
+RankSteps rank_steps(int rank, size_t n, double wait, double compute, double sync) {
+  RankSteps r;
+  r.rank = rank;
+  r.wait_ms.assign(n, wait);
+  r.compute_ms.assign(n, compute);
+  r.sync_ms.assign(n, sync);
+  r.step_ms.assign(n, wait + compute + sync);
+  return r;
+}
+
+TEST(StragglerAnalysis, APlantedSlowComputeRankIsNamedInEveryStep) {
+  // Rank 2 computes 50 ms longer: ranks 0 and 1 wait for it in their sync.
+  const json s = straggler_analysis(
+      {rank_steps(0, 10, 2, 20, 51), rank_steps(1, 10, 3, 20, 50), rank_steps(2, 10, 2, 70, 1)});
+  EXPECT_EQ(s["slowest_rank"], 2);
+  EXPECT_EQ(s["steps"], 10);
+  EXPECT_DOUBLE_EQ(s["slowest_rank_share"].get<double>(), 1.0);
+  EXPECT_EQ(s["by_rank"][2]["slowest_steps"], 10);
+  EXPECT_EQ(s["by_rank"][0]["slowest_steps"], 0);
+  EXPECT_EQ(s["slowest_per_step"], json(std::vector<int>(10, 2)));
+  // Mean time before the sync: 22, 23, 72 ms; the median is 23.
+  EXPECT_DOUBLE_EQ(s["spread"].get<double>(), 72.0 / 23.0);
+  EXPECT_EQ(s["cause"]["kind"], "compute");
+  EXPECT_DOUBLE_EQ(s["cause"]["extra_compute_ms_per_step"].get<double>(), 50.0);
+  EXPECT_THAT(s["cause"]["text"].get<std::string>(), HasSubstr("Rank 2's step computes 50.0 ms"));
+  // The job's step is its slowest rank's each step: 73 ms.
+  EXPECT_DOUBLE_EQ(s["job_step_ms"]["p50"].get<double>(), 73.0);
+}
+
+TEST(StragglerAnalysis, ARankWaitingForItsDataIsADataStraggler) {
+  const json s = straggler_analysis({rank_steps(0, 8, 40, 20, 1), rank_steps(1, 8, 1, 20, 40)});
+  EXPECT_EQ(s["slowest_rank"], 0);
+  EXPECT_EQ(s["cause"]["kind"], "data");
+  EXPECT_DOUBLE_EQ(s["cause"]["extra_wait_ms_per_step"].get<double>(), 39.0);
+  EXPECT_THAT(s["cause"]["text"].get<std::string>(), HasSubstr("its data pipeline"));
+}
+
+// Without dist.sync a rank's step is all its own; steps past the shortest rank's are left out
+// (a rank that failed early), and one rank has no stragglers.
+TEST(StragglerAnalysis, WithoutSyncAndWithUnevenCountsTheCommonStepsAreCompared) {
+  RankSteps a = rank_steps(0, 6, 1, 10, 0), b = rank_steps(1, 4, 1, 30, 0);
+  a.sync_ms.clear();
+  b.sync_ms.clear();
+  const json s = straggler_analysis({a, b});
+  EXPECT_EQ(s["steps"], 4);
+  EXPECT_EQ(s["slowest_rank"], 1);
+  EXPECT_TRUE(straggler_analysis({a}).is_null());
+  EXPECT_TRUE(straggler_analysis({}).is_null());
+}
+
+TEST(DistEnv, TorchrunsVariablesAreReadAndAMissingRendezvousIsOneSentence) {
+  const DistEnv env = dist_env_from("10.0.0.1", "29500", "3", "True", 7, 8);
+  EXPECT_EQ(env.master_addr, "10.0.0.1");
+  EXPECT_EQ(env.master_port, 29500);
+  EXPECT_EQ(env.local_rank, 3);
+  EXPECT_TRUE(env.agent_store);
+  EXPECT_EQ(dist_env_from("h", "1", nullptr, nullptr, 5, 8).local_rank, 5);
+  try {
+    (void)dist_env_from(nullptr, "29500", nullptr, nullptr, 0, 2);
+    FAIL() << "no MASTER_ADDR was accepted";
+  } catch (const UsageError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("WORLD_SIZE=2"));
+    EXPECT_THAT(e.what(), HasSubstr("MASTER_ADDR is not set"));
+    EXPECT_THAT(e.what(), HasSubstr("--nproc-per-node"));
+  }
+  EXPECT_THROW((void)dist_env_from("h", "port", nullptr, nullptr, 0, 2), UsageError);
+  EXPECT_THROW((void)dist_env_from("h", "70000", nullptr, nullptr, 0, 2), UsageError);
+}
+
+// Two ranks as two threads exchanging through shared slots: the helpers built on the
+// collectives (any, gather_text, from_rank0) agree on every rank.
+class ThreadGroup final : public DistGroup {
+ public:
+  struct Shared {
+    std::barrier<> sync{2};
+    std::vector<std::vector<uint8_t>> slots{2};
+  };
+  ThreadGroup(Shared& shared, int rank) : shared_(shared), rank_(rank) {}
+  int rank() const override { return rank_; }
+  int world_size() const override { return 2; }
+  std::string describe() const override { return "threads"; }
+  void barrier() override { shared_.sync.arrive_and_wait(); }
+  void allreduce_gradient() override { barrier(); }
+  void allreduce_max(std::vector<int64_t>& values) override {
+    const auto peer = exchange(values.data(), values.size() * sizeof(int64_t));
+    for (size_t i = 0; i < values.size(); ++i)
+      values[i] = std::max(values[i], reinterpret_cast<const int64_t*>(peer.data())[i]);
+  }
+  std::vector<uint8_t> allgather(const void* mine, size_t size) override {
+    const auto peer = exchange(mine, size);
+    std::vector<uint8_t> all(2 * size);
+    std::memcpy(all.data() + static_cast<size_t>(rank_) * size, mine, size);
+    std::memcpy(all.data() + static_cast<size_t>(1 - rank_) * size, peer.data(), size);
+    return all;
+  }
+  void broadcast(void* buffer, size_t size) override {
+    const auto peer = exchange(buffer, size);
+    if (rank_ != 0) std::memcpy(buffer, peer.data(), size);
+  }
+
+ private:
+  std::vector<uint8_t> exchange(const void* mine, size_t size) {
+    const auto* p = static_cast<const uint8_t*>(mine);
+    shared_.slots[static_cast<size_t>(rank_)].assign(p, p + size);
+    shared_.sync.arrive_and_wait();
+    std::vector<uint8_t> peer = shared_.slots[static_cast<size_t>(1 - rank_)];
+    shared_.sync.arrive_and_wait();
+    return peer;
+  }
+  Shared& shared_;
+  int rank_;
+};
+
+TEST(DistGroupHelpers, RanksAgreeOnAnyTheGatheredTextsAndRankZerosText) {
+  ThreadGroup::Shared shared;
+  struct Seen {
+    bool any_false = true, any_true = false;
+    std::vector<std::string> texts;
+    std::string from_rank0;
+  };
+  Seen seen[2];
+  auto rank = [&](int r) {
+    ThreadGroup g(shared, r);
+    seen[r].any_false = g.any(false);
+    seen[r].any_true = g.any(r == 1);
+    seen[r].texts = g.gather_text(r == 0 ? "short" : std::string(300, 'x'));
+    seen[r].from_rank0 = g.from_rank0(r == 0 ? "/runs/job-0" : "/runs/job-1-longer");
+  };
+  std::thread t0(rank, 0), t1(rank, 1);
+  t0.join();
+  t1.join();
+  for (const Seen& s : seen) {
+    EXPECT_FALSE(s.any_false);
+    EXPECT_TRUE(s.any_true);
+    EXPECT_EQ(s.texts, (std::vector<std::string>{"short", std::string(300, 'x')}));
+    EXPECT_EQ(s.from_rank0, "/runs/job-0");
+  }
+}
+
+}  // namespace
+}  // namespace mmprof

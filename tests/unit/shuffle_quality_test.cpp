@@ -1,0 +1,74 @@
+// The shuffle-quality figures on orders whose answer is known: source order, its reverse, a
+// global permutation, and a shuffle buffer's order, which must rank between them.
+#include "stats/shuffle_quality.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <numeric>
+#include <random>
+
+namespace mmprof {
+namespace {
+
+std::vector<uint32_t> iota_order(uint32_t n) {
+  std::vector<uint32_t> v(n);
+  std::iota(v.begin(), v.end(), 0u);
+  return v;
+}
+
+// WebDataset's shuffle(bufsize): fill the buffer, then emit a random element and put the next
+// source sample in its place; drain at the end.
+std::vector<uint32_t> through_buffer(uint32_t n, size_t buffer, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<uint32_t> held, out;
+  for (uint32_t i = 0; i < n; ++i) {
+    held.push_back(i);
+    if (held.size() < buffer) continue;
+    const size_t k = std::uniform_int_distribution<size_t>(0, held.size() - 1)(rng);
+    out.push_back(held[k]);
+    held[k] = held.back();
+    held.pop_back();
+  }
+  std::shuffle(held.begin(), held.end(), rng);
+  out.insert(out.end(), held.begin(), held.end());
+  return out;
+}
+
+TEST(ShuffleQuality, SourceOrderIsZeroAndAPermutationIsOne) {
+  const ShuffleQuality seq = shuffle_quality(iota_order(1000));
+  EXPECT_EQ(seq.samples, 1000u);
+  // One step per pair against a random pair's mean gap of (n + 1) / 3.
+  EXPECT_NEAR(seq.gap_ratio, 1.0 / (1001.0 / 3.0), 1e-9);
+  EXPECT_NEAR(seq.order_correlation, 1.0, 1e-12);
+  std::vector<uint32_t> rev = iota_order(1000);
+  std::reverse(rev.begin(), rev.end());
+  EXPECT_NEAR(shuffle_quality(rev).order_correlation, -1.0, 1e-12);
+
+  std::vector<uint32_t> perm = iota_order(1000);
+  std::shuffle(perm.begin(), perm.end(), std::mt19937_64(7));
+  const ShuffleQuality p = shuffle_quality(perm);
+  EXPECT_NEAR(p.gap_ratio, 1.0, 0.1);
+  EXPECT_NEAR(p.order_correlation, 0.0, 0.1);
+}
+
+TEST(ShuffleQuality, ABiggerBufferIsMoreRandomButLessThanAPermutation) {
+  std::vector<uint32_t> perm = iota_order(2000);
+  std::shuffle(perm.begin(), perm.end(), std::mt19937_64(3));
+  const double global = shuffle_quality(perm).gap_ratio;
+  const double big = shuffle_quality(through_buffer(2000, 500, 3)).gap_ratio;
+  const double small = shuffle_quality(through_buffer(2000, 20, 3)).gap_ratio;
+  EXPECT_GT(global, big);
+  EXPECT_GT(big, small);
+  EXPECT_GT(small, shuffle_quality(iota_order(2000)).gap_ratio);
+}
+
+TEST(ShuffleQuality, TooFewOrEqualSamplesGiveNoFigure) {
+  EXPECT_EQ(to_json(shuffle_quality({4, 2}))["gap_ratio"], nullptr);
+  const ShuffleQuality same = shuffle_quality({5, 5, 5, 5});
+  EXPECT_EQ(same.gap_ratio, 0);
+  EXPECT_EQ(same.order_correlation, 0);
+}
+
+}  // namespace
+}  // namespace mmprof
