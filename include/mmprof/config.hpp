@@ -31,6 +31,11 @@ struct RemoteConfig {
 struct DataConfig {
   std::optional<std::string> path;  // nullopt = the embedded default dataset; may be a URL
   Layout layout = Layout::auto_detect;
+  // data.layout=tar_stream: tar shards read as WebDataset does (layout is then tar): shards
+  // split by rank, then by worker, each worker reading its shards front to back through a
+  // shuffle buffer of shuffle_buffer samples (data/sampler.hpp).
+  bool stream = false;
+  int shuffle_buffer = 1000;
   DataCache cache = DataCache::as_is;
   RemoteConfig remote;
 };

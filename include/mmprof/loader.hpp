@@ -67,8 +67,11 @@ struct Batch {
   std::vector<SampleInfo> samples;
   std::vector<SampleFailure> failures;
   uint64_t digest = 0;
-  uint64_t bytes_read = 0;     // media + caption bytes
-  uint64_t read_retries = 0;   // remote requests retried (an http(s) data.path)
+  uint64_t bytes_read = 0;    // media + caption bytes
+  uint64_t read_retries = 0;  // remote requests retried (an http(s) data.path)
+  // Samples whose media read continued its worker's previous read (sequential reading: a tar
+  // stream), and samples whose media was read at all.
+  uint32_t continued_reads = 0, media_reads = 0;
   uint64_t payload_bytes = 0;  // tensor bytes delivered
   double collate_ms = 0;
   double pin_ms = 0;     // copy into pinned memory (0 when pageable)

@@ -208,7 +208,16 @@ ExperimentDesign make_design(const ExperimentSpec& spec, double memory_total_mib
   for (size_t i = 0; i < d.factors.size(); ++i) {
     const Factor& f = d.factors[i];
     for (size_t v = 1; v < f.values.size(); ++v) {
-      Arm arm{f.key + "=" + f.values[v], "factor", i, f.values[v], f.content, base_overrides};
+      // The layouts read the same samples in the same batches, except a stream, whose shards
+      // and shuffle buffer make its own order (data/sampler.hpp): another content.
+      const bool one_streams =
+          f.key == "data.layout" && (f.values[0] == "tar_stream") != (f.values[v] == "tar_stream");
+      Arm arm{f.key + "=" + f.values[v],
+              "factor",
+              i,
+              f.values[v],
+              one_streams ? ContentKind::changing : f.content,
+              base_overrides};
       arm.overrides.push_back(arm.id);
       d.arms.push_back(std::move(arm));
     }

@@ -19,6 +19,7 @@ using nlohmann::json;
 struct ArmTrials {
   size_t complete = 0;
   double metric = NAN, step_p99 = NAN, wait_p99 = NAN, pss = NAN;
+  double first_batch = NAN, gap_ratio = NAN, sequential = NAN;
   int64_t errors = 0;
 };
 
@@ -43,6 +44,9 @@ ArmTrials arm_trials(const json& trials, const std::string& arm) {
   a.step_p99 = median_at(trials, arm, json::json_pointer("/latency_ms/step_p99"));
   a.wait_p99 = median_at(trials, arm, json::json_pointer("/latency_ms/wait_p99"));
   a.pss = median_at(trials, arm, json::json_pointer("/pss_peak_mib"));
+  a.first_batch = median_at(trials, arm, json::json_pointer("/time_to_first_batch_ms"));
+  a.gap_ratio = median_at(trials, arm, json::json_pointer("/shuffle_gap_ratio"));
+  a.sequential = median_at(trials, arm, json::json_pointer("/sequential_fraction"));
   return a;
 }
 
@@ -186,6 +190,18 @@ std::string matrix_md(const json& e) {
         num(r["bootstrap_ci_pct"][1], "{:+.1f}"), num(r["p_t"], "{:.3g}"),
         num(r["p_wilcoxon"], "{:.3g}"), num(r["mde_pct"], "{:.1f}"), guardrail_text(r),
         correctness_text(r), r["verdict"].get<std::string>(), r["reason"].get<std::string>());
+  }
+  // Beside the speed: what each arm's order and reading are (a layout or a shuffle buffer trades
+  // randomness and the first batch's wait for sequential reads).
+  out +=
+      "\n| arm | first batch ms | shuffle gap ratio (1 = permutation) | sequential reads |\n"
+      "|---|---|---|---|\n";
+  for (const auto& arm : design["arms"]) {
+    const ArmTrials t = arm_trials(e["trials"], arm["id"].get<std::string>());
+    out +=
+        fmt::format("| {} | {} | {} | {} |\n", arm["id"].get<std::string>(),
+                    num(t.first_batch, "{:.1f}"), num(t.gap_ratio, "{:.3f}"),
+                    std::isfinite(t.sequential) ? fmt::format("{:.0f} %", 100 * t.sequential) : "");
   }
   if (const std::string nonsteady = nonsteady_text(e); !nonsteady.empty()) {
     out += fmt::format(

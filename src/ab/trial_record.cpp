@@ -87,6 +87,9 @@ void read_trial_outputs(const std::filesystem::path& run_dir, const MetricChoice
     t.pss_peak_mib = number_at(summary, "/memory/total_pss_peak_mib");
     t.stall_fraction = number_at(summary, "/stall_fraction");
     t.host_peak_mib = number_at(summary, "/memory/host_peak_mib");
+    t.time_to_first_batch_ms = number_at(summary, "/time_to_first_batch_ms");
+    t.shuffle_gap_ratio = number_at(summary, "/shuffle/gap_ratio");
+    t.sequential_fraction = number_at(summary, "/read_pattern/sequential_fraction");
     const double errors = number_at(summary, "/errors/count");
     t.errors = std::isfinite(errors) ? static_cast<int64_t>(errors) : 0;
     t.invalid = refused_override(summary);
@@ -123,6 +126,9 @@ nlohmann::json to_json(const TrialRecord& t, const std::string& arm_id) {
           {"pss_peak_mib", finite_or_null(t.pss_peak_mib)},
           {"stall_fraction", finite_or_null(t.stall_fraction)},
           {"host_peak_mib", finite_or_null(t.host_peak_mib)},
+          {"time_to_first_batch_ms", finite_or_null(t.time_to_first_batch_ms)},
+          {"shuffle_gap_ratio", finite_or_null(t.shuffle_gap_ratio)},
+          {"sequential_fraction", finite_or_null(t.sequential_fraction)},
           {"errors", t.errors}};
 }
 

@@ -34,6 +34,9 @@ struct TrialRecord {
   std::optional<bool> steady, steady_extended;
   double step_p95 = NAN, step_p99 = NAN, wait_p95 = NAN, wait_p99 = NAN;  // ms, metric phase
   double pss_peak_mib = NAN, host_peak_mib = NAN;
+  // What a layout changes besides speed: the first batch's wait, the delivery order's randomness
+  // (summary.json shuffle.gap_ratio) and the share of sequential reads.
+  double time_to_first_batch_ms = NAN, shuffle_gap_ratio = NAN, sequential_fraction = NAN;
   double stall_fraction = NAN;
   int64_t errors = 0;
   DigestMap digests;

@@ -318,9 +318,13 @@ Config resolve_config(json& tree) {
   Config c;
   const auto& t = tree;
   c.data.path = path_at(t, "data.path");
-  c.data.layout = choice_at<Layout>(
-      t, "data.layout",
-      {{"auto", Layout::auto_detect}, {"files", Layout::files}, {"tar", Layout::tar}});
+  c.data.layout = choice_at<Layout>(t, "data.layout",
+                                    {{"auto", Layout::auto_detect},
+                                     {"files", Layout::files},
+                                     {"tar", Layout::tar},
+                                     {"tar_stream", Layout::tar}});
+  c.data.stream = value_at(t, "data.layout") == "tar_stream";
+  c.data.shuffle_buffer = int_at(t, "data.shuffle_buffer");
   c.data.cache = choice_at<DataCache>(
       t, "data.cache",
       {{"as-is", DataCache::as_is}, {"warm", DataCache::warm}, {"cold", DataCache::cold}});

@@ -73,7 +73,9 @@ std::string line(std::string_view text, const std::string& note) {
 const std::vector<KeySpec>& key_table() {
   static const std::vector<KeySpec> keys = {
       path("data.path", "null = the embedded default dataset (~/.cache/mmprof/default-v1)"),
-      choice("data.layout", {"auto", "files", "tar"}),
+      choice("data.layout", {"auto", "files", "tar", "tar_stream"}),
+      integer("data.shuffle_buffer", 1000, 1, 1 << 24,
+              "data.layout=tar_stream: samples held to shuffle each worker's stream (1: none)"),
       choice("data.cache", {"as-is", "warm", "cold"},
              "before each loader phase: the page cache as it is, filled, or emptied of the data"),
       integer("data.remote.concurrency", 4, 1, 256,

@@ -81,6 +81,15 @@ bool is_shard(const std::string& rel) {
 }  // namespace
 
 Dataset Dataset::open(const fs::path& path, Layout layout, const RemoteConfig& remote) {
+  // A folder of `mmprof gen --layout both` holds the samples twice, as files/ and as shards/:
+  // the layout picks one (auto: the files), so --factor data.layout=files,tar compares the two.
+  std::error_code gen_ec;
+  if (!is_remote(path.string()) && fs::exists(path / "dataset.json", gen_ec)) {
+    const bool files = fs::is_directory(path / "files", gen_ec);
+    const bool shards = fs::is_directory(path / "shards", gen_ec);
+    if (layout == Layout::tar && shards) return open(path / "shards", layout, remote);
+    if (layout != Layout::tar && files) return open(path / "files", layout, remote);
+  }
   Dataset ds;
   ds.root_ = path;
   ds.remote_ = is_remote(path.string());

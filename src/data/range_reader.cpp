@@ -49,6 +49,9 @@ void RangeReader::begin(const std::vector<ByteRange>& upcoming) {
 }
 
 void RangeReader::read(const ByteRange& range, std::vector<uint8_t>& out) {
+  continued_ = range.file == last_.file && range.offset >= last_.offset + last_.size &&
+               range.offset - (last_.offset + last_.size) <= kContinuedGap;
+  last_ = range;
   if (!http_) {
     read_local(range, out);
     return;

@@ -39,6 +39,10 @@ class RangeReader {
   void read(const ByteRange& range, std::vector<uint8_t>& out);
   // Requests retried since the last call (0 for local files).
   uint32_t take_retries();
+  // Whether the last read continued the one before it: the same file, starting at most
+  // kContinuedGap bytes after its end (a tar member's header and padding), as streaming does.
+  bool continued() const noexcept { return continued_; }
+  static constexpr uint64_t kContinuedGap = 4096;
 
  private:
   uint64_t tag(const ByteRange& range) const;
@@ -48,6 +52,8 @@ class RangeReader {
   OpenFiles files_;
   std::unique_ptr<HttpClient> http_;  // a remote dataset's
   uint64_t retries_seen_ = 0;
+  ByteRange last_{UINT32_MAX, 0, 0};
+  bool continued_ = false;
 };
 
 }  // namespace mmprof

@@ -82,6 +82,7 @@ BatchFiller::BatchFiller(const Config& config, const Dataset& dataset, int worke
       dtype_(config.image.dtype == ImageDType::uint8 ? DType::uint8 : DType::float32),
       reader_(dataset,
               config.loader.worker_mode == WorkerMode::thread ? config.loader.num_workers : 1) {
+  if (config.data.stream) stream_.emplace(config, dataset, worker_id);
   trace::worker_started(worker_id_);
 }
 
@@ -132,12 +133,40 @@ void BatchFiller::read_caption(const ByteRange& range) {
                                                 range.size, config_.text.max_bytes)};
   }
   read_range(range, caption_);
-  const std::string_view text(reinterpret_cast<const char*>(caption_.data()), range.size);
+  check_caption_text(range.size);
+}
+
+void BatchFiller::check_caption_text(uint64_t size) const {
+  const std::string_view text(reinterpret_cast<const char*>(caption_.data()), size);
   if (const auto bad = first_invalid_utf8(text)) {
     throw StageFailure{Stage::decode,
                        fmt::format("caption is not valid UTF-8 (byte 0x{:02X} at offset {})",
                                    static_cast<uint8_t>(text[*bad]), *bad)};
   }
+}
+
+// A streamed sample's bytes, read when the worker's stream reached it: its read time is that
+// read's, and a failure then is its failure now.
+void BatchFiller::take_streamed(SampleRecord& rec, const SampleEntry& entry) {
+  HeldSample* held = stream_->take(rec.index);
+  if (held == nullptr) {
+    throw MachineFailure{
+        fmt::format("sample {} is not in worker {}'s shard stream", entry.key, worker_id_)};
+  }
+  rec.read_ns = held->read_ns;
+  rec.continued = held->continued ? 1 : 0;
+  if (held->failure) {
+    if (held->failure->machine) throw MachineFailure{held->failure->message};
+    throw StageFailure{Stage::read, held->failure->message};
+  }
+  media_.swap(held->media);
+  if (!entry.has_caption) return;
+  if (entry.caption.size > static_cast<uint64_t>(config_.text.max_bytes)) {
+    throw StageFailure{Stage::read, fmt::format("caption is {} bytes, above text.max_bytes={}",
+                                                entry.caption.size, config_.text.max_bytes)};
+  }
+  caption_.swap(held->caption);
+  check_caption_text(entry.caption.size);
 }
 
 // Main quarantined this sample after it took down a worker twice: it fails at stage worker with
@@ -150,6 +179,7 @@ void BatchFiller::skip_quarantined(SampleRecord& rec) const noexcept {
   rec.read_ns = rec.decode_ns = rec.augment_ns = 0;
   rec.bytes = 0;
   rec.retries = 0;
+  rec.continued = 0;
   rec.minflt = rec.majflt = 0;
   set_source(rec, "", 0, 0);
 }
@@ -257,7 +287,11 @@ void BatchFiller::begin_batch(const SlotView& slot) {
       upcoming_.push_back(entry.caption);
     }
   }
-  reader_.begin(upcoming_);
+  if (stream_) {
+    stream_->advance(h.epoch, h.read_until, reader_);
+  } else {
+    reader_.begin(upcoming_);
+  }
   h.tokens_offset = 0;
   h.image_offset = g.image_offset();
   h.video_offset = g.video_offset(planned_images);
@@ -311,10 +345,15 @@ void BatchFiller::fill_sample(const SlotView& slot, uint32_t i) {
   const uint64_t rng_key = static_cast<uint64_t>(h.epoch) << 32 | rec.index;
   try {
     refuse_oversized(entry);
-    read_range(entry.media, media_);
-    if (entry.has_caption) read_caption(entry.caption);
+    if (stream_) {
+      take_streamed(rec, entry);
+    } else {
+      read_range(entry.media, media_);
+      rec.continued = reader_.continued() ? 1 : 0;
+      if (entry.has_caption) read_caption(entry.caption);
+      rec.read_ns = monotonic_ns() - rec.t_start_ns;
+    }
     rec.bytes = entry.media.size + (entry.has_caption ? entry.caption.size : 0);
-    rec.read_ns = monotonic_ns() - rec.t_start_ns;
     const bool video = entry.modality == Modality::video;
     std::byte* dst = slot.arena() + (video ? h.video_offset + h.n_videos * g.video_bytes()
                                            : h.image_offset + h.n_images * g.image_bytes());

@@ -4,6 +4,7 @@
 // owns the decoders and every scratch buffer, so a warm worker allocates nothing per sample
 // (unless loader.buffer_reuse=false, which frees the buffers after every sample to measure that).
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,7 @@
 #include "decode/video_decoder.hpp"
 #include "loader/batch_slot.hpp"
 #include "loader/fault_hooks.hpp"
+#include "loader/shard_stream.hpp"
 #include "mmprof/config.hpp"
 #include "mmprof/dataset.hpp"
 #include "transform/normalize.hpp"
@@ -44,6 +46,8 @@ class BatchFiller {
   void refuse_oversized(const SampleEntry& entry) const;
   void read_range(const ByteRange& range, std::vector<uint8_t>& buffer);
   void read_caption(const ByteRange& range);
+  void check_caption_text(uint64_t size) const;
+  void take_streamed(SampleRecord& rec, const SampleEntry& entry);
   void skip_quarantined(SampleRecord& rec) const noexcept;
   void process_image(SampleRecord& rec, const SampleEntry& entry, void* dst, uint64_t rng_key);
   void process_video(SampleRecord& rec, const SampleEntry& entry, void* dst, uint64_t rng_key);
@@ -63,7 +67,8 @@ class BatchFiller {
   std::vector<uint8_t> media_, caption_, hwc_;
   std::vector<double> frame_times_;
   RangeReader reader_;
-  std::vector<ByteRange> upcoming_;  // the batch's ranges, announced to reader_
+  std::optional<ShardStream> stream_;  // data.layout=tar_stream
+  std::vector<ByteRange> upcoming_;    // the batch's ranges, announced to reader_
   FaultHooks hooks_;
   // Per batch, summed over its samples.
   int64_t collate_ns_ = 0;

@@ -30,9 +30,10 @@ struct SampleRecord {
   int32_t tokens = 0;  // non-pad caption tokens
   int64_t t_start_ns = 0;
   int64_t read_ns = 0, decode_ns = 0, augment_ns = 0;
-  uint64_t bytes = 0;    // media + caption bytes read
-  uint16_t retries = 0;  // remote requests retried while reading it
-  int64_t minflt = 0;    // minor page faults of the worker thread while handling the sample
+  uint64_t bytes = 0;     // media + caption bytes read
+  uint16_t retries = 0;   // remote requests retried while reading it
+  uint8_t continued = 0;  // its media read continued the worker's previous read (RangeReader)
+  int64_t minflt = 0;     // minor page faults of the worker thread while handling the sample
   int64_t majflt = 0;
   uint64_t digest = 0;  // of the sample's pixels (HWC uint8 after augment) and flip
   // What the decoder's probe found, for the per-class breakdown: the image format's name in the
@@ -48,6 +49,8 @@ struct SlotHeader {
   uint64_t batch_id = 0;
   int64_t epoch = 0;
   uint32_t planned = 0;  // samples in the plan
+  // data.layout=tar_stream: how far the worker's stream must be read first (EpochPlan).
+  uint32_t read_until = 0;
   // Written by the worker.
   uint32_t n_ok = 0, n_images = 0, n_videos = 0, n_failed = 0;
   int32_t worker = -1;

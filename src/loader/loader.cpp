@@ -24,8 +24,8 @@ struct Loader::Impl {
   Impl(const Config& c, const Dataset& d, uint64_t first_batch)
       : config(c),
         dataset(d),
-        sampler{c.loader.shuffle, c.loader.seed, c.dist.rank, c.dist.world_size,
-                c.loader.batch_size},
+        shards(c.data.stream ? shard_members(d) : ShardMembers{}),
+        sampler(sampler_options(c, c.data.stream ? &shards : nullptr)),
         workers(c.loader.num_workers),
         max_outstanding(static_cast<uint64_t>(std::max(1, workers * c.loader.prefetch_factor))),
         // Each worker owns prefetch_factor + 1 slots (its outstanding batches plus one the
@@ -48,14 +48,20 @@ struct Loader::Impl {
     stats.ring_bytes = ring.mapped_bytes();
   }
 
-  // Every epoch has the same number of batches, so a batch id names its epoch and place.
+  // A batch id counts batches from the first epoch's first: its epoch is the one whose batches
+  // reach it (a permutation's epochs all have as many; streamed shards' may not).
   void start_at(uint64_t first_batch) {
-    const uint64_t per_epoch = plan.num_batches();
-    if (first_batch >= per_epoch) {
+    uint64_t left = first_batch;
+    if (!plan.streamed() && left >= plan.num_batches()) {
       plan = EpochPlan(static_cast<uint32_t>(dataset.size()),
-                       static_cast<int64_t>(first_batch / per_epoch), sampler);
+                       static_cast<int64_t>(left / plan.num_batches()), sampler);
+      left %= plan.num_batches();
     }
-    batch_in_epoch = first_batch % per_epoch;
+    while (left >= plan.num_batches()) {
+      left -= plan.num_batches();
+      plan = EpochPlan(static_cast<uint32_t>(dataset.size()), plan.epoch() + 1, sampler);
+    }
+    batch_in_epoch = left;
     next_dispatch = next_deliver = first_batch;
   }
 
@@ -88,9 +94,7 @@ struct Loader::Impl {
   uint32_t owner(uint32_t slot) const noexcept { return slot / slots_per_worker; }
 
   bool dispatch_one() {
-    const int worker = workers == 0 ? 0 : static_cast<int>(next_dispatch % workers);
-    auto& free = free_slots[static_cast<size_t>(worker)];
-    if (free.empty() || next_dispatch - next_deliver >= max_outstanding) return false;
+    if (next_dispatch - next_deliver >= max_outstanding) return false;
     if (batch_in_epoch == plan.num_batches()) {
       // Non-persistent workers end with their epoch: the next epoch starts a fresh pool once
       // every batch of this one has been delivered (PyTorch re-creates its iterator).
@@ -103,6 +107,12 @@ struct Loader::Impl {
       plan = EpochPlan(static_cast<uint32_t>(dataset.size()), plan.epoch() + 1, sampler);
       batch_in_epoch = 0;
     }
+    // A streamed shard's batch belongs to the worker reading that shard.
+    const int worker = workers == 0      ? 0
+                       : plan.streamed() ? plan.worker(batch_in_epoch)
+                                         : static_cast<int>(next_dispatch % workers);
+    auto& free = free_slots[static_cast<size_t>(worker)];
+    if (free.empty()) return false;
     const uint32_t slot_id = free.back();
     free.pop_back();
     const SlotView slot = ring.slot(slot_id);
@@ -110,6 +120,7 @@ struct Loader::Impl {
     h.batch_id = next_dispatch;
     h.epoch = plan.epoch();
     h.planned = static_cast<uint32_t>(plan.batch_size(batch_in_epoch));
+    h.read_until = plan.read_until(batch_in_epoch);
     const uint32_t* idx = plan.batch_begin(batch_in_epoch);
     for (uint32_t i = 0; i < h.planned; ++i)
       slot.records()[i].index = idx[i];
@@ -197,10 +208,13 @@ struct Loader::Impl {
     batch.failures.clear();
     batch.bytes_read = 0;
     batch.read_retries = 0;
+    batch.continued_reads = batch.media_reads = 0;
     for (uint32_t i = 0; i < h.planned; ++i) {
       const SampleRecord& r = slot.records()[i];
       batch.bytes_read += r.bytes;
       batch.read_retries += r.retries;
+      batch.continued_reads += r.continued;
+      batch.media_reads += r.bytes > 0 ? 1 : 0;
       if (r.status == SampleStatus::machine) {
         // Not a bad sample: every later one would fail the same way, counted as bad data.
         throw RunError(fmt::format(
@@ -259,6 +273,7 @@ struct Loader::Impl {
 
   const Config config;
   const Dataset& dataset;
+  ShardMembers shards;  // data.layout=tar_stream only
   SamplerOptions sampler;
   int workers;
   uint64_t max_outstanding;

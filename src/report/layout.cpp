@@ -448,6 +448,13 @@ void job_sections(const json& j, std::vector<Section>& out) {
         "Each rank's step time less its sync wait: the highest line at a step is the rank the "
         "others waited for (job.json stragglers.slowest_per_step)."});
   }
+  const json reshard = s.is_object() ? s["cause"].value("reshard", json()) : json();
+  if (reshard.is_object()) {
+    sec.blocks.push_back(Paragraph{"Rank " + str(s["slowest_rank"]) + ": " + str(reshard["text"]) +
+                                   (reshard.contains("commands") ? ":" : ".")});
+    if (reshard.contains("commands"))
+      sec.blocks.push_back(CodeLines{reshard["commands"].get<std::vector<std::string>>()});
+  }
   for (const auto& f : j["failed_ranks"]) {
     sec.blocks.push_back(
         Paragraph{fmt::format("Rank {} failed{}: {}{}", str(f["rank"]),

@@ -11,6 +11,7 @@
 #include "rundir/json_file.hpp"
 #include "stats/descriptive.hpp"
 #include "util/files.hpp"
+#include "util/shell_quote.hpp"
 
 namespace mmprof {
 namespace {
@@ -175,6 +176,46 @@ json slowest_samples(const RunDir& run) {
 
 namespace {
 
+// A data straggler whose samples are bigger than the other ranks' (its shards hold the big or
+// slow ones): shards balanced by bytes spread them, and mmprof ab says whether that helps.
+json reshard_advice(const json& ranks, int slow, const json& data) {
+  const auto per_sample = [](const json& r) {
+    const auto samples = r.value("samples", int64_t{0});
+    return samples > 0
+               ? static_cast<double>(r.value("bytes", uint64_t{0})) / static_cast<double>(samples)
+               : std::nan("");
+  };
+  std::vector<double> others;
+  for (const json& r : ranks) {
+    if (r["rank"] != slow && std::isfinite(per_sample(r))) others.push_back(per_sample(r));
+  }
+  const double mine = per_sample(ranks[static_cast<size_t>(slow)]);
+  if (others.empty() || !std::isfinite(mine)) return nullptr;
+  const double ratio = mine / median(others);
+  const std::string path =
+      data.is_object() && data["path"].is_string() ? data["path"].get<std::string>() : "DATA";
+  const std::string layout =
+      data.is_object() && data["layout"].is_string() ? data["layout"].get<std::string>() : "tar";
+  json advice = {{"bytes_per_sample_ratio", ratio}};
+  if (ratio < 1.1) {
+    advice["text"] = fmt::format(
+        "its samples are {:.2f}x the median rank's in bytes: not a matter of shard sizes; look at "
+        "its limiting stage and slowest samples",
+        ratio);
+    return advice;
+  }
+  const std::string balanced = path + "-balanced";
+  advice["text"] = fmt::format(
+      "its samples are {:.2f}x the median rank's in bytes: its shards hold the big ones. Re-shard "
+      "balanced by bytes and measure the change",
+      ratio);
+  advice["commands"] = {
+      fmt::format("mmprof shard {} --out {} --by-size", shell_word(path), shell_word(balanced)),
+      fmt::format("mmprof ab --set data.layout={} --factor data.path={},{}", layout, path,
+                  balanced)};
+  return advice;
+}
+
 // How the ranks ended as an earlier merge recorded it (the launcher's view), for a re-merge.
 std::map<int, RankExit> recorded_exits(const fs::path& job) {
   std::map<int, RankExit> exits;
@@ -198,7 +239,7 @@ json merge_job(const fs::path& job, int world_size, const std::map<int, RankExit
   json failed = json::array();
   json missing = json::array();
   std::vector<RankSteps> steps;
-  json sync = nullptr, group = nullptr, phase = nullptr, first_failed = nullptr;
+  json sync = nullptr, group = nullptr, phase = nullptr, first_failed = nullptr, data = nullptr;
   double global_rate = 0;
   bool any_rate = false;
   for (int k = 0; k < world_size; ++k) {
@@ -218,6 +259,7 @@ json merge_job(const fs::path& job, int world_size, const std::map<int, RankExit
     }
     const RunDir run = RunDir::open(rank_dir(job, k));
     const json summary = run.has_summary() ? run.summary() : json::object();
+    if (data.is_null()) data = run.manifest().value("config", json::object()).value("data", json());
     r["status"] = summary.value("status", "killed (no summary.json)");
     r["message"] = summary.value("message", json(nullptr));
     const bool ok = r["status"] == "complete" && (exit == exits.end() || exit->second.code == 0);
@@ -276,6 +318,7 @@ json merge_job(const fs::path& job, int world_size, const std::map<int, RankExit
     cause["slowest_samples"] = r["slowest_samples"];
     cause["samples"] = r["samples"];
     cause["bytes"] = r["bytes"];
+    if (cause["kind"] == "data") cause["reshard"] = reshard_advice(ranks, slow, data);
   }
   json j = {{"schema", run_schema::job},
             {"world_size", world_size},

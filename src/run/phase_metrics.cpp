@@ -51,6 +51,9 @@ double sum(const std::vector<double>& v) {
 
 void PhaseMetrics::add_batch(const Batch& batch, bool pinned) {
   batches++;
+  continued_reads += batch.continued_reads;
+  delivered_batches.push_back(static_cast<uint32_t>(batch.samples.size()));
+  media_reads += batch.media_reads;
   failures += static_cast<int64_t>(batch.failures.size());
   collate_ms.push_back(batch.collate_ms);
   if (pinned) pin_ms.push_back(batch.pin_ms);
@@ -140,7 +143,17 @@ rundir::SummaryParts summarize(const PhaseMetrics& compute, const PhaseMetrics& 
                  {"pin", to_json(describe(pipeline.pin_ms), false)}};
   s.pin_mode = outcome.pin_mode;
   // The loader's order (the pipeline phase's: no step decides it), against a global permutation.
-  s.shuffle = pipeline.ran ? to_json(shuffle_quality(pipeline.delivered)) : nlohmann::json(nullptr);
+  s.shuffle = pipeline.ran
+                  ? to_json(shuffle_quality(pipeline.delivered, pipeline.delivered_batches))
+                  : nlohmann::json(nullptr);
+  if (pipeline.ran && pipeline.media_reads > 0) {
+    s.read_pattern = {{"phase", pipeline.name},
+                      {"media_reads", pipeline.media_reads},
+                      {"sequential_fraction", static_cast<double>(pipeline.continued_reads) /
+                                                  static_cast<double>(pipeline.media_reads)},
+                      {"kib_per_sample", static_cast<double>(pipeline.bytes) /
+                                             static_cast<double>(pipeline.media_reads) / 1024.0}};
+  }
 
   // Without a sampler, DESIGN.md's memory, cpu and io keys are there with nulls, never faked.
   s.memory = {{"main", nullptr},

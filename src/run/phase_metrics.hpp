@@ -21,8 +21,9 @@ struct PhaseMetrics {
   bool ran = false;
   int64_t steps = 0;  // measured (optimizer) steps
   int64_t batches = 0, samples = 0;
-  uint64_t bytes = 0;         // media + caption bytes read in the window
-  uint64_t read_retries = 0;  // remote requests retried in the window
+  uint64_t bytes = 0;                             // media + caption bytes read in the window
+  uint64_t read_retries = 0;                      // remote requests retried in the window
+  uint64_t continued_reads = 0, media_reads = 0;  // sequential reading (loader.hpp's Batch)
   // From the first read start to the last read end of the window's samples: the span their
   // bytes were read in (a batch delivered early in the window was read before it opens).
   int64_t read_first_ns = INT64_MAX, read_last_ns = 0;
@@ -38,8 +39,9 @@ struct PhaseMetrics {
   int64_t minflt = 0, majflt = 0;                      // loader threads, measured samples
   int64_t failures = 0;                                // failed samples in the window
   std::vector<uint32_t> delivered;  // the window's samples' dataset indices, in delivery order
-  StageBreakdown classes;           // stage times by sample class
-  WorkerLoads workers;                                 // per loader worker
+  std::vector<uint32_t> delivered_batches;  // how many of them each batch holds
+  StageBreakdown classes;                   // stage times by sample class
+  WorkerLoads workers;                      // per loader worker
 
   // A measured batch: its count, failures and per-sample stage timings; pin time only when the
   // batch was copied into pinned memory.

@@ -34,6 +34,7 @@ json summary_json(const SummaryParts& p) {
   if (!p.locality.is_null()) s["locality"] = p.locality;
   if (!p.dist.is_null()) s["dist"] = p.dist;
   if (!p.shuffle.is_null()) s["shuffle"] = p.shuffle;
+  if (!p.read_pattern.is_null()) s["read_pattern"] = p.read_pattern;
   if (!p.job.is_null()) s["job"] = p.job;
   if (!p.stage_breakdown.is_null()) s["stage_breakdown"] = p.stage_breakdown;
   if (!p.workers_balance.is_null()) s["workers_balance"] = p.workers_balance;

@@ -26,9 +26,10 @@ struct SummaryParts {
   // mmprof's own loader (run/): stage times by sample class, and the load of each worker.
   nlohmann::json stage_breakdown, workers_balance;
   nlohmann::json trace;
-  nlohmann::json locality;  // where the bytes came from (run/locality.hpp); null for a job
-  nlohmann::json dist;      // a rank of a multi-rank run (run/phase_runner.hpp); null on one
-  nlohmann::json shuffle;   // the delivery order's randomness (stats/shuffle_quality.hpp)
+  nlohmann::json locality;      // where the bytes came from (run/locality.hpp); null for a job
+  nlohmann::json dist;          // a rank of a multi-rank run (run/phase_runner.hpp); null on one
+  nlohmann::json shuffle;       // the delivery order's randomness (stats/shuffle_quality.hpp)
+  nlohmann::json read_pattern;  // sequential reads and read sizes of the pipeline phase
   // A user's own job (source external): the command and how it ended, the hook's status, the
   // DataLoader configuration, per-rank and per-worker figures (external/).
   nlohmann::json job;

@@ -5,15 +5,22 @@
 
 namespace mmprof {
 
-ShuffleQuality shuffle_quality(const std::vector<uint32_t>& p) {
+ShuffleQuality shuffle_quality(const std::vector<uint32_t>& p,
+                               const std::vector<uint32_t>& batch_sizes) {
   ShuffleQuality q;
   q.samples = p.size();
   const size_t n = p.size();
   if (n < 3) return q;
   double gaps = 0;
-  for (size_t i = 1; i < n; ++i)
-    gaps += std::abs(static_cast<double>(p[i]) - static_cast<double>(p[i - 1]));
-  const double observed = gaps / static_cast<double>(n - 1);
+  size_t pairs = 0, at = 0;
+  for (uint32_t size : batch_sizes) {
+    for (size_t i = at + 1; i < at + size && i < n; ++i, ++pairs)
+      gaps += std::abs(static_cast<double>(p[i]) - static_cast<double>(p[i - 1]));
+    at += size;
+  }
+  q.pairs = pairs;
+  if (pairs == 0) return q;
+  const double observed = gaps / static_cast<double>(pairs);
   // The mean |a - b| over all pairs of the same values, which is the expected gap of a random
   // order: over sorted values v, sum_{i<j} (v_j - v_i) = sum_j v_j (2j - n + 1).
   std::vector<double> v(p.begin(), p.end());
@@ -42,7 +49,7 @@ ShuffleQuality shuffle_quality(const std::vector<uint32_t>& p) {
 }
 
 nlohmann::json to_json(const ShuffleQuality& q) {
-  if (q.samples < 3)
+  if (q.samples < 3 || q.pairs == 0)
     return {{"samples", q.samples}, {"gap_ratio", nullptr}, {"order_correlation", nullptr}};
   return {{"samples", q.samples},
           {"gap_ratio", q.gap_ratio},

@@ -56,7 +56,9 @@ enum RngStream : uint64_t {
   kStreamVideoWindow = 3,
   kStreamGenerate = 4,
   kStreamSynthBatch = 5,
-  kStreamAbOrder = 16,  // mmprof ab: the order of the arms in each round
+  kStreamShardOrder = 6,     // data.layout=tar_stream: the shards' order in an epoch
+  kStreamShuffleBuffer = 7,  // data.layout=tar_stream: a worker's shuffle buffer
+  kStreamAbOrder = 16,       // mmprof ab: the order of the arms in each round
 };
 
 }  // namespace mmprof

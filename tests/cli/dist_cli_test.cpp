@@ -210,6 +210,56 @@ TEST_F(DistCli, AHungRankTimesOutItsPeerAndIsStopped) {
   EXPECT_THAT(rank_of(j, 1)["exit"]["how"].get<std::string>(), HasSubstr("stopped by mmprof"));
 }
 
+// One shard of 32 JPEGs and one of 32 PNGs (about 20 times the bytes, slower to decode),
+// streamed by two ranks within one epoch: each rank reads one shard, the PNG rank is the
+// straggler, its data the cause, and the job advises re-sharding balanced by bytes.
+TEST_F(DistCli, AShardOfBigSamplesMakesItsRankTheStragglerAndTheJobAdvisesResharding) {
+  const fs::path png = tmp_.path() / "png", mixed = tmp_.path() / "mixed";
+  auto r = test::run_mmprof("gen --quiet --out " + shell_quote(png) +
+                            " --images 32 --videos 0 --png-fraction 1 --threads 2 --seed 4");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  fs::create_directories(mixed);
+  uint64_t total = 0;
+  for (const auto& [from, prefix] : {std::pair{data() / "files", "a"}, {png / "files", "b"}}) {
+    for (const auto& f : fs::directory_iterator(from)) {
+      if (f.path().filename().string().rfind("0", 0) != 0) continue;  // the samples only
+      fs::copy_file(f.path(), mixed / (prefix + f.path().filename().string()));
+      total += fs::file_size(f.path());
+    }
+  }
+  // By count, about half the bytes each: two shards, the JPEGs' (keys a...) and the PNGs'.
+  const fs::path shards = tmp_.path() / "shards";
+  r = test::run_mmprof("shard --quiet " + shell_quote(mixed) + " --out " + shell_quote(shards) +
+                       " --by-count --shard-mb " +
+                       std::to_string(static_cast<double>(total) / 2e6));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  r = test::run_mmprof("baseline --quiet --nproc-per-node 2 --data " + shell_quote(shards) +
+                       kSmall +
+                       " --set data.layout=tar_stream --set data.shuffle_buffer=8 --set step.ms=2"
+                       " --set dist.sync=allreduce --steps 6 --warmup-steps 1 --out " +
+                       shell_quote(job()));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const json j = test::read_json(job() / run_file::job);
+  const json& s = j["stragglers"];
+  const int slow = s["slowest_rank"].get<int>();
+  const auto per_sample = [&](int k) {
+    return rank_of(j, k)["bytes"].get<double>() / rank_of(j, k)["samples"].get<double>();
+  };
+  EXPECT_GT(per_sample(slow), 5 * per_sample(1 - slow)) << "rank " << slow << " read the JPEGs";
+  EXPECT_EQ(s["cause"]["kind"], "data");
+  const json& advice = s["cause"]["reshard"];
+  EXPECT_GT(advice["bytes_per_sample_ratio"].get<double>(), 5);
+  EXPECT_THAT(advice["commands"][0].get<std::string>(),
+              HasSubstr("mmprof shard " + shards.string() + " --out " + shards.string() +
+                        "-balanced --by-size"));
+  EXPECT_THAT(
+      advice["commands"][1].get<std::string>(),
+      HasSubstr("--factor data.path=" + shards.string() + "," + shards.string() + "-balanced"));
+  r = test::run_mmprof("report --quiet " + shell_quote(job()));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(test::read_text(job() / run_file::report_md), HasSubstr("--by-size"));
+}
+
 TEST_F(DistCli, RanksThatCannotMeetOrDisagreeRefuseToStart) {
   auto r = mmprof_with("WORLD_SIZE=2 RANK=0 MASTER_ADDR= MASTER_PORT=",
                        "baseline --data " + shell_quote(data()) + " --steps 2");

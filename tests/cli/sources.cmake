@@ -14,6 +14,7 @@ list(APPEND MMPROF_TEST_SOURCES
   cli/shard_cli_test.cpp
   cli/signals_test.cpp
   cli/stage_cli_test.cpp
+  cli/stream_cli_test.cpp
   cli/inspect_gpu_test.cpp
   cli/report_cli_test.cpp
   cli/trace_cli_test.cpp

@@ -171,5 +171,117 @@ TEST(SamplerTest, ShuffleReachesEveryPermutationOfThree) {
   }
 }
 
+// Streamed shards: `sizes[k]` samples in shard k, numbered in shard order.
+ShardMembers shards_of(const std::vector<uint32_t>& sizes) {
+  ShardMembers m;
+  uint32_t next = 0;
+  for (uint32_t n : sizes) {
+    m.emplace_back(n);
+    std::iota(m.back().begin(), m.back().end(), next);
+    next += n;
+  }
+  return m;
+}
+
+SamplerOptions streamed(const ShardMembers& shards, int rank, int world, int workers, int buffer,
+                        bool shuffle = true) {
+  SamplerOptions o = options(shuffle, 4, rank, world, 5);
+  o.shards = &shards;
+  o.workers = workers;
+  o.shuffle_buffer = buffer;
+  return o;
+}
+
+TEST(SamplerTest, StreamedShardsGiveEverySampleOncePerEpochAcrossRanksAndWorkers) {
+  const ShardMembers shards = shards_of({13, 7, 20, 9, 11, 16, 3});
+  const uint32_t n = 79;
+  for (const int world : {1, 2, 3}) {
+    for (const int workers : {0, 1, 2, 4}) {
+      for (const int epoch : {0, 1}) {
+        SCOPED_TRACE(testing::Message() << "world " << world << " workers " << workers);
+        std::vector<int> seen(n, 0);
+        for (int rank = 0; rank < world; ++rank) {
+          const EpochPlan plan(n, epoch, streamed(shards, rank, world, workers, 6));
+          EXPECT_TRUE(plan.streamed());
+          for (uint32_t i : concat_batches(plan))
+            ++seen[i];
+        }
+        EXPECT_EQ(seen, std::vector<int>(n, 1));
+      }
+    }
+  }
+}
+
+// A worker reads whole shards front to back; each of its batches comes out of its buffer only
+// after the stream reached every sample in it; the DataLoader takes the workers' batches in turn.
+TEST(SamplerTest, AWorkerReadsItsShardsInOrderAndBatchesFollowItsReading) {
+  const ShardMembers shards = shards_of({10, 10, 10, 10, 10});
+  const EpochPlan plan(50, 3, streamed(shards, 0, 1, 2, 8));
+  std::map<int, std::vector<uint32_t>> out;
+  std::map<int, uint32_t> last_until;
+  for (size_t b = 0; b < plan.num_batches(); ++b) {
+    const int w = plan.worker(b);
+    const auto& stream = plan.stream(w);
+    EXPECT_GE(plan.read_until(b), last_until[w]);
+    last_until[w] = plan.read_until(b);
+    for (size_t k = 0; k < plan.batch_size(b); ++k) {
+      const uint32_t s = plan.batch_begin(b)[k];
+      const auto at = std::find(stream.begin(), stream.end(), s);
+      ASSERT_NE(at, stream.end()) << "sample " << s << " is not in worker " << w << "'s stream";
+      EXPECT_LT(static_cast<uint32_t>(at - stream.begin()), plan.read_until(b));
+      out[w].push_back(s);
+    }
+  }
+  for (int w = 0; w < 2; ++w) {
+    const auto& stream = plan.stream(w);
+    // Whole shards of 10, each in order.
+    ASSERT_EQ(stream.size() % 10, 0u);
+    for (size_t k = 0; k < stream.size(); ++k)
+      EXPECT_EQ(stream[k] % 10, k % 10);
+    std::vector<uint32_t> sorted = out[w];
+    std::sort(sorted.begin(), sorted.end());
+    std::vector<uint32_t> want = stream;
+    std::sort(want.begin(), want.end());
+    EXPECT_EQ(sorted, want);
+  }
+  // Round robin while both workers have batches: 30 and 20 samples are 6 and 4 batches of 5.
+  EXPECT_EQ(plan.num_batches(), 10u);
+  for (size_t b = 0; b < 8; ++b)
+    EXPECT_EQ(plan.worker(b), static_cast<int>(b % 2));
+  EXPECT_EQ(plan.worker(8), plan.worker(9));
+}
+
+TEST(SamplerTest, WithoutShuffleOrABufferOfOneAStreamIsReadInShardOrder) {
+  const ShardMembers shards = shards_of({4, 6});
+  for (const bool shuffle : {false, true}) {
+    const EpochPlan plan(10, 0, streamed(shards, 0, 1, 1, shuffle ? 1 : 50, shuffle));
+    const auto all = concat_batches(plan);
+    EXPECT_EQ(all, plan.stream(0));
+    if (!shuffle) {
+      EXPECT_EQ(all, (std::vector<uint32_t>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}));
+    }
+    // The first batch needs only its own 5 samples read.
+    EXPECT_EQ(plan.read_until(0), 5u);
+  }
+  // A buffer of 8 must fill before the first sample leaves it.
+  EXPECT_GE(EpochPlan(10, 0, streamed(shards, 0, 1, 1, 8)).read_until(0), 8u);
+}
+
+TEST(SamplerTest, ShardOrderChangesByEpochAndIsTheSameOnEveryRank) {
+  const ShardMembers shards = shards_of(std::vector<uint32_t>(12, 4));
+  const auto first_shards = [&](int epoch, int rank) {
+    return EpochPlan(48, epoch, streamed(shards, rank, 2, 1, 1)).stream(0);
+  };
+  EXPECT_NE(first_shards(0, 0), first_shards(1, 0));
+  // Rank 1's shards are the ones rank 0 skipped, in the same epoch order.
+  std::vector<uint32_t> both = first_shards(2, 0);
+  const auto r1 = first_shards(2, 1);
+  both.insert(both.end(), r1.begin(), r1.end());
+  std::sort(both.begin(), both.end());
+  std::vector<uint32_t> all(48);
+  std::iota(all.begin(), all.end(), 0u);
+  EXPECT_EQ(both, all);
+}
+
 }  // namespace
 }  // namespace mmprof

@@ -35,19 +35,26 @@ std::vector<uint32_t> through_buffer(uint32_t n, size_t buffer, uint64_t seed) {
   return out;
 }
 
+// In batches of 8.
+ShuffleQuality shuffle_quality_of(const std::vector<uint32_t>& order) {
+  std::vector<uint32_t> sizes(order.size() / 8, 8);
+  if (order.size() % 8 != 0) sizes.push_back(static_cast<uint32_t>(order.size() % 8));
+  return shuffle_quality(order, sizes);
+}
+
 TEST(ShuffleQuality, SourceOrderIsZeroAndAPermutationIsOne) {
-  const ShuffleQuality seq = shuffle_quality(iota_order(1000));
+  const ShuffleQuality seq = shuffle_quality_of(iota_order(1000));
   EXPECT_EQ(seq.samples, 1000u);
-  // One step per pair against a random pair's mean gap of (n + 1) / 3.
+  // One step per pair in a batch against a random pair's mean gap of (n + 1) / 3.
   EXPECT_NEAR(seq.gap_ratio, 1.0 / (1001.0 / 3.0), 1e-9);
   EXPECT_NEAR(seq.order_correlation, 1.0, 1e-12);
   std::vector<uint32_t> rev = iota_order(1000);
   std::reverse(rev.begin(), rev.end());
-  EXPECT_NEAR(shuffle_quality(rev).order_correlation, -1.0, 1e-12);
+  EXPECT_NEAR(shuffle_quality_of(rev).order_correlation, -1.0, 1e-12);
 
   std::vector<uint32_t> perm = iota_order(1000);
   std::shuffle(perm.begin(), perm.end(), std::mt19937_64(7));
-  const ShuffleQuality p = shuffle_quality(perm);
+  const ShuffleQuality p = shuffle_quality_of(perm);
   EXPECT_NEAR(p.gap_ratio, 1.0, 0.1);
   EXPECT_NEAR(p.order_correlation, 0.0, 0.1);
 }
@@ -55,17 +62,28 @@ TEST(ShuffleQuality, SourceOrderIsZeroAndAPermutationIsOne) {
 TEST(ShuffleQuality, ABiggerBufferIsMoreRandomButLessThanAPermutation) {
   std::vector<uint32_t> perm = iota_order(2000);
   std::shuffle(perm.begin(), perm.end(), std::mt19937_64(3));
-  const double global = shuffle_quality(perm).gap_ratio;
-  const double big = shuffle_quality(through_buffer(2000, 500, 3)).gap_ratio;
-  const double small = shuffle_quality(through_buffer(2000, 20, 3)).gap_ratio;
+  const double global = shuffle_quality_of(perm).gap_ratio;
+  const double big = shuffle_quality_of(through_buffer(2000, 500, 3)).gap_ratio;
+  const double small = shuffle_quality_of(through_buffer(2000, 20, 3)).gap_ratio;
   EXPECT_GT(global, big);
   EXPECT_GT(big, small);
-  EXPECT_GT(small, shuffle_quality(iota_order(2000)).gap_ratio);
+  EXPECT_GT(small, shuffle_quality_of(iota_order(2000)).gap_ratio);
+}
+
+// Two workers' sequential streams interleaved batch by batch: each batch is still neighbours.
+TEST(ShuffleQuality, InterleavedSequentialBatchesAreNotRandom) {
+  std::vector<uint32_t> order;
+  for (uint32_t b = 0; b < 50; ++b)
+    for (uint32_t k = 0; k < 8; ++k)
+      order.push_back((b % 2 == 0 ? 0 : 1000) + (b / 2) * 8 + k);
+  EXPECT_LT(shuffle_quality_of(order).gap_ratio, 0.01);
+  // One sample per batch has no neighbours in a batch: no figure.
+  EXPECT_EQ(shuffle_quality(order, std::vector<uint32_t>(order.size(), 1)).gap_ratio, 0);
 }
 
 TEST(ShuffleQuality, TooFewOrEqualSamplesGiveNoFigure) {
-  EXPECT_EQ(to_json(shuffle_quality({4, 2}))["gap_ratio"], nullptr);
-  const ShuffleQuality same = shuffle_quality({5, 5, 5, 5});
+  EXPECT_EQ(to_json(shuffle_quality_of({4, 2}))["gap_ratio"], nullptr);
+  const ShuffleQuality same = shuffle_quality_of({5, 5, 5, 5});
   EXPECT_EQ(same.gap_ratio, 0);
   EXPECT_EQ(same.order_correlation, 0);
 }
