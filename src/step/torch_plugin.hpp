@@ -31,7 +31,8 @@ std::vector<std::filesystem::path> torch_plugin_candidates(const char* env_value
                                                            const char* install_reldir,
                                                            const char* build_path);
 
-inline constexpr const char* kTorchPluginHint = " (build with libtorch-dev installed)";
+inline constexpr const char* kTorchPluginHint =
+    " (build with libtorch-dev installed, and libgloo-dev for several ranks)";
 
 // The plugin, loaded once, and one of its factories.
 struct LoadedTorchPlugin {

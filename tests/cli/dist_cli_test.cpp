@@ -39,7 +39,8 @@ class DistCli : public ::testing::Test {
     dir_ = std::make_unique<test::TempDir>();
     gen_ = std::make_unique<test::CommandResult>(
         test::run_mmprof("gen --quiet --out " + shell_quote(data()) +
-                         " --images 64 --videos 0 --png-fraction 0 --threads 1 --seed 3"));
+                         " --images 64 --videos 0 --png-fraction 0 --threads 1 --seed 3"
+                         " --layout both --shard-mb 1"));
   }
   static void TearDownTestSuite() {
     gen_.reset();
@@ -116,34 +117,41 @@ TEST_F(DistCli, APlantedSlowRankIsNamedAndItsPeerWaitsThePlannedTime) {
   EXPECT_THAT(html, HasSubstr("rank 0"));
 }
 
-// DistributedSampler's split without padding: across 4 ranks, one epoch of 64 samples is each
-// sample once. allreduce sums a 1 MB gradient after every step.
-TEST_F(DistCli, FourRanksReadEverySampleOnceAcrossRanks) {
-  const auto r = test::run_mmprof(
-      "baseline --quiet --nproc-per-node 4 --data " + shell_quote(data()) + kSmall +
-      " --set step.ms=5 --set dist.sync=allreduce --set dist.allreduce_mb=1 --steps 4 "
-      "--warmup-steps 0 --set loader.shuffle=true --out " +
-      shell_quote(job()));
-  ASSERT_EQ(r.exit_code, 0) << r.output;
-  const json j = test::read_json(job() / run_file::job);
-  EXPECT_EQ(j["status"], "complete");
-  std::multiset<std::string> keys;
-  for (int k = 0; k < 4; ++k) {
-    const RunDir run = RunDir::open(job() / ("rank-" + std::to_string(k)));
-    EXPECT_EQ(run.summary()["dist"]["world_size"], 4);
-    EXPECT_EQ(run.summary()["dist"]["rank"], k);
-    int rank_samples = 0;
-    for (const StageRow& s : run.stages()) {
-      if (s.phase != "pipeline") continue;
-      keys.insert(s.key);
-      ++rank_samples;
+// Across 4 ranks, one epoch of 64 samples is each sample once, in each layout: the permutation's
+// strided split (files, indexed tar) and the streamed shards' split by rank. allreduce sums a
+// 1 MB gradient after every step.
+TEST_F(DistCli, FourRanksReadEverySampleOnceAcrossRanksInEachLayout) {
+  for (const char* layout : {"files", "tar", "tar_stream"}) {
+    SCOPED_TRACE(layout);
+    const fs::path out = tmp_.path() / layout;
+    // 8 steps of 4 cover a rank's share of the first epoch (16 samples, or its shards' for a
+    // stream); the first epoch's samples are picked by the batches' epochs.
+    const auto r =
+        test::run_mmprof("baseline --quiet --nproc-per-node 4 --data " + shell_quote(data()) +
+                         kSmall + " --set data.layout=" + layout +
+                         " --set data.shuffle_buffer=4 --set step.ms=5 --set dist.sync=allreduce"
+                         " --set dist.allreduce_mb=1 --steps 8 --warmup-steps 0 --out " +
+                         shell_quote(out));
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_EQ(test::read_json(out / run_file::job)["status"], "complete");
+    std::multiset<std::string> keys;
+    for (int k = 0; k < 4; ++k) {
+      const fs::path rank = out / ("rank-" + std::to_string(k));
+      const RunDir run = RunDir::open(rank);
+      EXPECT_EQ(run.summary()["dist"]["world_size"], 4);
+      EXPECT_EQ(run.summary()["dist"]["rank"], k);
+      const auto mine = test::first_epoch_keys(rank, "pipeline");
+      if (std::string(layout) != "tar_stream") {
+        EXPECT_EQ(mine.size(), 16u) << "rank " << k;
+      }
+      keys.insert(mine.begin(), mine.end());
+      for (const StepRow& row : run.steps()) {
+        EXPECT_EQ(row.sync_ms.has_value(), row.phase != "pipeline") << row.phase;
+      }
     }
-    EXPECT_EQ(rank_samples, 16) << "rank " << k;
-    for (const StepRow& row : run.steps())
-      EXPECT_EQ(row.sync_ms.has_value(), row.phase != "pipeline") << row.phase;
+    EXPECT_EQ(keys.size(), 64u);
+    EXPECT_EQ(std::set<std::string>(keys.begin(), keys.end()).size(), 64u);
   }
-  EXPECT_EQ(keys.size(), 64u);
-  EXPECT_EQ(std::set<std::string>(keys.begin(), keys.end()).size(), 64u);
 }
 
 // torchrun (Debian's, for /usr/bin/python3) starts the ranks; mmprof joins its rendezvous.

@@ -10,7 +10,6 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <set>
-#include <sstream>
 #include <string>
 
 #include "mmprof/run_dir.hpp"
@@ -50,18 +49,7 @@ class StreamCli : public ::testing::Test {
                                     std::to_string(kImages / 8 + 6) + " --warmup-steps 0 " + sets +
                                     " --out " + shell_quote(out));
     EXPECT_EQ(r.exit_code, 0) << r.output;
-    // The pipeline phase's batch ids are its steps (no warm-up); digests.csv has their epochs.
-    std::set<int64_t> first_epoch;
-    std::istringstream digests(test::read_text(out / run_file::digests));
-    for (std::string line; std::getline(digests, line);) {
-      if (line.rfind("pipeline,", 0) != 0) continue;
-      const auto a = line.find(','), b = line.find(',', a + 1), c = line.find(',', b + 1);
-      if (line.substr(b + 1, c - b - 1) == "0") first_epoch.insert(std::stoll(line.substr(a + 1)));
-    }
-    std::multiset<std::string> keys;
-    for (const StageRow& s : RunDir::open(out).stages()) {
-      if (s.phase == "pipeline" && first_epoch.count(s.step) > 0) keys.insert(s.key);
-    }
+    const std::multiset<std::string> keys = test::first_epoch_keys(out, "pipeline");
     EXPECT_EQ(keys.size(), static_cast<size_t>(kImages)) << name;
     EXPECT_EQ(std::set<std::string>(keys.begin(), keys.end()).size(), static_cast<size_t>(kImages))
         << name << ": a sample was read twice in one epoch";

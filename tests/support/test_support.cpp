@@ -16,6 +16,7 @@
 #include "ab/content_check.hpp"
 #include "decode/decode_error.hpp"
 #include "decode/image_decoder.hpp"
+#include "mmprof/run_dir.hpp"
 #include "rundir/csv_table.hpp"
 #include "util/shell_quote.hpp"
 
@@ -207,6 +208,22 @@ nlohmann::json::json_pointer dotted_pointer(const std::string& dotted) {
   for (std::string part; std::getline(in, part, '.');)
     p += "/" + part;
   return nlohmann::json::json_pointer(p);
+}
+
+std::multiset<std::string> first_epoch_keys(const std::filesystem::path& run,
+                                            const std::string& phase) {
+  std::set<int64_t> first_epoch;
+  std::istringstream digests(read_text(run / run_file::digests));
+  for (std::string line; std::getline(digests, line);) {
+    if (line.rfind(phase + ",", 0) != 0) continue;
+    const auto a = line.find(','), b = line.find(',', a + 1), c = line.find(',', b + 1);
+    if (line.substr(b + 1, c - b - 1) == "0") first_epoch.insert(std::stoll(line.substr(a + 1)));
+  }
+  std::multiset<std::string> keys;
+  for (const StageRow& s : RunDir::open(run).stages()) {
+    if (s.phase == phase && first_epoch.count(s.step) > 0) keys.insert(s.key);
+  }
+  return keys;
 }
 
 std::string mmprof_bin() {

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -96,6 +97,12 @@ std::vector<uint8_t> ffmpeg_decode_rgb(const std::filesystem::path& file, int fr
 std::vector<std::string> design_summary_keys();
 // "a.b.c" -> the JSON pointer /a/b/c.
 nlohmann::json::json_pointer dotted_pointer(const std::string& dotted);
+
+// The keys of the samples a run's `phase` delivered in its first epoch (stages.csv, whose steps are
+// the phase's batch ids when it had no warm-up and one batch per step; digests.csv gives each
+// batch's epoch), with repeats.
+std::multiset<std::string> first_epoch_keys(const std::filesystem::path& run,
+                                            const std::string& phase);
 
 // Path of the built mmprof binary, and of the source tree (compiled into the test binaries).
 std::string mmprof_bin();

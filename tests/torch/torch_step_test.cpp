@@ -171,7 +171,7 @@ TEST(TorchStep, MissingPluginIsUnavailable) {
     EXPECT_EQ(e.code(), ExitCode::unavailable);
     EXPECT_THAT(e.what(), HasSubstr("step.kind=torch is unavailable: "));
     EXPECT_THAT(e.what(), HasSubstr("/nonexistent/libmmprof_torch_step.so"));
-    EXPECT_THAT(e.what(), HasSubstr("(build with libtorch-dev installed)"));
+    EXPECT_THAT(e.what(), HasSubstr("(build with libtorch-dev installed"));
   }
 }
 
