@@ -210,9 +210,10 @@ int launch_ranks(const BaselineCliOptions& o, const std::vector<std::string>& ar
   const fs::path job = fs::absolute(o.run.out.empty() ? default_out_dir(command) : o.run.out);
   std::error_code ec;
   fs::create_directories(job, ec);
-  if (ec)
+  if (ec) {
     throw OutputError(
         fmt::format("cannot create the job directory {}: {}", job.string(), ec.message()));
+  }
   const int port = free_loopback_port();
   std::vector<Child> children(static_cast<size_t>(n));
   std::vector<std::string> argv = rank_args(args, !o.run.out.empty(), job);

@@ -421,9 +421,10 @@ void job_sections(const json& j, std::vector<Section>& out) {
   sec.blocks.push_back(t);
   if (s.is_object()) {
     std::string samples;
-    for (const auto& x : s["cause"].value("slowest_samples", json::array()))
+    for (const auto& x : s["cause"].value("slowest_samples", json::array())) {
       samples +=
           (samples.empty() ? "" : ", ") + str(x["key"]) + " " + format_number(x["ms"]) + " ms";
+    }
     sec.blocks.push_back(Paragraph{
         fmt::format("Rank {} is the straggler: slowest in {} of {} steps; its mean time before "
                     "the sync is {}x the median rank's. {}. Its limiting stage: {}; its slowest "

@@ -87,6 +87,7 @@ json straggler_analysis(const std::vector<RankSteps>& ranks) {
     n = std::min({n, r.step_ms.size(), r.wait_ms.size()});
   if (ranks.size() < 2 || n == 0) return nullptr;
   std::vector<std::vector<double>> locals;
+  locals.reserve(ranks.size());
   for (const RankSteps& r : ranks)
     locals.push_back(local_ms(r, n));
   json per_step = json::array();
@@ -102,6 +103,7 @@ json straggler_analysis(const std::vector<RankSteps>& ranks) {
     per_step.push_back(ranks[slow].rank);
   }
   std::vector<double> local_mean;
+  local_mean.reserve(locals.size());
   for (const auto& l : locals)
     local_mean.push_back(mean(l));
   const auto slow = static_cast<size_t>(std::max_element(local_mean.begin(), local_mean.end()) -
