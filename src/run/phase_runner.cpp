@@ -34,7 +34,7 @@ void PhaseRunner::start_phase() {
   if (group_ != nullptr) group_->barrier();
 }
 
-double PhaseRunner::sync_after_step() {
+double PhaseRunner::sync_after_step(const std::string& phase) {
   if (group_ == nullptr || config_.dist.sync == "none") return std::nan("");
   const int64_t t0 = clock_.now_ns();
   if (config_.dist.sync == "barrier") {
@@ -43,6 +43,7 @@ double PhaseRunner::sync_after_step() {
     group_->allreduce_gradient();
   }
   const int64_t t1 = clock_.now_ns();
+  trace::sync(phase, t0, t1);
   return static_cast<double>(t1 - t0) / 1e6;
 }
 
@@ -84,7 +85,7 @@ void PhaseRunner::one_compute_step(const Batch& batch, Step& step, PhaseMetrics*
   for (int a = 0; a < config_.step.accum_steps; ++a)
     step.run(batch);
   const double compute = static_cast<double>(clock_.now_ns() - t0) / 1e6;
-  const double sync = sync_after_step();
+  const double sync = sync_after_step("compute");
   const int64_t t1 = clock_.now_ns();
   const double ms = static_cast<double>(t1 - t0) / 1e6;
   const int64_t samples = static_cast<int64_t>(batch.size) * config_.step.accum_steps;
@@ -174,7 +175,7 @@ void PhaseRunner::one_loader_step(BatchSource& source, Step* step, const std::st
     gpu_record.add(batch, step != nullptr ? step->last_h2d() : std::nullopt);
   }
   // The loader alone (no step) is each rank's own: nothing to synchronise.
-  const double sync = step != nullptr ? sync_after_step() : std::nan("");
+  const double sync = step != nullptr ? sync_after_step(phase) : std::nan("");
   const int64_t t_end = clock_.now_ns();
   trace::step(phase, record != nullptr ? index : -1, record == nullptr, t0, t_end, samples);
   checkpoint_.step_done(phase, last_batch_id, record != nullptr, t_end);

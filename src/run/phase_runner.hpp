@@ -86,7 +86,7 @@ class PhaseRunner {
                        PhaseMetrics* record, GpuPhase* gpu, int64_t index);
   const Batch& next_batch(BatchSource& source, const std::string& phase);
   void start_phase();
-  double sync_after_step();  // ms, NaN without a sync
+  double sync_after_step(const std::string& phase);  // ms, NaN without a sync
   void check_steady_state(const PhaseMetrics& phase, const std::function<void()>& step);
   double elapsed_s(int64_t since) { return static_cast<double>(clock_.now_ns() - since) / 1e9; }
 

@@ -53,6 +53,8 @@ const char* event_name(EventName name) noexcept {
       return "queue";
     case EventName::compute:
       return "compute";
+    case EventName::sync:
+      return "sync";
     case EventName::step:
       return "step";
     case EventName::phase:

@@ -22,6 +22,7 @@ enum class EventName : uint16_t {
   consumed,      // instant, a batch handed to the step; a = batch id, b = epoch
   queue,         // counter; a = batches completed and not yet delivered, b = batches in flight
   compute,       // span, the step's run on one batch; a = phase
+  sync,          // span, a rank's dist.sync after a step (barrier or allreduce); a = phase
   step,          // span; a = phase, b = step index, c = 1 in warm-up, d = samples
   phase,         // instant, a phase starts; a = phase
   window_begin,  // instant, a phase's measured window opens (warm-up ends); a = phase

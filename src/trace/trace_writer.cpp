@@ -241,8 +241,9 @@ class Writer {
           counter("queue", r.t_ns, pid, fmt::format("\"ready\":{},\"in_flight\":{}", r.a, r.b));
           break;
         case EventName::compute:
-          complete("compute", "step", r.t_ns, r.dur_ns, pid, tid,
-                   fmt::format("\"phase\":\"{}\"", phase_name(r.a)));
+        case EventName::sync:
+          complete(r.name == EventName::sync ? "sync" : "compute", "step", r.t_ns, r.dur_ns, pid,
+                   tid, fmt::format("\"phase\":\"{}\"", phase_name(r.a)));
           break;
         case EventName::step:
           complete("step", "step", r.t_ns, r.dur_ns, pid, tid,

@@ -125,6 +125,12 @@ void compute(const std::string& phase, int64_t t0, int64_t t1) noexcept {
   }
 }
 
+void sync(const std::string& phase, int64_t t0, int64_t t1) noexcept {
+  if (TraceArena* a = arena()) {
+    put(*a, kMainRegion, EventName::sync, t0, t1, static_cast<int64_t>(phase_code(phase.c_str())));
+  }
+}
+
 void step(const std::string& phase, int64_t index, bool warmup, int64_t t0, int64_t t1,
           int64_t samples) noexcept {
   if (TraceArena* a = arena()) {

@@ -52,6 +52,7 @@ void span(EventName name, int64_t t0, int64_t t1, int64_t a = 0, int64_t b = 0) 
 void consumed(uint64_t batch, int64_t epoch) noexcept;  // now: the batch goes to the step
 void queue_depth(size_t completed, size_t in_flight) noexcept;
 void compute(const std::string& phase, int64_t t0, int64_t t1) noexcept;
+void sync(const std::string& phase, int64_t t0, int64_t t1) noexcept;  // a rank's dist.sync
 void step(const std::string& phase, int64_t index, bool warmup, int64_t t0, int64_t t1,
           int64_t samples) noexcept;
 void mark(EventName name, const std::string& phase) noexcept;  // phase, window_begin/end
