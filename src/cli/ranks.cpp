@@ -97,7 +97,7 @@ pid_t spawn_rank(const std::vector<std::string>& argv, const std::vector<std::st
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log.c_str(),
-                                   O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
   if (!inherit_stderr) posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
   std::vector<char*> cargv, cenv;
   for (const auto& a : argv)

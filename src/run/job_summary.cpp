@@ -31,7 +31,7 @@ std::vector<double> local_ms(const RankSteps& r, size_t n) {
   return local;
 }
 
-// Mean of `v` over the ranks other than `skip`, as a median (one odd rank does not move it).
+// The median of `v` over the ranks other than `skip` (one odd rank does not move it).
 double median_of_others(const std::vector<double>& v, size_t skip) {
   std::vector<double> others;
   for (size_t i = 0; i < v.size(); ++i)

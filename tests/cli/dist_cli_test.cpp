@@ -8,7 +8,6 @@
 
 #include <chrono>
 #include <map>
-#include <memory>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
@@ -36,19 +35,13 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 class DistCli : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    dir_ = std::make_unique<test::TempDir>();
-    gen_ = std::make_unique<test::CommandResult>(
-        test::run_mmprof("gen --quiet --out " + shell_quote(data()) +
-                         " --images 64 --videos 0 --png-fraction 0 --threads 1 --seed 3"
-                         " --layout both --shard-mb 1"));
+    ds_.make(
+        "--images 64 --videos 0 --png-fraction 0 --threads 1 --seed 3 --layout both --shard-mb 1");
   }
-  static void TearDownTestSuite() {
-    gen_.reset();
-    dir_.reset();
-  }
-  void SetUp() override { ASSERT_EQ(gen_->exit_code, 0) << gen_->output; }
+  static void TearDownTestSuite() { ds_.drop(); }
+  void SetUp() override { ASSERT_EQ(ds_.gen().exit_code, 0) << ds_.gen().output; }
 
-  static fs::path data() { return dir_->path() / "ds"; }
+  static fs::path data() { return ds_.path(); }
   fs::path job() const { return tmp_.path() / "job"; }
   // mmprof ARGS with the environment `env` ("NAME=VALUE ...") before it.
   static test::CommandResult mmprof_with(const std::string& env, const std::string& args) {
@@ -57,13 +50,11 @@ class DistCli : public ::testing::Test {
   }
   static json rank_of(const json& job, int k) { return job["ranks"][static_cast<size_t>(k)]; }
 
-  static std::unique_ptr<test::TempDir> dir_;
-  static std::unique_ptr<test::CommandResult> gen_;
+  static test::SuiteDataset ds_;
   test::TempDir tmp_;
 };
 
-std::unique_ptr<test::TempDir> DistCli::dir_;
-std::unique_ptr<test::CommandResult> DistCli::gen_;
+test::SuiteDataset DistCli::ds_;
 
 // Rank 1's step is planted 80 ms slower than rank 0's 20 ms: in a barrier after every step,
 // rank 0 waits those 80 ms, and rank 1 hardly waits at all.

@@ -210,6 +210,15 @@ nlohmann::json::json_pointer dotted_pointer(const std::string& dotted) {
   return nlohmann::json::json_pointer(p);
 }
 
+void SuiteDataset::make(const std::string& gen_args) {
+  dir_ = std::make_unique<TempDir>();
+  gen_ = run_mmprof("gen --quiet --out " + shell_quote(path()) + " " + gen_args);
+}
+
+void SuiteDataset::drop() {
+  dir_.reset();
+}
+
 std::multiset<std::string> first_epoch_keys(const std::filesystem::path& run,
                                             const std::string& phase) {
   std::set<int64_t> first_epoch;

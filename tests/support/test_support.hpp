@@ -2,6 +2,7 @@
 // Shared helpers for tests: temporary directories, running commands, reading files.
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
@@ -97,6 +98,20 @@ std::vector<uint8_t> ffmpeg_decode_rgb(const std::filesystem::path& file, int fr
 std::vector<std::string> design_summary_keys();
 // "a.b.c" -> the JSON pointer /a/b/c.
 nlohmann::json::json_pointer dotted_pointer(const std::string& dotted);
+
+// A dataset made once for a whole test suite by `mmprof gen --quiet --out DIR ARGS` (in
+// SetUpTestSuite), removed by drop() (in TearDownTestSuite); each test checks gen() first.
+class SuiteDataset {
+ public:
+  void make(const std::string& gen_args);
+  void drop();
+  std::filesystem::path path() const { return dir_->path() / "ds"; }
+  const CommandResult& gen() const { return gen_; }
+
+ private:
+  std::unique_ptr<TempDir> dir_;
+  CommandResult gen_;
+};
 
 // The keys of the samples a run's `phase` delivered in its first epoch (stages.csv, whose steps are
 // the phase's batch ids when it had no warm-up and one batch per step; digests.csv gives each
