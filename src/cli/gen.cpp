@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <string>
 
 #include "cli/common.hpp"
 #include "cli/usage.hpp"
@@ -20,6 +21,10 @@ void setup_gen(CLI::App& app, GenCliOptions& o) {
   app.add_option("--video-min-s", o.gen.video_min_s, "Shortest clip in seconds");
   app.add_option("--video-max-s", o.gen.video_max_s, "Longest clip in seconds");
   app.add_option("--video-max-height", o.gen.video_max_height, "Tallest clip (360..1080)");
+  app.add_option("--video-codec", o.video_codec, "Clips' codec: h264 | vp9 | mpeg4 (Part 2)")
+      ->check(CLI::IsMember({"h264", "vp9", "mpeg4"}));
+  app.add_option("--image-size", o.image_size,
+                 "Every image WxH (default: long-tailed from 320x240 to 1920x1080)");
   app.add_option("--layout", o.layout, "files | tar | both")
       ->check(CLI::IsMember({"files", "tar", "both"}));
   app.add_option("--shard-mb", o.shard_mb, "Tar shard size in MB")->check(above(0));
@@ -32,6 +37,18 @@ int run_gen_command(GenCliOptions o) {
   if (o.gen.video_min_s <= 0 || o.gen.video_max_s < o.gen.video_min_s) {
     throw UsageError("--video-min-s must be > 0 and no larger than --video-max-s");
   }
+  if (!o.image_size.empty()) {
+    int w = 0, h = 0;
+    char x = 0, extra = 0;
+    if (std::sscanf(o.image_size.c_str(), "%d%c%d%c", &w, &x, &h, &extra) != 3 || x != 'x') {
+      throw UsageError("--image-size " + o.image_size + ": expected WxH, e.g. 640x480");
+    }
+    o.gen.image_min_w = o.gen.image_max_w = w;
+    o.gen.image_min_h = o.gen.image_max_h = h;
+  }
+  o.gen.video_codec = o.video_codec == "vp9"     ? VideoCodec::vp9
+                      : o.video_codec == "mpeg4" ? VideoCodec::mpeg4
+                                                 : VideoCodec::h264;
   o.gen.write_files = o.layout != "tar";
   o.gen.write_shards = o.layout != "files";
   o.gen.shard_bytes = static_cast<uint64_t>(o.shard_mb * 1e6);

@@ -10,7 +10,9 @@ struct GenCliOptions {
   GenOptions gen;
   std::string layout = "files";  // files | tar | both
   double shard_mb = 64;
-  bool json = false;  // --json: dataset.json on stdout, nothing else there
+  std::string video_codec = "h264";  // h264 | vp9 | mpeg4
+  std::string image_size;  // --image-size WxH: fixed bounds, empty = the long-tailed default
+  bool json = false;       // --json: dataset.json on stdout, nothing else there
   Verbosity verbosity;
 };
 

@@ -150,8 +150,9 @@ struct VideoDecoder::Impl {
   int64_t last_pos = -1;    // byte position of the last packet sent to the decoder (-1: none yet)
   int64_t index_shift = 0;  // pts - index timestamp of keyframes (MP4 indexes by dts), as read
   int64_t last_target = INT64_MIN;
-  int64_t skip_before = INT64_MIN;  // non-reference packets presented before this are dropped
-  bool skipped = false;             // a packet was sent with AVDISCARD_NONREF for this target
+  int64_t skip_before = INT64_MIN;   // non-reference packets presented before this are dropped
+  bool skipped = false;              // a packet was sent with AVDISCARD_NONREF for this target
+  int64_t max_pts_sent = INT64_MIN;  // the latest presentation time of any packet sent
 
   void close() noexcept {
     if (!levers.reuse_decoder || !codec_reusable) codec.reset();
@@ -206,6 +207,7 @@ void VideoDecoder::Impl::open(std::span<const uint8_t> bytes) {
   start_pts = stream->start_time != AV_NOPTS_VALUE ? stream->start_time : 0;
   last_pos = -1;
   index_shift = 0;
+  max_pts_sent = INT64_MIN;
   last_target = INT64_MIN;
 }
 
@@ -261,9 +263,11 @@ void VideoDecoder::Impl::position_at(int64_t target) {
   }
   if (target < last_target || seek_skips_packets(target)) seek(target);
   last_target = target;
-  if (!decode_until(target, levers.skip_nonref) && skipped) {
-    // Past the end the last frame stands for the target, and it may have been a skipped
-    // non-reference frame: decode the last GOP again, every frame.
+  if (!decode_until(target, levers.skip_nonref) && skipped && have_cur &&
+      frame_pts(cur.get()) < max_pts_sent) {
+    // Past the end the last frame stands for the target, and the last one presented was a
+    // skipped non-reference frame: decode the last GOP again, every frame. (A codec that dropped
+    // nothing, as libvpx's VP9, ends on its last frame and is not decoded twice.)
     seek(target);
     decode_until(target, false);
   }
@@ -338,6 +342,7 @@ bool VideoDecoder::Impl::next_frame() {
 // Matroska's, holds pts and packets carry no separate dts).
 void VideoDecoder::Impl::note_packet_position() noexcept {
   if (packet->pos >= 0) last_pos = packet->pos;
+  if (packet->pts != AV_NOPTS_VALUE) max_pts_sent = std::max(max_pts_sent, packet->pts);
   if ((packet->flags & AV_PKT_FLAG_KEY) != 0 && packet->pts != AV_NOPTS_VALUE &&
       packet->dts != AV_NOPTS_VALUE) {
     index_shift = packet->pts - packet->dts;

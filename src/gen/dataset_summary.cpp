@@ -5,6 +5,7 @@
 #include <map>
 #include <numeric>
 
+#include "gen/video_encode.hpp"
 #include "util/version.hpp"
 
 namespace mmprof::gen {
@@ -23,7 +24,7 @@ json generator_params(const GenOptions& o) {
           {"video_min_s", o.video_min_s},
           {"video_max_s", o.video_max_s},
           {"video_max_height", o.video_max_height},
-          {"video_codec", "h264 (libx264 veryfast, crf 20, threads 1)"},
+          {"video_codec", codec_description(o.video_codec)},
           {"shard_bytes", o.shard_bytes}};
 }
 
@@ -52,7 +53,7 @@ json image_summary(const std::vector<SampleRecord>& samples) {
           {"jpeg_bytes_per_pixel", describe(bpp)}};
 }
 
-json video_summary(const std::vector<SampleRecord>& samples) {
+json video_summary(const std::vector<SampleRecord>& samples, VideoCodec codec) {
   std::vector<double> duration, bitrate;
   std::map<std::string, int> resolutions, fps, keyint;
   int64_t frames = 0;
@@ -66,7 +67,7 @@ json video_summary(const std::vector<SampleRecord>& samples) {
     keyint[std::to_string(s.keyframe_interval_s)]++;
     frames += s.frames;
   }
-  return {{"codec", "h264"},
+  return {{"codec", codec_name(codec)},
           {"pix_fmt", "yuv420p"},
           {"container", "mp4"},
           {"duration_s", describe(duration)},
@@ -144,7 +145,7 @@ json dataset_json(const GenOptions& o, const std::vector<SampleRecord>& samples,
         {"video", video_bytes},
         {"text", text_bytes}}},
       {"images", image_summary(samples)},
-      {"videos", video_summary(samples)},
+      {"videos", video_summary(samples, o.video_codec)},
       {"captions", {{"words", describe(words)}}},
       {"layouts", layouts_json(layouts)}};
 }

@@ -64,7 +64,7 @@ CaptionSubject encode_media(const GenOptions& o, Rng& rng, WorkerState& w, Encod
     const VideoParams p = draw_video_params(o, rng);
     VideoScene scene(rng, p, w.video);
     encode_mp4(
-        p, [&](int i, const YuvView& v) { scene.render(i, v); }, s.media);
+        p, o.video_codec, [&](int i, const YuvView& v) { scene.render(i, v); }, s.media);
     r.width = p.width, r.height = p.height, r.fps = p.fps, r.frames = p.frames;
     r.keyframe_interval_s = p.keyframe_interval_s;
     const ImageLook& look = scene.look();

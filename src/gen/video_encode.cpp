@@ -1,6 +1,7 @@
 #include "gen/video_encode.hpp"
 
 #include <cstring>
+#include <initializer_list>
 #include <mutex>
 #include <string>
 
@@ -71,9 +72,54 @@ struct DictionaryOwner {
   ~DictionaryOwner() { av_dict_free(&dict); }
 };
 
-detail::AvCodecContextPtr open_x264(const VideoParams& p, bool global_header) {
-  const AVCodec* codec = avcodec_find_encoder_by_name("libx264");
-  if (codec == nullptr) throw UnavailableError("libavcodec was built without libx264");
+// How each codec of `mmprof gen --video-codec` is encoded: one thread (multi-threaded encoders
+// change decisions with the thread count, and the generator gets its parallelism from encoding
+// several samples at once) and keyframes exactly every keyframe_interval_s (scene cuts off).
+struct CodecSetup {
+  const char* encoder;      // libavcodec's encoder
+  const char* description;  // dataset.json's generator.video_codec
+  const char* name;         // the codec as FFmpeg names it (dataset.json's videos.codec)
+  std::initializer_list<std::pair<const char*, const char*>> options;
+  int max_b_frames;  // -1: the encoder's default
+};
+
+const CodecSetup& codec_setup(VideoCodec codec) {
+  static const CodecSetup h264{
+      "libx264",
+      "h264 (libx264 veryfast, crf 20, threads 1)",
+      "h264",
+      {{"preset", "veryfast"}, {"crf", "20"}, {"x264-params", "scenecut=0"}},
+      -1};
+  // Constant quality needs a zero bitrate; "good" at cpu-used 5 is libvpx's usual speed for video
+  // on demand, with alt-ref frames (hidden, packed in superframes) as YouTube's VP9 has.
+  static const CodecSetup vp9{"libvpx-vp9",
+                              "vp9 (libvpx-vp9 good, cpu-used 5, crf 32, threads 1)",
+                              "vp9",
+                              {{"deadline", "good"}, {"cpu-used", "5"}, {"crf", "32"}, {"b", "0"}},
+                              -1};
+  // Advanced Simple Profile as DivX/Xvid archives: two B-frames between references, fixed qscale.
+  static const CodecSetup mpeg4{"mpeg4",
+                                "mpeg4 (FFmpeg's encoder, 2 B-frames, qscale 4, threads 1)",
+                                "mpeg4",
+                                {{"qscale", "4"}, {"sc_threshold", "1000000000"}},
+                                2};
+  switch (codec) {
+    case VideoCodec::vp9:
+      return vp9;
+    case VideoCodec::mpeg4:
+      return mpeg4;
+    case VideoCodec::h264:
+      break;
+  }
+  return h264;
+}
+
+detail::AvCodecContextPtr open_encoder(const VideoParams& p, const CodecSetup& setup,
+                                       bool global_header) {
+  const AVCodec* codec = avcodec_find_encoder_by_name(setup.encoder);
+  if (codec == nullptr) {
+    throw UnavailableError(std::string("libavcodec was built without ") + setup.encoder);
+  }
   detail::AvCodecContextPtr ctx(avcodec_alloc_context3(codec));
   if (!ctx) throw RunError("mp4: out of memory");
   ctx->width = p.width;
@@ -83,15 +129,16 @@ detail::AvCodecContextPtr open_x264(const VideoParams& p, bool global_header) {
   ctx->framerate = {p.fps, 1};
   ctx->gop_size = p.fps * p.keyframe_interval_s;
   ctx->keyint_min = ctx->gop_size;
-  // One thread per encoder: x264's frame threads change decisions with the thread count, and the
-  // generator gets its parallelism from encoding several samples at once.
+  if (setup.max_b_frames >= 0) ctx->max_b_frames = setup.max_b_frames;
   ctx->thread_count = 1;
+  // No encoder version in the stream (MPEG-4's user data): the bytes depend on the inputs only.
+  ctx->flags |= AV_CODEC_FLAG_BITEXACT;
   if (global_header) ctx->flags |= AV_CODEC_FLAG_GLOBAL_HEADER;
   DictionaryOwner options;
-  av_dict_set(&options.dict, "preset", "veryfast", 0);
-  av_dict_set(&options.dict, "crf", "20", 0);
-  av_dict_set(&options.dict, "x264-params", "scenecut=0", 0);
-  check_av(avcodec_open2(ctx.get(), codec, &options.dict), "mp4: open libx264");
+  for (const auto& [key, value] : setup.options)
+    av_dict_set(&options.dict, key, value, 0);
+  check_av(avcodec_open2(ctx.get(), codec, &options.dict),
+           std::string("mp4: open ") + setup.encoder);
   return ctx;
 }
 
@@ -117,10 +164,10 @@ detail::AvFramePtr make_frame(const VideoParams& p) {
   return frame;
 }
 
-// libx264 reports its settings and statistics at AV_LOG_INFO, a dozen lines per clip. FFmpeg's
+// libx264 and libvpx report their settings and statistics at AV_LOG_INFO, lines per clip. FFmpeg's
 // log level is process-wide, so it is lowered only while it still has FFmpeg's default value:
 // a level the program chose on purpose is left alone.
-void quiet_x264_logs() {
+void quiet_encoder_logs() {
   static std::once_flag once;
   std::call_once(once, [] {
     if (av_log_get_level() == AV_LOG_INFO) av_log_set_level(AV_LOG_WARNING);
@@ -129,9 +176,17 @@ void quiet_x264_logs() {
 
 }  // namespace
 
-void encode_mp4(const VideoParams& p, const std::function<void(int, const YuvView&)>& render,
-                std::vector<uint8_t>& out) {
-  quiet_x264_logs();
+const char* codec_name(VideoCodec codec) {
+  return codec_setup(codec).name;
+}
+
+const char* codec_description(VideoCodec codec) {
+  return codec_setup(codec).description;
+}
+
+void encode_mp4(const VideoParams& p, VideoCodec codec,
+                const std::function<void(int, const YuvView&)>& render, std::vector<uint8_t>& out) {
+  quiet_encoder_logs();
   out.clear();
   MemorySink sink{&out};
   detail::AvioPtr io = open_sink(sink);
@@ -140,7 +195,8 @@ void encode_mp4(const VideoParams& p, const std::function<void(int, const YuvVie
   detail::AvOutputPtr fmt(raw);
   fmt->pb = io.get();
   fmt->flags |= AVFMT_FLAG_CUSTOM_IO | AVFMT_FLAG_BITEXACT;
-  detail::AvCodecContextPtr ctx = open_x264(p, (fmt->oformat->flags & AVFMT_GLOBALHEADER) != 0);
+  detail::AvCodecContextPtr ctx =
+      open_encoder(p, codec_setup(codec), (fmt->oformat->flags & AVFMT_GLOBALHEADER) != 0);
   AVStream* st = avformat_new_stream(fmt.get(), nullptr);
   if (st == nullptr) throw RunError("mp4: out of memory");
   check_av(avcodec_parameters_from_context(st->codecpar, ctx.get()), "mp4: stream parameters");

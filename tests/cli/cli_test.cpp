@@ -327,6 +327,35 @@ TEST_F(CliTest, GenIsDeterministicForASeed) {
   EXPECT_EQ(compared, kImages + kImages + kVideos);  // images + all captions
 }
 
+// --image-size fixes every image's size (the bench's uniform set); --video-codec picks the clips'
+// encoder, which dataset.json names; malformed values are usage errors naming the option.
+TEST_F(CliTest, GenTakesAFixedImageSizeAndAVideoCodec) {
+  const fs::path out = scratch() / "ds-sized";
+  auto r = test::run_mmprof("gen -q --out " + test::shell_quote(out) +
+                            " --images 4 --videos 1 --video-max-s 1 --video-max-height 360"
+                            " --image-size 300x200 --video-codec mpeg4 --png-fraction 0");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const json doc = read_json(out / "dataset.json");
+  EXPECT_EQ(doc["images"]["width"]["min"], 300);
+  EXPECT_EQ(doc["images"]["width"]["max"], 300);
+  EXPECT_EQ(doc["images"]["height"]["min"], 200);
+  EXPECT_EQ(doc["images"]["height"]["max"], 200);
+  EXPECT_EQ(doc["videos"]["codec"], "mpeg4");
+  for (const auto& e : fs::directory_iterator(out / "files")) {
+    if (e.path().extension() != ".jpg") continue;
+    const auto probe =
+        test::run_command("ffprobe -v error -show_entries stream=width,height -of csv=p=0 " +
+                          test::shell_quote(e.path()));
+    EXPECT_EQ(probe.output, "300,200\n") << e.path();
+  }
+  r = test::run_mmprof("gen --out " + test::shell_quote(out) + " --image-size 300");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find("--image-size 300: expected WxH"), std::string::npos) << r.output;
+  r = test::run_mmprof("gen --out " + test::shell_quote(out) + " --video-codec av1");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find("--video-codec"), std::string::npos) << r.output;
+}
+
 TEST_F(CliTest, BaselineOnFilesWritesAConsistentRunDirectory) {
   const fs::path out = scratch() / "run-files";
   const auto r = test::run_mmprof(baseline_args(test::shell_quote(dataset() / "files"), out));

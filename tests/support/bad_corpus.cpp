@@ -41,7 +41,7 @@ std::vector<uint8_t> zero_frame_mp4() {
   p.frames = 0;
   std::vector<uint8_t> out;
   gen::encode_mp4(
-      p, [](int, const gen::YuvView&) {}, out);
+      p, VideoCodec::h264, [](int, const gen::YuvView&) {}, out);
   return out;
 }
 

@@ -187,11 +187,19 @@ TEST(GenDataset, JpegsAre420WithPhotoLikeEntropy) {
   EXPECT_LT(sum_bpp / n, 0.3);
 }
 
-TEST(GenDataset, Mp4IsH264WithRegularKeyframes) {
+// Every codec of --video-codec: the stream ffprobe sees, and a keyframe exactly every
+// keyframe_interval_s (from the packets' key flags, which every codec sets).
+class GenCodecTest : public ::testing::TestWithParam<std::pair<VideoCodec, const char*>> {};
+
+TEST_P(GenCodecTest, Mp4HasTheCodecAndRegularKeyframes) {
+  const auto [codec, name] = GetParam();
   TempDir tmp;
   GenOptions o = small_options(tmp.path());
   o.images = 0, o.videos = 1, o.video_min_s = o.video_max_s = 5.0, o.write_shards = false;
+  o.video_codec = codec;
   const json doc = generate_dataset(o);
+  EXPECT_EQ(doc["videos"]["codec"], name);
+  EXPECT_EQ(doc["generator"]["video_codec"].get<std::string>().rfind(name, 0), 0u);
   const int fps = std::stoi(doc["videos"]["fps"].items().begin().key());
   const int keyint = std::stoi(doc["videos"]["keyframe_interval_s"].items().begin().key());
   const std::string file = (tmp.path() / "files" / "000000.mp4").string();
@@ -202,31 +210,40 @@ TEST(GenDataset, Mp4IsH264WithRegularKeyframes) {
       file + "'");
   ASSERT_EQ(probe.exit_code, 0) << probe.output;
   const json stream = json::parse(probe.output)["streams"][0];
-  EXPECT_EQ(stream["codec_name"], "h264");
+  EXPECT_EQ(stream["codec_name"], name);
   EXPECT_EQ(stream["pix_fmt"], "yuv420p");
   EXPECT_EQ(stream["r_frame_rate"], std::to_string(fps) + "/1");
   EXPECT_EQ(stream["width"], 640);
   EXPECT_EQ(stream["height"], 360);
   EXPECT_EQ(stream["nb_frames"], std::to_string(5 * fps));
 
-  auto keys = run_command(
-      "ffprobe -v error -select_streams v -skip_frame nokey -show_entries "
-      "frame=pts_time -of csv=p=0 '" +
+  auto packets = run_command(
+      "ffprobe -v error -select_streams v -show_entries packet=pts_time,flags -of csv=p=0 '" +
       file + "'");
-  ASSERT_EQ(keys.exit_code, 0) << keys.output;
-  std::vector<double> times;  // ffprobe prints "t," and blank lines for frames' side data
-  std::istringstream in(keys.output);
+  ASSERT_EQ(packets.exit_code, 0) << packets.output;
+  std::vector<double> times;  // "pts_time,flags" per packet; K marks a keyframe
+  std::istringstream in(packets.output);
   for (std::string line; std::getline(in, line);) {
-    if (line.find_first_of("0123456789") == std::string::npos) continue;
-    times.push_back(std::stod(line));
+    const auto comma = line.find(',');
+    if (comma == std::string::npos || line.find('K', comma) == std::string::npos) continue;
+    times.push_back(std::stod(line.substr(0, comma)));
   }
+  std::sort(times.begin(), times.end());
   std::vector<double> expected;
   for (int t = 0; t < 5; t += keyint)
     expected.push_back(t);
-  ASSERT_EQ(times.size(), expected.size()) << keys.output;
+  ASSERT_EQ(times.size(), expected.size()) << packets.output;
   for (size_t i = 0; i < times.size(); ++i)
     EXPECT_NEAR(times[i], expected[i], 1e-3);
 }
+
+INSTANTIATE_TEST_SUITE_P(Codecs, GenCodecTest,
+                         ::testing::Values(std::make_pair(VideoCodec::h264, "h264"),
+                                           std::make_pair(VideoCodec::vp9, "vp9"),
+                                           std::make_pair(VideoCodec::mpeg4, "mpeg4")),
+                         [](const auto& param_info) {
+                           return std::string(param_info.param.second);
+                         });
 
 TEST(GenDataset, UnwritableOutputNamesThePath) {
   TempDir tmp;
