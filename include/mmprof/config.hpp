@@ -18,6 +18,7 @@ enum class StepKind { none, sleep, spin, torch, gemm };
 enum class ImageDType { uint8, float32 };
 enum class VideoSampling { uniform, random_window };
 enum class ImageResizer { mmprof, swscale };
+enum class ImageDctScales { halves, eighths };
 // The page cache before each loader phase: as it is, filled with the dataset, or emptied of it.
 enum class DataCache { as_is, warm, cold };
 
@@ -71,10 +72,14 @@ struct ImageConfig {
   int size = 224;
   ImageDType dtype = ImageDType::float32;
   bool dct_scaling = true;
+  // The scaling factors it may pick: 1/2, 1/4, 1/8 (SIMD in libjpeg-turbo), or every n/8.
+  ImageDctScales dct_scales = ImageDctScales::halves;
   // JPEG: decode only the rows and block columns around the random crop (DecodeRegion::crop).
   bool crop_decode = true;
   ImageResizer resizer =
       ImageResizer::mmprof;  // crop+resize: mmprof's PIL-equivalent filter, or swscale
+  // mmprof's resize: the AVX2 horizontal pass where the CPU has it (the same bytes).
+  bool simd = true;
   // Larger images are refused from their header, before any pixel buffer is allocated. The
   // default is PIL's DecompressionBombError threshold (2 x Image.MAX_IMAGE_PIXELS).
   int max_pixels = 178'956'970;

@@ -18,17 +18,29 @@ namespace {
 
 // Keys that only change how batches are produced, never what they hold (DESIGN.md: a seed fixes
 // sample order and augmentation whatever the workers; image.dtype converts the same pixels;
-// image.crop_decode decodes the same pixels of the crop, decode_test.cpp).
+// image.crop_decode decodes the same pixels of the crop, decode_test.cpp; image.simd resizes to
+// the same bytes, transform_test.cpp).
 const std::set<std::string> kPreservingKeys = {
-    "loader.num_workers", "loader.prefetch_factor",    "loader.pin_memory",
-    "loader.worker_mode", "loader.persistent_workers", "loader.in_order",
-    "data.layout",        "video.decoder_threads",     "metrics.interval_ms",
-    "image.dtype",        "loader.buffer_reuse",       "loader.huge_pages",
-    "loader.pin_workers", "video.reuse_decoder",       "video.skip_nonref",
+    "loader.num_workers",
+    "loader.prefetch_factor",
+    "loader.pin_memory",
+    "loader.worker_mode",
+    "loader.persistent_workers",
+    "loader.in_order",
+    "data.layout",
+    "video.decoder_threads",
+    "metrics.interval_ms",
+    "image.dtype",
+    "loader.buffer_reuse",
+    "loader.huge_pages",
+    "loader.pin_workers",
+    "video.reuse_decoder",
+    "video.skip_nonref",
     "image.crop_decode",
+    "image.simd",
 };
 // Keys that change decoded pixels within a bound (DCT-domain downscaling, another resize filter).
-const std::set<std::string> kLossyKeys = {"image.dct_scaling", "image.resizer"};
+const std::set<std::string> kLossyKeys = {"image.dct_scaling", "image.dct_scales", "image.resizer"};
 
 Factor parse_factor(const std::string& text) {
   const auto eq = text.find('=');

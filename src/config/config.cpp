@@ -372,7 +372,11 @@ Config resolve_config(json& tree) {
   c.image.dtype = choice_at<ImageDType>(
       t, "image.dtype", {{"uint8", ImageDType::uint8}, {"float32", ImageDType::float32}});
   c.image.dct_scaling = bool_at(t, "image.dct_scaling");
+  c.image.dct_scales = choice_at<ImageDctScales>(
+      t, "image.dct_scales",
+      {{"halves", ImageDctScales::halves}, {"eighths", ImageDctScales::eighths}});
   c.image.crop_decode = bool_at(t, "image.crop_decode");
+  c.image.simd = bool_at(t, "image.simd");
   c.image.resizer = choice_at<ImageResizer>(
       t, "image.resizer", {{"mmprof", ImageResizer::mmprof}, {"swscale", ImageResizer::swscale}});
   c.image.max_pixels = int_at(t, "image.max_pixels");

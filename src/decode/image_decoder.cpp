@@ -80,10 +80,10 @@ ImageInfo ImageDecoder::probe(std::span<const uint8_t> bytes) {
 }
 
 void ImageDecoder::decode(std::span<const uint8_t> bytes, const CropRect& crop, int min_side,
-                          bool dct_scaling, RgbImage& out, DecodeRegion region) {
+                          DctScaling scaling, RgbImage& out, DecodeRegion region) {
   const MediaFormat& format = sniff(bytes);
   if (format.backend == DecodeBackend::libjpeg_turbo) {
-    impl_->jpeg.decode(bytes, crop, min_side, dct_scaling, region, out);
+    impl_->jpeg.decode(bytes, crop, min_side, scaling, region, out);
   } else {
     // PNG: refused above the pixel limit before FFmpeg allocates anything.
     if (format.name == "png") png_header(bytes, impl_->max_pixels);

@@ -36,6 +36,13 @@ struct RgbImage {
 // file fails the image either way.
 enum class DecodeRegion { whole, crop };
 
+// The libjpeg-turbo scaling factors DCT scaling may pick (image.dct_scaling, image.dct_scales).
+// `halves`: 1/2, 1/4 and 1/8, whose reduced IDCTs libjpeg-turbo runs in SIMD, as PIL's draft
+// mode. `eighths`: any n/8; libjpeg-turbo's IDCTs for 3/8 to 7/8 (and the 10x10 to 14x14 ones
+// their chroma needs) are plain C, and at 5/8 to 7/8 a scaled decode takes longer than the whole
+// one (tjbench, docs/performance.md).
+enum class DctScaling : uint8_t { off, halves, eighths };
+
 class ImageDecoder {
  public:
   // Images whose header claims more than max_pixels pixels are refused (DecodeError) before
@@ -49,13 +56,13 @@ class ImageDecoder {
   // and on images above the pixel limit.
   ImageInfo probe(std::span<const uint8_t> bytes);
 
-  // Decodes to RGB24. With dct_scaling and a JPEG source, picks the smallest libjpeg-turbo scaling
-  // factor whose scaled `crop` is still at least min_side pixels on both sides, so no detail the
+  // Decodes to RGB24. With DCT scaling and a JPEG source, picks the smallest scaling factor of the
+  // set whose scaled `crop` is still at least min_side pixels on both sides, so no detail the
   // target resolution needs is thrown away; out.scale_num/den record the factor. min_side <= 0 or
-  // dct_scaling=false decodes at full size. out.crop is `crop` in out's pixels; `region` applies
+  // DctScaling::off decodes at full size. out.crop is `crop` in out's pixels; `region` applies
   // to JPEGs (the other formats are decoded whole).
-  void decode(std::span<const uint8_t> bytes, const CropRect& crop, int min_side, bool dct_scaling,
-              RgbImage& out, DecodeRegion region = DecodeRegion::whole);
+  void decode(std::span<const uint8_t> bytes, const CropRect& crop, int min_side,
+              DctScaling scaling, RgbImage& out, DecodeRegion region = DecodeRegion::whole);
 
  private:
   struct Impl;

@@ -25,12 +25,12 @@ struct Scale {
   int num = 1, denom = 1;
 };
 
-// The smallest libjpeg-turbo scaling factor n/8 (<= 1) that keeps the crop at least min_side
-// pixels on both sides in exact arithmetic, so the rounded-out crop of scale_crop() is never
-// smaller. Reduced (4/8 is 1/2): the output size is the same, ceil(side x n / 8).
-Scale choose_scale(int width, int height, const CropRect& crop, int min_side) {
+// The smallest libjpeg-turbo scaling factor n/8 (< 1) of the set that keeps the crop at least
+// min_side pixels on both sides in exact arithmetic, so the rounded-out crop of scale_crop() is
+// never smaller. Reduced (4/8 is 1/2): the output size is the same, ceil(side x n / 8).
+Scale choose_scale(int width, int height, const CropRect& crop, int min_side, DctScaling set) {
   const int64_t cw = crop.w > 0 ? crop.w : width, ch = crop.h > 0 ? crop.h : height;
-  for (int n = 1; n < 8; ++n) {
+  for (int n = 1; n < 8; n = set == DctScaling::halves ? 2 * n : n + 1) {
     if (cw * n >= int64_t{min_side} * 8 && ch * n >= int64_t{min_side} * 8) {
       const int g = std::gcd(n, 8);
       return {n / g, 8 / g};
@@ -170,14 +170,15 @@ struct JpegDecoder::State {
                       "image.max_pixels");
   }
 
-  void decode(std::span<const uint8_t> bytes, const CropRect& crop, int min_side, bool dct_scaling,
-              DecodeRegion region, RgbImage& out) {
+  void decode(std::span<const uint8_t> bytes, const CropRect& crop, int min_side,
+              DctScaling scaling, DecodeRegion region, RgbImage& out) {
     budget.start();
     read_header(bytes);
     const int width = static_cast<int>(cinfo.image_width);
     const int height = static_cast<int>(cinfo.image_height);
-    const Scale f =
-        dct_scaling && min_side > 0 ? choose_scale(width, height, crop, min_side) : Scale{};
+    const Scale f = scaling != DctScaling::off && min_side > 0
+                        ? choose_scale(width, height, crop, min_side, scaling)
+                        : Scale{};
     const bool cmyk = cinfo.jpeg_color_space == JCS_CMYK || cinfo.jpeg_color_space == JCS_YCCK;
     cinfo.out_color_space = cmyk ? JCS_CMYK : JCS_EXT_RGB;
     cinfo.scale_num = static_cast<unsigned>(f.num);
@@ -270,9 +271,9 @@ ImageInfo JpegDecoder::probe(std::span<const uint8_t> bytes) {
 }
 
 void JpegDecoder::decode(std::span<const uint8_t> bytes, const CropRect& crop, int min_side,
-                         bool dct_scaling, DecodeRegion region, RgbImage& out) {
+                         DctScaling scaling, DecodeRegion region, RgbImage& out) {
   try {
-    state_->decode(bytes, crop, min_side, dct_scaling, region, out);
+    state_->decode(bytes, crop, min_side, scaling, region, out);
   } catch (...) {
     jpeg_abort_decompress(&state_->cinfo);
     throw;

@@ -35,8 +35,8 @@ class JpegDecoder {
   JpegDecoder& operator=(const JpegDecoder&) = delete;
 
   ImageInfo probe(std::span<const uint8_t> bytes);
-  void decode(std::span<const uint8_t> bytes, const CropRect& crop, int min_side, bool dct_scaling,
-              DecodeRegion region, RgbImage& out);
+  void decode(std::span<const uint8_t> bytes, const CropRect& crop, int min_side,
+              DctScaling scaling, DecodeRegion region, RgbImage& out);
 
  private:
   struct State;

@@ -79,7 +79,11 @@ BatchFiller::BatchFiller(const Config& config, const Dataset& dataset, int worke
           config.video.decoder_threads, config.video.max_pixels,
           {.reuse_decoder = config.video.reuse_decoder, .skip_nonref = config.video.skip_nonref},
           DecodeBudget(config.video.max_decode_ms, "video.max_decode_ms")),
+      resizer_(config.image.simd),
       dtype_(config.image.dtype == ImageDType::uint8 ? DType::uint8 : DType::float32),
+      dct_scaling_(!config.image.dct_scaling                            ? DctScaling::off
+                   : config.image.dct_scales == ImageDctScales::eighths ? DctScaling::eighths
+                                                                        : DctScaling::halves),
       reader_(dataset,
               config.loader.worker_mode == WorkerMode::thread ? config.loader.num_workers : 1) {
   if (config.data.stream) stream_.emplace(config, dataset, worker_id);
@@ -221,7 +225,7 @@ void BatchFiller::process_image(SampleRecord& rec, const SampleEntry& entry, voi
       decoded_.pixels.reserve(3 * static_cast<size_t>(info.width) * info.height +
                               SwsResizer::kSlack);
     }
-    image_decoder_.decode(bytes, crop, size, config_.image.dct_scaling, decoded_,
+    image_decoder_.decode(bytes, crop, size, dct_scaling_, decoded_,
                           config_.image.crop_decode ? DecodeRegion::crop : DecodeRegion::whole);
   } catch (const DecodeError& e) {
     throw StageFailure{Stage::decode, e.what()};

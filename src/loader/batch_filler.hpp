@@ -63,6 +63,7 @@ class BatchFiller {
   SwsResizer sws_resizer_;  // image.resizer=swscale
   Normalization norm_;
   DType dtype_;
+  DctScaling dct_scaling_;  // image.dct_scaling and image.dct_scales
   RgbImage decoded_;
   std::vector<uint8_t> media_, caption_, hwc_;
   std::vector<double> frame_times_;

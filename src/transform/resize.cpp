@@ -6,6 +6,10 @@
 #include <stdexcept>
 #include <utility>
 
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
 namespace mmprof {
 namespace {
 
@@ -46,7 +50,7 @@ uint8_t narrow(int32_t acc) {
 // crop itself (as torchvision's crop-then-resize), so taps never reach outside the crop. Unlike
 // PIL every output pixel gets the same number of taps (windows at the right border are shifted
 // left and padded with zero weights), so the horizontal kernel runs a compile-time trip count.
-void Resizer::compute_taps(int in_size, int out_size, Taps& taps) {
+void Resizer::compute_taps(int in_size, int out_size, Taps& taps) const {
   const double scale = static_cast<double>(in_size) / out_size;
   const double filter_scale = std::max(scale, 1.0);
   const double support = 1.0 * filter_scale;
@@ -77,6 +81,20 @@ void Resizer::compute_taps(int in_size, int out_size, Taps& taps) {
   }
   taps.in_size = in_size;
   taps.out_size = out_size;
+  if (!simd_) return;
+  taps.pairs = (width + 1) / 2;
+  taps.pair_weights.assign(static_cast<size_t>((out_size + 1) / 2) * taps.pairs * 16, 0);
+  for (int i = 0; i < out_size; ++i) {
+    const int16_t* row = &taps.weights[static_cast<size_t>(i) * width];
+    for (size_t j = 0; j < static_cast<size_t>(taps.pairs); ++j) {
+      int16_t* lanes = &taps.pair_weights[(static_cast<size_t>(i / 2) * taps.pairs + j) * 16 +
+                                          static_cast<size_t>(i % 2) * 8];
+      const int16_t a = row[2 * j];
+      const int16_t b = 2 * j + 1 < static_cast<size_t>(width) ? row[2 * j + 1] : int16_t{0};
+      for (size_t c = 0; c < 4; ++c)
+        lanes[2 * c] = a, lanes[2 * c + 1] = b;
+    }
+  }
 }
 
 namespace {
@@ -111,14 +129,83 @@ constexpr RowKernel pick_kernel(int n, std::integer_sequence<int, N...>) {
   return n < static_cast<int>(sizeof...(N)) ? table[n] : horizontal_row<0>;
 }
 
+#if defined(__x86_64__)
+bool cpu_has_avx2() {
+  static const bool has = __builtin_cpu_supports("avx2") != 0;
+  return has;
+}
+
+// One row of the horizontal pass, two output pixels at a time: each 128-bit lane holds one output
+// pixel. For a pair of taps, 16 bytes from the tap's first triplet are shuffled into int16
+// (R_k, R_k+1, G_k, G_k+1, B_k, B_k+1, 0, 0), and one madd against (w_k, w_k+1, ...) adds both
+// taps of every channel into 32-bit sums: the portable loop's arithmetic, exactly. A load reads
+// up to 10 bytes past the last tap's triplet, so pixels whose loads would leave the crop's row
+// (the last few) go through the portable loop, as does an odd last pixel. Returns the number of
+// output pixels done.
+__attribute__((target("avx2"))) int horizontal_row_avx2(const uint8_t* src, int row_bytes,
+                                                        int out_w, const int32_t* first,
+                                                        const int16_t* pair_weights, int pairs,
+                                                        uint8_t* dst) {
+  const __m256i shuffle =
+      _mm256_setr_epi8(0, -1, 3, -1, 1, -1, 4, -1, 2, -1, 5, -1, -1, -1, -1, -1, 0, -1, 3, -1, 1,
+                       -1, 4, -1, 2, -1, 5, -1, -1, -1, -1, -1);
+  const __m256i half = _mm256_set1_epi32(kHalf);
+  const int reach = 6 * (pairs - 1) + 16;  // bytes read from a pixel's first triplet on
+  int x = 0;
+  // first[] never decreases, so the pair fits when its second pixel does.
+  for (; x + 1 < out_w && 3 * first[x + 1] + reach <= row_bytes; x += 2) {
+    const uint8_t* a = src + static_cast<ptrdiff_t>(first[x]) * 3;
+    const uint8_t* b = src + static_cast<ptrdiff_t>(first[x + 1]) * 3;
+    const int16_t* w = pair_weights + static_cast<ptrdiff_t>(x / 2) * pairs * 16;
+    __m256i acc = half;
+    for (ptrdiff_t j = 0; j < pairs; ++j) {
+      const __m256i px = _mm256_inserti128_si256(
+          _mm256_castsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(a + 6 * j))),
+          _mm_loadu_si128(reinterpret_cast<const __m128i*>(b + 6 * j)), 1);
+      const __m256i wk = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + 16 * j));
+      acc = _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_shuffle_epi8(px, shuffle), wk));
+    }
+    // Sums never exceed 255 << 14 (the weights are non-negative and sum to kOne): the packs
+    // do not saturate, as the portable narrow() does not clamp.
+    const __m256i sums = _mm256_srai_epi32(acc, kPrecisionBits);
+    const __m256i words = _mm256_packs_epi32(sums, sums);
+    const __m256i bytes = _mm256_packus_epi16(words, words);
+    const auto lo = static_cast<uint32_t>(_mm_cvtsi128_si32(_mm256_castsi256_si128(bytes)));
+    const auto hi = static_cast<uint32_t>(_mm_cvtsi128_si32(_mm256_extracti128_si256(bytes, 1)));
+    std::memcpy(dst + static_cast<ptrdiff_t>(x) * 3, &lo, 3);
+    std::memcpy(dst + static_cast<ptrdiff_t>(x) * 3 + 3, &hi, 3);
+  }
+  return x;
+}
+#endif
+
 }  // namespace
 
+Resizer::Resizer(bool simd) {
+#if defined(__x86_64__)
+  simd_ = simd && cpu_has_avx2();
+#else
+  simd_ = false;
+  static_cast<void>(simd);
+#endif
+}
+
 void Resizer::horizontal_pass(const uint8_t* src, int src_stride, int rows, const Taps& taps,
-                              uint8_t* dst, int dst_stride) {
+                              uint8_t* dst, int dst_stride) const {
   const RowKernel kernel = pick_kernel(taps.max_taps, std::make_integer_sequence<int, 18>());
   for (int y = 0; y < rows; ++y) {
-    kernel(src + static_cast<ptrdiff_t>(y) * src_stride, taps.out_size, taps.first.data(),
-           taps.weights.data(), taps.max_taps, dst + static_cast<ptrdiff_t>(y) * dst_stride);
+    const uint8_t* row = src + static_cast<ptrdiff_t>(y) * src_stride;
+    uint8_t* out = dst + static_cast<ptrdiff_t>(y) * dst_stride;
+    int done = 0;
+#if defined(__x86_64__)
+    if (simd_) {
+      done = horizontal_row_avx2(row, taps.in_size * 3, taps.out_size, taps.first.data(),
+                                 taps.pair_weights.data(), taps.pairs, out);
+    }
+#endif
+    kernel(row, taps.out_size - done, taps.first.data() + done,
+           taps.weights.data() + static_cast<ptrdiff_t>(done) * taps.max_taps, taps.max_taps,
+           out + static_cast<ptrdiff_t>(done) * 3);
   }
 }
 

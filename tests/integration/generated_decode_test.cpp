@@ -38,7 +38,7 @@ std::vector<uint8_t> ffmpeg_accurate_rgb(const fs::path& file) {
 double decoded_psnr(const fs::path& file, const std::vector<uint8_t>& reference) {
   ImageDecoder decoder;
   RgbImage image;
-  decoder.decode(read_bytes(file), {}, 0, /*dct_scaling=*/false, image);
+  decoder.decode(read_bytes(file), {}, 0, DctScaling::off, image);
   const size_t n = static_cast<size_t>(image.width) * static_cast<size_t>(image.height) * 3;
   if (reference.size() != n) return -1;
   return psnr(image.pixels.data(), reference.data(), n);

@@ -150,7 +150,7 @@ double psnr(const uint8_t* a, const uint8_t* b, size_t n) {
 
 std::string decode_error(ImageDecoder& decoder, const std::vector<uint8_t>& bytes, RgbImage& out) {
   try {
-    decoder.decode(bytes, {}, 0, false, out);
+    decoder.decode(bytes, {}, 0, DctScaling::off, out);
   } catch (const DecodeError& e) {
     return e.what();
   }

@@ -61,9 +61,9 @@ TEST(PixelLimitTest, TheLimitIsConfigurableAndInclusive) {
   RgbImage img;
   ImageDecoder exact(64 * 48);
   EXPECT_EQ(exact.probe(jpeg).width, 64);
-  exact.decode(jpeg, {}, 0, false, img);
+  exact.decode(jpeg, {}, 0, DctScaling::off, img);
   EXPECT_EQ(img.height, 48);
-  exact.decode(png, {}, 0, false, img);
+  exact.decode(png, {}, 0, DctScaling::off, img);
   EXPECT_EQ(img.width, 64);
   ImageDecoder below(64 * 48 - 1);
   EXPECT_NE(decode_error(below, jpeg, img).find("64x48 = 3072 pixels"), std::string::npos);
@@ -87,7 +87,7 @@ TEST(PixelLimitTest, AFailedJpegHeaderFailsAgainOnTheSameDecoder) {
 TEST(PngCrcTest, AChunkWithAWrongCrcIsADecodeError) {
   ImageDecoder dec;
   RgbImage img;
-  dec.decode(small_png(), {}, 0, false, img);  // the intact file decodes
+  dec.decode(small_png(), {}, 0, DctScaling::off, img);  // the intact file decodes
   EXPECT_FALSE(decode_error(dec, test::png_with_bad_crc(small_png()), img).empty());
 }
 

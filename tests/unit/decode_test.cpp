@@ -112,7 +112,7 @@ TEST(DecodeImageTest, JpegMatchesFfmpeg) {
   EXPECT_EQ(info.height, 480);
   EXPECT_EQ(info.format, "jpeg");
   RgbImage img;
-  dec.decode(bytes, {}, 224, /*dct_scaling=*/false, img);
+  dec.decode(bytes, {}, 224, DctScaling::off, img);
   ASSERT_EQ(img.width, 640);
   ASSERT_EQ(img.height, 480);
   EXPECT_EQ(img.scale_num, 1);
@@ -137,13 +137,13 @@ TEST(DecodeImageTest, PngMatchesFfmpegAndIgnoresTheExtension) {
   EXPECT_EQ(info.height, 240);
   EXPECT_EQ(info.format, "png");
   RgbImage img;
-  dec.decode(bytes, {}, 0, true, img);
+  dec.decode(bytes, {}, 0, DctScaling::eighths, img);
   EXPECT_GT(image_psnr(img, ffmpeg_decode_rgb(png)), kLosslessDb);
   // The same bytes under a .jpg name: the magic number decides, so it still decodes as PNG.
   test::TempDir tmp;
   test::write_bytes(tmp.path() / "really_png.jpg", bytes);
   RgbImage again;
-  dec.decode(read_bytes(tmp.path() / "really_png.jpg"), {}, 0, true, again);
+  dec.decode(read_bytes(tmp.path() / "really_png.jpg"), {}, 0, DctScaling::eighths, again);
   EXPECT_EQ(again.width, 320);
   EXPECT_EQ(std::vector(again.pixels.begin(), again.pixels.begin() + 320 * 240 * 3),
             std::vector(img.pixels.begin(), img.pixels.begin() + 320 * 240 * 3));
@@ -155,8 +155,8 @@ TEST(DecodeImageTest, DctScaledDecodeIsCloseToFullDecodeAndResize) {
   const CropRect crop{100, 80, 900, 700};
   ImageDecoder dec;
   RgbImage full, scaled;
-  dec.decode(bytes, crop, 224, false, full);
-  dec.decode(bytes, crop, 224, true, scaled);
+  dec.decode(bytes, crop, 224, DctScaling::off, full);
+  dec.decode(bytes, crop, 224, DctScaling::eighths, scaled);
   // 700 * 3/8 = 262.5 >= 224 while 700 * 2/8 = 175 is not: libjpeg-turbo's 3/8 is the smallest.
   EXPECT_EQ(scaled.scale_num * 8, 3 * scaled.scale_den);
   EXPECT_EQ(scaled.width, 480);
@@ -170,6 +170,23 @@ TEST(DecodeImageTest, DctScaledDecodeIsCloseToFullDecodeAndResize) {
   resizer.resize(full.pixels.data(), full.width * 3, crop, a.data(), 224, 224);
   resizer.resize(scaled.pixels.data(), scaled.width * 3, small, b.data(), 224, 224);
   EXPECT_GT(psnr(a.data(), b.data(), a.size()), kDctScaledDb);
+
+  // Halves only (the default set): 3/8 is not one, 4/8 = 1/2 is the smallest that keeps 224.
+  RgbImage halved;
+  dec.decode(bytes, crop, 224, DctScaling::halves, halved);
+  EXPECT_EQ(halved.scale_num, 1);
+  EXPECT_EQ(halved.scale_den, 2);
+  EXPECT_EQ(halved.width, 640);
+  EXPECT_EQ(halved.height, 400);
+  const CropRect half_crop =
+      scale_crop(crop, halved.scale_num, halved.scale_den, halved.width, halved.height);
+  resizer.resize(halved.pixels.data(), halved.width * 3, half_crop, b.data(), 224, 224);
+  EXPECT_GT(psnr(a.data(), b.data(), a.size()), kDctScaledDb);
+  // A crop too small to halve is decoded whole: halves never picks a factor above 1/2 but 1.
+  dec.decode(bytes, {0, 0, 400, 400}, 224, DctScaling::halves, halved);
+  EXPECT_EQ(halved.scale_num, halved.scale_den);
+  dec.decode(bytes, {0, 0, 400, 400}, 224, DctScaling::eighths, scaled);
+  EXPECT_EQ(scaled.scale_num * 8, 5 * scaled.scale_den);  // 400 * 5/8 = 250
 }
 
 // A crop-aware decode (only the rows and block columns around the crop) gives exactly the
@@ -199,9 +216,12 @@ TEST(DecodeImageTest, CropDecodeGivesTheWholeDecodesPixelsInsideTheCrop) {
     for (int i = 0; i < 12; ++i)
       crops.push_back(random_resized_crop(rng, info.width, info.height));
     for (const CropRect& crop : crops) {
-      for (const auto& [min_side, dct] : {std::pair{224, true}, {224, false}, {16, true}}) {
+      for (const auto& [min_side, dct] : {std::pair{224, DctScaling::eighths},
+                                          {224, DctScaling::off},
+                                          {16, DctScaling::eighths},
+                                          {224, DctScaling::halves}}) {
         SCOPED_TRACE(fmt::format("{} crop {},{} {}x{} min_side {} dct {}", name, crop.x, crop.y,
-                                 crop.w, crop.h, min_side, dct));
+                                 crop.w, crop.h, min_side, static_cast<int>(dct)));
         dec.decode(bytes, crop, min_side, dct, whole);
         dec.decode(bytes, crop, min_side, dct, part, DecodeRegion::crop);
         ASSERT_EQ(part.scale_num * whole.scale_den, whole.scale_num * part.scale_den);
@@ -224,7 +244,7 @@ TEST(DecodeImageTest, CropDecodeGivesTheWholeDecodesPixelsInsideTheCrop) {
       }
     }
   }
-  EXPECT_EQ(compared, 5u * 17 * 3);
+  EXPECT_EQ(compared, 5u * 17 * 4);
   EXPECT_LT(decoded_part, decoded_whole * 3 / 4);  // the point of it: far fewer pixels decoded
 }
 
@@ -239,9 +259,10 @@ TEST(DecodeImageTest, CropDecodeStillFailsOnDamageBelowTheCrop) {
   ImageDecoder dec;
   RgbImage img;
   const CropRect top{10, 10, 200, 100};
-  EXPECT_THROW(dec.decode(damaged, top, 224, false, img), DecodeError);
-  EXPECT_THROW(dec.decode(damaged, top, 224, false, img, DecodeRegion::crop), DecodeError);
-  dec.decode(jpeg, top, 224, false, img, DecodeRegion::crop);  // the intact file decodes
+  EXPECT_THROW(dec.decode(damaged, top, 224, DctScaling::off, img), DecodeError);
+  EXPECT_THROW(dec.decode(damaged, top, 224, DctScaling::off, img, DecodeRegion::crop),
+               DecodeError);
+  dec.decode(jpeg, top, 224, DctScaling::off, img, DecodeRegion::crop);  // the intact file decodes
   EXPECT_EQ(img.height, 100);
 }
 
@@ -269,16 +290,17 @@ TEST(DecodeImageTest, CorruptDataThrowsDecodeError) {
   ImageDecoder dec;
   RgbImage img;
   for (size_t i = 0; i < bad.size(); ++i) {
-    EXPECT_THROW(dec.decode(bad[i], {}, 224, true, img), DecodeError) << "case " << i;
+    EXPECT_THROW(dec.decode(bad[i], {}, 224, DctScaling::eighths, img), DecodeError)
+        << "case " << i;
   }
   EXPECT_THROW(dec.probe(random_bytes(64)), DecodeError);
   try {
-    dec.decode({}, {}, 0, false, img);
+    dec.decode({}, {}, 0, DctScaling::off, img);
   } catch (const DecodeError& e) {
     EXPECT_STREQ(e.what(), "empty image data (0 bytes)");
   }
   // The decoder stays usable after errors.
-  dec.decode(jpeg, {}, 0, false, img);
+  dec.decode(jpeg, {}, 0, DctScaling::off, img);
   EXPECT_EQ(img.width, 640);
 }
 

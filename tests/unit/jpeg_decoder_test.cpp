@@ -104,7 +104,7 @@ TEST(JpegDecoderTest, CmykAndYcckJpegsDecodeToPilsRgb) {
       }
     }
     // DCT scaling applies to CMYK too.
-    dec.decode(jpeg, {}, 10, true, img);
+    dec.decode(jpeg, {}, 10, DctScaling::eighths, img);
     EXPECT_EQ(img.width, 20);
     EXPECT_EQ(img.scale_den, 2);
   }

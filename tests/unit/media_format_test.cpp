@@ -226,7 +226,7 @@ TEST(MediaFormatTest, FormatsOutsideTheTableAreRefused) {
   for (const std::string& data : {std::string("P2\n2 2\n255\n0 64 128 255\n"), ppm}) {
     const auto bytes = bytes_of(data);
     try {
-      decoder.decode(bytes, {}, 0, false, img);
+      decoder.decode(bytes, {}, 0, DctScaling::off, img);
       FAIL() << "decoded " << data.substr(0, 2);
     } catch (const DecodeError& e) {
       EXPECT_EQ(std::string(e.what()).rfind("not a JPEG/PNG/WebP/GIF/TIFF/BMP image", 0), 0u)

@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <random>
 #include <vector>
 
 #include "transform/crop.hpp"
@@ -163,6 +164,35 @@ TEST(ResizeTest, DownscaledGradientHasExpectedValues) {
   r.resize(vert.data(), n * 3, {0, 0, n, n}, out.data(), 12, 12);
   for (int y = 1; y < 11; ++y)
     EXPECT_NEAR(out[(y * 12 + 4) * 3 + 2], 20 * y + 5, 1) << y;
+}
+
+// The AVX2 horizontal pass gives the portable loop's bytes: random pixels, tap counts from
+// upscales (2 taps) to 12x downscales (past the 17 the portable loop unrolls), odd and even output
+// widths, crops against the image's right and bottom edges. The image buffer ends at its last
+// pixel, so a load past the crop's row shows under ASan.
+TEST(ResizeTest, SimdGivesThePortableBytes) {
+  Resizer simd(true), portable(false);
+  ASSERT_FALSE(portable.simd());
+  if (!simd.simd()) GTEST_SKIP() << "this CPU has no AVX2";
+  std::mt19937 gen(7);
+  const auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(gen); };
+  std::vector<uint8_t> a, b;
+  for (int trial = 0; trial < 300; ++trial) {
+    const int w = pick(1, 1500), h = pick(1, 40);
+    std::vector<uint8_t> img(static_cast<size_t>(w) * h * 3);
+    for (auto& v : img)
+      v = static_cast<uint8_t>(gen());
+    const int cw = pick(1, w), ch = pick(1, h);
+    const CropRect crop{trial % 3 == 0 ? w - cw : pick(0, w - cw),
+                        trial % 2 == 0 ? h - ch : pick(0, h - ch), cw, ch};
+    const int out_w = pick(1, 300), out_h = pick(1, 40);
+    a.assign(static_cast<size_t>(out_w) * out_h * 3, 0);
+    b.assign(a.size(), 1);
+    simd.resize(img.data(), w * 3, crop, a.data(), out_w, out_h);
+    portable.resize(img.data(), w * 3, crop, b.data(), out_w, out_h);
+    ASSERT_EQ(a, b) << "image " << w << "x" << h << ", crop " << cw << "x" << ch << "+" << crop.x
+                    << "+" << crop.y << " to " << out_w << "x" << out_h;
+  }
 }
 
 TEST(TransformTest, ToChwNormalizesExactly) {

@@ -52,7 +52,7 @@ TEST(AnimatedImageTest, GifApngAndWebpGiveTheirFirstFrame) {
     SCOPED_TRACE(name);
     const auto bytes = ffmpeg_file(dir, kRedThenBlue, options, name);
     RgbImage img;
-    dec.decode(bytes, {}, 0, false, img);
+    dec.decode(bytes, {}, 0, DctScaling::off, img);
     expect_first_frame(img, 32, 24);
     const ImageInfo info = dec.probe(bytes);
     EXPECT_EQ(info.width, 32);
@@ -104,7 +104,7 @@ TEST(AnimatedImageTest, AWebpFrameSmallerThanItsCanvasIsDrawnAtItsOffset) {
 
   ImageDecoder dec;
   RgbImage img;
-  dec.decode(anim, {}, 0, false, img);
+  dec.decode(anim, {}, 0, DctScaling::off, img);
   ASSERT_EQ(img.width, 16);
   ASSERT_EQ(img.height, 12);
   for (int y = 0; y < 12; ++y) {
@@ -117,7 +117,7 @@ TEST(AnimatedImageTest, AWebpFrameSmallerThanItsCanvasIsDrawnAtItsOffset) {
   }
   // Cut inside the frame's chunk: damage, said as such.
   const std::vector<uint8_t> cut(anim.begin(), anim.begin() + 60);
-  EXPECT_THROW(dec.decode(cut, {}, 0, false, img), DecodeError);
+  EXPECT_THROW(dec.decode(cut, {}, 0, DctScaling::off, img), DecodeError);
 }
 
 }  // namespace
