@@ -9,6 +9,17 @@ mmprof's Batch holds them. Prints one JSON object: throughput over the timed epo
 excluded, like mmprof's pipeline phase), time to first batch and the workers' PSS/USS/RSS peaks
 read from /proc/PID/smaps_rollup while running.
 
+Images (--decoder):
+  pil        PIL decode of the whole image, torchvision's PIL transforms (the usual recipe);
+  pil-draft  the strongest PIL a user can write: the crop drawn first on the image's header, the
+             JPEG decoded DCT-scaled (Image.draft) as far as the crop keeps `size` pixels, the
+             crop resized straight from the reduced image;
+  tvio       torchvision.io's libjpeg-turbo decode into a uint8 tensor, tensor transforms.
+Clips (--video-reader):
+  pyav       PyAV (one thread), frames scaled by swscale;
+  tvio       torchvision.io.VideoReader (torchvision's C++ FFmpeg reader, one thread), frames
+             resized by torchvision (antialiased bilinear).
+
 Needs Debian's /usr/bin/python3 with python3-torch, python3-torchvision and python3-av.
 """
 import argparse
@@ -20,7 +31,10 @@ import time
 import av
 import numpy as np
 import torch
+import torchvision
+import torchvision.io as tvio
 import torchvision.transforms as T
+import torchvision.transforms.functional as F
 from PIL import Image
 
 MEAN = [0.485, 0.456, 0.406]
@@ -42,15 +56,38 @@ def list_samples(root):
     return samples
 
 
+def spaced_frames(frames, total, count, convert):
+    """convert() of `count` uniformly spaced frames of a clip of `total` frames, taken from the
+    iterator `frames` in order up to the last one wanted (the usual clip reader); the last one
+    repeated if the clip ends early."""
+    wanted = np.linspace(0, max(total - 1, 0), count).round().astype(int).tolist()
+    picked = []
+    for index, frame in enumerate(frames):
+        while wanted and index == wanted[0]:
+            picked.append(convert(frame))
+            wanted.pop(0)
+        if not wanted:
+            break
+    while len(picked) < count:
+        picked.append(picked[-1])
+    return picked
+
+
 class MediaDataset(torch.utils.data.Dataset):
-    def __init__(self, root, size, frames, seq_len):
+    def __init__(self, root, size, frames, seq_len, decoder, video_reader):
         self.samples = list_samples(root)
         self.frames = frames
         self.size = size
         self.seq_len = seq_len
-        self.image_tf = T.Compose([T.RandomResizedCrop(size), T.RandomHorizontalFlip(),
-                                   T.ToTensor(), T.Normalize(MEAN, STD)])
         self.normalize = T.Normalize(MEAN, STD)
+        self.crop = T.RandomResizedCrop(size)
+        self.flip_to_tensor = T.Compose([T.RandomHorizontalFlip(), T.ToTensor(), self.normalize])
+        self.tensor_tf = T.Compose([T.RandomResizedCrop(size, antialias=True),
+                                    T.RandomHorizontalFlip(), T.ConvertImageDtype(torch.float32),
+                                    self.normalize])
+        self.image = {"pil": self.image_pil, "pil-draft": self.image_pil_draft,
+                      "tvio": self.image_tvio}[decoder]
+        self.clip_frames = {"pyav": self.clip_pyav, "tvio": self.clip_tvio}[video_reader]
 
     def __len__(self):
         return len(self.samples)
@@ -65,34 +102,67 @@ class MediaDataset(torch.utils.data.Dataset):
             out[:len(data)] = torch.frombuffer(bytearray(data), dtype=torch.uint8).to(torch.int32)
         return out
 
-    def clip(self, path):
-        # Decode in order until the last wanted frame, keep `frames` uniformly spaced ones (the
-        # usual PyAV clip reader), scaled by swscale to size x size like mmprof's video path.
+    def image_pil(self, path):
+        with Image.open(path) as image:
+            return self.flip_to_tensor(self.crop(image.convert("RGB")))
+
+    def image_pil_draft(self, path):
+        # torchvision's crop box drawn on the full-size image (from its header: nothing decoded
+        # yet), then the largest DCT scale 1/s that leaves the crop `size` pixels on both sides.
+        # Asked for (W // s, H // s), PIL takes the largest of 8, 4, 2, 1 not above
+        # min(W // (W // s), H // (H // s)): s itself, as W and H >= s x size >= s x s. draft()
+        # returns the full image's box in the reduced image (None for a PNG: not reduced), hence
+        # the scale; the crop box is mapped onto the reduced image and resized from there in one
+        # step (PIL's resize of a fractional box, antialiased bilinear as torchvision's PIL
+        # path: no reducing_gap).
+        with Image.open(path) as image:
+            top, left, height, width = self.crop.get_params(image, self.crop.scale,
+                                                            self.crop.ratio)
+            s = next((k for k in (8, 4, 2) if min(height, width) >= k * self.size), 1)
+            full_width = image.width
+            drafted = image.draft("RGB", (image.width // s, image.height // s))
+            scale = full_width / drafted[1][2] if drafted else 1
+            if image.mode != "RGB":
+                image = image.convert("RGB")
+            box = (left / scale, top / scale, (left + width) / scale, (top + height) / scale)
+            return self.flip_to_tensor(image.resize((self.size, self.size),
+                                                    Image.Resampling.BILINEAR, box=box,
+                                                    reducing_gap=None))
+
+    def image_tvio(self, path):
+        data = tvio.read_file(path)
+        decode = tvio.decode_jpeg if path.lower().endswith((".jpg", ".jpeg")) else tvio.decode_image
+        return self.tensor_tf(decode(data, mode=tvio.ImageReadMode.RGB))
+
+    def clip_pyav(self, path):
+        # Frames scaled by swscale to size x size, like mmprof's video path.
         with av.open(path) as container:
             stream = container.streams.video[0]
             stream.thread_count = 1
             total = stream.frames or int(float(stream.duration * stream.time_base) *
                                          float(stream.average_rate))
-            wanted = np.linspace(0, max(total - 1, 0), self.frames).round().astype(int).tolist()
-            picked = []
-            for index, frame in enumerate(container.decode(stream)):
-                while wanted and index == wanted[0]:
-                    picked.append(frame.to_ndarray(width=self.size, height=self.size,
-                                                   format="rgb24"))
-                    wanted.pop(0)
-                if not wanted:
-                    break
-        while len(picked) < self.frames:
-            picked.append(picked[-1])
-        video = torch.from_numpy(np.stack(picked)).permute(0, 3, 1, 2).float().div_(255)
-        return self.normalize(video)
+            picked = spaced_frames(container.decode(stream), total, self.frames,
+                                   lambda frame: frame.to_ndarray(width=self.size,
+                                                                  height=self.size,
+                                                                  format="rgb24"))
+        return torch.from_numpy(np.stack(picked)).permute(0, 3, 1, 2)
+
+    def clip_tvio(self, path):
+        # VideoReader's metadata has the duration and frame rate, not the frame count.
+        reader = tvio.VideoReader(path, "video", num_threads=1)
+        meta = reader.get_metadata()["video"]
+        total = round(meta["duration"][0] * meta["fps"][0])
+        return torch.stack(spaced_frames(reader, total, self.frames,
+                                         lambda frame: F.resize(frame["data"],
+                                                                [self.size, self.size],
+                                                                antialias=True)))
 
     def __getitem__(self, index):
         path, caption = self.samples[index]
         if path.lower().endswith(VIDEO_EXT):
-            return "video", self.clip(path), self.tokens(caption)
-        with Image.open(path) as image:
-            return "image", self.image_tf(image.convert("RGB")), self.tokens(caption)
+            video = self.clip_frames(path).float().div_(255)
+            return "video", self.normalize(video), self.tokens(caption)
+        return "image", self.image(path), self.tokens(caption)
 
 
 def collate(batch):
@@ -161,11 +231,16 @@ def main():
     parser.add_argument("--frames", type=int, default=8)
     parser.add_argument("--seq-len", type=int, default=77)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--decoder", choices=("pil", "pil-draft", "tvio"), default="pil",
+                        help="image decode and transforms (see above)")
+    parser.add_argument("--video-reader", choices=("pyav", "tvio"), default="pyav",
+                        help="clip reader (see above)")
     args = parser.parse_args()
 
     torch.manual_seed(args.seed)
     torch.set_num_threads(1)
-    dataset = MediaDataset(args.data, args.size, args.frames, args.seq_len)
+    dataset = MediaDataset(args.data, args.size, args.frames, args.seq_len, args.decoder,
+                           args.video_reader)
     extra = {"prefetch_factor": args.prefetch, "persistent_workers": True} if args.workers else {}
     start = time.perf_counter()
     loader = torch.utils.data.DataLoader(dataset, batch_size=args.batch_size, shuffle=True,
@@ -183,6 +258,9 @@ def main():
     peaks = list(memory.peaks.values())
     print(json.dumps({
         "loader": "torch.utils.data.DataLoader", "torch": torch.__version__,
+        "torchvision": torchvision.__version__, "decoder": args.decoder,
+        "reader": {"pyav": f"PyAV {av.__version__}",
+                   "tvio": "torchvision.io.VideoReader (video_reader backend)"}[args.video_reader],
         "workers": args.workers, "batch_size": args.batch_size, "epochs": args.epochs,
         "samples": samples, "samples_per_s": samples / (end - first_batch_s),
         "time_to_first_batch_ms": (first_batch_s - start) * 1e3,
