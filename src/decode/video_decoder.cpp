@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <climits>
 #include <cmath>
+#include <cstring>
 #include <new>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -100,6 +102,17 @@ struct DecoderSetup {
   bool operator==(const DecoderSetup&) const = default;
 };
 
+// An enum field of the stream's parameters as the int it is stored in. Demuxers and parsers copy
+// these from the file, and a damaged one can hold a value outside the enum (fuzz_decode found a
+// colour transfer characteristic of 126): loading it as the enum type would be undefined.
+template <typename E>
+int stored_value(const E& field) {
+  static_assert(std::is_enum_v<E> && sizeof(E) == sizeof(int));
+  int v = 0;
+  std::memcpy(&v, &field, sizeof v);
+  return v;
+}
+
 DecoderSetup setup_of(const AVStream* st) {
   const AVCodecParameters* p = st->codecpar;
   DecoderSetup s;
@@ -111,12 +124,12 @@ DecoderSetup setup_of(const AVStream* st) {
   s.profile = p->profile;
   s.level = p->level;
   s.video_delay = p->video_delay;
-  s.field_order = p->field_order;
-  s.color_range = p->color_range;
-  s.color_primaries = p->color_primaries;
-  s.color_trc = p->color_trc;
-  s.color_space = p->color_space;
-  s.chroma_location = p->chroma_location;
+  s.field_order = stored_value(p->field_order);
+  s.color_range = stored_value(p->color_range);
+  s.color_primaries = stored_value(p->color_primaries);
+  s.color_trc = stored_value(p->color_trc);
+  s.color_space = stored_value(p->color_space);
+  s.chroma_location = stored_value(p->chroma_location);
   s.sar_num = p->sample_aspect_ratio.num;
   s.sar_den = p->sample_aspect_ratio.den;
   s.time_base_num = st->time_base.num;

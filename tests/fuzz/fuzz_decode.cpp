@@ -33,7 +33,8 @@ void image(std::span<const uint8_t> bytes, mmprof::Rng& rng) {
   // The whole image or only the part around the crop, as image.crop_decode chooses.
   const auto region =
       rng.uniform() < 0.5 ? mmprof::DecodeRegion::crop : mmprof::DecodeRegion::whole;
-  decoder.decode(bytes, crop, kSize, DctScaling::eighths, decoded, region);
+  // Any n/8 (image.dct_scales=eighths) covers every IDCT size the default's halves use and more.
+  decoder.decode(bytes, crop, kSize, mmprof::DctScaling::eighths, decoded, region);
   const mmprof::CropRect& c = decoded.crop;
   if (decoded.width <= 0 || decoded.height <= 0 ||
       decoded.pixels.size() < 3ull * decoded.width * decoded.height || c.x < 0 || c.y < 0 ||
