@@ -121,5 +121,30 @@ TEST(SpeedLevers, SwscaleResizerChangesPixelsButNotTheSamples) {
   EXPECT_NE(sws.digests, reference.digests);
 }
 
+// The AVX2 resize through the whole loader: every batch as the portable loop makes it (on a CPU
+// without AVX2 both runs are the portable loop; transform_test.cpp compares the kernels).
+TEST(SpeedLevers, SimdResizeKeepsEveryBatch) {
+  const Dataset ds = files_dataset();
+  Config c = small_config();
+  c.image.simd = false;
+  const Delivered portable = drain(c, ds, 1);
+  c.image.simd = true;
+  const Delivered simd = drain(c, ds, 1);
+  EXPECT_EQ(simd.indices, portable.indices);
+  EXPECT_EQ(simd.digests, portable.digests);
+}
+
+// Any n/8 against halves only: a crop of 100 pixels is decoded at 3/8 against 1/2 for a 32-pixel
+// output, so pixels change; the samples do not.
+TEST(SpeedLevers, DctScalesChangePixelsButNotTheSamples) {
+  const Dataset ds = files_dataset();
+  Config c = small_config();
+  const Delivered halves = drain(c, ds, 1);
+  c.image.dct_scales = ImageDctScales::eighths;
+  const Delivered eighths = drain(c, ds, 1);
+  EXPECT_EQ(eighths.indices, halves.indices);
+  EXPECT_NE(eighths.digests, halves.digests);
+}
+
 }  // namespace
 }  // namespace mmprof::test
