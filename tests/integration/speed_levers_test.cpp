@@ -8,6 +8,7 @@
 #include <numeric>
 #include <set>
 #include <string>
+#include <utility>
 
 #include "integration/loader_fixture.hpp"
 #include "mmprof/error.hpp"
@@ -111,38 +112,41 @@ TEST(SpeedLevers, HugePageRingWorksOrIsRefusedWithThePoolArithmetic) {
   }
 }
 
-TEST(SpeedLevers, SwscaleResizerChangesPixelsButNotTheSamples) {
+// One epoch of the small configuration as `base` leaves it, then one after `lever`: the same
+// samples in the same order either way (no lever changes what is read). Returns both runs.
+template <typename Base, typename Lever>
+std::pair<Delivered, Delivered> drain_before_after(Base base, Lever lever) {
   const Dataset ds = files_dataset();
   Config c = small_config();
-  const Delivered reference = drain(c, ds, 1);
-  c.image.resizer = ImageResizer::swscale;
-  const Delivered sws = drain(c, ds, 1);
-  EXPECT_EQ(sws.indices, reference.indices);
+  base(c);
+  Delivered before = drain(c, ds, 1);
+  lever(c);
+  Delivered after = drain(c, ds, 1);
+  EXPECT_EQ(after.indices, before.indices);
+  return {std::move(before), std::move(after)};
+}
+
+void defaults(Config&) {}
+
+TEST(SpeedLevers, SwscaleResizerChangesPixelsButNotTheSamples) {
+  const auto [reference, sws] =
+      drain_before_after(defaults, [](Config& c) { c.image.resizer = ImageResizer::swscale; });
   EXPECT_NE(sws.digests, reference.digests);
 }
 
 // The AVX2 resize through the whole loader: every batch as the portable loop makes it (on a CPU
 // without AVX2 both runs are the portable loop; transform_test.cpp compares the kernels).
 TEST(SpeedLevers, SimdResizeKeepsEveryBatch) {
-  const Dataset ds = files_dataset();
-  Config c = small_config();
-  c.image.simd = false;
-  const Delivered portable = drain(c, ds, 1);
-  c.image.simd = true;
-  const Delivered simd = drain(c, ds, 1);
-  EXPECT_EQ(simd.indices, portable.indices);
+  const auto [portable, simd] = drain_before_after([](Config& c) { c.image.simd = false; },
+                                                   [](Config& c) { c.image.simd = true; });
   EXPECT_EQ(simd.digests, portable.digests);
 }
 
 // Any n/8 against halves only: a crop of 100 pixels is decoded at 3/8 against 1/2 for a 32-pixel
 // output, so pixels change; the samples do not.
 TEST(SpeedLevers, DctScalesChangePixelsButNotTheSamples) {
-  const Dataset ds = files_dataset();
-  Config c = small_config();
-  const Delivered halves = drain(c, ds, 1);
-  c.image.dct_scales = ImageDctScales::eighths;
-  const Delivered eighths = drain(c, ds, 1);
-  EXPECT_EQ(eighths.indices, halves.indices);
+  const auto [halves, eighths] =
+      drain_before_after(defaults, [](Config& c) { c.image.dct_scales = ImageDctScales::eighths; });
   EXPECT_NE(eighths.digests, halves.digests);
 }
 
