@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The device check of issue 4, run ONCE on the lent GPU machine from the repository root, with
-# .device/ carried (made here by scripts/device-bundle.sh). Results go to $OUT (default
-# ./device-out): one log per part plus runs.tar.gz (the run directories), 8 files at most.
+# The device check of issues 4 and 19, run ONCE on the lent GPU machine from the repository root,
+# with .device/ carried (made here by scripts/device-bundle.sh). Results go to $OUT (default
+# ./device-out), 5 files (the device tool returns 8 at most): summary.txt, a_env.log and
+# h_decode.log as they are, logs.tar.gz (every part's log) and runs.tar.gz (the run directories).
 #
 #   a_env       nvidia-smi, the libraries found, `mmprof inspect` (provenance, GPUs), dataset gen
 #   b_gemm_pinned    mmprof baseline, step.kind=gemm (~20 ms), loader.pin_memory=true, CUPTI
@@ -13,7 +14,7 @@
 #
 # Every part is independent (a failure never stops the others), runs under its own timeout and
 # ends its log with one "RESULT: PASS|FAIL ..." line; the summary of all parts is printed last.
-# The whole script stays under DEVICE_CHECK_BUDGET_S (default 420 s): a part that would start
+# The whole script stays under DEVICE_CHECK_BUDGET_S (default 540 s): a part that would start
 # too late is skipped and says so. Without a GPU every part fails fast with "unavailable: ...".
 set -u
 cd "$(dirname "$0")/.."
@@ -28,8 +29,9 @@ export MMPROF=$BIN/mmprof
 export INJECT=$BIN/libmmprof_cupti_inject.so
 export DATA=$WORK/data
 export RUNS=$WORK/runs
-mkdir -p "$RUNS"
-budget=${DEVICE_CHECK_BUDGET_S:-420}
+export LOGS=$WORK/logs
+mkdir -p "$RUNS" "$LOGS"
+budget=${DEVICE_CHECK_BUDGET_S:-540}
 t_begin=$SECONDS
 
 # Common settings of the measured runs: short, but past warm-up and with enough steps for
@@ -184,9 +186,9 @@ gemm_run() {  # $1 name, $2 pin_memory, $3 pinned|pageable
   echo "mmprof baseline exit $rc"
   check_run "$RUNS/$1" "$3" || rc=1
   if ((rc == 0)); then
-    echo "RESULT: PASS $(grep '^H2D' "$OUT/$1.log" 2>/dev/null | head -n1)"
+    echo "RESULT: PASS $(grep '^H2D' "$LOGS/$1.log" 2>/dev/null | head -n1)"
   else
-    echo "RESULT: FAIL $1 (exit $rc) $(grep '^CHECK:' "$OUT/$1.log" 2>/dev/null | head -n1)"
+    echo "RESULT: FAIL $1 (exit $rc) $(grep '^CHECK:' "$LOGS/$1.log" 2>/dev/null | head -n1)"
   fi
   return $rc
 }
@@ -202,7 +204,7 @@ part_d_planted() {
   LD_LIBRARY_PATH=$WORK/inject_lib "$ROOT/scripts/check-planted.sh" "$WORK/planted"
   local rc=$?
   cp -r "$WORK/planted" "$RUNS/" 2>/dev/null
-  if ((rc == 0)); then echo "RESULT: PASS planted idle within 2% ($(tail -n 3 "$OUT/d_planted.log" | tr '\n' ' '))"
+  if ((rc == 0)); then echo "RESULT: PASS planted idle within 2% ($(tail -n 3 "$LOGS/d_planted.log" | tr '\n' ' '))"
   else echo "RESULT: FAIL check-planted.sh exit $rc"; fi
   return $rc
 }
@@ -258,7 +260,7 @@ assert head.get("events") == len(ev), "event count mismatch (truncated file)"
 assert kernels >= 200, f"expected >= 200 matmul kernels, got {kernels}"
 assert len(h2d) >= 20, f"expected >= 20 H2D copies, got {len(h2d)}"
 PY
-  if ((rc == 0)); then echo "RESULT: PASS $(grep '^h2d pinned=True' "$OUT/e_pytorch.log" | head -n1)"
+  if ((rc == 0)); then echo "RESULT: PASS $(grep '^h2d pinned=True' "$LOGS/e_pytorch.log" | head -n1)"
   else echo "RESULT: FAIL injection on PyTorch (see log)"; fi
   return $rc
 }
@@ -326,18 +328,70 @@ part_g_torch() {
 import json, sys; s = json.load(open(sys.argv[1] + "/summary.json"))
 print("e2e samples/s", s["throughput"]["end_to_end"]["samples_per_s"], "compute", s["throughput"]["compute"]["samples_per_s"], "stall", s.get("stall_fraction"))
 print("gpu", json.dumps(s.get("gpu"))[:800], s.get("gpu_unavailable"))' "$RUNS/g_torch" || rc=1
-  if ((rc == 0)); then echo "RESULT: PASS torch step on cuda, $(grep '^e2e' "$OUT/g_torch.log" | head -n1)"
+  if ((rc == 0)); then echo "RESULT: PASS torch step on cuda, $(grep '^e2e' "$LOGS/g_torch.log" | head -n1)"
   else echo "RESULT: FAIL torch step on cuda (exit $rc)"; fi
   return $rc
 }
 
+# Decode on the GPU against the CPU placement (issue 19, docs/gpu.md).
+part_h_decode() {
+  local rc=0
+  mm baseline --data "$DATA/files" --set step.kind=gemm --set step.ms=20 \
+    --set loader.pin_memory=true --set decode.device=gpu $RUN_SETTINGS --out "$RUNS/h_gpu_decode"
+  echo "mmprof baseline (decode.device=gpu) exit $?"
+  python3 - "$RUNS/h_gpu_decode" "$RUNS/b_gemm_pinned" <<'PY' || rc=1
+import json, os, sys
+def load(run):
+    f = os.path.join(run, "summary.json")
+    return json.load(open(f)) if os.path.exists(f) else {}
+gpu, cpu = load(sys.argv[1]), load(sys.argv[2])
+def at(d, *keys):
+    for k in keys:
+        d = d.get(k) if isinstance(d, dict) else None
+    return d
+def cores(s):
+    procs = at(s, "cpu", "phases", "pipeline", "per_process") or []
+    return round(sum(p.get("cores") or 0 for p in procs if p.get("role") in ("main", "worker")), 2)
+p = gpu.get("decode_placement") or {}
+print("decode_placement", json.dumps(p, indent=1))
+for name, s in (("gpu placement", gpu), ("cpu placement (part b)", cpu)):
+    print(f"{name}: pipeline {at(s, 'throughput', 'pipeline', 'samples_per_s')} samples/s, "
+          f"end_to_end {at(s, 'throughput', 'end_to_end', 'samples_per_s')}, loader cores "
+          f"{cores(s)}, h2d p50 {at(s, 'latency_ms', 'h2d', 'p50')} ms, compute inflation "
+          f"{at(s, 'decode_placement', 'compute_inflation', 'pct')} %")
+problems = []
+if gpu.get("status") != "complete":
+    problems.append(f"status {gpu.get('status')}: {gpu.get('message')}")
+if not str(p.get("where", "")).startswith("main process decodes images and video: nvdec"):
+    problems.append(f"not decoded by nvdec: {p.get('where')}")
+print("cpu fallbacks:", p.get("cpu_fallbacks"), p.get("cpu_fallback_reason"))
+print("CHECK:", "ok" if not problems else "; ".join(problems))
+sys.exit(1 if problems else 0)
+PY
+  mm ab --data "$DATA/files" --factor decode.device=cpu,gpu --set step.kind=gemm --set step.ms=20 \
+    --set phases.warmup_steps=3 --set phases.steps=20 --set loader.batch_size=16 \
+    --set loader.num_workers=6 --rounds 6 --out "$RUNS/h_ab_placement" || rc=1
+  mm report "$RUNS/h_ab_placement" --out "$RUNS/h_ab_placement/report" >/dev/null || rc=1
+  python3 - "$RUNS/h_ab_placement/experiment.json" <<'PY' || rc=1
+import json, sys
+e = json.load(open(sys.argv[1]))
+for r in e.get("results", []):
+    print("arm", r.get("arm"), "verdict", r.get("verdict"), "effect %", r.get("effect_pct"),
+          "correctness", json.dumps(r.get("correctness")))
+PY
+  sed -n '/^### Decode placement/,/^Medians/p' "$RUNS/h_ab_placement/report/report.md"
+  if ((rc == 0)); then echo "RESULT: PASS $(grep '^gpu placement' "$LOGS/h_decode.log" | head -n1)"
+  else echo "RESULT: FAIL decode on the GPU ($(grep '^CHECK:' "$LOGS/h_decode.log" | head -n1))"; fi
+  return $rc
+}
+
 export -f part_a_env gemm_run part_b_gemm_pinned part_c_gemm_pageable part_d_planted \
-  part_e_pytorch part_f_trace part_g_torch
+  part_e_pytorch part_f_trace part_g_torch part_h_decode
 
 # ---- driver --------------------------------------------------------------------------------------
 results=()
 run_part() {  # name timeout_s
-  local name=$1 limit=$2 log=$OUT/$1.log
+  local name=$1 limit=$2 log=$LOGS/$1.log
   local left=$((budget - (SECONDS - t_begin)))
   if ((left < 15)); then
     echo "RESULT: SKIP the time budget (${budget}s) is spent" >>"$log"
@@ -356,10 +410,10 @@ run_part() {  # name timeout_s
   echo "   ${line:-RESULT: FAIL no result line (exit $rc)}"
 }
 
-rm -f "$OUT"/[a-g]_*.log "$OUT/runs.tar.gz"
-setup >"$OUT/a_env.log" 2>&1
+rm -f "$OUT"/[a-h]_*.log "$OUT"/{summary.txt,logs.tar.gz,runs.tar.gz}
+setup >"$LOGS/a_env.log" 2>&1
 setup_rc=$?
-cat "$OUT/a_env.log"
+cat "$LOGS/a_env.log"
 if ((setup_rc == 0)); then
   (build_torch_plugin >"$WORK/torch_plugin.log" 2>&1; touch "$WORK/torch_plugin.done") &
   export TORCH_BUILD_PID=$!
@@ -370,15 +424,20 @@ if ((setup_rc == 0)); then
   run_part e_pytorch 90
   run_part f_trace 60
   run_part g_torch 150
+  run_part h_decode 200
   kill "$TORCH_BUILD_PID" 2>/dev/null
 else
-  for p in a_env b_gemm_pinned c_gemm_pageable d_planted e_pytorch f_trace g_torch; do
-    echo "RESULT: FAIL setup failed (see a_env.log)" >>"$OUT/$p.log"
+  for p in a_env b_gemm_pinned c_gemm_pageable d_planted e_pytorch f_trace g_torch h_decode; do
+    echo "RESULT: FAIL setup failed (see a_env.log)" >>"$LOGS/$p.log"
     results+=("$p  FAIL setup failed")
   done
 fi
 tar -C "$WORK" -czf "$OUT/runs.tar.gz" runs 2>/dev/null
-echo
-echo "== device-check summary ($((SECONDS - t_begin)) s, results in $OUT)"
-printf '%s\n' "${results[@]}"
+tar -C "$WORK" -czf "$OUT/logs.tar.gz" logs 2>/dev/null
+cp "$LOGS/a_env.log" "$LOGS/h_decode.log" "$OUT/" 2>/dev/null
+{
+  echo
+  echo "== device-check summary ($((SECONDS - t_begin)) s, results in $OUT)"
+  printf '%s\n' "${results[@]}"
+} | tee "$OUT/summary.txt"
 exit 0

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "mmprof/modality.hpp"
+
 namespace mmprof {
 
 enum class Layout { auto_detect, files, tar };
@@ -19,6 +21,13 @@ enum class ImageDType { uint8, float32 };
 enum class VideoSampling { uniform, random_window };
 enum class ImageResizer { mmprof, swscale };
 enum class ImageDctScales { halves, eighths };
+// Where a modality's samples are decoded: in the loader's CPU workers, or in the main process on
+// the GPU (the workers then only read the compressed bytes).
+enum class DecodeDevice { cpu, gpu };
+// What decodes on the "GPU": NVIDIA's engines through FFmpeg's CUDA hwaccel (NVDEC for video,
+// JPEG through FFmpeg's MJPEG hwaccel), or the host standing in for them in the main process
+// (the placement without a device: rehearsals and tests; its figures say "emulated").
+enum class GpuDecodeBackend { nvdec, emulated };
 // The page cache before each loader phase: as it is, filled with the dataset, or emptied of it.
 enum class DataCache { as_is, warm, cold };
 
@@ -70,6 +79,7 @@ struct LoaderConfig {
 
 struct ImageConfig {
   int size = 224;
+  DecodeDevice decode_device = DecodeDevice::cpu;  // image.decode_device, else decode.device
   ImageDType dtype = ImageDType::float32;
   bool dct_scaling = true;
   // The scaling factors it may pick: 1/2, 1/4, 1/8 (SIMD in libjpeg-turbo), or every n/8.
@@ -94,6 +104,7 @@ struct ImageConfig {
 
 struct VideoConfig {
   int frames = 8;
+  DecodeDevice decode_device = DecodeDevice::cpu;  // video.decode_device, else decode.device
   int size = 224;
   VideoSampling sampling = VideoSampling::uniform;
   int decoder_threads = 1;
@@ -108,6 +119,15 @@ struct VideoConfig {
   // The decode of one clip (open, seeks, frames) that takes longer fails its sample, checked
   // between packets; 0 = no budget.
   int max_decode_ms = 60'000;
+};
+
+// Decode placement (docs/gpu.md). decode.device sets both modalities; image.decode_device and
+// video.decode_device (resolved into ImageConfig/VideoConfig) override it per modality, so
+// "hybrid" is video.decode_device=gpu with images left on the CPU.
+struct DecodeConfig {
+  DecodeDevice device = DecodeDevice::cpu;
+  GpuDecodeBackend gpu_backend = GpuDecodeBackend::nvdec;
+  int staging_mib = 64;  // per batch slot: the compressed bytes workers hand to the main process
 };
 
 struct TextConfig {
@@ -157,6 +177,7 @@ struct Config {
   ImageConfig image;
   VideoConfig video;
   TextConfig text;
+  DecodeConfig decode;
   StepConfig step;
   PhasesConfig phases;
   DistConfig dist;
@@ -165,6 +186,9 @@ struct Config {
 };
 
 const char* to_string(StepKind kind) noexcept;
+
+// Whether a modality's samples are decoded in the main process (on the GPU, or its emulation).
+bool decodes_on_device(const Config& config, Modality modality) noexcept;
 
 // The default tree with every known key (the schema --set validates against).
 nlohmann::json default_config_tree();

@@ -29,6 +29,9 @@ struct SampleInfo {
   // and the source's size in pixels, as the worker's probe found them.
   std::string format;
   int32_t source_width, source_height;
+  // Decoded by the main process (decode placed on the device), not by `worker`: its decode and
+  // augment times are the main process's.
+  bool decoded_in_main = false;
 };
 
 struct SampleFailure {
@@ -61,8 +64,12 @@ struct Batch {
   int worker = -1;
   uint32_t size = 0;  // samples delivered (planned minus failed)
   uint32_t n_images = 0, n_videos = 0;
-  const void* images = nullptr;     // n_images x 3 x S x S, dtype of image.dtype
-  const void* videos = nullptr;     // n_videos x T x 3 x S x S
+  const void* images = nullptr;  // n_images x 3 x S x S, dtype of image.dtype
+  const void* videos = nullptr;  // n_videos x T x 3 x S x S
+  // Decode on the GPU (decode.gpu_backend=nvdec): the modality's tensor in device memory, its
+  // host pointer above then null. Null when the tensor is on the host.
+  const void* device_images = nullptr;
+  const void* device_videos = nullptr;
   const int32_t* tokens = nullptr;  // size x seq_len, in delivery order of samples
   std::vector<SampleInfo> samples;
   std::vector<SampleFailure> failures;
@@ -74,9 +81,13 @@ struct Batch {
   uint32_t continued_reads = 0, media_reads = 0;
   uint64_t payload_bytes = 0;  // tensor bytes delivered
   double collate_ms = 0;
-  double pin_ms = 0;     // copy into pinned memory (0 when pageable)
-  double wait_ms = 0;    // how long next() blocked for this batch
-  int64_t ready_ns = 0;  // when next() returned it
+  double pin_ms = 0;  // copy into pinned memory (0 when pageable)
+  // Decode placed on the device: the main process's decode of the batch's deferred samples,
+  // inside wait_ms (0 when every sample was decoded by a worker).
+  double device_decode_ms = 0;
+  int64_t device_decode_fallbacks = 0;  // of its samples, decoded on the CPU instead (nvdec)
+  double wait_ms = 0;                   // how long next() blocked for this batch
+  int64_t ready_ns = 0;                 // when next() returned it
 };
 
 struct LoaderStats {
@@ -90,7 +101,10 @@ struct LoaderStats {
   std::vector<std::string> worker_faults;
   std::vector<int> worker_pids;  // current workers (processes), empty for threads / 0 workers
   std::string pin_mode;          // "pinned" or "pageable: <reason>"
-  size_t ring_bytes = 0;         // virtual size of the shared batch ring
+  // Where samples are decoded: "cpu workers", or the main process and the backend (docs/gpu.md).
+  std::string decode_placement = "cpu workers";
+  std::string decode_fallback_reason;  // why the first sample placed on the GPU went to the CPU
+  size_t ring_bytes = 0;               // virtual size of the shared batch ring
 };
 
 // The bytes of one sample's tensors in the batches a configuration delivers, for consumers that
@@ -105,6 +119,10 @@ struct BatchLayout {
   }
 };
 BatchLayout batch_layout(const Config& config);
+
+// The batch's image then video tensor bytes in host memory, copied from the device where decode
+// on the GPU left them there (mmprof ab's PSNR check of placement arms).
+std::vector<uint8_t> pixels_on_host(const Batch& batch, const BatchLayout& layout);
 
 class Loader {
  public:

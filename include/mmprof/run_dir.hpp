@@ -99,6 +99,9 @@ struct StageRow {
   // user's job.
   std::string format;
   std::optional<int> source_width_px, source_height_px;
+  // Which process decoded it: "worker", or "main" when decode was placed on the device
+  // (decode.device); empty in older runs and in a user's job.
+  std::string decoded_in;
 };
 
 // resources.csv: one process at one sample of the resource sampler.

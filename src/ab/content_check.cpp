@@ -11,19 +11,6 @@
 namespace mmprof {
 namespace {
 
-// The bytes of a batch's image and video tensors (uint8 configs only).
-std::vector<uint8_t> batch_bytes(const Batch& b, const Config& c) {
-  const size_t image = 3 * static_cast<size_t>(c.image.size) * static_cast<size_t>(c.image.size);
-  const size_t video = static_cast<size_t>(c.video.frames) * 3 * static_cast<size_t>(c.video.size) *
-                       static_cast<size_t>(c.video.size);
-  const auto* images = static_cast<const uint8_t*>(b.images);
-  const auto* videos = static_cast<const uint8_t*>(b.videos);
-  std::vector<uint8_t> out;
-  if (b.n_images > 0) out.insert(out.end(), images, images + b.n_images * image);
-  if (b.n_videos > 0) out.insert(out.end(), videos, videos + b.n_videos * video);
-  return out;
-}
-
 // The configuration the PSNR check decodes with: inline loading, 8-bit tensors.
 Config inline_uint8(Config c) {
   c.loader.num_workers = 0;
@@ -62,7 +49,8 @@ double batches_psnr(const Config& base, const Config& arm, const Dataset& datase
   Loader lb(cb, dataset), la(ca, dataset);
   std::vector<uint8_t> all_b, all_a;
   for (int i = 0; i < batches; ++i) {
-    const std::vector<uint8_t> b = batch_bytes(lb.next(), cb), a = batch_bytes(la.next(), ca);
+    const std::vector<uint8_t> b = pixels_on_host(lb.next(), batch_layout(cb));
+    const std::vector<uint8_t> a = pixels_on_host(la.next(), batch_layout(ca));
     if (a.size() != b.size()) {
       throw RunError(
           fmt::format("batch {} has {} tensor bytes in the base and {} in the arm: "

@@ -39,8 +39,11 @@ const std::set<std::string> kPreservingKeys = {
     "image.crop_decode",
     "image.simd",
 };
-// Keys that change decoded pixels within a bound (DCT-domain downscaling, another resize filter).
-const std::set<std::string> kLossyKeys = {"image.dct_scaling", "image.dct_scales", "image.resizer"};
+// Keys that change decoded pixels within a bound (DCT-domain downscaling, another resize filter,
+// another decoder: the GPU's, whose colour conversion and scaling are not the CPU's).
+const std::set<std::string> kLossyKeys = {
+    "image.dct_scaling",  "image.dct_scales",    "image.resizer",      "decode.device",
+    "decode.gpu_backend", "image.decode_device", "video.decode_device"};
 
 Factor parse_factor(const std::string& text) {
   const auto eq = text.find('=');

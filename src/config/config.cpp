@@ -259,6 +259,12 @@ json merge_root(const YAML::Node& root, const std::string& where) {
 
 }  // namespace
 
+bool decodes_on_device(const Config& config, Modality modality) noexcept {
+  const DecodeDevice d =
+      modality == Modality::video ? config.video.decode_device : config.image.decode_device;
+  return d == DecodeDevice::gpu;
+}
+
 const char* to_string(StepKind kind) noexcept {
   switch (kind) {
     case StepKind::none:
@@ -394,6 +400,19 @@ Config resolve_config(json& tree) {
   c.video.max_pixels = int_at(t, "video.max_pixels");
   c.video.max_bytes = int64_at(t, "video.max_bytes");
   c.video.max_decode_ms = int_at(t, "video.max_decode_ms");
+  c.decode.device = choice_at<DecodeDevice>(
+      t, "decode.device", {{"cpu", DecodeDevice::cpu}, {"gpu", DecodeDevice::gpu}});
+  c.decode.gpu_backend = choice_at<GpuDecodeBackend>(
+      t, "decode.gpu_backend",
+      {{"nvdec", GpuDecodeBackend::nvdec}, {"emulated", GpuDecodeBackend::emulated}});
+  c.decode.staging_mib = int_at(t, "decode.staging_mib");
+  const auto modality_device = [&](const char* key) {
+    return choice_at<DecodeDevice>(
+        t, key,
+        {{"inherit", c.decode.device}, {"cpu", DecodeDevice::cpu}, {"gpu", DecodeDevice::gpu}});
+  };
+  c.image.decode_device = modality_device("image.decode_device");
+  c.video.decode_device = modality_device("video.decode_device");
   c.text.seq_len = int_at(t, "text.seq_len");
   c.text.max_bytes = int_at(t, "text.max_bytes");
 

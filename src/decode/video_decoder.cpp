@@ -143,6 +143,7 @@ DecoderSetup setup_of(const AVStream* st) {
 struct VideoDecoder::Impl {
   int threads = 1;
   int64_t max_pixels = 0;
+  const CudaDevice* device = nullptr;  // decode through FFmpeg's CUDA hwaccel
   VideoDecodeLevers levers;
   DecodeBudget budget;
   MemoryInput input;
@@ -187,6 +188,8 @@ struct VideoDecoder::Impl {
   bool next_frame();
   void note_packet_position() noexcept;
   void convert(const CropRect& crop, int dst_w, int dst_h, uint8_t* out);
+  // Positions at each time in turn and calls take(i) with frame i in `cur`.
+  void for_each_frame(std::span<const double> times, const std::function<void(size_t)>& take);
 };
 
 void VideoDecoder::Impl::open(std::span<const uint8_t> bytes) {
@@ -246,6 +249,12 @@ void VideoDecoder::Impl::open_codec() {
   codec->thread_count = std::max(threads, 1);
   codec->max_pixels = max_pixels > 0 && max_pixels < INT_MAX ? max_pixels : INT_MAX;
   if (threads > 1) codec->thread_type = FF_THREAD_FRAME | FF_THREAD_SLICE;
+  if (device != nullptr) {
+    codec->hw_device_ctx = av_buffer_ref(static_cast<AVBufferRef*>(device->av_buffer()));
+    codec->get_format = [](AVCodecContext* c, const AVPixelFormat* f) {
+      return static_cast<AVPixelFormat>(pick_cuda_format(c, reinterpret_cast<const int*>(f)));
+    };
+  }
   if ((err = avcodec_open2(codec.get(), decoder, nullptr)) < 0) corrupt(err);
   codec_setup = std::move(setup);
   codec_reusable = true;
@@ -410,24 +419,39 @@ VideoInfo VideoDecoder::open(std::span<const uint8_t> bytes) {
   return impl_->info;
 }
 
-void VideoDecoder::decode_frames(std::span<const double> times, const CropRect& crop, int dst_w,
-                                 int dst_h, uint8_t* out) {
-  if (!impl_->fmt) throw std::logic_error("VideoDecoder::decode_frames before open()");
-  if (dst_w <= 0 || dst_h <= 0) throw std::invalid_argument("VideoDecoder: empty output size");
-  const double tb = av_q2d(impl_->stream->time_base);
-  const size_t frame_bytes = static_cast<size_t>(dst_w) * dst_h * 3;
+void VideoDecoder::Impl::for_each_frame(std::span<const double> times,
+                                        const std::function<void(size_t)>& take) {
+  if (!fmt) throw std::logic_error("VideoDecoder::decode_frames before open()");
+  const double tb = av_q2d(stream->time_base);
   try {
     for (size_t i = 0; i < times.size(); ++i) {
       // Times are compared at the stream's resolution: rounded to the nearest tick, so k / fps
       // give or take floating-point error (or a microsecond) names frame k.
-      const auto target = impl_->start_pts + std::llround(std::max(times[i], 0.0) / tb);
-      impl_->position_at(target);
-      impl_->convert(crop, dst_w, dst_h, out + i * frame_bytes);
+      position_at(start_pts + std::llround(std::max(times[i], 0.0) / tb));
+      take(i);
     }
   } catch (...) {
-    impl_->codec_reusable = false;  // the next clip gets a fresh context
+    codec_reusable = false;  // the next clip gets a fresh context
     throw;
   }
+}
+
+void VideoDecoder::decode_frames(std::span<const double> times, const CropRect& crop, int dst_w,
+                                 int dst_h, uint8_t* out) {
+  if (dst_w <= 0 || dst_h <= 0) throw std::invalid_argument("VideoDecoder: empty output size");
+  const size_t frame_bytes = static_cast<size_t>(dst_w) * dst_h * 3;
+  impl_->for_each_frame(
+      times, [&](size_t i) { impl_->convert(crop, dst_w, dst_h, out + i * frame_bytes); });
+}
+
+void VideoDecoder::use_device(const CudaDevice* device) {
+  impl_->device = device;
+  impl_->codec.reset();  // the next open() makes a context for it
+}
+
+void VideoDecoder::decode_frames(std::span<const double> times, const DeviceFrameSink& sink) {
+  impl_->for_each_frame(times,
+                        [&](size_t i) { sink(detail::device_frame_of(impl_->cur.get()), i); });
 }
 
 const VideoDecodeStats& VideoDecoder::stats() const noexcept {

@@ -21,11 +21,13 @@
 // leave them in a reused context; MP4 'avc1' keeps them in the extradata, as every encoder we
 // generate with does.
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "decode/cuda_decode.hpp"
 #include "decode/decode_budget.hpp"
 #include "decode/pixel_limit.hpp"
 #include "transform/crop.hpp"
@@ -84,6 +86,14 @@ class VideoDecoder {
   // Descending times work but cost a seek each. stats() counts since the last open().
   void decode_frames(std::span<const double> times, const CropRect& crop, int dst_w, int dst_h,
                      uint8_t* out);
+
+  // Decode on the GPU (decode.gpu_backend=nvdec): from the next open() on, the codec context
+  // decodes through FFmpeg's CUDA hwaccel on `device` (which must outlive the decoder).
+  void use_device(const CudaDevice* device);
+  // The same frames as decode_frames, handed to `sink` as they are in device memory (frame i of
+  // `times`), valid until the sink returns. Throws NotOnDevice when a frame came back on the host.
+  using DeviceFrameSink = std::function<void(const DeviceFrame&, size_t)>;
+  void decode_frames(std::span<const double> times, const DeviceFrameSink& sink);
 
   const VideoDecodeStats& stats() const noexcept;
   // Releases the clip; with reuse_decoder the codec context stays open for the next open().

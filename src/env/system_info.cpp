@@ -3,6 +3,7 @@
 #include <sys/utsname.h>
 
 #include "env/cuda_info.hpp"
+#include "env/gpu_decode_info.hpp"
 #include "env/hwloc_topology.hpp"
 #include "env/library_versions.hpp"
 #include "probe/proc_parse.hpp"
@@ -42,6 +43,7 @@ json software_info(const procfs::HostFiles& host) {
           {"libarchive", libarchive_version()},
           {"cuda", cuda_versions()},
           {"cupti", cupti_version()},
+          {"gpu_decode", gpu_decode_info()},
           {"libtorch", libtorch_version()},
           {"hwloc", topo ? json(topo->hwloc_version) : json()}};
 }
@@ -92,6 +94,7 @@ json hardware_info(const procfs::HostFiles& host) {
   }
   std::string gpu_reason;
   hw["gpus"] = gpu_list(host, gpu_reason);
+  add_decode_engines(hw["gpus"], gpu_decode_info()["nvml"]);
   hw["gpu_unavailable_reason"] = gpu_reason.empty() ? json() : json(gpu_reason);
   return hw;
 }

@@ -140,6 +140,12 @@ void copy_to_device_async(void* device_dst, const void* host_src, size_t bytes,
         "cudaMemcpyAsync (host to device)");
 }
 
+void copy(void* dst, const void* src, size_t bytes, Direction direction) {
+  const bool to_device = direction == Direction::to_device;
+  check(cudaMemcpy(dst, src, bytes, to_device ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost),
+        to_device ? "cudaMemcpy (host to device)" : "cudaMemcpy (device to host)");
+}
+
 #else  // Built without CUDA: require_gpu() throws, so nothing below it is ever reached.
 
 CudaStream::CudaStream() {
@@ -163,6 +169,7 @@ CudaBuffer::CudaBuffer(Memory memory, size_t bytes) : memory_(memory), bytes_(by
 CudaBuffer::~CudaBuffer() = default;
 void CudaBuffer::fill_async(int, const CudaStream&) {}
 void copy_to_device_async(void*, const void*, size_t, const CudaStream&) {}
+void copy(void*, const void*, size_t, Direction) {}
 
 #endif
 

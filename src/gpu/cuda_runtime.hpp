@@ -84,4 +84,8 @@ class CudaBuffer {
 void copy_to_device_async(void* device_dst, const void* host_src, size_t bytes,
                           const CudaStream& stream);
 
+// cudaMemcpy on the legacy default stream: after everything enqueued there, returns when done.
+enum class Direction { to_device, to_host };
+void copy(void* dst, const void* src, size_t bytes, Direction direction);
+
 }  // namespace mmprof::gpu

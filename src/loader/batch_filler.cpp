@@ -18,7 +18,6 @@
 #include "trace/tracer.hpp"
 #include "util/digest.hpp"
 #include "util/error.hpp"
-#include "util/rng.hpp"
 
 namespace mmprof {
 namespace {
@@ -41,49 +40,13 @@ void thread_faults(int64_t& minflt, int64_t& majflt) noexcept {
   majflt = ru.ru_majflt;
 }
 
-// Copies `text` into a fixed field of the slot's record, cut to fit, always NUL-terminated.
-template <size_t N>
-void copy_text(char (&field)[N], std::string_view text) noexcept {
-  const size_t n = std::min(text.size(), N - 1);
-  std::memcpy(field, text.data(), n);
-  field[n] = '\0';
-}
-
-void set_message(SampleRecord& rec, const std::string& message) noexcept {
-  copy_text(rec.message, message);
-}
-
-// The sample's class as the probe saw it (format or codec, source size): set before the decode,
-// so a sample whose decode fails still names what it was.
-void set_source(SampleRecord& rec, std::string_view format, int width, int height) noexcept {
-  copy_text(rec.format, format);
-  rec.source_width = width;
-  rec.source_height = height;
-}
-
-// Grow-only buffers: a warm worker works in memory that is already faulted in.
-uint8_t* grow(std::vector<uint8_t>& buffer, size_t size) {
-  if (buffer.size() < size) buffer.resize(size);
-  return buffer.data();
-}
-
 }  // namespace
 
 BatchFiller::BatchFiller(const Config& config, const Dataset& dataset, int worker_id)
     : config_(config),
       dataset_(dataset),
       worker_id_(worker_id),
-      image_decoder_(config.image.max_pixels,
-                     DecodeBudget(config.image.max_decode_ms, "image.max_decode_ms")),
-      video_decoder_(
-          config.video.decoder_threads, config.video.max_pixels,
-          {.reuse_decoder = config.video.reuse_decoder, .skip_nonref = config.video.skip_nonref},
-          DecodeBudget(config.video.max_decode_ms, "video.max_decode_ms")),
-      resizer_(config.image.simd),
-      dtype_(config.image.dtype == ImageDType::uint8 ? DType::uint8 : DType::float32),
-      dct_scaling_(!config.image.dct_scaling                            ? DctScaling::off
-                   : config.image.dct_scales == ImageDctScales::eighths ? DctScaling::eighths
-                                                                        : DctScaling::halves),
+      decoder_(config),
       reader_(dataset,
               config.loader.worker_mode == WorkerMode::thread ? config.loader.num_workers : 1) {
   if (config.data.stream) stream_.emplace(config, dataset, worker_id);
@@ -191,85 +154,41 @@ void BatchFiller::skip_quarantined(SampleRecord& rec) const noexcept {
 // malloc would hand the freed blocks straight back, already faulted in; malloc_trim returns the
 // free pages to the kernel, so the next sample's buffers fault in fresh pages.
 void BatchFiller::release_buffers() noexcept {
-  for (auto* buffer : {&media_, &caption_, &hwc_, &decoded_.pixels})
+  for (auto* buffer : {&media_, &caption_})
     std::vector<uint8_t>().swap(*buffer);
-  resizer_.release();
-  sws_resizer_.release();
+  decoder_.release();
   malloc_trim(0);
 }
 
-void BatchFiller::finish_pixels(SampleRecord& rec, const uint8_t* hwc, int size, int frames,
-                                void* dst) {
-  const size_t frame_hwc = 3 * static_cast<size_t>(size) * static_cast<size_t>(size);
-  const size_t frame_out = frame_hwc * (dtype_ == DType::uint8 ? 1 : 4);
-  for (int f = 0; f < frames; ++f) {
-    to_chw(hwc + static_cast<size_t>(f) * frame_hwc, size, size, rec.flipped != 0, dtype_, norm_,
-           static_cast<std::byte*>(dst) + static_cast<size_t>(f) * frame_out);
-  }
-  // The digest covers what determines the tensor: the augmented pixels and the flip.
-  rec.digest = digest64(hwc, frame_hwc * static_cast<size_t>(frames), rec.flipped);
-}
-
-void BatchFiller::process_image(SampleRecord& rec, const SampleEntry& entry, void* dst,
+void BatchFiller::decode_sample(SampleRecord& rec, const SampleEntry& entry, void* dst,
                                 uint64_t rng_key) {
-  const int size = config_.image.size;
-  int64_t t = monotonic_ns();
+  const std::span<const uint8_t> bytes(media_.data(), entry.media.size);
   try {
-    const std::span<const uint8_t> bytes(media_.data(), entry.media.size);
-    const ImageInfo info = image_decoder_.probe(bytes);
-    set_source(rec, info.format, info.width, info.height);
-    Rng rng = Rng::for_item(config_.loader.seed, kStreamAugment, rng_key);
-    const CropRect crop = random_resized_crop(rng, info.width, info.height);
-    rec.flipped = rng.uniform() < 0.5 ? 1 : 0;
-    if (config_.image.resizer == ImageResizer::swscale) {
-      decoded_.pixels.reserve(3 * static_cast<size_t>(info.width) * info.height +
-                              SwsResizer::kSlack);
+    if (entry.modality == Modality::video) {
+      decoder_.video(bytes, rng_key, rec, dst);
+    } else {
+      decoder_.image(bytes, rng_key, rec, dst);
     }
-    image_decoder_.decode(bytes, crop, size, dct_scaling_, decoded_,
-                          config_.image.crop_decode ? DecodeRegion::crop : DecodeRegion::whole);
   } catch (const DecodeError& e) {
     throw StageFailure{Stage::decode, e.what()};
   }
-  const int64_t t_decoded = monotonic_ns();
-  rec.decode_ns = t_decoded - t;
-  const CropRect& scaled = decoded_.crop;  // the crop in the decoded pixels
-  uint8_t* hwc = grow(hwc_, 3 * static_cast<size_t>(size) * size);
-  if (config_.image.resizer == ImageResizer::swscale) {
-    sws_resizer_.resize(decoded_.pixels.data(), decoded_.width * 3, scaled, hwc, size, size);
-  } else {
-    resizer_.resize(decoded_.pixels.data(), decoded_.width * 3, scaled, hwc, size, size);
-  }
-  finish_pixels(rec, hwc, size, 1, dst);
-  rec.augment_ns = monotonic_ns() - t_decoded;
 }
 
-void BatchFiller::process_video(SampleRecord& rec, const SampleEntry& entry, void* dst,
-                                uint64_t rng_key) {
-  const int size = config_.video.size;
-  const int frames = config_.video.frames;
-  const int64_t t = monotonic_ns();
-  try {
-    const VideoInfo info = video_decoder_.open({media_.data(), entry.media.size});
-    set_source(rec, info.codec, info.width, info.height);
-    // One draw of randomness for all frames of a clip: the same crop and flip on every frame.
-    Rng rng = Rng::for_item(config_.loader.seed, kStreamAugment, rng_key);
-    const CropRect crop = random_resized_crop(rng, info.width, info.height);
-    rec.flipped = rng.uniform() < 0.5 ? 1 : 0;
-    const auto mode = config_.video.sampling == VideoSampling::uniform
-                          ? FrameSampling::uniform
-                          : FrameSampling::random_window;
-    sample_frame_times(info, frames, mode, rng, frame_times_);
-    // The crop and resize happen inside the decoder's colour conversion (one swscale pass), so
-    // for video they count as decode; augment is flip + normalize.
-    video_decoder_.decode_frames(frame_times_, crop, size, size,
-                                 grow(hwc_, 3 * static_cast<size_t>(frames) * size * size));
-  } catch (const DecodeError& e) {
-    throw StageFailure{Stage::decode, e.what()};
+void BatchFiller::stage_for_device(const SlotView& slot, SampleRecord& rec,
+                                   const SampleEntry& entry) {
+  const SlotGeometry& g = slot.geometry();
+  if (entry.media.size > g.staging_bytes - staged_) {
+    throw StageFailure{
+        Stage::read,
+        fmt::format("its {} bytes do not fit what is left of the batch slot's staging area for "
+                    "decode on the device ({} of decode.staging_mib={}); raise decode.staging_mib",
+                    entry.media.size, g.staging_bytes - staged_, g.staging_bytes >> 20)};
   }
-  const int64_t t_decoded = monotonic_ns();
-  rec.decode_ns = t_decoded - t;
-  finish_pixels(rec, hwc_.data(), size, frames, dst);
-  rec.augment_ns = monotonic_ns() - t_decoded;
+  rec.deferred = 1;
+  rec.staged_offset = g.staging_offset() + staged_;
+  rec.staged_bytes = static_cast<uint32_t>(entry.media.size);
+  std::memcpy(slot.arena() + rec.staged_offset, media_.data(), entry.media.size);
+  staged_ += entry.media.size;
 }
 
 void BatchFiller::begin_batch(const SlotView& slot) {
@@ -301,6 +220,7 @@ void BatchFiller::begin_batch(const SlotView& slot) {
   h.video_offset = g.video_offset(planned_images);
   collate_ns_ = 0;
   digest_ = 0;
+  staged_ = 0;
 }
 
 void BatchFiller::collate_sample(const SlotView& slot, SampleRecord& rec, const SampleEntry& entry,
@@ -314,7 +234,9 @@ void BatchFiller::collate_sample(const SlotView& slot, SampleRecord& rec, const 
           ? std::string_view(reinterpret_cast<const char*>(caption_.data()), entry.caption.size)
           : std::string_view();
   rec.tokens = tokenize_bytes(caption, tokens + static_cast<size_t>(h.n_ok) * seq_len, seq_len);
-  rec.digest = digest_combine(rec.digest, digest64(caption.data(), caption.size()));
+  // A deferred sample's pixels are combined in by the main process once they are decoded.
+  const uint64_t caption_digest = digest64(caption.data(), caption.size());
+  rec.digest = rec.deferred != 0 ? caption_digest : digest_combine(rec.digest, caption_digest);
   digest_ = digest_combine(digest_, rec.digest);
   rec.row = static_cast<int32_t>(video ? h.n_videos : h.n_images);
   (video ? h.n_videos : h.n_images)++;
@@ -343,6 +265,8 @@ void BatchFiller::fill_sample(const SlotView& slot, uint32_t i) {
   rec.message[0] = '\0';
   set_source(rec, "", 0, 0);
   rec.row = -1;
+  rec.deferred = 0;
+  rec.staged_bytes = 0;
   int64_t flt0, maj0;
   thread_faults(flt0, maj0);
   rec.t_start_ns = monotonic_ns();
@@ -361,10 +285,10 @@ void BatchFiller::fill_sample(const SlotView& slot, uint32_t i) {
     const bool video = entry.modality == Modality::video;
     std::byte* dst = slot.arena() + (video ? h.video_offset + h.n_videos * g.video_bytes()
                                            : h.image_offset + h.n_images * g.image_bytes());
-    if (video) {
-      process_video(rec, entry, dst, rng_key);
+    if (decodes_on_device(config_, entry.modality)) {
+      stage_for_device(slot, rec, entry);
     } else {
-      process_image(rec, entry, dst, rng_key);
+      decode_sample(rec, entry, dst, rng_key);
     }
     collate_sample(slot, rec, entry, video);
   } catch (const StageFailure& f) {

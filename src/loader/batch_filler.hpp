@@ -1,24 +1,22 @@
 #pragma once
 // What a worker does with one batch slot: read, decode, augment every planned sample into the
-// slot's tensors, tokenize captions and record per-sample timings. One BatchFiller per worker; it
-// owns the decoders and every scratch buffer, so a warm worker allocates nothing per sample
-// (unless loader.buffer_reuse=false, which frees the buffers after every sample to measure that).
+// slot's tensors, tokenize captions and record per-sample timings. A sample whose modality decodes
+// on the device is only read: its bytes are staged in the slot for the main process. One
+// BatchFiller per worker; it owns the decoders and every scratch buffer, so a warm worker allocates
+// nothing per sample (unless loader.buffer_reuse=false, which frees the buffers after every sample
+// to measure that).
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "data/range_reader.hpp"
-#include "decode/image_decoder.hpp"
-#include "decode/sws_resize.hpp"
-#include "decode/video_decoder.hpp"
 #include "loader/batch_slot.hpp"
 #include "loader/fault_hooks.hpp"
+#include "loader/sample_decoder.hpp"
 #include "loader/shard_stream.hpp"
 #include "mmprof/config.hpp"
 #include "mmprof/dataset.hpp"
-#include "transform/normalize.hpp"
-#include "transform/resize.hpp"
 
 namespace mmprof {
 
@@ -49,24 +47,16 @@ class BatchFiller {
   void check_caption_text(uint64_t size) const;
   void take_streamed(SampleRecord& rec, const SampleEntry& entry);
   void skip_quarantined(SampleRecord& rec) const noexcept;
-  void process_image(SampleRecord& rec, const SampleEntry& entry, void* dst, uint64_t rng_key);
-  void process_video(SampleRecord& rec, const SampleEntry& entry, void* dst, uint64_t rng_key);
-  void finish_pixels(SampleRecord& rec, const uint8_t* hwc, int size, int frames, void* dst);
+  void decode_sample(SampleRecord& rec, const SampleEntry& entry, void* dst, uint64_t rng_key);
+  // Decode placed on the device: the media bytes go to the slot's staging area for main.
+  void stage_for_device(const SlotView& slot, SampleRecord& rec, const SampleEntry& entry);
   void release_buffers() noexcept;
 
   const Config& config_;
   const Dataset& dataset_;
   int worker_id_;
-  ImageDecoder image_decoder_;
-  VideoDecoder video_decoder_;
-  Resizer resizer_;
-  SwsResizer sws_resizer_;  // image.resizer=swscale
-  Normalization norm_;
-  DType dtype_;
-  DctScaling dct_scaling_;  // image.dct_scaling and image.dct_scales
-  RgbImage decoded_;
-  std::vector<uint8_t> media_, caption_, hwc_;
-  std::vector<double> frame_times_;
+  SampleDecoder decoder_;
+  std::vector<uint8_t> media_, caption_;
   RangeReader reader_;
   std::optional<ShardStream> stream_;  // data.layout=tar_stream
   std::vector<ByteRange> upcoming_;    // the batch's ranges, announced to reader_
@@ -74,6 +64,7 @@ class BatchFiller {
   // Per batch, summed over its samples.
   int64_t collate_ns_ = 0;
   uint64_t digest_ = 0;
+  uint64_t staged_ = 0;  // bytes of the staging area used
 };
 
 }  // namespace mmprof

@@ -19,6 +19,25 @@ size_t page_align(size_t n) noexcept {
 }
 }  // namespace
 
+namespace {
+template <size_t N>
+void copy_text(char (&field)[N], std::string_view text) noexcept {
+  const size_t n = std::min(text.size(), N - 1);
+  std::memcpy(field, text.data(), n);
+  field[n] = '\0';
+}
+}  // namespace
+
+void set_message(SampleRecord& rec, std::string_view message) noexcept {
+  copy_text(rec.message, message);
+}
+
+void set_source(SampleRecord& rec, std::string_view format, int width, int height) noexcept {
+  copy_text(rec.format, format);
+  rec.source_width = width;
+  rec.source_height = height;
+}
+
 const char* stage_name(Stage s) noexcept {
   switch (s) {
     case Stage::read:
@@ -43,6 +62,9 @@ SlotGeometry slot_geometry(const Config& c) {
   g.frames = c.video.frames;
   g.seq_len = c.text.seq_len;
   g.pixel_bytes = c.image.dtype == ImageDType::uint8 ? 1 : 4;
+  if (decodes_on_device(c, Modality::image) || decodes_on_device(c, Modality::video)) {
+    g.staging_bytes = static_cast<size_t>(c.decode.staging_mib) << 20;
+  }
   return g;
 }
 
@@ -77,8 +99,12 @@ size_t SlotGeometry::header_bytes() const noexcept {
   return page_align(sizeof(SlotHeader) + capacity * sizeof(SampleRecord));
 }
 
-size_t SlotGeometry::arena_bytes() const noexcept {
+size_t SlotGeometry::staging_offset() const noexcept {
   return image_offset() + page_align(capacity * std::max(image_bytes(), video_bytes()));
+}
+
+size_t SlotGeometry::arena_bytes() const noexcept {
+  return staging_offset() + page_align(staging_bytes);
 }
 
 SlotRing::SlotRing(const SlotGeometry& geometry, uint32_t slots, bool huge_pages)

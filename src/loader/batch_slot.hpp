@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <string_view>
 
 #include "mmprof/config.hpp"
 
@@ -41,8 +42,20 @@ struct SampleRecord {
   // source's width and height in pixels (the stream's for a video). Empty and 0 before the probe.
   char format[16] = {};
   int32_t source_width = 0, source_height = 0;
+  // Decode placed on the device (image/video.decode_device=gpu): the worker read the sample and
+  // left its compressed bytes at staged_offset in the slot's staging area, for the main process
+  // to decode into `row`; until then `digest` is the caption's digest alone.
+  uint8_t deferred = 0;
+  uint32_t staged_bytes = 0;
+  uint64_t staged_offset = 0;  // from the arena start
   char message[224] = {};
 };
+
+// The record's text fields, cut to fit and always NUL-terminated. set_source: the sample's class
+// as the probe saw it (format or codec, source size), set before the decode, so a sample whose
+// decode fails still names what it was.
+void set_message(SampleRecord& rec, std::string_view message) noexcept;
+void set_source(SampleRecord& rec, std::string_view format, int width, int height) noexcept;
 
 struct SlotHeader {
   // Written by main when dispatching.
@@ -78,6 +91,9 @@ struct SlotGeometry {
   uint32_t capacity = 0;  // batch_size
   int image_size = 0, video_size = 0, frames = 0, seq_len = 0;
   size_t pixel_bytes = 1;  // 1 (uint8) or 4 (float32)
+  // Compressed bytes of the samples whose decode is placed on the device (decode.staging_mib),
+  // 0 when every modality decodes in the workers.
+  size_t staging_bytes = 0;
   size_t image_bytes() const noexcept;
   size_t video_bytes() const noexcept;
   size_t tokens_bytes() const noexcept { return static_cast<size_t>(seq_len) * sizeof(int32_t); }
@@ -87,8 +103,10 @@ struct SlotGeometry {
   size_t video_offset(uint32_t planned_images) const noexcept;
   // Bytes of tensors a batch of n_ok samples, n_images and n_videos of them, fills.
   size_t payload_bytes(uint32_t n_images, uint32_t n_videos, uint32_t n_ok) const noexcept;
+  // The staging area, after the worst-case pixels.
+  size_t staging_offset() const noexcept;
   size_t header_bytes() const noexcept;  // header + records, page aligned
-  size_t arena_bytes() const noexcept;   // tokens + worst-case pixels, page aligned
+  size_t arena_bytes() const noexcept;   // tokens + worst-case pixels + staging, page aligned
   size_t slot_bytes() const noexcept { return header_bytes() + arena_bytes(); }
 };
 

@@ -10,6 +10,7 @@
 #include "gpu/cuda_runtime.hpp"
 #include "loader/batch_filler.hpp"
 #include "loader/batch_slot.hpp"
+#include "loader/device_decode.hpp"
 #include "loader/memory_plan.hpp"
 #include "loader/worker_pool.hpp"
 #include "loader/worker_recovery.hpp"
@@ -45,6 +46,11 @@ struct Loader::Impl {
       free_slots[owner(s)].push_back(s);
     setup_pinning();
     start_workers();
+    // After the fork: the workers never see the device's context.
+    if (decodes_on_device(c, Modality::image) || decodes_on_device(c, Modality::video)) {
+      device_stage.emplace(c, make_device_decoder(c));
+      stats.decode_placement = device_stage->placement();
+    }
     stats.ring_bytes = ring.mapped_bytes();
   }
 
@@ -76,7 +82,8 @@ struct Loader::Impl {
       throw UnavailableError("loader.pin_memory=true needs a GPU: " +
                              gpu::gpu_availability().reason);
     }
-    pinned.emplace(gpu::Memory::pinned_host, ring.geometry().arena_bytes());
+    // Tokens and tensors only: the staging area of decode on the GPU is never pinned.
+    pinned.emplace(gpu::Memory::pinned_host, ring.geometry().staging_offset());
     stats.pin_mode = "pinned";
   }
 
@@ -232,7 +239,7 @@ struct Loader::Impl {
                      static_cast<double>(r.read_ns) / 1e6, static_cast<double>(r.decode_ns) / 1e6,
                      static_cast<double>(r.augment_ns) / 1e6, r.bytes, r.minflt, r.majflt, r.digest,
                      std::string(r.format, strnlen(r.format, sizeof r.format)), r.source_width,
-                     r.source_height});
+                     r.source_height, r.deferred != 0});
     }
     const std::byte* arena = slot.arena();
     batch.pin_ms = 0;
@@ -240,6 +247,17 @@ struct Loader::Impl {
     batch.tokens = reinterpret_cast<const int32_t*>(arena + h.tokens_offset);
     batch.images = arena + h.image_offset;
     batch.videos = arena + h.video_offset;
+    batch.device_images = batch.device_videos = nullptr;
+    if (const std::byte* rows = device_stage ? device_stage->device_rows() : nullptr) {
+      if (decodes_on_device(config, Modality::image)) {
+        batch.device_images = rows + h.image_offset;
+        batch.images = nullptr;
+      }
+      if (decodes_on_device(config, Modality::video)) {
+        batch.device_videos = rows + h.video_offset;
+        batch.videos = nullptr;
+      }
+    }
     batch.ready_ns = monotonic_ns();
     batch.wait_ms = static_cast<double>(now - t_wait_start) / 1e6;
     trace::span(trace::EventName::wait, t_wait_start, now, static_cast<int64_t>(h.batch_id));
@@ -254,8 +272,16 @@ struct Loader::Impl {
     auto* dst = static_cast<std::byte*>(pinned->data());
     std::memcpy(dst + h.tokens_offset, slot.arena() + h.tokens_offset,
                 h.n_ok * static_cast<size_t>(g.seq_len) * sizeof(int32_t));
-    std::memcpy(dst + h.image_offset, slot.arena() + h.image_offset, h.n_images * g.image_bytes());
-    std::memcpy(dst + h.video_offset, slot.arena() + h.video_offset, h.n_videos * g.video_bytes());
+    // A tensor decode on the GPU left in device memory is not the pin stage's to copy.
+    const bool on_device = device_stage && device_stage->device_rows() != nullptr;
+    if (!on_device || !decodes_on_device(config, Modality::image)) {
+      std::memcpy(dst + h.image_offset, slot.arena() + h.image_offset,
+                  h.n_images * g.image_bytes());
+    }
+    if (!on_device || !decodes_on_device(config, Modality::video)) {
+      std::memcpy(dst + h.video_offset, slot.arena() + h.video_offset,
+                  h.n_videos * g.video_bytes());
+    }
     const int64_t t1 = monotonic_ns();
     pin_ms = static_cast<double>(t1 - t0) / 1e6;
     trace::span(trace::EventName::pin, t0, t1, static_cast<int64_t>(h.batch_id));
@@ -292,6 +318,7 @@ struct Loader::Impl {
   std::optional<WorkerPool> pool;
   std::optional<BatchFiller> inline_filler;
   std::optional<gpu::CudaBuffer> pinned;
+  std::optional<DeviceDecodeStage> device_stage;
   Batch batch;
   LoaderStats stats;
   int64_t construct_ns = 0;   // ring allocation and worker start-up
@@ -321,7 +348,14 @@ const Batch& Loader::next() {
   const uint32_t slot = m.wait_for_batch();
   m.held_slot = slot;
   ++m.next_deliver;
+  const int64_t fallbacks_before = m.device_stage ? m.device_stage->fallbacks() : 0;
+  const double device_decode_ms = m.device_stage ? m.device_stage->run(m.ring.slot(slot)) : 0;
   m.fill_batch_view(slot, t0);
+  m.batch.device_decode_ms = device_decode_ms;
+  m.batch.device_decode_fallbacks =
+      m.device_stage ? m.device_stage->fallbacks() - fallbacks_before : 0;
+  if (m.batch.device_decode_fallbacks > 0 && m.stats.decode_fallback_reason.empty())
+    m.stats.decode_fallback_reason = m.device_stage->fallback_reason();
   trace::queue_depth(m.completed.size(), m.in_flight.size());
   m.stats.batches++;
   m.stats.samples += m.batch.size;
@@ -334,6 +368,23 @@ const Batch& Loader::next() {
   }
   m.check_failures();
   return m.batch;
+}
+
+std::vector<uint8_t> pixels_on_host(const Batch& batch, const BatchLayout& layout) {
+  const size_t images = batch.n_images * layout.image_bytes;
+  const size_t videos = batch.n_videos * layout.video_bytes;
+  std::vector<uint8_t> out(images + videos);
+  const auto take = [&](const void* host, const void* device, size_t bytes, uint8_t* dst) {
+    if (bytes == 0) return;
+    if (device != nullptr) {
+      gpu::copy(dst, device, bytes, gpu::Direction::to_host);
+    } else {
+      std::memcpy(dst, host, bytes);
+    }
+  };
+  take(batch.images, batch.device_images, images, out.data());
+  take(batch.videos, batch.device_videos, videos, out.data() + images);
+  return out;
 }
 
 const LoaderStats& Loader::stats() const noexcept {

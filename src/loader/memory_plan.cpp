@@ -71,7 +71,7 @@ HostMemoryPlan plan_host_memory(const Config& config, bool pinned) {
   p.slots_per_worker = ring_slots_per_worker(config.loader);
   p.prefetch_per_worker = p.slots_per_worker - 1;
   p.slot_bytes = g.slot_bytes();
-  p.pinned_bytes = pinned ? g.arena_bytes() : 0;
+  p.pinned_bytes = pinned ? g.staging_offset() : 0;  // the tensors, not the staging area
   // BatchFiller's HWC buffer for one augmented image or clip (see its constructor).
   const uint64_t image =
       3ull * static_cast<uint64_t>(config.image.size) * static_cast<uint64_t>(config.image.size);

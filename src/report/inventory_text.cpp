@@ -71,6 +71,38 @@ std::string provenance_section(const json& inv) {
   return out;
 }
 
+std::string joined(const json& names) {
+  std::string out;
+  for (const auto& n : names)
+    out += (out.empty() ? "" : " ") + text(n);
+  return out.empty() ? "none" : out;
+}
+
+// docs/gpu.md: what decode on the GPU would find here (absent in inventories before it).
+std::string gpu_decode_rows(const json& d) {
+  if (!d.is_object()) return "";
+  std::string out;
+  const json& nvml = d["nvml"];
+  if (nvml.is_object()) {
+    out += row("nvml", fmt::format("driver {}, NVML {} ({})", text(nvml["driver_version"]),
+                                   text(nvml["nvml_version"]), text(nvml["library"])));
+  } else {
+    out += row("nvml", text(d["nvml_reason"]));
+  }
+  const json& f = d["ffmpeg"];
+  out += row("ffmpeg cuvid", joined(f["cuvid_decoders"]));
+  out += row("ffmpeg nvdec", joined(f["nvdec_hwaccel_codecs"]) +
+                                 (f["cuda_hwdevice"] == true ? "" : " (no CUDA device type)"));
+  for (const char* lib : {"libcuda", "libnvcuvid"}) {
+    out += row(lib, f.value(lib, json()).is_null()
+                        ? "not loadable: " + text(f.value(std::string(lib) + "_reason", json()))
+                        : text(f[lib]));
+  }
+  out += row("nvjpeg",
+             d["nvjpeg"].is_object() ? text(d["nvjpeg"]["version"]) : text(d["nvjpeg_reason"]));
+  return out;
+}
+
 std::string software_section(const json& s) {
   std::string out = "software\n";
   out += row("compiler", text(s["compiler"]["name"]) + " " + text(s["compiler"]["version"]));
@@ -94,6 +126,7 @@ std::string software_section(const json& s) {
   out += row("libtorch", version_of(t) + ", plugin " +
                              (t["plugin"].is_null() ? "not found" : text(t["plugin"])));
   out += row("hwloc", text(s["hwloc"]));
+  out += gpu_decode_rows(s["gpu_decode"]);
   return out;
 }
 
@@ -118,9 +151,11 @@ std::string hardware_section(const json& h) {
   }
   for (const auto& g : h["gpus"]) {
     out += row(fmt::format("gpu {}", text(g["index"])),
-               fmt::format("{}, {} MiB, PCIe {} x{}, NUMA node {}", text(g["name"]),
-                           text(g["memory_mib"]), text(g["pcie"]["link_speed"]),
-                           text(g["pcie"]["link_width"]), text(g["numa_node"])));
+               fmt::format("{}, {} MiB, PCIe {} x{}, NUMA node {}, NVDEC x{}, NVJPG x{}",
+                           text(g["name"]), text(g["memory_mib"]), text(g["pcie"]["link_speed"]),
+                           text(g["pcie"]["link_width"]), text(g["numa_node"]),
+                           text(g.value("nvdec_engines", json())),
+                           text(g.value("nvjpg_engines", json()))));
   }
   return out;
 }

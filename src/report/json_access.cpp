@@ -92,7 +92,12 @@ json run_config_value(const std::string& key, const json& manifest) {
   }
   std::string pointer = "/config/" + key;
   std::replace(pointer.begin(), pointer.end(), '.', '/');
-  return value_at(manifest, pointer);
+  json value = value_at(manifest, pointer);
+  // A key the run's configuration lacks (the run predates it) behaved as its default.
+  if (value.is_null() && value_at(manifest, "/config").is_object()) {
+    if (const config::KeySpec* spec = config::find_key(key)) return spec->default_value;
+  }
+  return value;
 }
 
 json or_null(const std::optional<double>& v) {

@@ -34,7 +34,7 @@ nlohmann::json value_at(const nlohmann::json& j, const std::string& pointer);
 std::string value_text(const nlohmann::json& v);
 // The run's value of config key `key` ("loader.num_workers") from its manifest; data.* keys as
 // resolved in the manifest's data block (the real path of the embedded default, "files" rather
-// than "auto").
+// than "auto"); a key the run's configuration lacks (it predates the key) is its default.
 nlohmann::json run_config_value(const std::string& key, const nlohmann::json& manifest);
 // A JSON number or null.
 nlohmann::json or_null(const std::optional<double>& v);

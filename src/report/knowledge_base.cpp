@@ -50,6 +50,25 @@ json check_gpu(const json&, const json&, const json& m) {
                 "no GPU: " + string_at(m, "/hardware/gpu_unavailable_reason", "none listed"));
 }
 
+// NVDEC or NVJPG engines on one of the GPUs, as NVML counted them (hardware.gpus[].nvdec_engines,
+// nvjpg_engines; docs/gpu.md). Unknown counts are not assumed.
+json check_engine(const std::string& engine, const json& a, const json& m) {
+  const json gpu = check_gpu(json(), a, m);
+  if (gpu["ok"] != true) return result(engine, false, gpu["detail"]);
+  const std::string key = engine + "_engines";
+  for (const auto& g : value_at(m, "/hardware/gpus")) {
+    const json n = g.value(key, json());
+    if (n.is_number() && n.get<int>() > 0) {
+      return result(engine, true,
+                    fmt::format("{} x{} on {}", engine, n.get<int>(), value_text(g["name"])));
+    }
+  }
+  return result(engine, false,
+                "cannot verify: NVML gave no " + engine + " engine count for any GPU (" +
+                    string_at(m, "/software/gpu_decode/nvml_reason", "NVML not in the manifest") +
+                    ")");
+}
+
 // The share of the data mix's probed images whose source has more than `pixels_over_output` x
 // the pixels of the output (image.size squared): sources a random-resized crop mostly throws away
 // after paying for their decode.
@@ -144,21 +163,23 @@ const std::map<std::string, Check>& checks() {
        }},
       {"gpu", check_gpu},
       {"nvdec",
-       [](const json&, const json& a, const json& m) {
-         const json gpu = check_gpu(json(), a, m);
-         if (gpu["ok"] != true) return result("nvdec", false, gpu["detail"]);
-         for (const auto& g : value_at(m, "/hardware/gpus"))
-           if (g.value("nvdec", false) == true) return result("nvdec", true, "a GPU with NVDEC");
-         return result("nvdec", false, "cannot verify: the manifest lists no NVDEC capability");
-       }},
+       [](const json&, const json& a, const json& m) { return check_engine("nvdec", a, m); }},
+      {"nvjpg",
+       [](const json&, const json& a, const json& m) { return check_engine("nvjpg", a, m); }},
       {"ffmpeg_decoder",
        [](const json& arg, const json&, const json& m) {
-         const json decoders = value_at(m, "/software/ffmpeg/decoders");
-         if (!decoders.is_array()) {
+         // The inventory's gpu_decode block (docs/gpu.md): *_cuvid decoders and the codecs whose
+         // own decoder has a CUDA hwaccel, so "h264_cuvid" and "h264" both ask for NVDEC.
+         const json f = value_at(m, "/software/gpu_decode/ffmpeg");
+         if (!f.is_object()) {
            return result("ffmpeg_decoder", false,
-                         "cannot verify: the manifest does not list FFmpeg's decoders");
+                         "cannot verify: the manifest does not list FFmpeg's GPU decoders");
          }
-         const bool has = std::find(decoders.begin(), decoders.end(), arg) != decoders.end();
+         bool has = false;
+         for (const char* list : {"cuvid_decoders", "nvdec_hwaccel_codecs"}) {
+           const json& names = f[list];
+           has = has || std::find(names.begin(), names.end(), arg) != names.end();
+         }
          return result("ffmpeg_decoder", has,
                        "FFmpeg " + std::string(has ? "has " : "lacks ") + value_text(arg));
        }},

@@ -11,6 +11,7 @@
 #include "report/analysis.hpp"
 #include "report/json_access.hpp"
 #include "report/knowledge_base.hpp"
+#include "report/placement.hpp"
 #include "report/staging.hpp"
 #include "stats/inference.hpp"
 #include "util/version.hpp"
@@ -130,7 +131,8 @@ json experiment_figures(const ExperimentData& x, const json& kb, const Criteria&
             {"results", value_at(e, "/results")},
             {"decisions", decide_experiment(e, c, host_mib)},
             {"arm_throughput", arm_throughput(e)},
-            {"staging", staging_break_even(e, x.base)}};
+            {"staging", staging_break_even(e, x.base)},
+            {"placement", decode_placement(e, x.dir)}};
   s["base_run"] = x.base ? run_section(*x.base, kb) : json(nullptr);
   return s;
 }

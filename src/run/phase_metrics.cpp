@@ -57,6 +57,8 @@ void PhaseMetrics::add_batch(const Batch& batch, bool pinned) {
   failures += static_cast<int64_t>(batch.failures.size());
   collate_ms.push_back(batch.collate_ms);
   if (pinned) pin_ms.push_back(batch.pin_ms);
+  if (batch.device_decode_ms > 0) device_decode_ms.push_back(batch.device_decode_ms);
+  device_decode_fallbacks += batch.device_decode_fallbacks;
   workers.add_batch(batch);
   for (const auto& s : batch.samples) {
     delivered.push_back(s.index);
@@ -142,6 +144,25 @@ rundir::SummaryParts summarize(const PhaseMetrics& compute, const PhaseMetrics& 
                  {"collate", to_json(describe(pipeline.collate_ms), false)},
                  {"pin", to_json(describe(pipeline.pin_ms), false)}};
   s.pin_mode = outcome.pin_mode;
+  if (pipeline.ran || end_to_end.ran) {
+    const PhaseMetrics& p = pipeline.ran ? pipeline : end_to_end;
+    s.decode_placement = {
+        {"where", p.decode_placement},
+        {"phase", p.name},
+        {"device_decode_ms", to_json(describe(p.device_decode_ms), false)},
+        {"cpu_fallbacks", p.device_decode_fallbacks},
+        {"cpu_fallback_reason",
+         p.device_decode_fallback_reason.empty() ? json() : json(p.device_decode_fallback_reason)},
+        {"nvml", p.nvml}};
+    // What decode (or anything else in the loop) takes from training: the step's compute with
+    // the loader running, against the compute phase alone.
+    const auto finite = [](double v) { return std::isfinite(v) ? json(v) : json(); };
+    const double alone = compute.compute_ms.empty() ? NAN : median(compute.compute_ms);
+    const double loaded = end_to_end.compute_ms.empty() ? NAN : median(end_to_end.compute_ms);
+    s.decode_placement["compute_inflation"] = {{"compute_phase_p50_ms", finite(alone)},
+                                               {"end_to_end_p50_ms", finite(loaded)},
+                                               {"pct", finite(100 * (loaded / alone - 1))}};
+  }
   // The loader's order (the pipeline phase's: no step decides it), against a global permutation.
   s.shuffle = pipeline.ran
                   ? to_json(shuffle_quality(pipeline.delivered, pipeline.delivered_batches))

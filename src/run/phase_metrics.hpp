@@ -36,8 +36,15 @@ struct PhaseMetrics {
   std::vector<double> sync_ms;  // per measured step of a multi-rank run with dist.sync
   std::vector<double> read_ms, decode_ms, augment_ms;  // per measured sample
   std::vector<double> collate_ms, pin_ms;              // per measured batch
-  int64_t minflt = 0, majflt = 0;                      // loader threads, measured samples
-  int64_t failures = 0;                                // failed samples in the window
+  // Decode placed on the device: where (LoaderStats::decode_placement) and, per measured batch
+  // with deferred samples, the main process's decode of them.
+  std::string decode_placement;
+  std::vector<double> device_decode_ms;
+  int64_t device_decode_fallbacks = 0;
+  std::string device_decode_fallback_reason;
+  nlohmann::json nvml;             // decode placed on the device: NVML's reading at the phase's end
+  int64_t minflt = 0, majflt = 0;  // loader threads, measured samples
+  int64_t failures = 0;            // failed samples in the window
   std::vector<uint32_t> delivered;  // the window's samples' dataset indices, in delivery order
   std::vector<uint32_t> delivered_batches;  // how many of them each batch holds
   StageBreakdown classes;                   // stage times by sample class

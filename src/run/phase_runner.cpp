@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "gpu/nvml.hpp"
+#include "mmprof/error.hpp"
 #include "run/gpu_phase.hpp"
 #include "run/steady_state.hpp"
 #include "step/dist_group.hpp"
@@ -104,8 +106,36 @@ void PhaseRunner::one_compute_step(const Batch& batch, Step& step, PhaseMetrics*
                  sync);
 }
 
+namespace {
+
+// NVML's reading of GPU 0 (decode placed on the device), or why there is none.
+nlohmann::json nvml_reading() {
+  try {
+    const gpu::NvmlSnapshot s = gpu::nvml_snapshot();
+    const gpu::NvmlGpu& g = s.gpus.front();
+    const auto pct = [](const std::optional<unsigned>& v) {
+      return v ? nlohmann::json(*v) : nlohmann::json();
+    };
+    return {
+        {"gpu", g.name},
+        {"decoder_util_pct", pct(g.decoder_util_pct)},
+        {"jpeg_util_pct", pct(g.jpeg_util_pct)},
+        {"sm_util_pct", pct(g.sm_util_pct)},
+        {"memory_bw_util_pct", pct(g.memory_bw_util_pct)},
+        {"memory_used_mib", g.memory_used_bytes >> 20},
+        {"process_memory_mib",
+         g.process_memory_bytes ? nlohmann::json(*g.process_memory_bytes >> 20) : nlohmann::json()},
+        {"source", "NVML (" + s.library + "), GPU 0, at the end of the phase"}};
+  } catch (const UnavailableError& e) {
+    return {{"reason", e.what()}};
+  }
+}
+
+}  // namespace
+
 void PhaseRunner::loader(PhaseMetrics& phase, BatchSource& source, Step* step, GpuPhase* gpu) {
   pin_mode_ = source.stats().pin_mode;
+  phase.decode_placement = source.stats().decode_placement;
   recorder_.sampler().sample_now(phase.name + "_start");
   trace::mark(trace::EventName::phase, phase.name);
   start_phase();
@@ -136,6 +166,11 @@ void PhaseRunner::loader(PhaseMetrics& phase, BatchSource& source, Step* step, G
   }
   // Known after the warm-up, or (phases.warmup_steps=0) after the first measured batch.
   phase.time_to_first_batch_ms = source.stats().time_to_first_batch_ms;
+  // NVML's utilisation over its last sample period (~1/6 s): the phase in steady state.
+  if (decodes_on_device(config_, Modality::image) || decodes_on_device(config_, Modality::video)) {
+    phase.nvml = nvml_reading();
+    phase.device_decode_fallback_reason = source.stats().decode_fallback_reason;
+  }
   if (step != nullptr) step->finish();
   recorder_.end_window(phase.name);
   checkpoint_.finish_phase(phase.name);

@@ -62,6 +62,7 @@ void RunRecorder::samples(const std::string& phase, const Batch& batch, int64_t 
     r.format = s.format;
     r.source_width_px = s.source_width > 0 ? std::optional<int>(s.source_width) : std::nullopt;
     r.source_height_px = s.source_height > 0 ? std::optional<int>(s.source_height) : std::nullopt;
+    r.decoded_in = s.decoded_in_main ? "main" : "worker";
   }
   writer_.stages(stage_rows_);
 }

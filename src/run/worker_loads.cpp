@@ -19,7 +19,8 @@ void WorkerLoads::add_batch(const Batch& batch) {
   Load& w = by_worker_[batch.worker];
   double fetch = batch.collate_ms;
   for (const SampleInfo& s : batch.samples) {
-    const double item = s.read_ms + s.decode_ms + s.augment_ms;
+    // A sample the main process decoded cost its worker the read only.
+    const double item = s.read_ms + (s.decoded_in_main ? 0 : s.decode_ms + s.augment_ms);
     w.stage_ms += item;
     w.item_ms.push_back(item);
     w.items.emplace_back(item, s.index);

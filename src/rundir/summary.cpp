@@ -31,6 +31,7 @@ json summary_json(const SummaryParts& p) {
             {"epoch_boundary", p.epoch_boundary}};
   if (!p.resume.is_null()) s["reliability"]["resume"] = p.resume;
   if (!p.trace.is_null()) s["trace"] = p.trace;
+  if (!p.decode_placement.is_null()) s["decode_placement"] = p.decode_placement;
   if (!p.locality.is_null()) s["locality"] = p.locality;
   if (!p.dist.is_null()) s["dist"] = p.dist;
   if (!p.shuffle.is_null()) s["shuffle"] = p.shuffle;

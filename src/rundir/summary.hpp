@@ -20,6 +20,9 @@ struct SummaryParts {
   nlohmann::json memory, cpu, io;
   nlohmann::json gpu, gpu_unavailable;
   nlohmann::json pin_mode;  // "pinned", or "pageable: <why>"; null for a user's job
+  // Where mmprof's loader decoded (cpu workers, or the main process and its backend) and the
+  // main process's decode per batch (docs/gpu.md); null for a user's job.
+  nlohmann::json decode_placement;
   nlohmann::json errors;
   nlohmann::json reliability, resume;
   nlohmann::json epoch_boundary;

@@ -56,6 +56,7 @@ const Schema<StageRow>& source_columns() {
       column<&StageRow::format>("format"),
       column<&StageRow::source_width_px>("source_width_px"),
       column<&StageRow::source_height_px>("source_height_px"),
+      column<&StageRow::decoded_in>("decoded_in"),
   };
   return s;
 }

@@ -1,6 +1,7 @@
 # Test sources of tests/integration (paths relative to tests/).
 list(APPEND MMPROF_TEST_SOURCES
   integration/configs_test.cpp
+  integration/decode_placement_test.cpp
   integration/env_inventory_test.cpp
   integration/generated_decode_test.cpp
   integration/job_process_test.cpp

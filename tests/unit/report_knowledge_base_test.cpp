@@ -128,6 +128,16 @@ TEST(ReportKnowledgeBase, PreconditionsReadTheManifestAndNeverGuess) {
   // NVDEC and FFmpeg's decoder list are not in the manifest: unknown means not compatible.
   EXPECT_EQ(check_precondition({{"nvdec", true}}, a, m)["ok"], false);
   EXPECT_EQ(check_precondition({{"ffmpeg_decoder", "h264_cuvid"}}, a, m)["ok"], false);
+  // The inventory's NVML engine counts and FFmpeg's GPU decoders (env/gpu_decode_info.cpp).
+  m["hardware"]["gpus"][0]["nvdec_engines"] = 7;
+  m["hardware"]["gpus"][0]["nvjpg_engines"] = 0;
+  EXPECT_EQ(check_precondition({{"nvdec", true}}, a, m)["ok"], true);
+  EXPECT_EQ(check_precondition({{"nvjpg", true}}, a, m)["ok"], false);
+  m["software"]["gpu_decode"]["ffmpeg"] = {{"cuvid_decoders", {"h264_cuvid"}},
+                                           {"nvdec_hwaccel_codecs", {"h264", "mjpeg"}}};
+  EXPECT_EQ(check_precondition({{"ffmpeg_decoder", "h264_cuvid"}}, a, m)["ok"], true);
+  EXPECT_EQ(check_precondition({{"ffmpeg_decoder", "mjpeg"}}, a, m)["ok"], true);
+  EXPECT_EQ(check_precondition({{"ffmpeg_decoder", "vp9_cuvid"}}, a, m)["ok"], false);
   m["software"]["cuda"]["driver"] = "12.4";
   EXPECT_EQ(check_precondition({{"cuda_min", "11.0"}}, a, m)["ok"], true);
   EXPECT_EQ(check_precondition({{"cuda_min", "12.8"}}, a, m)["ok"], false);

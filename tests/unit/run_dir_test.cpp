@@ -176,6 +176,7 @@ TEST_F(RunDirTest, StagesOfMmprofsRunsAreUnchangedAndTheHooksHaveGetitemMs) {
   own.format = "jpeg";
   own.source_width_px = 640;
   own.source_height_px = 480;
+  own.decoded_in = "main";
   {
     rundir::RunWriter w(run());
     write_manifest(w);
@@ -185,11 +186,12 @@ TEST_F(RunDirTest, StagesOfMmprofsRunsAreUnchangedAndTheHooksHaveGetitemMs) {
   const std::string text(bytes.begin(), bytes.end());
   EXPECT_EQ(text,
             "key,worker,read_ms,decode_ms,augment_ms,bytes,faults,phase,step,modality,majflt,"
-            "t_start_ns,format,source_width_px,source_height_px\n"
-            "a.jpg,0,0.5000,1.2500,0.0000,10,3,pipeline,2,image,0,99,jpeg,640,480\n");
+            "t_start_ns,format,source_width_px,source_height_px,decoded_in\n"
+            "a.jpg,0,0.5000,1.2500,0.0000,10,3,pipeline,2,image,0,99,jpeg,640,480,main\n");
   const auto own_back = RunDir::open(run()).stages();
   ASSERT_EQ(own_back.size(), 1u);
   EXPECT_EQ(own_back[0].format, "jpeg");
+  EXPECT_EQ(own_back[0].decoded_in, "main");
   EXPECT_EQ(own_back[0].source_width_px, 640);
   EXPECT_EQ(own_back[0].source_height_px, 480);
 

@@ -29,10 +29,12 @@ list(APPEND MMPROF_TEST_SOURCES
   unit/phase_metrics_test.cpp
   unit/phase_runner_test.cpp
   unit/open_files_test.cpp
+  unit/nvml_test.cpp
   unit/planted_check_test.cpp
   unit/procfs_test.cpp
   unit/progress_test.cpp
   unit/report_analysis_test.cpp
+  unit/report_placement_test.cpp
   unit/report_staging_test.cpp
   unit/report_inputs_test.cpp
   unit/report_criteria_test.cpp
@@ -50,6 +52,7 @@ list(APPEND MMPROF_TEST_SOURCES
   unit/descriptive_test.cpp
   unit/tokenizer_test.cpp
   unit/webp_frame_test.cpp
+  unit/yuv_pixel_test.cpp
   unit/trace_arena_test.cpp
   unit/trace_writer_test.cpp
   unit/tracer_test.cpp

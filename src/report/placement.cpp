@@ -1,0 +1,114 @@
+#include "report/placement.hpp"
+
+#include <fstream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "report/json_access.hpp"
+#include "stats/descriptive.hpp"
+
+namespace mmprof::report {
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+namespace {
+
+json read_summary(const fs::path& file) {
+  std::ifstream in(file);
+  if (!in) return nullptr;
+  const json j = json::parse(in, nullptr, false);
+  return j.is_discarded() ? json(nullptr) : j;
+}
+
+// The cores the loader's processes used in the summary's placement phase, by role.
+void add_cores(const json& summary, const std::string& phase, std::map<std::string, double>& by) {
+  for (const auto& p : value_at(summary, "/cpu/phases/" + phase + "/per_process")) {
+    const std::string role = p.value("role", "");
+    if ((role == "main" || role == "worker") && p["cores"].is_number())
+      by[role] += p["cores"].get<double>();
+  }
+}
+
+// Per figure, the values of an arm's complete trials.
+struct ArmSeries {
+  std::map<std::string, std::vector<double>> values;
+  std::string where;
+  int trials = 0;
+  void add(const std::string& name, const json& v) {
+    if (v.is_number()) values[name].push_back(v.get<double>());
+  }
+  json median_of(const std::string& name) const {
+    const auto it = values.find(name);
+    return it == values.end() || it->second.empty() ? json() : json(median(it->second));
+  }
+};
+
+ArmSeries arm_series(const json& experiment, const fs::path& dir, const std::string& arm) {
+  ArmSeries s;
+  for (const auto& t : value_at(experiment, "/trials")) {
+    if (t.value("arm", "") != arm || t.value("status", "") != "complete") continue;
+    const json summary = read_summary(dir / t.value("run_dir", "") / "summary.json");
+    const json placement = value_at(summary, "/decode_placement");
+    if (!placement.is_object()) continue;
+    ++s.trials;
+    s.where = string_at(placement, "/where", s.where);
+    std::map<std::string, double> cores;
+    add_cores(summary, string_at(placement, "/phase", "pipeline"), cores);
+    s.add("worker_cores", json(cores["worker"]));
+    s.add("main_cores", json(cores["main"]));
+    s.add("loader_cores", json(cores["worker"] + cores["main"]));
+    s.add("samples_per_s", t["metric"]);
+    s.add("device_decode_ms_p50", value_at(placement, "/device_decode_ms/p50"));
+    s.add("cpu_fallbacks", value_at(placement, "/cpu_fallbacks"));
+    s.add("decoder_util_pct", value_at(placement, "/nvml/decoder_util_pct"));
+    s.add("jpeg_util_pct", value_at(placement, "/nvml/jpeg_util_pct"));
+    s.add("sm_util_pct", value_at(placement, "/nvml/sm_util_pct"));
+    s.add("process_gpu_memory_mib", value_at(placement, "/nvml/process_memory_mib"));
+    s.add("compute_inflation_pct", value_at(placement, "/compute_inflation/pct"));
+  }
+  return s;
+}
+
+json arm_row(const ArmSeries& s, const std::string& arm, const json& value) {
+  json row = {{"arm", arm}, {"value", value}, {"where", s.where}, {"trials", s.trials}};
+  for (const char* name :
+       {"samples_per_s", "worker_cores", "main_cores", "loader_cores", "device_decode_ms_p50",
+        "cpu_fallbacks", "decoder_util_pct", "jpeg_util_pct", "sm_util_pct",
+        "process_gpu_memory_mib", "compute_inflation_pct"}) {
+    row[name] = s.median_of(name);
+  }
+  return row;
+}
+
+}  // namespace
+
+bool is_placement_key(const std::string& key) {
+  return key == "decode.device" || key == "image.decode_device" || key == "video.decode_device" ||
+         key == "decode.gpu_backend";
+}
+
+json decode_placement(const json& experiment, const fs::path& dir) {
+  json arms = json::array();
+  for (const auto& r : value_at(experiment, "/results")) {
+    const json factor = r.value("factor", json());
+    if (!factor.is_string() || !is_placement_key(factor.get<std::string>()) ||
+        r.value("role", "") != "factor")
+      continue;
+    if (arms.empty()) arms.push_back(arm_row(arm_series(experiment, dir, "base"), "base", "base"));
+    const std::string id = r.value("arm", "");
+    json row = arm_row(arm_series(experiment, dir, id), id, r.value("value", json()));
+    const json& base = arms[0];
+    row["cores_freed"] =
+        base["loader_cores"].is_number() && row["loader_cores"].is_number()
+            ? json(base["loader_cores"].get<double>() - row["loader_cores"].get<double>())
+            : json();
+    row["verdict"] = r.value("verdict", json());
+    row["effect_pct"] = r.value("effect_pct", json());
+    arms.push_back(std::move(row));
+  }
+  return arms.empty() ? json(nullptr) : json({{"arms", arms}});
+}
+
+}  // namespace mmprof::report
