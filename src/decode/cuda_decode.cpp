@@ -1,7 +1,13 @@
 #include "decode/cuda_decode.hpp"
 
+// hwcontext_cuda.h needs the driver API's two handle types only; they are declared here, as
+// FFmpeg's own dynamically loading users do, so no CUDA header is needed to build this file.
+#define CUDA_VERSION 11000
+typedef struct CUctx_st* CUcontext;    // NOLINT(modernize-use-using): the driver's C declaration
+typedef struct CUstream_st* CUstream;  // NOLINT(modernize-use-using)
 extern "C" {
 #include <libavutil/hwcontext.h>
+#include <libavutil/hwcontext_cuda.h>
 #include <libavutil/pixdesc.h>
 }
 
@@ -16,7 +22,11 @@ namespace mmprof {
 using namespace detail;
 
 int detail::pick_cuda_format(void* codec_context, const int* formats) {
-  for (const int* f = formats; *f != AV_PIX_FMT_NONE; ++f)
+  const auto* c = static_cast<AVCodecContext*>(codec_context);
+  const AVPixelFormat sw = c->sw_pix_fmt;
+  const bool takes = sw == AV_PIX_FMT_YUV420P || sw == AV_PIX_FMT_YUVJ420P ||
+                     sw == AV_PIX_FMT_YUV444P || sw == AV_PIX_FMT_YUVJ444P || sw == AV_PIX_FMT_NV12;
+  for (const int* f = formats; takes && *f != AV_PIX_FMT_NONE; ++f)
     if (*f == AV_PIX_FMT_CUDA) return *f;
   return avcodec_default_get_format(static_cast<AVCodecContext*>(codec_context),
                                     reinterpret_cast<const AVPixelFormat*>(formats));
@@ -51,16 +61,20 @@ DeviceFrame detail::device_frame_of(const void* av_frame) {
   return d;
 }
 
-CudaDevice::CudaDevice() {
+CudaDevice::CudaDevice(void* cuda_context) {
   quiet_ffmpeg_log();
   clear_ffmpeg_error();
-  AVDictionary* options = nullptr;
-  av_dict_set(&options, "primary_ctx", "1", 0);
-  AVBufferRef* ref = nullptr;
-  const int err = av_hwdevice_ctx_create(&ref, AV_HWDEVICE_TYPE_CUDA, "0", options, 0);
-  av_dict_free(&options);
-  if (err < 0) {
-    throw UnavailableError("FFmpeg cannot open CUDA device 0 for NVDEC: " + av_error_string(err) +
+  // A device on the caller's context (av_hwdevice_ctx_create would make or retain its own, and
+  // refuses a primary context already active with other flags than blocking sync).
+  AVBufferRef* ref = av_hwdevice_ctx_alloc(AV_HWDEVICE_TYPE_CUDA);
+  if (ref == nullptr) throw UnavailableError("this FFmpeg has no CUDA device type");
+  auto* device = reinterpret_cast<AVHWDeviceContext*>(ref->data);
+  auto* cuda = static_cast<AVCUDADeviceContext*>(device->hwctx);
+  cuda->cuda_ctx = static_cast<CUcontext>(cuda_context);
+  cuda->stream = nullptr;  // the legacy default stream, which mmprof's kernels use too
+  if (const int err = av_hwdevice_ctx_init(ref); err < 0) {
+    av_buffer_unref(&ref);
+    throw UnavailableError("FFmpeg cannot use CUDA device 0 for NVDEC: " + av_error_string(err) +
                            ffmpeg_error_suffix());
   }
   ref_ = ref;
@@ -72,6 +86,7 @@ CudaDevice::~CudaDevice() {
 }
 
 struct CudaJpegDecoder::Impl {
+  explicit Impl(const CudaDevice& d) : device(d) {}
   const CudaDevice& device;
   AvCodecContextPtr codec;
   AvFramePtr frame{av_frame_alloc()};
@@ -93,8 +108,7 @@ struct CudaJpegDecoder::Impl {
   }
 };
 
-CudaJpegDecoder::CudaJpegDecoder(const CudaDevice& device)
-    : impl_(std::make_unique<Impl>(Impl{device, nullptr, {}, {}})) {
+CudaJpegDecoder::CudaJpegDecoder(const CudaDevice& device) : impl_(std::make_unique<Impl>(device)) {
   if (!impl_->frame || !impl_->packet) throw std::bad_alloc();
   impl_->open();
 }
@@ -114,9 +128,11 @@ DeviceFrame CudaJpegDecoder::decode(std::span<const uint8_t> jpeg) {
   if (err >= 0) err = avcodec_receive_frame(m.codec.get(), m.frame.get());
   if (err < 0) {
     m.open();  // a context that failed starts afresh for the next JPEG
-    throw DecodeError("corrupt JPEG (NVDEC): " + av_error_string(err) + ffmpeg_error_suffix());
+    throw NotOnDevice("NVDEC could not decode it: " + av_error_string(err) + ffmpeg_error_suffix());
   }
-  return device_frame_of(m.frame.get());
+  DeviceFrame frame = device_frame_of(m.frame.get());
+  frame.full_range = true;  // JFIF's YCbCr spans 0..255 whatever the frame's tag says
+  return frame;
 }
 
 }  // namespace mmprof

@@ -33,11 +33,13 @@ class NotOnDevice : public DecodeError {
   using DecodeError::DecodeError;
 };
 
-// FFmpeg's CUDA device (an AVBufferRef) on GPU 0's primary context. Throws UnavailableError with
+// FFmpeg's CUDA device (an AVBufferRef) on `cuda_context`, a CUcontext the caller owns and keeps
+// alive (gpu::runtime_context(): the CUDA runtime's primary context, so FFmpeg's frames and
+// mmprof's kernels share it whatever flags it was made with). Throws UnavailableError with
 // FFmpeg's reason ("Cannot load libcuda.so.1") when it cannot be made.
 class CudaDevice {
  public:
-  CudaDevice();
+  explicit CudaDevice(void* cuda_context);
   ~CudaDevice();
   CudaDevice(const CudaDevice&) = delete;
   CudaDevice& operator=(const CudaDevice&) = delete;
@@ -47,15 +49,15 @@ class CudaDevice {
   void* ref_ = nullptr;
 };
 
-// Whole JPEGs decoded by FFmpeg's MJPEG decoder with the CUDA hwaccel.
+// Whole JPEGs decoded by FFmpeg's MJPEG decoder with the CUDA hwaccel. Any failure is
+// NotOnDevice: the CPU decoder then has the last word on whether the JPEG is bad.
 class CudaJpegDecoder {
  public:
   explicit CudaJpegDecoder(const CudaDevice& device);
   ~CudaJpegDecoder();
   CudaJpegDecoder(const CudaJpegDecoder&) = delete;
   CudaJpegDecoder& operator=(const CudaJpegDecoder&) = delete;
-  // The frame stays valid until the next call. Throws DecodeError for a bad JPEG, NotOnDevice
-  // for one NVDEC does not decode.
+  // The frame stays valid until the next call (JFIF: full-range BT.601). Throws NotOnDevice.
   DeviceFrame decode(std::span<const uint8_t> jpeg);
 
  private:
@@ -64,8 +66,9 @@ class CudaJpegDecoder {
 };
 
 namespace detail {
-// The AVCodecContext::get_format of a CUDA decoder: AV_PIX_FMT_CUDA when FFmpeg offers it, else
-// the software format FFmpeg would pick (the frame then comes back on the host: NotOnDevice).
+// The AVCodecContext::get_format of a CUDA decoder: AV_PIX_FMT_CUDA when FFmpeg offers it for an
+// 8-bit 4:2:0 or 4:4:4 YCbCr stream (what the kernels take), else the software format FFmpeg
+// would pick (the frame then comes back on the host: NotOnDevice).
 int pick_cuda_format(void* codec_context, const int* formats);
 // A decoded AVFrame* as a DeviceFrame; throws NotOnDevice when it is not a CUDA frame of a layout
 // the kernels take.

@@ -19,10 +19,12 @@ namespace {
 
 using nlohmann::json;
 
+#ifdef MMPROF_HAVE_CUDA
 std::string cuda_triplet(int v) {
   // CUDA encodes 13.0 as 13000 (1000*major + 10*minor).
   return fmt::format("{}.{}", v / 1000, (v % 1000) / 10);
 }
+#endif
 
 json int_or_null(const std::optional<std::string>& s) {
   if (!s || s->empty()) return nullptr;

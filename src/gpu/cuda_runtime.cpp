@@ -1,5 +1,6 @@
 #include "gpu/cuda_runtime.hpp"
 
+#include <dlfcn.h>
 #include <fmt/format.h>
 
 #include "mmprof/error.hpp"
@@ -140,6 +141,23 @@ void copy_to_device_async(void* device_dst, const void* host_src, size_t bytes,
         "cudaMemcpyAsync (host to device)");
 }
 
+void* runtime_context() {
+  require_gpu("the CUDA runtime's context");
+  check(cudaSetDevice(0), "cudaSetDevice(0)");
+  check(cudaFree(nullptr), "cudaFree(0) (making the primary context current)");
+  // The driver's entry point, from the libcuda the runtime has already loaded.
+  void* libcuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+  using CtxGetCurrent = int (*)(void**);
+  const auto get = libcuda != nullptr
+                       ? reinterpret_cast<CtxGetCurrent>(dlsym(libcuda, "cuCtxGetCurrent"))
+                       : nullptr;
+  void* context = nullptr;
+  if (get == nullptr || get(&context) != 0 || context == nullptr) {
+    throw UnavailableError("the CUDA runtime's context is unavailable: cuCtxGetCurrent failed");
+  }
+  return context;
+}
+
 void copy(void* dst, const void* src, size_t bytes, Direction direction) {
   const bool to_device = direction == Direction::to_device;
   check(cudaMemcpy(dst, src, bytes, to_device ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost),
@@ -170,6 +188,10 @@ CudaBuffer::~CudaBuffer() = default;
 void CudaBuffer::fill_async(int, const CudaStream&) {}
 void copy_to_device_async(void*, const void*, size_t, const CudaStream&) {}
 void copy(void*, const void*, size_t, Direction) {}
+void* runtime_context() {
+  require_gpu("the CUDA runtime's context");
+  return nullptr;
+}
 
 #endif
 

@@ -84,6 +84,11 @@ class CudaBuffer {
 void copy_to_device_async(void* device_dst, const void* host_src, size_t bytes,
                           const CudaStream& stream);
 
+// The CUDA runtime's primary context of device 0 (a CUcontext), made current on this thread: for
+// a library that takes a context (FFmpeg's CUDA device), so both work in one context whatever
+// flags it was created with. Throws UnavailableError without a GPU or driver.
+void* runtime_context();
+
 // cudaMemcpy on the legacy default stream: after everything enqueued there, returns when done.
 enum class Direction { to_device, to_host };
 void copy(void* dst, const void* src, size_t bytes, Direction direction);

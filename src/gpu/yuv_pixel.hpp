@@ -2,6 +2,7 @@
 // One output pixel of yuv_to_tensor (gpu/yuv_tensor.hpp), as host and device code: the CUDA
 // kernel runs it once per thread, and the tests run it on the CPU against mmprof's CPU decode, so
 // the kernel's arithmetic is checked on machines without a GPU.
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -15,6 +16,11 @@
 #endif
 
 namespace mmprof::gpu::pixel {
+
+#ifndef __CUDACC__
+using std::max;
+using std::min;
+#endif
 
 struct Yuv {
   float y, u, v;
@@ -36,14 +42,36 @@ MMPROF_HD inline float overlap(int p, float a, float b) {
   return fmaxf(0.f, fminf(b, static_cast<float>(p) + 1.f) - fmaxf(a, static_cast<float>(p)));
 }
 
-// The footprint's area-weighted mean (shrinking: the antialiasing a small tensor needs).
-MMPROF_HD inline Yuv sample_box(const YuvPlanes& f, float x0, float x1, float y0, float y1) {
+// The footprint of output index i along one axis of a crop starting at c, `scale` source pixels
+// per output pixel: shrinking, the output pixel's own span (a box filter); enlarging, a span of
+// one pixel centred on the sample point, whose overlaps are the linear interpolation's weights.
+struct Span {
+  float a, b;
+};
+MMPROF_HD inline Span footprint(int c, int i, float scale) {
+  if (scale > 1.f) {
+    const float a = static_cast<float>(c) + static_cast<float>(i) * scale;
+    return {a, a + scale};
+  }
+  const float a = static_cast<float>(c) + (static_cast<float>(i) + 0.5f) * scale - 0.5f;
+  return {a, a + 1.f};
+}
+
+// The area-weighted mean of the pixels of [x0, x1) x [y0, y1) inside the crop [cx, cx + cw) x
+// [cy, cy + ch): nothing outside the crop is read, and the weights are normalized over what is
+// inside (the crop's edge stands for what lies beyond it).
+MMPROF_HD inline Yuv sample(const YuvPlanes& f, Span sx, Span sy, int cx, int cy, int cw, int ch) {
+  const int px0 = max(static_cast<int>(floorf(sx.a)), cx);
+  const int px1 = min(static_cast<int>(ceilf(sx.b)), cx + cw);
+  const int py0 = max(static_cast<int>(floorf(sy.a)), cy);
+  const int py1 = min(static_cast<int>(ceilf(sy.b)), cy + ch);
   Yuv sum{0, 0, 0};
   float total = 0;
-  for (int py = static_cast<int>(floorf(y0)); py < static_cast<int>(ceilf(y1)); ++py) {
-    const float wy = overlap(py, y0, y1);
-    for (int px = static_cast<int>(floorf(x0)); px < static_cast<int>(ceilf(x1)); ++px) {
-      const float w = wy * overlap(px, x0, x1);
+  for (int py = py0; py < py1; ++py) {
+    const float wy = overlap(py, sy.a, sy.b);
+    for (int px = px0; px < px1; ++px) {
+      const float w = wy * overlap(px, sx.a, sx.b);
+      if (w <= 0.f) continue;
       const Yuv s = fetch(f, px, py);
       sum.y += w * s.y;
       sum.u += w * s.u;
@@ -51,40 +79,19 @@ MMPROF_HD inline Yuv sample_box(const YuvPlanes& f, float x0, float x1, float y0
       total += w;
     }
   }
+  if (total <= 0.f)
+    return fetch(f, min(max(static_cast<int>(sx.a), cx), cx + cw - 1),
+                 min(max(static_cast<int>(sy.a), cy), cy + ch - 1));
   return {sum.y / total, sum.u / total, sum.v / total};
 }
 
-// Bilinear at (sx, sy) within the crop [x0, x1) x [y0, y1) (enlarging).
-MMPROF_HD inline Yuv sample_bilinear(const YuvPlanes& f, float sx, float sy, int x0, int y0, int x1,
-                                     int y1) {
-  sx = fminf(fmaxf(sx, static_cast<float>(x0)), static_cast<float>(x1 - 1));
-  sy = fminf(fmaxf(sy, static_cast<float>(y0)), static_cast<float>(y1 - 1));
-  const int ix = static_cast<int>(sx), iy = static_cast<int>(sy);
-  const int jx = ix + 1 < x1 ? ix + 1 : x1 - 1, jy = iy + 1 < y1 ? iy + 1 : y1 - 1;
-  const float fx = sx - static_cast<float>(ix), fy = sy - static_cast<float>(iy);
-  const Yuv a = fetch(f, ix, iy), b = fetch(f, jx, iy), c = fetch(f, ix, jy), d = fetch(f, jx, jy);
-  const auto mix = [&](float p, float q, float r, float s) {
-    return (p * (1 - fx) + q * fx) * (1 - fy) + (r * (1 - fx) + s * fx) * fy;
-  };
-  return {mix(a.y, b.y, c.y, d.y), mix(a.u, b.u, c.u, d.u), mix(a.v, b.v, c.v, d.v)};
-}
-
-// Output pixel (x, y) of the crop (cx, cy, cw, ch) resized to row.size: its three 8-bit values
+// Output pixel (x, y) of the crop (cx, cy, cw, ch) resized to n x n: its three 8-bit values
 // (R, G, B, before the flip and normalization).
 MMPROF_HD inline void rgb_at(const YuvPlanes& f, int cx, int cy, int cw, int ch, int n, int x,
                              int y, float rgb[3]) {
-  const float scale_x = static_cast<float>(cw) / static_cast<float>(n);
-  const float scale_y = static_cast<float>(ch) / static_cast<float>(n);
-  Yuv s;
-  if (scale_x > 1.f || scale_y > 1.f) {
-    const float x0 = static_cast<float>(cx) + static_cast<float>(x) * scale_x;
-    const float y0 = static_cast<float>(cy) + static_cast<float>(y) * scale_y;
-    s = sample_box(f, x0, x0 + fmaxf(scale_x, 1.f), y0, y0 + fmaxf(scale_y, 1.f));
-  } else {
-    s = sample_bilinear(f, static_cast<float>(cx) + (static_cast<float>(x) + 0.5f) * scale_x - 0.5f,
-                        static_cast<float>(cy) + (static_cast<float>(y) + 0.5f) * scale_y - 0.5f,
-                        cx, cy, cx + cw, cy + ch);
-  }
+  const Span sx = footprint(cx, x, static_cast<float>(cw) / static_cast<float>(n));
+  const Span sy = footprint(cy, y, static_cast<float>(ch) / static_cast<float>(n));
+  const Yuv s = sample(f, sx, sy, cx, cy, cw, ch);
   // YCbCr to R'G'B' (BT.601 or BT.709; limited range stretched to 0..255).
   const float luma = f.full_range ? s.y : (s.y - 16.f) * (255.f / 219.f);
   const float chroma = f.full_range ? 1.f : 255.f / 224.f;

@@ -23,6 +23,8 @@ void yuv_to_tensor(const YuvPlanes& frame, int x, int y, int w, int h, const Ten
   }
 }
 
+void require_kernels() {}
+
 void finish_default_stream() {
   if (const cudaError_t err = cudaStreamSynchronize(cudaStreamLegacy); err != cudaSuccess) {
     throw RunError(fmt::format("decode on the GPU failed: {}", cudaGetErrorString(err)));
@@ -30,7 +32,11 @@ void finish_default_stream() {
 }
 #else
 void yuv_to_tensor(const YuvPlanes&, int, int, int, int, const TensorRow&) {
-  throw UnavailableError("decode on the GPU is unavailable: mmprof was built without CUDA kernels");
+  require_kernels();
+}
+
+void require_kernels() {
+  throw UnavailableError("mmprof was built without CUDA kernels (no nvcc at build time)");
 }
 
 void finish_default_stream() {}

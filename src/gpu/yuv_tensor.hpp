@@ -1,7 +1,8 @@
 #pragma once
 // The GPU's half of decode on the device: a decoded YUV frame in device memory (NVDEC's NV12 or
 // 4:4:4 planes) cropped, resized, converted to RGB, flipped and normalized into one CHW row of
-// the device batch, by one CUDA kernel (yuv_tensor_kernel.cu). Compiles without CUDA; the call
+// the device batch, by one CUDA kernel (yuv_tensor_kernel.cu) running gpu/yuv_pixel.hpp for
+// each output pixel. Compiles without CUDA; the call
 // then throws UnavailableError.
 #include <cstdint>
 
@@ -23,12 +24,16 @@ struct TensorRow {
   float mean[3] = {0, 0, 0}, stddev[3] = {1, 1, 1};  // float32: (v / 255 - mean) / stddev
 };
 
-// Crops (x, y, w, h) of the frame (source pixels) and writes the row. Shrinking averages each
-// output pixel's footprint (a box filter with fractional edges, the antialiasing a resize to a
-// small tensor needs); enlarging samples bilinearly. Each output pixel is rounded to 8 bits before
-// it is normalized, as the CPU path normalizes 8-bit pixels. Enqueued on the legacy default
+// Crops (x, y, w, h) of the frame (source pixels) and writes the row. Per axis, shrinking
+// averages each output pixel's footprint (a box filter with fractional edges, the antialiasing
+// a resize to a small tensor needs); enlarging interpolates linearly. Nothing outside the crop
+// is read (its edge pixels stand for what lies beyond). Each output pixel is rounded to 8 bits
+// before it is normalized, as the CPU path normalizes 8-bit pixels. Enqueued on the legacy default
 // stream, after FFmpeg's copies of the frame; throws RunError when the launch fails.
 void yuv_to_tensor(const YuvPlanes& frame, int x, int y, int w, int h, const TensorRow& row);
+
+// Throws UnavailableError when this build has no CUDA kernels (no nvcc at build time).
+void require_kernels();
 
 // Waits for everything enqueued on the legacy default stream (the rows written so far).
 void finish_default_stream();

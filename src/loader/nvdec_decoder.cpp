@@ -48,6 +48,7 @@ class NvdecDecoder final : public DeviceDecoder {
  public:
   explicit NvdecDecoder(const Config& c)
       : config_(c),
+        device_(gpu::runtime_context()),
         probe_(c.image.max_pixels, DecodeBudget(c.image.max_decode_ms, "image.max_decode_ms")),
         video_(1, c.video.max_pixels,
                {.reuse_decoder = c.video.reuse_decoder, .skip_nonref = c.video.skip_nonref},
@@ -92,8 +93,9 @@ class NvdecDecoder final : public DeviceDecoder {
       } else {
         image(bytes, rng_key, rec, row);
       }
-    } catch (const NotOnDevice& e) {
-      // Not a bad sample: the CPU decodes it, and the row goes up to the device.
+    } catch (const DecodeError& e) {
+      // NVDEC's failure (or a format it lacks: NotOnDevice) is not the sample's verdict: the CPU
+      // decodes it, the row goes up to the device, and a bad sample fails there.
       if (fallbacks_++ == 0) fallback_reason_ = e.what();
       const bool clip = modality == Modality::video;
       const SlotGeometry g = geometry();
@@ -160,7 +162,13 @@ class NvdecDecoder final : public DeviceDecoder {
     int64_t kernels_ns = 0;
     video_.decode_frames(times_, [&](const DeviceFrame& f, size_t i) {
       const int64_t k = monotonic_ns();
-      to_row(f, crop, size, dst + i * frame_out);
+      // The CPU path's crop origin, snapped down onto the chroma grid (VideoDecoder::convert).
+      CropRect snapped = crop;
+      if (f.layout == DeviceLayout::nv12) {
+        snapped.x &= ~1;
+        snapped.y &= ~1;
+      }
+      to_row(f, snapped, size, dst + i * frame_out);
       kernels_ns += monotonic_ns() - k;
     });
     rec.augment_ns = kernels_ns;
@@ -190,6 +198,7 @@ std::unique_ptr<DeviceDecoder> make_nvdec_decoder(const Config& config) {
   const std::string what = "decode.gpu_backend=nvdec (decode on the GPU)";
   gpu::require_gpu(what);
   try {
+    gpu::require_kernels();
     return std::make_unique<NvdecDecoder>(config);
   } catch (const UnavailableError& e) {
     throw UnavailableError(what + " is unavailable: " + e.what());

@@ -22,13 +22,19 @@ json read_summary(const fs::path& file) {
   return j.is_discarded() ? json(nullptr) : j;
 }
 
-// The cores the loader's processes used in the summary's placement phase, by role.
-void add_cores(const json& summary, const std::string& phase, std::map<std::string, double>& by) {
-  for (const auto& p : value_at(summary, "/cpu/phases/" + phase + "/per_process")) {
+// The cores the loader's processes used in the summary's placement phase, by role; empty when
+// the summary has no per-process figures (not measured, not 0).
+std::map<std::string, double> loader_cores(const json& summary, const std::string& phase) {
+  std::map<std::string, double> by;
+  const json procs = value_at(summary, "/cpu/phases/" + phase + "/per_process");
+  if (!procs.is_array() || procs.empty()) return by;
+  by["main"] = by["worker"] = 0;
+  for (const auto& p : procs) {
     const std::string role = p.value("role", "");
-    if ((role == "main" || role == "worker") && p["cores"].is_number())
-      by[role] += p["cores"].get<double>();
+    const json cores = p.value("cores", json());
+    if ((role == "main" || role == "worker") && cores.is_number()) by[role] += cores.get<double>();
   }
+  return by;
 }
 
 // Per figure, the values of an arm's complete trials.
@@ -54,12 +60,13 @@ ArmSeries arm_series(const json& experiment, const fs::path& dir, const std::str
     if (!placement.is_object()) continue;
     ++s.trials;
     s.where = string_at(placement, "/where", s.where);
-    std::map<std::string, double> cores;
-    add_cores(summary, string_at(placement, "/phase", "pipeline"), cores);
-    s.add("worker_cores", json(cores["worker"]));
-    s.add("main_cores", json(cores["main"]));
-    s.add("loader_cores", json(cores["worker"] + cores["main"]));
-    s.add("samples_per_s", t["metric"]);
+    const auto cores = loader_cores(summary, string_at(placement, "/phase", "pipeline"));
+    if (!cores.empty()) {
+      s.add("worker_cores", json(cores.at("worker")));
+      s.add("main_cores", json(cores.at("main")));
+      s.add("loader_cores", json(cores.at("worker") + cores.at("main")));
+    }
+    s.add("samples_per_s", t.value("metric", json()));
     s.add("device_decode_ms_p50", value_at(placement, "/device_decode_ms/p50"));
     s.add("cpu_fallbacks", value_at(placement, "/cpu_fallbacks"));
     s.add("decoder_util_pct", value_at(placement, "/nvml/decoder_util_pct"));

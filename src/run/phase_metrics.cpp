@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <string_view>
 
 #include "run/resource_summary.hpp"
 #include "stats/descriptive.hpp"
@@ -45,6 +46,32 @@ json phase_json(const PhaseMetrics& p) {
 
 double sum(const std::vector<double>& v) {
   return std::accumulate(v.begin(), v.end(), 0.0);
+}
+
+// NVML's readings of a phase: utilisation averaged, memory at its largest; or why none.
+json nvml_summary(const std::vector<json>& readings) {
+  if (readings.empty()) return nullptr;
+  if (readings.front().contains("reason")) return {{"reason", readings.front()["reason"]}};
+  json out = {
+      {"gpu", readings.front()["gpu"]},
+      {"readings", readings.size()},
+      {"source", readings.front()["source"].get<std::string>() +
+                     ", every 10 measured steps: utilisation averaged, memory at its peak"}};
+  for (const char* key : {"decoder_util_pct", "jpeg_util_pct", "sm_util_pct", "memory_bw_util_pct",
+                          "memory_used_mib", "process_memory_mib"}) {
+    const bool peak = std::string_view(key).ends_with("_mib");
+    double sum = 0, top = 0;
+    int n = 0;
+    for (const auto& r : readings) {
+      if (!r.contains(key) || !r[key].is_number()) continue;
+      const double v = r[key].get<double>();
+      sum += v;
+      top = std::max(top, v);
+      ++n;
+    }
+    out[key] = n == 0 ? json() : json(peak ? top : sum / n);
+  }
+  return out;
 }
 
 }  // namespace
@@ -153,7 +180,7 @@ rundir::SummaryParts summarize(const PhaseMetrics& compute, const PhaseMetrics& 
         {"cpu_fallbacks", p.device_decode_fallbacks},
         {"cpu_fallback_reason",
          p.device_decode_fallback_reason.empty() ? json() : json(p.device_decode_fallback_reason)},
-        {"nvml", p.nvml}};
+        {"nvml", nvml_summary(p.nvml_readings)}};
     // What decode (or anything else in the loop) takes from training: the step's compute with
     // the loader running, against the compute phase alone.
     const auto finite = [](double v) { return std::isfinite(v) ? json(v) : json(); };

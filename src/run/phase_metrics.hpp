@@ -42,9 +42,11 @@ struct PhaseMetrics {
   std::vector<double> device_decode_ms;
   int64_t device_decode_fallbacks = 0;
   std::string device_decode_fallback_reason;
-  nlohmann::json nvml;             // decode placed on the device: NVML's reading at the phase's end
-  int64_t minflt = 0, majflt = 0;  // loader threads, measured samples
-  int64_t failures = 0;            // failed samples in the window
+  // Decode placed on the device: NVML's readings of GPU 0 during the measured steps (each a
+  // reading's object, or {"reason"} without NVML).
+  std::vector<nlohmann::json> nvml_readings;
+  int64_t minflt = 0, majflt = 0;   // loader threads, measured samples
+  int64_t failures = 0;             // failed samples in the window
   std::vector<uint32_t> delivered;  // the window's samples' dataset indices, in delivery order
   std::vector<uint32_t> delivered_batches;  // how many of them each batch holds
   StageBreakdown classes;                   // stage times by sample class

@@ -109,6 +109,8 @@ void PhaseRunner::one_compute_step(const Batch& batch, Step& step, PhaseMetrics*
 namespace {
 
 // NVML's reading of GPU 0 (decode placed on the device), or why there is none.
+constexpr int64_t kNvmlEvery = 10;
+
 nlohmann::json nvml_reading() {
   try {
     const gpu::NvmlSnapshot s = gpu::nvml_snapshot();
@@ -125,7 +127,7 @@ nlohmann::json nvml_reading() {
         {"memory_used_mib", g.memory_used_bytes >> 20},
         {"process_memory_mib",
          g.process_memory_bytes ? nlohmann::json(*g.process_memory_bytes >> 20) : nlohmann::json()},
-        {"source", "NVML (" + s.library + "), GPU 0, at the end of the phase"}};
+        {"source", "NVML (" + s.library + "), GPU 0"}};
   } catch (const UnavailableError& e) {
     return {{"reason", e.what()}};
   }
@@ -166,11 +168,7 @@ void PhaseRunner::loader(PhaseMetrics& phase, BatchSource& source, Step* step, G
   }
   // Known after the warm-up, or (phases.warmup_steps=0) after the first measured batch.
   phase.time_to_first_batch_ms = source.stats().time_to_first_batch_ms;
-  // NVML's utilisation over its last sample period (~1/6 s): the phase in steady state.
-  if (decodes_on_device(config_, Modality::image) || decodes_on_device(config_, Modality::video)) {
-    phase.nvml = nvml_reading();
-    phase.device_decode_fallback_reason = source.stats().decode_fallback_reason;
-  }
+  phase.device_decode_fallback_reason = source.stats().decode_fallback_reason;
   if (step != nullptr) step->finish();
   recorder_.end_window(phase.name);
   checkpoint_.finish_phase(phase.name);
@@ -199,6 +197,13 @@ void PhaseRunner::one_loader_step(BatchSource& source, Step* step, const std::st
     if (record != nullptr) {
       record->add_batch(batch, pin_mode_ == "pinned");
       recorder_.samples(phase, batch, index);
+      // Decode placed on the GPU: NVML's utilisation (each over its own last sample period,
+      // about 1/6 s) every kNvmlEvery measured steps, averaged in the summary.
+      if (a == 0 && index % kNvmlEvery == 0 &&
+          (decodes_on_device(config_, Modality::image) ||
+           decodes_on_device(config_, Modality::video))) {
+        record->nvml_readings.push_back(nvml_reading());
+      }
     }
     if (step != nullptr) {
       const int64_t tc = clock_.now_ns();

@@ -437,3 +437,56 @@ TEST(PhaseMetricsTest, EffectiveCoresFollowACgroupQuota) {
 
 }  // namespace
 }  // namespace mmprof
+
+namespace mmprof {
+namespace {
+
+// Decode placed on the GPU: per-batch main-process decode, fallbacks, NVML's readings averaged
+// (memory at its peak), and the step's compute with the loader against the compute phase alone.
+TEST(PhaseMetricsTest, DecodePlacementAveragesNvmlAndGivesTheComputeInflation) {
+  PhaseMetrics pipeline = pipeline_phase();
+  pipeline.decode_placement = "main process decodes video: nvdec";
+  pipeline.device_decode_ms = {10, 20, 30};
+  pipeline.device_decode_fallbacks = 2;
+  pipeline.device_decode_fallback_reason = "png does not decode on the GPU";
+  pipeline.nvml_readings = {{{"gpu", "H200"},
+                             {"source", "NVML"},
+                             {"decoder_util_pct", 40},
+                             {"sm_util_pct", 10},
+                             {"jpeg_util_pct", nullptr},
+                             {"process_memory_mib", 900}},
+                            {{"gpu", "H200"},
+                             {"source", "NVML"},
+                             {"decoder_util_pct", 60},
+                             {"sm_util_pct", 30},
+                             {"jpeg_util_pct", nullptr},
+                             {"process_memory_mib", 700}}};
+  const json s = summary_of(compute_phase(), pipeline, end_to_end_phase(), outcome());
+  EXPECT_EQ(at(s, "decode_placement.where"), "main process decodes video: nvdec");
+  EXPECT_EQ(at(s, "decode_placement.phase"), "pipeline");
+  EXPECT_DOUBLE_EQ(at(s, "decode_placement.device_decode_ms.p50").get<double>(), 20.0);
+  EXPECT_EQ(at(s, "decode_placement.cpu_fallbacks"), 2);
+  EXPECT_EQ(at(s, "decode_placement.cpu_fallback_reason"), "png does not decode on the GPU");
+  EXPECT_DOUBLE_EQ(at(s, "decode_placement.nvml.decoder_util_pct").get<double>(), 50.0);
+  EXPECT_DOUBLE_EQ(at(s, "decode_placement.nvml.sm_util_pct").get<double>(), 20.0);
+  EXPECT_TRUE(at(s, "decode_placement.nvml.jpeg_util_pct").is_null());
+  EXPECT_DOUBLE_EQ(at(s, "decode_placement.nvml.process_memory_mib").get<double>(), 900.0);
+  EXPECT_EQ(at(s, "decode_placement.nvml.readings"), 2);
+  // Compute p50: 500 ms alone, 9 ms with the loader (the fixture's phases): -98.2 %.
+  EXPECT_DOUBLE_EQ(at(s, "decode_placement.compute_inflation.compute_phase_p50_ms").get<double>(),
+                   500.0);
+  EXPECT_DOUBLE_EQ(at(s, "decode_placement.compute_inflation.end_to_end_p50_ms").get<double>(),
+                   9.0);
+  EXPECT_NEAR(at(s, "decode_placement.compute_inflation.pct").get<double>(), -98.2, 1e-9);
+
+  pipeline.nvml_readings = {{{"reason", "NVML is unavailable: no library"}}};
+  const json without = summary_of(compute_phase(), pipeline, end_to_end_phase(), outcome());
+  EXPECT_EQ(at(without, "decode_placement.nvml.reason"), "NVML is unavailable: no library");
+  // The workers' placement: no NVML reading at all.
+  EXPECT_TRUE(at(summary_of(compute_phase(), pipeline_phase(), end_to_end_phase(), outcome()),
+                 "decode_placement.nvml")
+                  .is_null());
+}
+
+}  // namespace
+}  // namespace mmprof

@@ -147,3 +147,38 @@ TEST(YuvPixel, LimitedRangeAndBt709Reach0And255) {
 
 }  // namespace
 }  // namespace mmprof::gpu
+
+namespace mmprof::gpu {
+namespace {
+
+// Nothing outside the crop is read, shrinking or enlarging, on either axis: a black crop in a
+// white frame (full-range 4:4:4) gives a black row, whatever the output size.
+TEST(YuvPixel, NothingOutsideTheCropIsRead) {
+  constexpr int w = 40, h = 30, cx = 10, cy = 8, cw = 17, ch = 9;
+  std::vector<uint8_t> y(w * h, 255), chroma(w * h, 128);
+  for (int r = cy; r < cy + ch; ++r)
+    for (int c = cx; c < cx + cw; ++c)
+      y[r * w + c] = 0;
+  YuvPlanes p;
+  p.width = w;
+  p.height = h;
+  p.nv12 = false;
+  p.planes[0] = y.data();
+  p.planes[1] = p.planes[2] = chroma.data();
+  p.pitch[0] = p.pitch[1] = p.pitch[2] = w;
+  p.full_range = true;
+  for (const int n : {4, 9, 13, 17, 40}) {  // both axes shrink .. one shrinks .. both enlarge
+    std::vector<uint8_t> out(3 * n * n, 7);
+    TensorRow row;
+    row.dst = out.data();
+    row.size = n;
+    row.float32 = false;
+    for (int yy = 0; yy < n; ++yy)
+      for (int xx = 0; xx < n; ++xx)
+        pixel::write_pixel(p, cx, cy, cw, ch, row, xx, yy);
+    EXPECT_EQ(out, std::vector<uint8_t>(out.size(), 0)) << "output size " << n;
+  }
+}
+
+}  // namespace
+}  // namespace mmprof::gpu
