@@ -10,25 +10,10 @@ namespace {
 
 using nlohmann::json;
 
-template <typename T>
-json optional_json(const std::optional<T>& v) {
-  return v ? json(*v) : json();
-}
-
 json nvml_json(const gpu::NvmlSnapshot& s) {
   json gpus = json::array();
-  for (const gpu::NvmlGpu& g : s.gpus) {
-    gpus.push_back({{"index", g.index},
-                    {"name", g.name},
-                    {"memory_total_mib", g.memory_total_bytes >> 20},
-                    {"memory_used_mib", g.memory_used_bytes >> 20},
-                    {"sm_util_pct", optional_json(g.sm_util_pct)},
-                    {"memory_bw_util_pct", optional_json(g.memory_bw_util_pct)},
-                    {"decoder_util_pct", optional_json(g.decoder_util_pct)},
-                    {"jpeg_util_pct", optional_json(g.jpeg_util_pct)},
-                    {"nvdec_engines", optional_json(g.nvdec_engines)},
-                    {"nvjpg_engines", optional_json(g.nvjpg_engines)}});
-  }
+  for (const gpu::NvmlGpu& g : s.gpus)
+    gpus.push_back(gpu::to_json(g));
   return {{"library", s.library},
           {"driver_version", s.driver_version},
           {"nvml_version", s.nvml_version},

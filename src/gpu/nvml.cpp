@@ -171,6 +171,24 @@ NvmlGpu read_gpu(const NvmlTable& t, unsigned index) {
 
 }  // namespace
 
+nlohmann::json to_json(const NvmlGpu& g) {
+  const auto optional = [](const auto& v) { return v ? nlohmann::json(*v) : nlohmann::json(); };
+  const auto mib = [](const std::optional<uint64_t>& v) {
+    return v ? nlohmann::json(*v >> 20) : nlohmann::json();
+  };
+  return {{"index", g.index},
+          {"name", g.name},
+          {"memory_total_mib", g.memory_total_bytes >> 20},
+          {"memory_used_mib", g.memory_used_bytes >> 20},
+          {"sm_util_pct", optional(g.sm_util_pct)},
+          {"memory_bw_util_pct", optional(g.memory_bw_util_pct)},
+          {"decoder_util_pct", optional(g.decoder_util_pct)},
+          {"jpeg_util_pct", optional(g.jpeg_util_pct)},
+          {"nvdec_engines", optional(g.nvdec_engines)},
+          {"nvjpg_engines", optional(g.nvjpg_engines)},
+          {"process_memory_mib", mib(g.process_memory_bytes)}};
+}
+
 NvmlSnapshot nvml_snapshot() {
   static std::mutex mutex;  // NVML is thread-safe; the table of loaded libraries is not
   const std::lock_guard lock(mutex);

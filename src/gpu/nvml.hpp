@@ -5,6 +5,7 @@
 // handful of entry points are declared here as the driver exports them. Tests load a fake
 // library with fabricated values through MMPROF_NVML_LIB.
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -34,6 +35,10 @@ struct NvmlSnapshot {
   std::string driver_version, nvml_version;
   std::vector<NvmlGpu> gpus;
 };
+
+// One GPU's figures as JSON (index, name, memory_*_mib, *_util_pct, nvdec/nvjpg_engines,
+// process_memory_mib), null where NVML gave none: the inventory's and a run's words for them.
+nlohmann::json to_json(const NvmlGpu& gpu);
 
 // Loads NVML once, initialises it and reads every GPU now. Throws UnavailableError("NVML is
 // unavailable: <reason>") without the library, a driver or a GPU.

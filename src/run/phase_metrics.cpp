@@ -53,7 +53,7 @@ json nvml_summary(const std::vector<json>& readings) {
   if (readings.empty()) return nullptr;
   if (readings.front().contains("reason")) return {{"reason", readings.front()["reason"]}};
   json out = {
-      {"gpu", readings.front()["gpu"]},
+      {"gpu", readings.front()["name"]},
       {"readings", readings.size()},
       {"source", readings.front()["source"].get<std::string>() +
                      ", every 10 measured steps: utilisation averaged, memory at its peak"}};

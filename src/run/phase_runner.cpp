@@ -114,20 +114,9 @@ constexpr int64_t kNvmlEvery = 10;
 nlohmann::json nvml_reading() {
   try {
     const gpu::NvmlSnapshot s = gpu::nvml_snapshot();
-    const gpu::NvmlGpu& g = s.gpus.front();
-    const auto pct = [](const std::optional<unsigned>& v) {
-      return v ? nlohmann::json(*v) : nlohmann::json();
-    };
-    return {
-        {"gpu", g.name},
-        {"decoder_util_pct", pct(g.decoder_util_pct)},
-        {"jpeg_util_pct", pct(g.jpeg_util_pct)},
-        {"sm_util_pct", pct(g.sm_util_pct)},
-        {"memory_bw_util_pct", pct(g.memory_bw_util_pct)},
-        {"memory_used_mib", g.memory_used_bytes >> 20},
-        {"process_memory_mib",
-         g.process_memory_bytes ? nlohmann::json(*g.process_memory_bytes >> 20) : nlohmann::json()},
-        {"source", "NVML (" + s.library + "), GPU 0"}};
+    nlohmann::json reading = gpu::to_json(s.gpus.front());
+    reading["source"] = "NVML (" + s.library + "), GPU 0";
+    return reading;
   } catch (const UnavailableError& e) {
     return {{"reason", e.what()}};
   }

@@ -52,6 +52,12 @@ TEST(Nvml, ReadsEveryFigureFromTheLibrary) {
   EXPECT_EQ(g.nvjpg_engines, fake::kNvjpgEngines);
   // The fake lists another process first: only this one's memory is ours.
   EXPECT_EQ(g.process_memory_bytes, fake::kProcessMemory);
+  // As the inventory and a run's summary write it.
+  const nlohmann::json j = to_json(g);
+  EXPECT_EQ(j["process_memory_mib"], fake::kProcessMemory >> 20);
+  EXPECT_EQ(j["memory_total_mib"], fake::kMemoryTotal >> 20);
+  EXPECT_EQ(j["decoder_util_pct"], fake::kDecoderUtil);
+  EXPECT_EQ(j["nvjpg_engines"], fake::kNvjpgEngines);
 }
 
 TEST(Nvml, NoLibrarySaysWhichFileWasTried) {

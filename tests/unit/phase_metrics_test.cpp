@@ -449,13 +449,13 @@ TEST(PhaseMetricsTest, DecodePlacementAveragesNvmlAndGivesTheComputeInflation) {
   pipeline.device_decode_ms = {10, 20, 30};
   pipeline.device_decode_fallbacks = 2;
   pipeline.device_decode_fallback_reason = "png does not decode on the GPU";
-  pipeline.nvml_readings = {{{"gpu", "H200"},
+  pipeline.nvml_readings = {{{"name", "H200"},
                              {"source", "NVML"},
                              {"decoder_util_pct", 40},
                              {"sm_util_pct", 10},
                              {"jpeg_util_pct", nullptr},
                              {"process_memory_mib", 900}},
-                            {{"gpu", "H200"},
+                            {{"name", "H200"},
                              {"source", "NVML"},
                              {"decoder_util_pct", 60},
                              {"sm_util_pct", 30},
