@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <set>
 
 #include "ab/analysis.hpp"
 #include "ab/output.hpp"
@@ -70,7 +71,7 @@ class Experiment {
     try {
       for (int r = 0; r < d_.spec.rounds; ++r) {
         run_round(r);
-        if (at_interim_look(r + 1)) break;
+        if (at_interim_look(r + 1) || nothing_left(r + 1)) break;
       }
     } catch (const Error& e) {
       finish(e.code() == ExitCode::interrupted ? "interrupted" : "failed", e.what());
@@ -81,8 +82,12 @@ class Experiment {
   }
 
  private:
+  // An arm is run until it is INVALID: a failed correctness check or a failed trial stays in its
+  // verdict whatever later rounds measure, so its later trials would cost time and decide
+  // nothing (the order of a round lists the arms it ran).
   void run_round(int r) {
-    const std::vector<size_t> order = round_order(d_, r);
+    std::vector<size_t> order = round_order(d_, r);
+    std::erase_if(order, [&](size_t arm) { return retired_.count(arm) > 0; });
     json ids = json::array();
     for (size_t arm : order)
       ids.push_back(d_.arms[arm].id);
@@ -164,8 +169,7 @@ class Experiment {
     trials_.push_back(std::move(t));
     const TrialRecord& done = trials_.back();
     progress_.unit_done(
-        "trial", static_cast<int64_t>(trials_.size()),
-        static_cast<int64_t>(d_.spec.rounds * d_.arms.size()),
+        "trial", static_cast<int64_t>(trials_.size()), planned_trials(r),
         fmt::format("round {} of {}, arm {}: {} in {}", r + 1, d_.spec.rounds, d_.arms[arm].id,
                     done.metric ? fmt::format("{} {:.1f}", metric_.key, *done.metric) : done.status,
                     human_duration(done.wall_s)));
@@ -193,11 +197,37 @@ class Experiment {
     return true;
   }
 
+  // The trials run so far, the rest of round `round`'s order, and the later rounds with the arms
+  // still live.
+  int64_t planned_trials(int round) const {
+    const auto done_in_round = std::count_if(
+        trials_.begin(), trials_.end(), [&](const TrialRecord& t) { return t.round == round; });
+    const auto left_in_round = static_cast<int64_t>(doc_["order"].back().size()) - done_in_round;
+    const auto live = static_cast<int64_t>(d_.arms.size() - retired_.size());
+    return static_cast<int64_t>(trials_.size()) + left_in_round +
+           live * (d_.spec.rounds - round - 1);
+  }
+
+  // After `rounds` rounds: stop when every factor arm is INVALID, as nothing is left to compare.
+  bool nothing_left(int rounds) {
+    bool any_live = false;
+    for (size_t arm = 0; arm < d_.arms.size(); ++arm)
+      any_live = any_live || (d_.arms[arm].role == "factor" && retired_.count(arm) == 0);
+    if (any_live || rounds == d_.spec.rounds) return false;
+    finish("stopped_early",
+           fmt::format("every factor arm was INVALID after round {} of {}: nothing is left to "
+                       "compare",
+                       rounds, d_.spec.rounds));
+    return true;
+  }
+
   void publish(double alpha) {
     const Analysis a = analyze(d_, trials_, psnr_, alpha);
     json results = json::array();
-    for (const auto& r : a.arms)
+    for (const auto& r : a.arms) {
       results.push_back(to_json(r, d_));
+      if (r.verdict == "INVALID") retired_.insert(r.arm);
+    }
     doc_["calibration"] = to_json(a.calibration);
     doc_["alpha_nominal"] = alpha;
     doc_["results"] = results;
@@ -227,6 +257,7 @@ class Experiment {
   ProgressLine progress_;
   json doc_;
   std::vector<TrialRecord> trials_;
+  std::set<size_t> retired_;  // arms found INVALID: no later round runs them
 };
 
 }  // namespace

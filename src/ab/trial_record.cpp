@@ -53,10 +53,6 @@ std::string refused_override(const nlohmann::json& summary) {
 
 }  // namespace
 
-nlohmann::json finite_or_null(double v) {
-  return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json();
-}
-
 MetricChoice choose_metric(const Config& base, bool job) {
   if (job) {
     return {"end_to_end", "throughput.end_to_end.samples_per_s",

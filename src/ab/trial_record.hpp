@@ -53,7 +53,4 @@ void read_trial_outputs(const std::filesystem::path& run_dir, const MetricChoice
 
 nlohmann::json to_json(const TrialRecord& t, const std::string& arm_id);
 
-// A number for JSON, null when it is NaN or infinite (no measurement yet).
-nlohmann::json finite_or_null(double v);
-
 }  // namespace mmprof

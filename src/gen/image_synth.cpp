@@ -43,10 +43,6 @@ Rgb random_color(Rng& rng) {
   return hsv_to_rgb(h, s, v);
 }
 
-uint8_t clamp8(int v) {
-  return static_cast<uint8_t>(std::clamp(v, 0, 255));
-}
-
 // A shared table of ~N(0, 32) values (Irwin-Hall of four bytes), built once from a fixed seed.
 const std::array<int8_t, kTableSize + kChunk>& noise_table() {
   static const auto table = [] {

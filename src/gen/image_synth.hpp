@@ -11,6 +11,11 @@
 
 namespace mmprof::gen {
 
+// An int as a byte, saturating at 0 and 255.
+inline uint8_t clamp8(int v) {
+  return static_cast<uint8_t>(v < 0 ? 0 : (v > 255 ? 255 : v));
+}
+
 struct RgbImage {
   int width = 0, height = 0;
   std::vector<uint8_t> pixels;  // RGB24, rows packed (stride = 3 * width)

@@ -21,15 +21,8 @@ using nlohmann::json;
 
 namespace {
 
-constexpr uint64_t kBlock = 512;
-
-// A member's bytes in a tar: its header block and its data padded to whole blocks.
-uint64_t member_bytes(uint64_t size) {
-  return kBlock + (size + kBlock - 1) / kBlock * kBlock;
-}
-
 uint64_t sample_tar_bytes(const SampleEntry& s) {
-  return member_bytes(s.media.size) + (s.has_caption ? member_bytes(s.caption.size) : 0);
+  return tar_member_bytes(s.media.size) + (s.has_caption ? tar_member_bytes(s.caption.size) : 0);
 }
 
 // Reads one byte range of the dataset into `out`.

@@ -19,6 +19,10 @@ struct EntryDeleter {
 
 }  // namespace
 
+uint64_t tar_member_bytes(uint64_t size) {
+  return kBlock + (size + kBlock - 1) / kBlock * kBlock;
+}
+
 std::string shard_name(int index) {
   char name[32];
   std::snprintf(name, sizeof name, "shard-%06d.tar", index);
@@ -78,7 +82,7 @@ void ShardWriter::add_sample(const std::string& key, const std::vector<TarMember
       throw InputError("cannot write shard " + (dir_ / shards_.back().name).string() + ": " +
                        archive_error_string(archive_.get()));
     }
-    current_bytes_ += kBlock + (m.data->size() + kBlock - 1) / kBlock * kBlock;
+    current_bytes_ += tar_member_bytes(m.data->size());
   }
   ShardInfo& info = shards_.back();
   if (info.samples++ == 0) info.first_key = key;

@@ -18,6 +18,9 @@ struct ShardInfo {
   std::string first_key, last_key;
 };
 
+// A member's bytes in a tar: its 512-byte header block and its data padded to whole blocks.
+uint64_t tar_member_bytes(uint64_t size);
+
 struct TarMember {
   std::string name;
   const std::vector<uint8_t>* data;

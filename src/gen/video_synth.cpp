@@ -7,10 +7,6 @@
 namespace mmprof::gen {
 namespace {
 
-uint8_t clamp8(int v) {
-  return static_cast<uint8_t>(std::clamp(v, 0, 255));
-}
-
 // BT.601 limited range, integer form (what x264 assumes for untagged yuv420p).
 void rgb_to_yuv(int r, int g, int b, int yuv[3]) {
   yuv[0] = ((66 * r + 129 * g + 25 * b + 128) >> 8) + 16;

@@ -6,6 +6,7 @@
 #include <cstdlib>
 
 #include "gpu/cuda_runtime.hpp"
+#include "gpu/dl_symbol.hpp"
 #include "mmprof/error.hpp"
 
 #ifdef MMPROF_HAVE_CUDA
@@ -36,13 +37,7 @@ struct CublasTable {
   std::string path;
 };
 
-template <typename Fn>
-bool bind(void* lib, const char* name, Fn& fn) {
-  fn = reinterpret_cast<Fn>(dlsym(lib, name));
-  return fn != nullptr;
-}
-
-CublasTable load_table() {
+CublasTable load_cublas_table() {
   const auto candidates = cublas_candidates(std::getenv(kCublasLibEnv));
   std::string errors;
   for (const std::string& file : candidates) {
@@ -54,9 +49,10 @@ CublasTable load_table() {
     }
     CublasTable t;
     t.path = file;
-    if (bind(lib, "cublasCreate_v2", t.create) && bind(lib, "cublasDestroy_v2", t.destroy) &&
-        bind(lib, "cublasSetStream_v2", t.set_stream) && bind(lib, "cublasGemmEx", t.gemm_ex) &&
-        bind(lib, "cublasGetStatusString", t.status_string)) {
+    if (dl_bind(lib, "cublasCreate_v2", t.create) && dl_bind(lib, "cublasDestroy_v2", t.destroy) &&
+        dl_bind(lib, "cublasSetStream_v2", t.set_stream) &&
+        dl_bind(lib, "cublasGemmEx", t.gemm_ex) &&
+        dl_bind(lib, "cublasGetStatusString", t.status_string)) {
       return t;
     }
     errors += fmt::format("{}{} lacks a cuBLAS entry point", errors.empty() ? "" : "; ", file);
@@ -67,15 +63,15 @@ CublasTable load_table() {
 }
 
 // Loaded once per process; a failure is rethrown to every caller.
-const CublasTable& table() {
-  static const CublasTable t = load_table();
+const CublasTable& cublas_table() {
+  static const CublasTable t = load_cublas_table();
   return t;
 }
 
 void check(cublasStatus_t rc, const char* call) {
   if (rc != CUBLAS_STATUS_SUCCESS) {
-    throw RunError(
-        fmt::format("{} failed: {} ({})", call, table().status_string(rc), static_cast<int>(rc)));
+    throw RunError(fmt::format("{} failed: {} ({})", call, cublas_table().status_string(rc),
+                               static_cast<int>(rc)));
   }
 }
 
@@ -87,7 +83,7 @@ cublasHandle_t as_handle(void* h) {
 
 Cublas::Cublas(const CudaStream& stream) {
   require_gpu("step.kind=gemm");
-  const CublasTable& t = table();
+  const CublasTable& t = cublas_table();
   library_ = t.path;
   cublasHandle_t h = nullptr;
   check(t.create(&h), "cublasCreate_v2");
@@ -96,14 +92,14 @@ Cublas::Cublas(const CudaStream& stream) {
 }
 
 Cublas::~Cublas() {
-  if (handle_ != nullptr) table().destroy(as_handle(handle_));
+  if (handle_ != nullptr) cublas_table().destroy(as_handle(handle_));
 }
 
 void Cublas::gemm_fp16(int m, int n, int k, const void* a, const void* b, void* c) {
   const float alpha = 1.0f, beta = 0.0f;
-  check(table().gemm_ex(as_handle(handle_), CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &alpha, a,
-                        CUDA_R_16F, m, b, CUDA_R_16F, k, &beta, c, CUDA_R_16F, m,
-                        CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+  check(cublas_table().gemm_ex(as_handle(handle_), CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &alpha, a,
+                               CUDA_R_16F, m, b, CUDA_R_16F, k, &beta, c, CUDA_R_16F, m,
+                               CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
         "cublasGemmEx");
 }
 

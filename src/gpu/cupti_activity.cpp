@@ -17,6 +17,7 @@
 #include <new>
 #include <utility>
 
+#include "gpu/dl_symbol.hpp"
 #include "probe/clock.hpp"
 #endif
 
@@ -56,9 +57,9 @@ namespace {
 // CUPTI recommends buffers of 1-10 MB; fewer, larger buffers mean fewer callbacks.
 constexpr size_t kBufferBytes = 8u << 20;
 
-constexpr CUpti_ActivityKind kKinds[] = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
-                                         CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET,
-                                         CUPTI_ACTIVITY_KIND_SYNCHRONIZATION};
+constexpr CUpti_ActivityKind kActivityKinds[] = {
+    CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET,
+    CUPTI_ACTIVITY_KIND_SYNCHRONIZATION};
 
 // State the buffer callbacks reach. CUPTI's callbacks carry no user pointer, and its worker
 // thread may call them until the process ends, so this lives for the whole process (never
@@ -127,8 +128,7 @@ const char* kind_name(CUpti_ActivityKind kind) {
 
 template <typename Fn>
 bool resolve(void* handle, const char* symbol, Fn& out, std::string& missing) {
-  out = reinterpret_cast<Fn>(dlsym(handle, symbol));
-  if (!out) missing += (missing.empty() ? "" : ", ") + std::string(symbol);
+  if (!dl_bind(handle, symbol, out)) missing += (missing.empty() ? "" : ", ") + std::string(symbol);
   return out != nullptr;
 }
 
@@ -345,7 +345,7 @@ bool CuptiActivityApi::enable(std::string* reason) {
   take_completed();  // buffers a previous session left behind are not ours
   dropped_at_enable_ = state.dropped;
   const auto fail = [&](const std::string& what, CUptiResult r) {
-    for (CUpti_ActivityKind k : kKinds)
+    for (CUpti_ActivityKind k : kActivityKinds)
       fns_->disable(k);
     state.active = false;
     if (reason) *reason = fmt::format("{}: {}", what, result_text(*fns_, r));
@@ -371,7 +371,7 @@ bool CuptiActivityApi::enable(std::string* reason) {
       return fail("cuptiGetTimestamp gave no usable clock sample", CUPTI_ERROR_UNKNOWN);
     }
   }
-  for (CUpti_ActivityKind k : kKinds) {
+  for (CUpti_ActivityKind k : kActivityKinds) {
     if (CUptiResult r = fns_->enable(k); r != CUPTI_SUCCESS)
       return fail(fmt::format("cuptiActivityEnable({})", kind_name(k)), r);
   }
@@ -383,7 +383,7 @@ void CuptiActivityApi::flush_and_disable() {
   // Disable first so that nothing is recorded after the flush. Best effort (a flush that fails
   // loses records, it does not stop the run): the forced flush hands back every buffer, partly
   // filled ones included, through buffer_completed before it returns.
-  for (CUpti_ActivityKind k : kKinds)
+  for (CUpti_ActivityKind k : kActivityKinds)
     fns_->disable(k);
   if (CUptiResult r = fns_->flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED); r != CUPTI_SUCCESS) {
     std::fprintf(stderr, "mmprof: warning: cuptiActivityFlushAll: %s (records may be lost)\n",

@@ -7,7 +7,7 @@
 namespace mmprof::gpu {
 namespace {
 
-constexpr std::array<std::pair<GpuEventKind, const char*>, 4> kKinds{{
+constexpr std::array<std::pair<GpuEventKind, const char*>, 4> kEventKinds{{
     {GpuEventKind::kernel, "kernel"},
     {GpuEventKind::memcpy, "memcpy"},
     {GpuEventKind::memset, "memset"},
@@ -45,13 +45,13 @@ bool value_of(const std::array<std::pair<Enum, const char*>, N>& table, std::str
 }  // namespace
 
 const char* to_string(GpuEventKind kind) noexcept {
-  return name_of(kKinds, kind);
+  return name_of(kEventKinds, kind);
 }
 const char* to_string(CopyKind kind) noexcept {
   return name_of(kCopyKinds, kind);
 }
 bool parse_kind(const std::string& name, GpuEventKind& out) noexcept {
-  return value_of(kKinds, name, out);
+  return value_of(kEventKinds, name, out);
 }
 bool parse_copy_kind(const std::string& name, CopyKind& out) noexcept {
   return value_of(kCopyKinds, name, out);

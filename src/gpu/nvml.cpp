@@ -9,6 +9,7 @@
 #include <map>
 #include <mutex>
 
+#include "gpu/dl_symbol.hpp"
 #include "mmprof/error.hpp"
 
 namespace mmprof::gpu {
@@ -62,13 +63,7 @@ struct NvmlTable {
   std::string error;  // why none loaded
 };
 
-template <typename Fn>
-bool bind(void* lib, const char* name, Fn& fn) {
-  fn = reinterpret_cast<Fn>(dlsym(lib, name));
-  return fn != nullptr;
-}
-
-NvmlTable load_table(const char* env_value) {
+NvmlTable load_nvml_table(const char* env_value) {
   NvmlTable t;
   std::string errors;
   for (const std::string& file : nvml_candidates(env_value)) {
@@ -79,22 +74,22 @@ NvmlTable load_table(const char* env_value) {
       continue;
     }
     t.path = file;
-    if (!(bind(lib, "nvmlInit_v2", t.init) && bind(lib, "nvmlErrorString", t.error_string) &&
-          bind(lib, "nvmlSystemGetDriverVersion", t.driver_version) &&
-          bind(lib, "nvmlSystemGetNVMLVersion", t.nvml_version) &&
-          bind(lib, "nvmlDeviceGetCount_v2", t.count) &&
-          bind(lib, "nvmlDeviceGetHandleByIndex_v2", t.handle) &&
-          bind(lib, "nvmlDeviceGetName", t.name) &&
-          bind(lib, "nvmlDeviceGetMemoryInfo", t.memory))) {
+    if (!(dl_bind(lib, "nvmlInit_v2", t.init) && dl_bind(lib, "nvmlErrorString", t.error_string) &&
+          dl_bind(lib, "nvmlSystemGetDriverVersion", t.driver_version) &&
+          dl_bind(lib, "nvmlSystemGetNVMLVersion", t.nvml_version) &&
+          dl_bind(lib, "nvmlDeviceGetCount_v2", t.count) &&
+          dl_bind(lib, "nvmlDeviceGetHandleByIndex_v2", t.handle) &&
+          dl_bind(lib, "nvmlDeviceGetName", t.name) &&
+          dl_bind(lib, "nvmlDeviceGetMemoryInfo", t.memory))) {
       t.init = nullptr;
       t.error = fmt::format("{} lacks a required NVML entry point", file);
       return t;
     }
-    bind(lib, "nvmlDeviceGetUtilizationRates", t.utilization);
-    bind(lib, "nvmlDeviceGetDecoderUtilization", t.decoder);
-    bind(lib, "nvmlDeviceGetJpgUtilization", t.jpeg);
-    bind(lib, "nvmlDeviceGetGpuInstanceProfileInfo", t.profile);
-    bind(lib, "nvmlDeviceGetComputeRunningProcesses_v3", t.processes);
+    dl_bind(lib, "nvmlDeviceGetUtilizationRates", t.utilization);
+    dl_bind(lib, "nvmlDeviceGetDecoderUtilization", t.decoder);
+    dl_bind(lib, "nvmlDeviceGetJpgUtilization", t.jpeg);
+    dl_bind(lib, "nvmlDeviceGetGpuInstanceProfileInfo", t.profile);
+    dl_bind(lib, "nvmlDeviceGetComputeRunningProcesses_v3", t.processes);
     return t;
   }
   t.error = errors;
@@ -103,13 +98,13 @@ NvmlTable load_table(const char* env_value) {
 
 // The table of the library MMPROF_NVML_LIB names (or the driver's), loaded and nvmlInit_v2()'d
 // once per process and library; `error` says why not. The caller holds the mutex.
-const NvmlTable& table() {
+const NvmlTable& nvml_table() {
   static std::map<std::string, NvmlTable> loaded;
   const char* env = std::getenv(kNvmlLibEnv);
   const std::string key = env == nullptr ? "" : env;
   auto it = loaded.find(key);
   if (it != loaded.end()) return it->second;
-  NvmlTable t = load_table(env);
+  NvmlTable t = load_nvml_table(env);
   if (t.init != nullptr) {
     const nvmlReturn_t rc = t.init();
     if (rc != kSuccess) {
@@ -192,7 +187,7 @@ nlohmann::json to_json(const NvmlGpu& g) {
 NvmlSnapshot nvml_snapshot() {
   static std::mutex mutex;  // NVML is thread-safe; the table of loaded libraries is not
   const std::lock_guard lock(mutex);
-  const NvmlTable& t = table();
+  const NvmlTable& t = nvml_table();
   if (t.init == nullptr) throw UnavailableError("NVML is unavailable: " + t.error);
   NvmlSnapshot s;
   s.library = t.path;

@@ -13,10 +13,6 @@ namespace {
 using nlohmann::json;
 using Timed = EpochBoundaryTally::Timed;
 
-json number_or_null(double v) {
-  return std::isnan(v) ? json(nullptr) : json(v);
-}
-
 // The waits, fill times and their differences of `batches`, each sorted.
 struct Columns {
   std::vector<double> wait, fill, unexplained;
@@ -65,7 +61,7 @@ json judge_epoch_boundary(const std::vector<Timed>& firsts,
     std::vector<Timed> all;
     for (const auto& [size, batches] : others)
       all.insert(all.end(), batches.begin(), batches.end());
-    j["steady_wait_ms"] = number_or_null(quantile_sorted(columns(all).wait, 0.5));
+    j["steady_wait_ms"] = finite_or_null(quantile_sorted(columns(all).wait, 0.5));
     return j;
   }
   const int64_t size = firsts.front().size;
@@ -84,8 +80,8 @@ json judge_epoch_boundary(const std::vector<Timed>& firsts,
   const bool stall = unexplained_ms > threshold;
   j["batch_size"] = size;
   j["stall_ms"] = stall_ms;
-  j["steady_wait_ms"] = number_or_null(steady);
-  j["excess_ms"] = number_or_null(stall_ms - steady);
+  j["steady_wait_ms"] = finite_or_null(steady);
+  j["excess_ms"] = finite_or_null(stall_ms - steady);
   j["fill_ms"] = fill_ms;
   j["unexplained_ms"] = unexplained_ms;
   j["noise_ms"] = like.wait.empty() ? json(nullptr) : json(noise);

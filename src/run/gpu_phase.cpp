@@ -14,10 +14,6 @@ namespace {
 using nlohmann::json;
 
 // NaN (no data) is written as null, never as a number.
-json number_or_null(double v) {
-  return std::isfinite(v) ? json(v) : json(nullptr);
-}
-
 json fraction(int64_t part_ns, int64_t window_ns) {
   return window_ns > 0 ? json(static_cast<double>(part_ns) / static_cast<double>(window_ns))
                        : json(nullptr);
@@ -27,7 +23,7 @@ json copies_json(const H2DCopyStats& s) {
   return {{"copies", s.copies},
           {"pinned_copies", s.pinned_copies},
           {"bytes", s.bytes},
-          {"mb_per_s", number_or_null(gpu::mb_per_s(s.bytes, s.ms))},
+          {"mb_per_s", finite_or_null(gpu::mb_per_s(s.bytes, s.ms))},
           {"per_copy_mb_per_s", to_json(describe(s.per_copy_mb_per_s), false)}};
 }
 
@@ -98,13 +94,13 @@ json gpu_block(const GpuTraceResult& trace, const std::vector<gpu::Interval>& st
   b["data_wait_idle_fraction"] = fraction(s.data_wait_idle_ns, s.window_ns);
   b["other_idle_fraction"] = fraction(s.idle_ns - s.data_wait_idle_ns, s.window_ns);
   b["kernel_busy_fraction"] = fraction(s.kernel_busy_ns, s.window_ns);
-  b["copy_compute_overlap_fraction"] = number_or_null(s.copy_compute_overlap_fraction);
+  b["copy_compute_overlap_fraction"] = finite_or_null(s.copy_compute_overlap_fraction);
   b["busy_ms"] = static_cast<double>(s.busy_ns) / 1e6;
   b["idle_ms"] = static_cast<double>(s.idle_ns) / 1e6;
   // CUPTI's memcpy records inside the windows (a batch is up to three records: tokens, images,
   // videos).
-  h2d["mb_per_s_pinned"] = number_or_null(s.h2d_mb_per_s_pinned);
-  h2d["mb_per_s_pageable"] = number_or_null(s.h2d_mb_per_s_pageable);
+  h2d["mb_per_s_pinned"] = finite_or_null(s.h2d_mb_per_s_pinned);
+  h2d["mb_per_s_pageable"] = finite_or_null(s.h2d_mb_per_s_pageable);
   h2d["bytes"] = s.h2d_bytes_pinned + s.h2d_bytes_pageable;
   b["events"] = {{"kernels", s.kernels},
                  {"memcpys", s.memcpys},

@@ -19,10 +19,6 @@ namespace {
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 
-json number_or_null(double v) {
-  return std::isfinite(v) ? json(v) : json(nullptr);
-}
-
 // The time a rank spent before its sync: its own work, which the others wait for.
 std::vector<double> local_ms(const RankSteps& r, size_t n) {
   std::vector<double> local(n);
@@ -55,9 +51,9 @@ json cause_of(const std::vector<RankSteps>& ranks, size_t slow, const std::vecto
   const double extra_wait = waits[slow] - median_of_others(waits, slow);
   const double extra_compute = computes[slow] - median_of_others(computes, slow);
   const bool data = extra_wait >= extra_compute;
-  json c = {{"extra_ms_per_step", number_or_null(extra)},
-            {"extra_wait_ms_per_step", number_or_null(extra_wait)},
-            {"extra_compute_ms_per_step", number_or_null(extra_compute)},
+  json c = {{"extra_ms_per_step", finite_or_null(extra)},
+            {"extra_wait_ms_per_step", finite_or_null(extra_wait)},
+            {"extra_compute_ms_per_step", finite_or_null(extra_compute)},
             {"kind", data ? "data" : "compute"}};
   c["text"] = data ? fmt::format(
                          "Rank {} waits {:.1f} ms more per step for its batches than the median "

@@ -44,10 +44,6 @@ json phase_json(const PhaseMetrics& p) {
           {"majflt", p.majflt}};
 }
 
-double sum(const std::vector<double>& v) {
-  return std::accumulate(v.begin(), v.end(), 0.0);
-}
-
 // NVML's readings of a phase: utilisation averaged, memory at its largest; or why none.
 json nvml_summary(const std::vector<json>& readings) {
   if (readings.empty()) return nullptr;
@@ -183,12 +179,11 @@ rundir::SummaryParts summarize(const PhaseMetrics& compute, const PhaseMetrics& 
         {"nvml", nvml_summary(p.nvml_readings)}};
     // What decode (or anything else in the loop) takes from training: the step's compute with
     // the loader running, against the compute phase alone.
-    const auto finite = [](double v) { return std::isfinite(v) ? json(v) : json(); };
     const double alone = compute.compute_ms.empty() ? NAN : median(compute.compute_ms);
     const double loaded = end_to_end.compute_ms.empty() ? NAN : median(end_to_end.compute_ms);
-    s.decode_placement["compute_inflation"] = {{"compute_phase_p50_ms", finite(alone)},
-                                               {"end_to_end_p50_ms", finite(loaded)},
-                                               {"pct", finite(100 * (loaded / alone - 1))}};
+    s.decode_placement["compute_inflation"] = {{"compute_phase_p50_ms", finite_or_null(alone)},
+                                               {"end_to_end_p50_ms", finite_or_null(loaded)},
+                                               {"pct", finite_or_null(100 * (loaded / alone - 1))}};
   }
   // The loader's order (the pipeline phase's: no step decides it), against a global permutation.
   s.shuffle = pipeline.ran

@@ -13,10 +13,6 @@ namespace {
 
 using nlohmann::json;
 
-double sum(const std::vector<double>& v) {
-  return std::accumulate(v.begin(), v.end(), 0.0);
-}
-
 void append(std::vector<double>& to, const std::vector<double>& from) {
   to.insert(to.end(), from.begin(), from.end());
 }

@@ -15,9 +15,17 @@ double quantile_sorted(const std::vector<double>& sorted, double q) {
   return sorted[lo] + (h - static_cast<double>(lo)) * (sorted[hi] - sorted[lo]);
 }
 
+double sum(const std::vector<double>& values) {
+  return std::accumulate(values.begin(), values.end(), 0.0);
+}
+
 double mean(const std::vector<double>& values) {
   if (values.empty()) return std::numeric_limits<double>::quiet_NaN();
-  return std::accumulate(values.begin(), values.end(), 0.0) / static_cast<double>(values.size());
+  return sum(values) / static_cast<double>(values.size());
+}
+
+nlohmann::json finite_or_null(double v) {
+  return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr);
 }
 
 double median(std::vector<double> values) {

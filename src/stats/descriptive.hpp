@@ -11,6 +11,7 @@ namespace mmprof {
 // ranks (Hyndman & Fan type 7, numpy's default). NaN for an empty input.
 double quantile_sorted(const std::vector<double>& sorted, double q);
 
+double sum(const std::vector<double>& values);
 double mean(const std::vector<double>& values);
 // quantile_sorted(sorted copy, 0.5): the middle value, or the mean of the two middle ones.
 double median(std::vector<double> values);
@@ -22,6 +23,9 @@ struct Distribution {
 
 // Sorts a copy; an empty input gives count 0 (written as nulls).
 Distribution describe(std::vector<double> values);
+
+// `v` as a JSON number, or null when it is NaN or infinite (which JSON cannot hold).
+nlohmann::json finite_or_null(double v);
 
 // {"count", "mean", "p50", "p90", "p99", "p999", "max"}; values null when count == 0.
 nlohmann::json to_json(const Distribution& d, bool with_p999 = true);

@@ -26,13 +26,10 @@ extern char** environ;
 namespace mmprof {
 namespace {
 
+using test::read_json;
+
 namespace fs = std::filesystem;
 using nlohmann::json;
-
-json read_json(const fs::path& path) {
-  std::ifstream in(path);
-  return json::parse(in);
-}
 
 const json& result_of(const json& e, const std::string& arm) {
   for (const auto& r : e["results"])
@@ -91,7 +88,7 @@ std::unique_ptr<test::CommandResult> AbCliTest::gen_;
 TEST_F(AbCliTest, PlantedSlowerStepIsRejected) {
   const fs::path out = scratch() / "planted";
   const auto r =
-      test::run_mmprof(ab_args(out, "--set step.kind=sleep --factor step.ms=2,6 --seed 11"));
+      test::run_mmprof(ab_args(out, "--set step.kind=sleep --factor step.ms=2,20 --seed 11"));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const json e = read_json(out / "experiment.json");
   EXPECT_EQ(e["schema"], "mmprof.experiment/2");
@@ -102,7 +99,7 @@ TEST_F(AbCliTest, PlantedSlowerStepIsRejected) {
   ASSERT_EQ(e["order"].size(), 6u);
   for (const auto& round : e["order"])
     EXPECT_EQ(std::set<std::string>(round.begin(), round.end()),
-              (std::set<std::string>{"base", "A/A", "step.ms=6"}));
+              (std::set<std::string>{"base", "A/A", "step.ms=20"}));
   ASSERT_EQ(e["trials"].size(), 18u);
   for (const auto& t : e["trials"]) {
     SCOPED_TRACE(t["run_dir"].get<std::string>());
@@ -126,10 +123,11 @@ TEST_F(AbCliTest, PlantedSlowerStepIsRejected) {
     EXPECT_TRUE(read_json(run / "steady.json").contains("end_to_end"));
     EXPECT_TRUE(t["steady"].is_boolean());
   }
-  // 6 ms instead of 2 ms per step: fewer samples per second, REJECT (the base is step.ms=2).
+  // 20 ms instead of 2 ms per step: far fewer samples per second (an effect no load hides from
+  // six rounds), REJECT (the base is step.ms=2).
   // When the shared machine's load drifts monotonically over the six rounds (parallel tests,
   // sanitizer builds), the protocol rightly withholds the verdict and says which it would be.
-  const json& slower = result_of(e, "step.ms=6");
+  const json& slower = result_of(e, "step.ms=20");
   EXPECT_EQ(test::verdict_before_drift(slower), "REJECT") << slower["reason"];
   EXPECT_LT(slower["effect_pct"].get<double>(), 0);
   EXPECT_LT(slower["ci_pct"][1].get<double>(), 0);
@@ -138,9 +136,9 @@ TEST_F(AbCliTest, PlantedSlowerStepIsRejected) {
   EXPECT_TRUE(e["calibration"]["tau"].get<double>() >= e["design"]["tau_floor"].get<double>());
   const test::Csv matrix = test::read_csv(out / "matrix.csv");
   ASSERT_EQ(matrix.rows.size(), 3u);
-  EXPECT_EQ(matrix.rows[2][matrix.column("arm")], "step.ms=6");
+  EXPECT_EQ(matrix.rows[2][matrix.column("arm")], "step.ms=20");
   EXPECT_EQ(matrix.rows[2][matrix.column("verdict")], slower["verdict"].get<std::string>());
-  EXPECT_NE(r.output.find("| step.ms=6 |"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("| step.ms=20 |"), std::string::npos) << r.output;
 }
 
 TEST_F(AbCliTest, AaNeverAdoptsAndAPlantedContentChangeIsInvalid) {

@@ -27,6 +27,10 @@
 namespace mmprof {
 namespace {
 
+using test::read_text;
+
+using test::read_json;
+
 namespace fs = std::filesystem;
 using nlohmann::json;
 
@@ -34,15 +38,6 @@ using nlohmann::json;
 test::CommandResult mmprof_env(const std::string& env, const std::string& args) {
   return test::run_command(env + " " + test::shell_quote(test::mmprof_bin()) + " " + args +
                            " </dev/null");
-}
-
-std::string read_text(const fs::path& path) {
-  const auto bytes = test::read_bytes(path);
-  return {bytes.begin(), bytes.end()};
-}
-
-json read_json(const fs::path& path) {
-  return json::parse(read_text(path));
 }
 
 using test::Csv;
@@ -633,7 +628,8 @@ TEST_F(CliTest, PlantedCpuContentionIsMeasuredAndReported) {
 // dominated by its steady state (the batch ring, decoders), which every sample sees; a miss of
 // more than 30% would mean the sampler is not looking at the right processes.
 TEST_F(CliTest, SampledPeakRssAgreesWithGnuTime) {
-  if (!fs::exists("/usr/bin/time")) GTEST_SKIP() << "/usr/bin/time missing (apt-get install time)";
+  if (!fs::exists("/usr/bin/time"))
+    MMPROF_SKIP_WITHOUT("time", "/usr/bin/time missing (apt-get install time)");
   const fs::path out = scratch() / "run-time";
   const auto r = test::run_command(
       "/usr/bin/time -v " + test::shell_quote(test::mmprof_bin()) + " " +

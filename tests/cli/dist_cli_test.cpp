@@ -13,6 +13,7 @@
 #include <string>
 
 #include "mmprof/run_dir.hpp"
+#include "stats/descriptive.hpp"
 #include "support/test_support.hpp"
 
 namespace mmprof {
@@ -76,25 +77,37 @@ TEST_F(DistCli, APlantedSlowRankIsNamedAndItsPeerWaitsThePlannedTime) {
   EXPECT_EQ(s["slowest_rank"], 1);
   EXPECT_GE(s["slowest_rank_share"].get<double>(), 0.9);
   EXPECT_EQ(s["cause"]["kind"], "compute");
-  // The plan within 20 %: rank 0's sync wait is rank 1's extra 80 ms, rank 1's is near zero.
-  EXPECT_NEAR(rank_of(j, 0)["sync_ms_mean"].get<double>(), 80, 16) << j.dump(1);
-  EXPECT_LT(rank_of(j, 1)["sync_ms_mean"].get<double>(), 16) << j.dump(1);
-  EXPECT_NEAR(s["cause"]["extra_compute_ms_per_step"].get<double>(), 80, 16);
-  // Each rank's steps.csv adds up: wait + compute + sync is the step, within 2 ms.
+  // Each rank's steps.csv adds up: wait, compute and sync are disjoint parts of the step (one
+  // clock, four figures rounded to 1e-4 ms), so never more than it; the rest is mmprof's own
+  // bookkeeping between them, small in the typical step. Compute is at least the planned sleeps.
+  std::vector<double> compute[2];
   for (int k = 0; k < 2; ++k) {
-    int rows = 0;
+    std::vector<double> rest;
     for (const StepRow& row : RunDir::open(job() / ("rank-" + std::to_string(k))).steps()) {
       if (row.phase != "end_to_end") continue;
       ASSERT_TRUE(row.sync_ms.has_value());
-      EXPECT_NEAR(row.wait_ms + row.compute_ms + *row.sync_ms, row.step_ms, 2.0);
-      ++rows;
+      const double parts = row.wait_ms + row.compute_ms + *row.sync_ms;
+      EXPECT_LE(parts, row.step_ms + 4e-4) << "wait, compute and sync overlap";
+      EXPECT_GE(row.compute_ms, k == 1 ? 100.0 : 20.0);
+      rest.push_back(row.step_ms - parts);
+      compute[k].push_back(row.compute_ms);
     }
-    EXPECT_EQ(rows, 20);
+    EXPECT_EQ(rest.size(), 20u);
+    EXPECT_LT(median(rest), 2.0) << "rank " << k;
   }
-  // Both ranks ran in lockstep: the job's throughput is the sum of two equal rates.
+  // The cause is rank 1's extra compute as the ranks measured it, and rank 0 waits it out at the
+  // sync (its wait includes the barrier's own latency, which rank 1's wait has too).
+  const double extra = mean(compute[1]) - mean(compute[0]);
+  EXPECT_NEAR(s["cause"]["extra_compute_ms_per_step"].get<double>(), extra, 1e-3);
+  EXPECT_GE(extra, 80 - (mean(compute[0]) - 20) - 1e-3);
+  const double sync0 = rank_of(j, 0)["sync_ms_mean"].get<double>();
+  const double sync1 = rank_of(j, 1)["sync_ms_mean"].get<double>();
+  EXPECT_GT(sync0 - sync1, 0.8 * 80) << j.dump(1);
+  EXPECT_LE(sync0, extra + 16) << j.dump(1);
+  // Both ranks ran in lockstep: equal samples, and the job's throughput the sum of the two.
+  EXPECT_EQ(rank_of(j, 0)["samples"], rank_of(j, 1)["samples"]) << j.dump(1);
   const double r0 = rank_of(j, 0)["samples_per_s"].get<double>();
   const double r1 = rank_of(j, 1)["samples_per_s"].get<double>();
-  EXPECT_NEAR(r0 / r1, 1.0, 0.05);
   EXPECT_NEAR(j["global"]["samples_per_s"].get<double>(), r0 + r1, 1e-6);
 
   const auto rep = test::run_mmprof("report --quiet " + shell_quote(job()));
@@ -149,7 +162,7 @@ TEST_F(DistCli, FourRanksReadEverySampleOnceAcrossRanksInEachLayout) {
 // --redirects/--tee: Debian's torch 1.13 under Python 3.11 cannot parse their default of 0.
 TEST_F(DistCli, UnderTorchrunEachProcessIsARankAndRankZeroMergesTheJob) {
   if (test::run_command("/usr/bin/python3 -c 'import torch' 2>/dev/null").exit_code != 0)
-    GTEST_SKIP() << "/usr/bin/python3 has no torch: scripts/install-deps";
+    MMPROF_SKIP_WITHOUT("torch", "/usr/bin/python3 has no torch: scripts/install-deps");
   const auto r = test::run_command(
       "/usr/bin/python3 -m torch.distributed.run --standalone --nproc_per_node 2 --redirects 1 "
       "--tee 1 --no_python " +
@@ -171,11 +184,11 @@ TEST_F(DistCli, ADeadRankStopsItsPeerAndTheJobNamesIt) {
   const auto r = mmprof_with(
       "MMPROF_TEST_DIE_RANK=1:8",
       "baseline --quiet --nproc-per-node 2 --data " + shell_quote(data()) + kSmall +
-          " --set step.ms=5 --set dist.sync=allreduce --set dist.timeout_s=60 --steps 10 "
+          " --set step.ms=5 --set dist.sync=allreduce --set dist.timeout_s=600 --steps 10 "
           "--warmup-steps 2 --out " +
           shell_quote(job()));
   EXPECT_EQ(r.exit_code, 1) << r.output;
-  EXPECT_LT(seconds_since(t0), 45) << "the peer waited for the timeout instead of failing";
+  EXPECT_LT(seconds_since(t0), 120) << "the peer waited for the timeout instead of failing";
   const json j = test::read_json(job() / run_file::job);
   EXPECT_EQ(j["status"], "failed");
   EXPECT_EQ(j["first_failed_rank"], 1);
@@ -191,31 +204,34 @@ TEST_F(DistCli, ADeadRankStopsItsPeerAndTheJobNamesIt) {
   EXPECT_EQ(pipeline, 10);
 }
 
-// Rank 1 hangs in its step: rank 0's collective times out after dist.timeout_s (3 s), and the
-// launcher stops rank 1, naming it, after the grace period.
+// Rank 1 hangs in its step (10 minutes): rank 0's collective times out after dist.timeout_s
+// (10 s, which also bounds the rendezvous: room for a loaded machine's start-up), and the
+// launcher stops rank 1, naming it, after the grace period. The bound on the whole command is far
+// from the hang, not a timing margin.
 TEST_F(DistCli, AHungRankTimesOutItsPeerAndIsStopped) {
   const auto t0 = std::chrono::steady_clock::now();
   const auto r =
       mmprof_with("MMPROF_TEST_SLOW_RANK=1:600000",
                   "baseline --quiet --nproc-per-node 2 --data " + shell_quote(data()) + kSmall +
-                      " --set step.ms=5 --set dist.sync=barrier --set dist.timeout_s=3 --steps 4 "
+                      " --set step.ms=5 --set dist.sync=barrier --set dist.timeout_s=10 --steps 4 "
                       "--warmup-steps 1 --out " +
                       shell_quote(job()));
   EXPECT_EQ(r.exit_code, 1) << r.output;
-  EXPECT_LT(seconds_since(t0), 3 + 10 + 5 + 20);
+  EXPECT_LT(seconds_since(t0), 180);
   const json j = test::read_json(job() / run_file::job);
   EXPECT_EQ(j["first_failed_rank"], 0);
   EXPECT_THAT(rank_of(j, 0)["message"].get<std::string>(), HasSubstr("Timed out"));
   EXPECT_THAT(rank_of(j, 1)["exit"]["how"].get<std::string>(), HasSubstr("stopped by mmprof"));
 }
 
-// One shard of 32 JPEGs and one of 32 PNGs (about 20 times the bytes, slower to decode),
-// streamed by two ranks within one epoch: each rank reads one shard, the PNG rank is the
-// straggler, its data the cause, and the job advises re-sharding balanced by bytes.
+// One shard of 32 JPEGs and one of 32 1280x720 PNGs (tens of times the bytes, each several times
+// slower to decode: an effect no load on the other rank can hide), streamed by two ranks within
+// one epoch: each rank reads one shard, the PNG rank is the straggler, its data the cause, and the
+// job advises re-sharding balanced by bytes.
 TEST_F(DistCli, AShardOfBigSamplesMakesItsRankTheStragglerAndTheJobAdvisesResharding) {
   const fs::path png = tmp_.path() / "png", mixed = tmp_.path() / "mixed";
   auto r = test::run_mmprof("gen --quiet --out " + shell_quote(png) +
-                            " --images 32 --videos 0 --png-fraction 1 --threads 2 --seed 4");
+                            " --images 32 --videos 0 --png-fraction 1 --image-size 1280x720 --threads 2 --seed 4");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   fs::create_directories(mixed);
   uint64_t total = 0;

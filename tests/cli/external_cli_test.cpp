@@ -24,6 +24,8 @@
 namespace mmprof {
 namespace {
 
+using test::text_or_empty;
+
 namespace fs = std::filesystem;
 using nlohmann::json;
 
@@ -83,11 +85,6 @@ bool have_torch() {
   return test::run_command(std::string(kPython) + " -c 'import torch' 2>/dev/null").exit_code == 0;
 }
 
-std::string read_text(const fs::path& p) {
-  std::ifstream in(p);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
 std::vector<double> read_numbers(const fs::path& p) {
   std::vector<double> v;
   std::ifstream in(p);
@@ -104,7 +101,8 @@ double median(std::vector<double> v) {
 class ExternalCli : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!have_torch()) GTEST_SKIP() << "/usr/bin/python3 has no torch: scripts/install-deps";
+    if (!have_torch())
+      MMPROF_SKIP_WITHOUT("torch", "/usr/bin/python3 has no torch: scripts/install-deps");
     std::ofstream(job()) << kJob;
   }
   fs::path job() const { return dir_.path() / "job.py"; }
@@ -138,27 +136,37 @@ TEST_F(ExternalCli, PlantedLoaderBoundJobGivesTheWaitStepAndStallItWasBuiltWith)
     step_ms.push_back(st.step_ms);
     wait_ms.push_back(st.wait_ms);
   }
-  // The plan: step = 100 ms (the worker's pace), wait = 70 ms; slack for a loaded 2-core VM.
-  EXPECT_NEAR(median(step_ms), 100, 20);
-  EXPECT_NEAR(median(wait_ms), 70, 20);
-  EXPECT_NEAR(s["stall_fraction"].get<double>(), 0.7, 0.12);
-  // The job's own perf_counter waits of the same (measured) batches agree within 5 %.
+  // The plan, as floors a sleep guarantees whatever the load: the loop cannot beat the worker's
+  // 4 x 25 ms per batch, and between two next() calls the job sleeps 30 ms (step - wait).
+  EXPECT_GE(median(step_ms), 100 - 1.0);
+  for (const auto& st : steps)
+    EXPECT_GE(st.compute_ms, 30.0 - 0.01);
+  const double wait_sum = std::accumulate(wait_ms.begin(), wait_ms.end(), 0.0);
+  EXPECT_NEAR(s["stall_fraction"].get<double>(),
+              wait_sum / std::accumulate(step_ms.begin(), step_ms.end(), 0.0), 1e-4);
+  // The job's own perf_counter wait of each measured batch holds mmprof's (the hook's interval
+  // lies inside the job's, on the same clock) and differs by its bookkeeping alone.
   const auto own = read_numbers(dir_.path() / "job-waits.txt");
   ASSERT_GE(own.size(), 18u);
-  const double own_sum = std::accumulate(own.begin() + 3, own.begin() + 18, 0.0);
-  const double ours = std::accumulate(wait_ms.begin(), wait_ms.end(), 0.0);
-  EXPECT_NEAR(ours / own_sum, 1.0, 0.05) << ours << " vs the job's own " << own_sum;
+  std::vector<double> gap;
+  for (size_t i = 0; i < wait_ms.size(); ++i) {
+    EXPECT_LE(wait_ms[i], own[i + 3] + 1e-3) << "batch " << i;
+    gap.push_back(own[i + 3] - wait_ms[i]);
+  }
+  EXPECT_LT(median(gap), 1.0);
   // Every sampled __getitem__ took the planted 25 ms (and a little more, never less).
   const auto stages = run_dir.stages();
   ASSERT_FALSE(stages.empty());
+  std::vector<double> getitem_ms;
   for (const auto& st : stages) {
     ASSERT_TRUE(st.getitem_ms.has_value());
     EXPECT_GE(*st.getitem_ms, 25.0);
-    EXPECT_LT(*st.getitem_ms, 60.0);
+    getitem_ms.push_back(*st.getitem_ms);
     EXPECT_FALSE(st.decode_ms.has_value());  // not measured for a job, never 0
   }
+  EXPECT_LT(median(getitem_ms), 2 * 25.0);
   // The worker mmprof sampled is the one torch started.
-  const json torch_pids = json::parse(read_text(dir_.path() / "job-workers.json"));
+  const json torch_pids = json::parse(text_or_empty(dir_.path() / "job-workers.json"));
   std::set<int> sampled;
   const auto rows = run_dir.resources();
   ASSERT_TRUE(rows.has_value());
@@ -274,26 +282,44 @@ TEST_F(ExternalCli, ATorchrunJobWithAStragglerNamesTheSlowRank) {
   const auto report = test::run_mmprof("report " + test::shell_quote(run()) + " --out " +
                                        test::shell_quote(dir_.path() / "report"));
   ASSERT_EQ(report.exit_code, 0) << report.output;
-  const std::string md = read_text(dir_.path() / "report" / "report.md");
+  const std::string md = text_or_empty(dir_.path() / "report" / "report.md");
   EXPECT_NE(md.find("rank 1 is the slowest"), std::string::npos) << md;
 }
 
-// mmprof ab on the job itself: a second worker doubles a loader-bound job (ADOPT), the A/A copy
-// is never adopted, and a batch size declared content-preserving is caught by the digests.
-TEST_F(ExternalCli, AbOnTheJobAdoptsMoreWorkersAndCatchesAFalsePreservingClaim) {
+// mmprof ab on the job itself: a second worker doubles a loader-bound job (ADOPT: the loader's
+// 4 x 10 ms of sleep per batch halves, the 5 ms step stays), and the A/A copy is never adopted.
+TEST_F(ExternalCli, AbOnTheJobAdoptsMoreWorkers) {
   const auto r = test::run_mmprof(
-      "ab --rounds 6 --set phases.steps=10 --factor loader.num_workers=1,2 "
-      "--factor loader.batch_size=4,8 --preserving loader.batch_size --out " +
+      "ab --rounds 6 --set phases.steps=8 --factor loader.num_workers=1,2 --out " +
       test::shell_quote(dir_.path() / "exp") + " -- " + kPython + " " + test::shell_quote(job()) +
-      " " + test::shell_quote(dir_.path()) + " 4000 20 10 4 1 1");
+      " " + test::shell_quote(dir_.path()) + " 4000 10 5 4 1 1");
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  const json e = json::parse(read_text(dir_.path() / "exp" / "experiment.json"));
+  const json e = test::read_json(dir_.path() / "exp" / "experiment.json");
   std::map<std::string, std::string> verdicts;
   for (const auto& res : e["results"])
     verdicts[res["arm"].get<std::string>()] = test::verdict_before_drift(res);
   EXPECT_EQ(verdicts["loader.num_workers=2"], "ADOPT") << e["results"].dump(1);
   EXPECT_NE(verdicts["A/A"], "ADOPT");
-  EXPECT_EQ(verdicts["loader.batch_size=8"], "INVALID") << e["results"].dump(1);
+}
+
+// A batch size declared content-preserving is caught by the digests in the first round; the arm is
+// INVALID from then on, so no later round runs it, and with no factor arm left the experiment
+// stops there.
+TEST_F(ExternalCli, AbOnTheJobCatchesAFalsePreservingClaimInItsFirstRound) {
+  const auto r = test::run_mmprof(
+      "ab --rounds 6 --set phases.steps=4 --factor loader.batch_size=4,8 --preserving "
+      "loader.batch_size --out " +
+      test::shell_quote(dir_.path() / "exp") + " -- " + kPython + " " + test::shell_quote(job()) +
+      " " + test::shell_quote(dir_.path()) + " 4000 2 1 4 1 1");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const json e = test::read_json(dir_.path() / "exp" / "experiment.json");
+  EXPECT_EQ(e["status"], "stopped_early");
+  EXPECT_EQ(e["trials"].size(), 3u);  // base, A/A and the arm, once
+  const json& arm = e["results"][1];
+  EXPECT_EQ(arm["arm"], "loader.batch_size=8");
+  EXPECT_EQ(arm["verdict"], "INVALID") << arm.dump(1);
+  EXPECT_EQ(arm["correctness"]["kind"], "digest");
+  EXPECT_EQ(arm["correctness"]["ok"], false) << arm.dump(1);
 }
 
 // num_workers=0 (loading in the main process) and no persistent workers: every step still has
@@ -320,7 +346,7 @@ TEST_F(ExternalCli, TraceOfAJobHasItsLoopAndItsWorkersOnTheirPids) {
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const json s = json::parse(r.output.substr(r.output.find('{')));
   ASSERT_TRUE(s.contains("trace")) << s.dump();
-  const json t = json::parse(read_text(run() / "trace.json"));
+  const json t = json::parse(text_or_empty(run() / "trace.json"));
   std::map<std::string, int> by_cat;
   std::set<int64_t> fetch_pids;
   for (const auto& e : t["traceEvents"]) {
@@ -332,7 +358,7 @@ TEST_F(ExternalCli, TraceOfAJobHasItsLoopAndItsWorkersOnTheirPids) {
   EXPECT_EQ(by_cat["wait"], 6);
   EXPECT_GT(by_cat["fetch"], 0);
   EXPECT_GT(by_cat["getitem"], 0);
-  const json torch_pids = json::parse(read_text(dir_.path() / "job-workers.json"));
+  const json torch_pids = json::parse(text_or_empty(dir_.path() / "job-workers.json"));
   EXPECT_EQ(fetch_pids, (std::set<int64_t>(torch_pids.begin(), torch_pids.end())));
   EXPECT_EQ(s["trace"]["events"], t["traceEvents"].size());
 }
@@ -366,7 +392,7 @@ TEST_F(ExternalCli, LikeConfiguresTheStandInFromTheJobAndTheReportComparesThem) 
       test::run_mmprof("report " + test::shell_quote(run()) + " " + test::shell_quote(stand_in) +
                        " --out " + test::shell_quote(dir_.path() / "report"));
   ASSERT_EQ(report.exit_code, 0) << report.output;
-  const std::string md = read_text(dir_.path() / "report" / "report.md");
+  const std::string md = text_or_empty(dir_.path() / "report" / "report.md");
   EXPECT_NE(md.find("Stand-in vs the job"), std::string::npos) << md;
 }
 

@@ -120,10 +120,11 @@ TEST_F(OutputsCli, ASecondMmprofIntoTheSameOutIsRefusedWhileTheFirstRuns) {
 
 TEST_F(OutputsCli, AFullDiskStopsTheRunWithExitSixKeepingEveryRowWhole) {
   if (test::run_command("unshare -m true").exit_code != 0) {
-    GTEST_SKIP() << "no private mount namespace here (needs CAP_SYS_ADMIN)";
+    MMPROF_SKIP_WITHOUT("mountns", "no private mount namespace here (needs CAP_SYS_ADMIN)");
   }
   // A 384 KiB tmpfs fills within the first steps (the run keeps 256 KiB of it for its last
-  // files); what is on it is copied out before the namespace, and the mount with it, goes.
+  // files); what is on it is copied out before the namespace, and the mount with it, goes. The
+  // rows of the steps fill it, not the resource samples of a slow start (one a second).
   const fs::path kept = scratch() / "full-disk";
   const fs::path script = scratch() / "full-disk.sh";
   write_text(script, fmt::format("d=$(mktemp -d) && mount -t tmpfs -o size=384k tmpfs \"$d\" || "
@@ -131,7 +132,7 @@ TEST_F(OutputsCli, AFullDiskStopsTheRunWithExitSixKeepingEveryRowWhole) {
                                  "cp -r \"$d/run\" {}\n",
                                  test::shell_quote(test::mmprof_bin()),
                                  run_args("\"$d/run\"",
-                                          "--set phases.steps=400 --set metrics.interval_ms=20"),
+                                          "--set phases.steps=400 --set metrics.interval_ms=1000"),
                                  test::shell_quote(kept)));
   const auto r = test::run_command("unshare -m sh " + test::shell_quote(script));
   EXPECT_NE(r.output.find("exit 6"), std::string::npos) << r.output;

@@ -19,13 +19,10 @@
 namespace mmprof {
 namespace {
 
+using test::read_text;
+
 namespace fs = std::filesystem;
 using nlohmann::json;
-
-std::string read_text(const fs::path& path) {
-  const auto bytes = test::read_bytes(path);
-  return {bytes.begin(), bytes.end()};
-}
 
 std::vector<json> read_jsonl(const fs::path& path) {
   std::vector<json> out;

@@ -14,6 +14,8 @@
 namespace mmprof {
 namespace {
 
+using test::text_or_empty;
+
 namespace fs = std::filesystem;
 using nlohmann::json;
 using test::shell_quote;
@@ -22,13 +24,6 @@ const fs::path kFixtures = test::source_dir() / "tests/fixtures/report";
 
 std::string fixture(const char* name) {
   return shell_quote(kFixtures / name);
-}
-
-std::string read_text(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
 }
 
 // The gate's reason is the output's last line.
@@ -77,7 +72,7 @@ TEST_F(ReportCli, GateOnExperimentExitsOneFiveOrZero) {
   // Without --gate the report is written and the exit is 0 whatever it found.
   r = test::run_mmprof("report " + fixture("experiment") + " " + out());
   EXPECT_EQ(r.exit_code, 0) << r.output;
-  const json report = json::parse(read_text(tmp.path() / "out/report.json"));
+  const json report = json::parse(text_or_empty(tmp.path() / "out/report.json"));
   EXPECT_EQ(report["schema"], "mmprof.report/2");
   EXPECT_EQ(report["gate"]["exit_code"], 1);
 }
@@ -87,7 +82,7 @@ TEST_F(ReportCli, JsonPrintsReportJsonAloneAndKeepsTheGateExit) {
       test::run_mmprof_split("report " + fixture("experiment") + " --gate default --json " + out());
   EXPECT_EQ(r.exit_code, 1) << r.output << r.errors;
   const json printed = json::parse(r.output);  // throws (failing the test) on any text around it
-  EXPECT_EQ(printed, json::parse(read_text(tmp.path() / "out/report.json")));
+  EXPECT_EQ(printed, json::parse(text_or_empty(tmp.path() / "out/report.json")));
   EXPECT_EQ(printed["gate"]["exit_code"], 1);
   // report.json holds a directory's absolute, normal path in `dir`, and the path as given in
   // `name` (what report.md shows).
@@ -186,7 +181,7 @@ TEST_F(ReportCli, RealBaselineRun) {
   ASSERT_EQ(r.exit_code, 0) << r.output;
   r = test::run_mmprof("report " + shell_quote(run));
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  const json report = json::parse(read_text(run / "report.json"));
+  const json report = json::parse(text_or_empty(run / "report.json"));
   const json& a = report["runs"][0];
   EXPECT_TRUE(a["classification"]["primary"].is_string());
   // stall and the three stage means; per format its count and mean decode, per worker (2) its

@@ -18,14 +18,11 @@
 namespace mmprof {
 namespace {
 
+using test::read_json;
+
 namespace fs = std::filesystem;
 using nlohmann::json;
 using DigestRows = std::map<std::pair<std::string, uint64_t>, std::string>;
-
-json read_json(const fs::path& path) {
-  const auto bytes = test::read_bytes(path);
-  return json::parse(std::string(bytes.begin(), bytes.end()));
-}
 
 // (phase, batch_id) -> digest, from digests.csv.
 DigestRows digests(const fs::path& run) {
@@ -170,7 +167,9 @@ TEST_F(ResumeCli, SigintInTheEndToEndPhaseResumesThereWithoutRerunningThePipelin
   const auto ok = baseline(data() + kWithStep, full);
   ASSERT_EQ(ok.exit_code, 0) << ok.output;
   const fs::path run = out("e2e-part");
-  EXPECT_EQ(interrupted("", data() + kWithStep, run, "end_to_end", 10), 130);
+  // Its steps take 100 ms (batches do not depend on step.ms): about 5 s left in the phase when
+  // the 10th row is seen, room for the shell's poll and the SIGINT on a loaded machine.
+  EXPECT_EQ(interrupted("", data() + kWithStep + " --set step.ms=100", run, "end_to_end", 10), 130);
   EXPECT_EQ(read_json(run / "summary.json")["status"], "interrupted");
   const json checkpoint = resume_and_compare(run, full, "end_to_end");
   EXPECT_EQ(checkpoint["phases"]["pipeline"]["done"], true);

@@ -24,16 +24,11 @@
 namespace mmprof {
 namespace {
 
+using test::text_or_empty;
+
 namespace fs = std::filesystem;
 using nlohmann::json;
 using Clock = std::chrono::steady_clock;
-
-std::string read_text(const fs::path& path) {
-  std::error_code ec;
-  if (!fs::exists(path, ec)) return "";
-  const auto bytes = test::read_bytes(path);
-  return {bytes.begin(), bytes.end()};
-}
 
 bool wait_for(const std::function<bool()>& done, double seconds) {
   const auto deadline = Clock::now() + std::chrono::duration<double>(seconds);
@@ -93,7 +88,7 @@ class Running {
 // Worker pids named in resources.csv (role "worker").
 std::set<int> worker_pids(const fs::path& run) {
   std::set<int> pids;
-  std::istringstream lines(read_text(run / "resources.csv"));
+  std::istringstream lines(text_or_empty(run / "resources.csv"));
   for (std::string line; std::getline(lines, line);) {
     std::istringstream fields(line);
     std::string t, pid, role;
@@ -107,7 +102,7 @@ std::set<int> worker_pids(const fs::path& run) {
 
 // Gone: no such process, or a zombie waiting for a reaper that is not mmprof.
 bool process_gone(int pid) {
-  const std::string stat = read_text("/proc/" + std::to_string(pid) + "/stat");
+  const std::string stat = text_or_empty("/proc/" + std::to_string(pid) + "/stat");
   const auto paren = stat.rfind(')');
   return stat.empty() || (paren != std::string::npos && stat.substr(paren + 2, 1) == "Z");
 }
@@ -123,7 +118,7 @@ std::set<std::string> mmprof_shm_entries() {
 }
 
 size_t steps_rows(const fs::path& run) {
-  const std::string csv = read_text(run / "steps.csv");
+  const std::string csv = text_or_empty(run / "steps.csv");
   return csv.empty() ? 0 : static_cast<size_t>(std::count(csv.begin(), csv.end(), '\n')) - 1;
 }
 
@@ -175,7 +170,7 @@ class SignalsTest : public ::testing::Test {
           return pids.size() >= 2 && steps_rows(run) >= min_steps;
         },
         60))
-        << read_text(run.string() + ".log");
+        << text_or_empty(run.string() + ".log");
     return pids;
   }
 
@@ -196,16 +191,16 @@ TEST_F(SignalsTest, SigintStopsGracefullyKeepsTheRunAndReapsTheWorkers) {
   Running mmprof(long_run(run), run.string() + ".log");
   const std::set<int> workers = wait_until_running(run, 3);
   // The ring is an anonymous memfd, never a /dev/shm file.
-  const std::string maps = read_text("/proc/" + std::to_string(*workers.begin()) + "/maps");
+  const std::string maps = text_or_empty("/proc/" + std::to_string(*workers.begin()) + "/maps");
   EXPECT_NE(maps.find("/memfd:mmprof-batches"), std::string::npos);
   EXPECT_EQ(maps.find("/dev/shm"), std::string::npos);
   ASSERT_EQ(kill(mmprof.pid(), SIGINT), 0);
-  EXPECT_EQ(mmprof.wait_exit(20), 130) << read_text(run.string() + ".log");
+  EXPECT_EQ(mmprof.wait_exit(20), 130) << text_or_empty(run.string() + ".log");
   expect_all_gone(workers);
-  const json summary = json::parse(read_text(run / "summary.json"));
+  const json summary = json::parse(text_or_empty(run / "summary.json"));
   EXPECT_EQ(summary["status"], "interrupted");
   EXPECT_GE(steps_rows(run), 3u);
-  EXPECT_TRUE(json::parse(read_text(run / "manifest.json")).is_object());
+  EXPECT_TRUE(json::parse(text_or_empty(run / "manifest.json")).is_object());
 }
 
 TEST_F(SignalsTest, SigtermToTheProcessGroupStopsGracefullyToo) {
@@ -213,25 +208,35 @@ TEST_F(SignalsTest, SigtermToTheProcessGroupStopsGracefullyToo) {
   Running mmprof(long_run(run), run.string() + ".log");
   const std::set<int> workers = wait_until_running(run, 3);
   ASSERT_EQ(killpg(mmprof.pid(), SIGTERM), 0);  // workers get it too, and leave it to main
-  EXPECT_EQ(mmprof.wait_exit(20), 130) << read_text(run.string() + ".log");
+  EXPECT_EQ(mmprof.wait_exit(20), 130) << text_or_empty(run.string() + ".log");
   expect_all_gone(workers);
-  EXPECT_EQ(json::parse(read_text(run / "summary.json"))["status"], "interrupted");
+  EXPECT_EQ(json::parse(text_or_empty(run / "summary.json"))["status"], "interrupted");
 }
 
 TEST_F(SignalsTest, ASecondSigintForcesTheExit) {
   const fs::path run = out("sigint-twice");
-  // After 3 pipeline steps the compute phase sleeps 5 s per step: a graceful stop would wait for
-  // the step to end.
-  Running mmprof(long_run(run, "5000"), run.string() + ".log");
+  // After 3 pipeline steps the compute phase sleeps 10 minutes per step: a graceful stop waits for
+  // the step to end, so only the second SIGINT can end the run within the test.
+  Running mmprof(long_run(run, "600000"), run.string() + ".log");
   wait_until_running(run, 3);
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));
-  const std::set<int> workers = worker_pids(run);  // the end-to-end loader's too
+  const std::set<int> workers = worker_pids(run);
+  // In the step's sleep: the compute phase began (its resources.csv sample) and the main thread
+  // sleeps in the kernel.
+  const std::string wchan = "/proc/" + std::to_string(mmprof.pid()) + "/wchan";
+  ASSERT_TRUE(wait_for(
+      [&] {
+        return text_or_empty(run / "resources.csv").find(",compute_start") != std::string::npos &&
+               text_or_empty(wchan) == "hrtimer_nanosleep";
+      },
+      60))
+      << text_or_empty(run.string() + ".log");
   ASSERT_EQ(kill(mmprof.pid(), SIGINT), 0);
   EXPECT_EQ(mmprof.wait_exit(0.3), -1) << "the first SIGINT waits for the step";
   const auto t0 = Clock::now();
   ASSERT_EQ(kill(mmprof.pid(), SIGINT), 0);
-  EXPECT_EQ(mmprof.wait_exit(3), 130);
-  EXPECT_LT(std::chrono::duration<double>(Clock::now() - t0).count(), 2.0);
+  EXPECT_EQ(mmprof.wait_exit(60), 130);
+  // Far from the step's 10 minutes: the second SIGINT did not wait for it.
+  EXPECT_LT(std::chrono::duration<double>(Clock::now() - t0).count(), 60.0);
   expect_all_gone(workers);
 }
 
@@ -259,14 +264,14 @@ TEST_F(SignalsTest, NormalAndFailedRunsLeaveNothingBehind) {
                         " --set loader.on_worker_failure=fail --set loader.shuffle=false" +
                         " --set phases.steps=3 --out " + test::shell_quote(bad) + " </dev/null");
   EXPECT_EQ(failed.exit_code, 1) << failed.output;
-  EXPECT_EQ(json::parse(read_text(bad / "summary.json"))["status"], "failed");
+  EXPECT_EQ(json::parse(text_or_empty(bad / "summary.json"))["status"], "failed");
   for (int pid : worker_pids(bad))
     EXPECT_TRUE(wait_for([&] { return process_gone(pid); }, 5)) << pid;
 }
 
 TEST_F(SignalsTest, ATinyDevShmDoesNotMatter) {
   if (test::run_command("unshare -m true").exit_code != 0) {
-    GTEST_SKIP() << "no private mount namespace here (needs CAP_SYS_ADMIN)";
+    MMPROF_SKIP_WITHOUT("mountns", "no private mount namespace here (needs CAP_SYS_ADMIN)");
   }
   const auto r = test::run_command(
       "unshare -m sh -c 'mount -t tmpfs -o size=1m tmpfs /dev/shm && " +
@@ -274,7 +279,7 @@ TEST_F(SignalsTest, ATinyDevShmDoesNotMatter) {
       " --set loader.batch_size=8 --set phases.steps=4 --set phases.warmup_steps=0 --out " +
       test::shell_quote(out("tiny-shm")) + "' </dev/null");
   EXPECT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_EQ(json::parse(read_text(out("tiny-shm") / "summary.json"))["status"], "complete");
+  EXPECT_EQ(json::parse(text_or_empty(out("tiny-shm") / "summary.json"))["status"], "complete");
 }
 
 }  // namespace

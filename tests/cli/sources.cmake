@@ -25,8 +25,15 @@ endif()
 if(MMPROF_HAVE_CUDA)
   list(APPEND MMPROF_TEST_SOURCES cli/inject_test.cpp)  # the injection library (tests/gpu)
 endif()
-# Timing verdicts (tests/CMakeLists.txt runs these alone): a planted 3x slower step must be
-# REJECTed, which load from tests beside it can turn into drift or a wide A/A band.
+# Timing verdicts (tests/CMakeLists.txt runs these alone): a verdict of six rounds rests on
+# every round agreeing, and a test starting or ending beside one is a step change in its load
+# that the drift check (a monotone trend) does not see. Their planted effects are large (10x,
+# 2x) so that a steady load, stress-ng's, cannot hide them.
 set(MMPROF_SERIAL_TESTS AbCliTest.PlantedSlowerStepIsRejected
+    AbCliTest.AaNeverAdoptsAndAPlantedContentChangeIsInvalid
     DistCli.APlantedSlowRankIsNamedAndItsPeerWaitsThePlannedTime
-    ExternalCli.AbOnTheJobAdoptsMoreWorkersAndCatchesAFalsePreservingClaim)
+    ExternalCli.AbOnTheJobAdoptsMoreWorkers
+    # Load generators, alone so that they do not starve their neighbours: three busy loops
+    # pinned to one CPU; four ranks with a worker each.
+    CliTest.PlantedCpuContentionIsMeasuredAndReported
+    DistCli.FourRanksReadEverySampleOnceAcrossRanksInEachLayout)

@@ -89,7 +89,7 @@ TEST_F(StageCli, CopiesEveryFileThenOnlyWhatChanged) {
 
 TEST_F(StageCli, NoRoomIsRefusedBeforeAnythingIsCopied) {
   if (test::run_command("unshare -m true").exit_code != 0) {
-    GTEST_SKIP() << "no private mount namespace here (needs CAP_SYS_ADMIN)";
+    MMPROF_SKIP_WITHOUT("mountns", "no private mount namespace here (needs CAP_SYS_ADMIN)");
   }
   const fs::path script = path("no-room.sh");
   test::write_text(script,

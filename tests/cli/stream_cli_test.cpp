@@ -22,12 +22,12 @@ using nlohmann::json;
 using test::shell_quote;
 using ::testing::HasSubstr;
 
-constexpr int kImages = 240;
+constexpr int kStreamImages = 240;
 
 class StreamCli : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    ds_.make("--images " + std::to_string(kImages) +
+    ds_.make("--images " + std::to_string(kStreamImages) +
              " --videos 0 --png-fraction 0 --layout both --shard-mb 6 --threads 2 --seed 9");
   }
   static void TearDownTestSuite() { ds_.drop(); }
@@ -40,12 +40,13 @@ class StreamCli : public ::testing::Test {
     const fs::path out = tmp_.path() / name;
     const auto r = test::run_mmprof("baseline --quiet --data " + shell_quote(data()) +
                                     " --set image.size=32 --set loader.batch_size=8 --steps " +
-                                    std::to_string(kImages / 8 + 6) + " --warmup-steps 0 " + sets +
-                                    " --out " + shell_quote(out));
+                                    std::to_string(kStreamImages / 8 + 6) + " --warmup-steps 0 " +
+                                    sets + " --out " + shell_quote(out));
     EXPECT_EQ(r.exit_code, 0) << r.output;
     const std::multiset<std::string> keys = test::first_epoch_keys(out, "pipeline");
-    EXPECT_EQ(keys.size(), static_cast<size_t>(kImages)) << name;
-    EXPECT_EQ(std::set<std::string>(keys.begin(), keys.end()).size(), static_cast<size_t>(kImages))
+    EXPECT_EQ(keys.size(), static_cast<size_t>(kStreamImages)) << name;
+    EXPECT_EQ(std::set<std::string>(keys.begin(), keys.end()).size(),
+              static_cast<size_t>(kStreamImages))
         << name << ": a sample was read twice in one epoch";
     return test::read_json(out / run_file::summary);
   }

@@ -22,15 +22,12 @@
 namespace mmprof {
 namespace {
 
+using test::read_json;
+
 namespace fs = std::filesystem;
 using nlohmann::json;
 
 constexpr int kSteps = 5, kBatch = 4;
-
-json read_json(const fs::path& path) {
-  const auto bytes = test::read_bytes(path);
-  return json::parse(bytes.begin(), bytes.end());
-}
 
 using Track = std::pair<int64_t, int64_t>;  // pid, tid
 

@@ -24,7 +24,7 @@ JOB_TIMEOUT = 120
 
 def _has_torch(python):
     try:
-        r = subprocess.run([python, "-c", "import torch"], capture_output=True, timeout=60,
+        r = subprocess.run([python, "-c", "import torch"], capture_output=True, timeout=300,
                            env=clean_env())
         return r.returncode == 0
     except (OSError, subprocess.TimeoutExpired):
@@ -39,11 +39,30 @@ def clean_env():
     return env
 
 
+# MMPROF_TEST_TORCH picks the torch the jobs run on (tests/external/run.sh --torch): "2", the
+# venv of scripts/install-deps --torch2, or "1.13", Debian's python3-torch; the capability a run
+# without it lacks (hooktest.required). Unset: the first interpreter that imports torch.
+TORCHES = {
+    "2": ("torch2", lambda: subprocess.run([os.path.join(REPO, "scripts", "torch2-python")],
+                                           capture_output=True, text=True).stdout.strip()),
+    "1.13": ("torch", lambda: "/usr/bin/python3"),
+}
+
+
+def torch_capability():
+    return TORCHES.get(os.environ.get("MMPROF_TEST_TORCH", ""), ("torch", None))[0]
+
+
 @functools.lru_cache(maxsize=None)
 def torch_python():
-    """The interpreter the torch jobs run under: MMPROF_TEST_PYTHON, this one,
-    or /usr/bin/python3 (Debian's torch), whichever can import torch."""
-    for cand in (os.environ.get("MMPROF_TEST_PYTHON"), sys.executable, "/usr/bin/python3"):
+    """The interpreter the torch jobs run under: the one MMPROF_TEST_TORCH names, else
+    MMPROF_TEST_PYTHON, this one or /usr/bin/python3 (Debian's torch), whichever imports torch."""
+    chosen = TORCHES.get(os.environ.get("MMPROF_TEST_TORCH", ""))
+    if chosen:
+        cands = (chosen[1](),)
+    else:
+        cands = (os.environ.get("MMPROF_TEST_PYTHON"), sys.executable, "/usr/bin/python3")
+    for cand in cands:
         if cand and _has_torch(cand):
             return cand
     return None
@@ -66,8 +85,37 @@ def torch_info():
     return json.loads(r.stdout.strip().splitlines()[-1])
 
 
+def required(capability):
+    """Whether this run requires the suites that need `capability`: CI names the ones the
+    machine has in MMPROF_TEST_REQUIRE (.ci/stages.sh); their tests fail instead of skipping."""
+    return capability in os.environ.get("MMPROF_TEST_REQUIRE", "").split(",")
+
+
+def skip_without(capability, available, why):
+    """A decorator: the test or class skips when `available` is false (the reason reads
+    `[needs CAPABILITY] why`, as scripts/test-skips lists it), or fails when this run requires
+    the capability."""
+    reason = "[needs %s] %s" % (capability, why)
+    if available:
+        return lambda x: x
+    if not required(capability):
+        return unittest.skip(reason)
+
+    def fail(cls_or_fn):
+        def failing(self):
+            self.fail("MMPROF_TEST_REQUIRE names %s, yet: %s" % (capability, why))
+        if isinstance(cls_or_fn, type):
+            for name in [n for n in vars(cls_or_fn) if n.startswith("test")]:
+                setattr(cls_or_fn, name, failing)
+            return cls_or_fn
+        return functools.wraps(cls_or_fn)(failing)
+    return fail
+
+
 def needs_torch(cls_or_fn):
-    return unittest.skipIf(torch_python() is None, "no python with torch found")(cls_or_fn)
+    return skip_without(torch_capability(), torch_python() is not None,
+                        "no python with torch %s found" % os.environ.get("MMPROF_TEST_TORCH", "")
+                        )(cls_or_fn)
 
 
 def same_clock():
@@ -130,6 +178,12 @@ class Run:
 
 class JobCase(unittest.TestCase):
     """Creates one temporary directory per test class."""
+
+    def skip_without(self, capability, why):
+        """Skips this test for want of `capability`, or fails it when the run requires it."""
+        if required(capability):
+            self.fail("MMPROF_TEST_REQUIRE names %s, yet: %s" % (capability, why))
+        self.skipTest("[needs %s] %s" % (capability, why))
 
     @classmethod
     def setUpClass(cls):
@@ -210,7 +264,7 @@ def median(xs):
 #   loaders: [{dataset, n, sleep, worker_init, kwargs, pinnable}]
 #   plan:    [[loader index, epochs, batch limit per epoch or null], ...]
 #   step:    seconds the "training step" sleeps after each batch
-#   fake_cuda: pretend CUDA is there (pin_memory path without a GPU; torch 1.x)
+#   fake_cuda: pretend CUDA is there (pin_memory path without a GPU)
 # It logs, per batch, its own perf_counter_ns() before and after next(it).
 JOB = r'''
 import json, os, sys, time
@@ -324,6 +378,9 @@ def main():
         torch.cuda.is_available = lambda: True
         torch.cuda.current_device = lambda: 0
         torch.cuda.set_device = lambda d: None
+        if hasattr(torch, "accelerator"):  # torch >= 2.6 asks it for the pin thread's device
+            torch.accelerator.current_device_index = lambda: 0
+            torch.accelerator.set_device_index = lambda d: None
     loaders = [make_loader(s) for s in CFG["loaders"]]
     w({"t": "start", "pid": os.getpid(), "hook_loaded": "mmprof_hook" in sys.modules,
        "num_workers": [l.num_workers for l in loaders],

@@ -4,7 +4,8 @@ import os
 import subprocess
 import unittest
 
-from hooktest import JobCase, clean_env, loader_spec, needs_torch, torch_info, torch_python
+from hooktest import (JobCase, clean_env, loader_spec, needs_torch, torch_capability, torch_info,
+                      torch_python)
 
 
 @needs_torch
@@ -147,7 +148,7 @@ class ImageFolderTests(JobCase):
     def test_imagefolder_transform_and_root(self):
         info = torch_info()
         if not info or not info["torchvision"]:
-            self.skipTest("torchvision not installed")
+            self.skip_without(torch_capability(), "torchvision not installed beside torch")
         root = os.path.join(self.tmp, "images")
         subprocess.run([torch_python(), "-c", IMAGES, root], check=True, env=clean_env())
         spec = loader_spec(dataset="imagefolder", batch_size=2, num_workers=2)
@@ -208,7 +209,7 @@ class PinTests(JobCase):
     def test_real_pinning_on_gpu(self):
         info = torch_info()
         if not info or not info["cuda"]:
-            self.skipTest("no CUDA device")
+            self.skip_without("cuda", "no CUDA device")
         run = self.pin_run("pin-gpu", 2, fake=False)
         self.check_pins(run, main_thread=False)
         self.assertTrue(run.main("versions")[0]["cuda_available"])

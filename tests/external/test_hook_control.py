@@ -216,15 +216,15 @@ OUT = sys.argv[1]
 
 
 class Suicidal(Dataset):
-    """Item 30 SIGKILLs its worker, after writing when each item ended."""
+    """Item 80 SIGKILLs its worker, after writing when each item ended."""
     def __init__(self):
         self.done = []
 
     def __len__(self):
-        return 100
+        return 200
 
     def __getitem__(self, i):
-        if i == 30:
+        if i == 80:
             with open(os.path.join(OUT, "truth.json"), "w") as f:
                 json.dump({"done": self.done, "kill_ns": time.monotonic_ns()}, f)
             os.kill(os.getpid(), signal.SIGKILL)
@@ -254,9 +254,9 @@ class KilledWorkerTests(JobCase):
         with open(os.path.join(wd, "truth.json")) as f:
             truth = json.load(f)
         recorded = {r["index"] for r in run.records("getitem")}
-        # Anything that ended 300 ms (the 200 ms flush period plus slack)
-        # before the kill must be on disk.
-        old = [i for i, end in truth["done"] if end < truth["kill_ns"] - 300_000_000]
+        # Anything that ended 1 s before the kill must be on disk: the 200 ms flush period plus
+        # what a worker can be kept off a loaded 2-core machine's CPUs.
+        old = [i for i, end in truth["done"] if end < truth["kill_ns"] - 1_000_000_000]
         self.assertGreater(len(old), 10)
         self.assertTrue(set(old) <= recorded, (sorted(set(old) - recorded), len(truth["done"])))
         lost = len(truth["done"]) - len(recorded & {i for i, _ in truth["done"]})

@@ -7,8 +7,9 @@ Tolerances (stated, not tuned to pass):
     sum of perf_counter waits; each record's [call_ns, ret_ns] lies inside the
     job's [t0, t1] (the same clock).
   * step period: ret-to-ret within 1 ms of the job's t1-to-t1, each batch.
-  * getitem: every dur_ns >= 20 ms (time.sleep never returns early); median
-    <= 20 ms + 5 ms (scheduler wake-up latency on a loaded machine).
+  * getitem: every dur_ns >= 20 ms (time.sleep never returns early); the
+    getitems of one fetch lie inside it, one after another, so their sum is at
+    most the fetch's own duration (no bound that load could break).
 """
 
 import os
@@ -131,8 +132,15 @@ class TimingTests(JobCase):
                 self.assertEqual(sorted(r["index"] for r in g), sorted(list(range(24)) * 2))
                 durs = [r["dur_ns"] for r in g]
                 self.assertGreaterEqual(min(durs), SLEEP * 1e9)
-                self.assertLessEqual(median(durs), (SLEEP + 0.005) * 1e9)
                 self.assertTrue(all(r["every"] == 1 for r in g))
+                for f in run.records("fetch"):
+                    inner = sorted((r["start_ns"], r["start_ns"] + r["dur_ns"])
+                                   for r in run.records("getitem", f["pid"])
+                                   if f["start_ns"] <= r["start_ns"] <= f["end_ns"])
+                    self.assertEqual(len(inner), 4)
+                    self.assertLessEqual(inner[-1][1], f["end_ns"])
+                    for (_, end), (start, _) in zip(inner, inner[1:]):
+                        self.assertLessEqual(end, start)
 
     def test_fetch_records(self):
         for name, run in self.runs():

@@ -270,7 +270,7 @@ TEST(WorkerFaults, AHungWorkerIsKilledAfterTheTimeoutAndReplaced) {
   const std::string victim = ds.samples()[5].key;
   ScopedEnv hook("MMPROF_TEST_HANG_AT", victim);
   Config c = small_config();
-  c.loader.timeout_s = 2;
+  c.loader.timeout_s = 5;  // far above a healthy worker's batch on a loaded (or TSan) machine
   const auto t0 = std::chrono::steady_clock::now();
   Loader loader(c, ds);
   const EpochResult r = one_epoch(loader);
@@ -282,9 +282,9 @@ TEST(WorkerFaults, AHungWorkerIsKilledAfterTheTimeoutAndReplaced) {
   EXPECT_GE(loader.stats().hung_workers, 2);
   EXPECT_LE(loader.stats().hung_workers, 3);
   EXPECT_EQ(loader.stats().respawns, loader.stats().hung_workers);
-  EXPECT_LT(s, 30.0) << "two 2 s timeouts took " << s << " s";
+  EXPECT_LT(s, 120.0) << "two 5 s timeouts took " << s << " s";
   ASSERT_FALSE(loader.stats().worker_faults.empty());
-  EXPECT_NE(loader.stats().worker_faults[0].find("loader.timeout_s=2 s"), std::string::npos)
+  EXPECT_NE(loader.stats().worker_faults[0].find("loader.timeout_s=5 s"), std::string::npos)
       << loader.stats().worker_faults[0];
 }
 

@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstring>
 #include <ctime>
 #include <functional>
@@ -223,10 +224,14 @@ TEST_F(Crosscheck, ProcessesExitingBetweenSamplesDoNotBreakTheSampler) {
   for (const auto& p : sampler_.last_snapshot().processes)
     EXPECT_NE(p.pid, pid);
 
-  // And with the sampler's own thread racing short-lived children.
+  // And with the sampler's own thread racing short-lived children: at least 50 of them, and
+  // until it has taken 10 samples (a starved sampler thread takes longer, never fewer).
   ResourceSampler fast(procfs_, clock_, {1, 0}, nullptr);
   fast.start();
-  for (int i = 0; i < 50; ++i) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  for (int i = 0; i < 50 || (fast.usage().snapshots() < 10 &&
+                             std::chrono::steady_clock::now() < deadline);
+       ++i) {
     const pid_t c = fork();
     if (c == 0) _exit(0);
     usleep(2000);

@@ -59,7 +59,11 @@ TEST(SpeedLevers, PinnedWorkersRunOnOneCpuEachInTurn) {
   c.loader.num_workers = 3;
   c.loader.pin_workers = true;
   Loader loader(c, ds);
-  loader.next();  // every worker has started (and pinned itself) before it filled a batch
+  // A worker pins itself before it fills its first batch: once each has delivered one, all are.
+  std::set<int> delivered;
+  for (int i = 0; i < 100 && delivered.size() < 3; ++i)
+    delivered.insert(loader.next().worker);
+  ASSERT_EQ(delivered.size(), 3u);
   cpu_set_t allowed;
   ASSERT_EQ(sched_getaffinity(0, sizeof allowed, &allowed), 0);
   std::vector<int> cpus;

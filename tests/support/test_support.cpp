@@ -81,6 +81,11 @@ std::string read_text(const std::filesystem::path& path) {
   return {bytes.begin(), bytes.end()};
 }
 
+std::string text_or_empty(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
 nlohmann::json read_json(const std::filesystem::path& path) {
   const std::vector<uint8_t> bytes = read_bytes(path);
   return nlohmann::json::parse(bytes.begin(), bytes.end());
@@ -233,6 +238,19 @@ std::multiset<std::string> first_epoch_keys(const std::filesystem::path& run,
     if (s.phase == phase && first_epoch.count(s.step) > 0) keys.insert(s.key);
   }
   return keys;
+}
+
+int64_t fake_clock() noexcept {
+  static int64_t ns = 0;
+  return ns += 1'000'000'000;
+}
+
+bool capability_required(const std::string& capability) {
+  const char* env = std::getenv("MMPROF_TEST_REQUIRE");
+  std::stringstream list(env ? env : "");
+  for (std::string item; std::getline(list, item, ',');)
+    if (item == capability) return true;
+  return false;
 }
 
 std::string mmprof_bin() {

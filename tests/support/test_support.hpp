@@ -1,6 +1,9 @@
 #pragma once
 // Shared helpers for tests: temporary directories, running commands, reading files.
+#include <gtest/gtest.h>
+
 #include <cstdint>
+#include <exception>
 #include <filesystem>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -51,7 +54,9 @@ struct SplitResult {
 SplitResult run_mmprof_split(const std::string& args);
 
 std::vector<uint8_t> read_bytes(const std::filesystem::path& path);
-std::string read_text(const std::filesystem::path& path);
+std::string read_text(const std::filesystem::path& path);  // throws when it cannot be read
+// The file's text, "" when it does not exist (or cannot be read).
+std::string text_or_empty(const std::filesystem::path& path);
 nlohmann::json read_json(const std::filesystem::path& path);
 // An mmprof ab result's verdict, or, where a guard withheld it (INCONCLUSIVE, "would be X, but
 // throughput drifts over rounds" or "... never reached steady state"), the X it names: a shared
@@ -119,8 +124,42 @@ class SuiteDataset {
 std::multiset<std::string> first_epoch_keys(const std::filesystem::path& run,
                                             const std::string& phase);
 
+// A clock for a DecodeBudget (nanoseconds): each read is one second after the one before.
+int64_t fake_clock() noexcept;
+
+// Runs `fn`, expects it to throw E, and returns the message (a test failure and "" otherwise).
+template <typename E, typename Fn>
+std::string message_of(Fn&& fn) {
+  try {
+    fn();
+  } catch (const E& e) {
+    return e.what();
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << "threw another exception type: " << e.what();
+    return {};
+  }
+  ADD_FAILURE() << "did not throw";
+  return {};
+}
+
+// Whether this run requires the suites that need `capability` ("torch", "netns", "nginx",
+// "mountns", "chromium", "time", "findmnt", "evictable-tmp", "avx2", "cupti"): CI names those
+// the machine has in MMPROF_TEST_REQUIRE (comma-separated, .ci/stages.sh), and a test that would
+// skip for want of one of them fails instead (MMPROF_SKIP_WITHOUT).
+bool capability_required(const std::string& capability);
+
 // Path of the built mmprof binary, and of the source tree (compiled into the test binaries).
 std::string mmprof_bin();
 std::filesystem::path source_dir();
 
 }  // namespace mmprof::test
+
+// Skips the test for want of `capability` with `why` (streamed), or fails it when this run
+// requires the capability (test::capability_required): a skipped test proves nothing.
+#define MMPROF_SKIP_WITHOUT(capability, why)                                            \
+  do {                                                                                  \
+    if (::mmprof::test::capability_required(capability)) {                              \
+      GTEST_FAIL() << "MMPROF_TEST_REQUIRE names " << (capability) << ", yet: " << why; \
+    }                                                                                   \
+    GTEST_SKIP() << "[needs " << (capability) << "] " << why;                           \
+  } while (false)

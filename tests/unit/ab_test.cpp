@@ -329,14 +329,23 @@ struct FakeWorld {
   std::map<std::string, double> rate;  // by the last --set that names a factor
   int runs = 0;
   int interrupt_after = -1;
-  std::optional<bool> steady;  // written to steady.json when set
+  std::optional<bool> steady;     // written to steady.json when set
+  std::set<std::string> failing;  // a trial given one of these --set values exits 1
+  int failed_runs = 0;
 
   int run(const std::vector<std::string>& argv, const std::filesystem::path& log) {
     std::filesystem::path out;
     double metric = 1000;
+    bool fails = false;
     for (size_t i = 0; i + 1 < argv.size(); ++i) {
       if (argv[i] == "--out") out = argv[i + 1];
       if (argv[i] == "--set" && rate.count(argv[i + 1]) != 0) metric = rate[argv[i + 1]];
+      fails = fails || (argv[i] == "--set" && failing.count(argv[i + 1]) != 0);
+    }
+    if (fails) {
+      ++runs;
+      ++failed_runs;
+      return 1;
     }
     std::filesystem::create_directories(out);
     std::ofstream(log) << "fake\n";
@@ -448,6 +457,33 @@ TEST(AbProtocolTest, ATrialInterruptedAloneIsRecordedAndTheRoundsGoOn) {
   EXPECT_EQ(e["trials"].size(), 18u);
   std::ifstream in(tmp.path() / "exp" / "experiment.json");
   EXPECT_EQ(nlohmann::json::parse(in)["trials"].size(), 18u);
+}
+
+// An arm whose first trial failed is INVALID whatever follows: later rounds do not run it, and an
+// experiment whose factor arms are all INVALID stops after the round that showed it.
+TEST(AbProtocolTest, AnInvalidArmIsNotRunAgainAndNothingLeftStopsTheExperiment) {
+  test::TempDir tmp;
+  FakeWorld world;
+  world.rate["loader.num_workers=2"] = 1500;
+  world.failing = {"loader.seed=1"};
+  const auto e = run_fake(design_of({"loader.num_workers=1,2", "loader.seed=0,1"}, 6), world,
+                          tmp.path() / "exp");
+  EXPECT_EQ(e["status"], "complete");
+  EXPECT_EQ(world.runs, 4 + 5 * 3);  // round 1 runs all four arms, rounds 2-6 three
+  EXPECT_EQ(world.failed_runs, 1);
+  EXPECT_EQ(e["order"][0].size(), 4u);
+  EXPECT_EQ(e["order"][1].size(), 3u);
+  EXPECT_EQ(e["results"][1]["verdict"], "ADOPT");
+  EXPECT_EQ(e["results"][2]["verdict"], "INVALID");
+
+  FakeWorld alone;
+  alone.failing = {"loader.seed=1"};
+  const auto f = run_fake(design_of({"loader.seed=0,1"}, 6), alone, tmp.path() / "exp2");
+  EXPECT_EQ(alone.runs, 3);  // base, A/A and the failing arm, once
+  EXPECT_EQ(f["status"], "stopped_early");
+  EXPECT_EQ(f["message"],
+            "every factor arm was INVALID after round 1 of 6: nothing is left to compare");
+  EXPECT_EQ(f["results"][1]["verdict"], "INVALID");
 }
 
 }  // namespace

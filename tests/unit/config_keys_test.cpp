@@ -15,20 +15,15 @@
 namespace mmprof {
 namespace {
 
+using test::text_or_empty;
+
 using config::KeyType;
 using nlohmann::json;
-
-std::string read_text(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 TEST(ConfigKeys, DefaultYamlIsWhatTheTableWrites) {
   const auto file = test::source_dir() / "configs/default.yaml";
   const std::string expected = config::default_config_yaml();
-  if (read_text(file) != expected) {
+  if (text_or_empty(file) != expected) {
     const auto fresh = std::filesystem::temp_directory_path() / "mmprof-default.yaml";
     std::ofstream(fresh) << expected;
     FAIL() << "configs/default.yaml differs from the key table (src/config/config_keys.cpp); the "

@@ -57,20 +57,7 @@ class ConfigTest : public ::testing::Test {
   }
 };
 
-// Runs `fn`, expects it to throw E, and returns the message.
-template <typename E, typename Fn>
-std::string message_of(Fn&& fn) {
-  try {
-    fn();
-  } catch (const E& e) {
-    return e.what();
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << "threw another exception type: " << e.what();
-    return {};
-  }
-  ADD_FAILURE() << "did not throw";
-  return {};
-}
+using test::message_of;
 
 json with_override(const std::string& assignment) {
   json tree = default_config_tree();

@@ -8,6 +8,7 @@
 
 #include "gpu/cupti_activity.hpp"
 #include "gpu/cupti_records.hpp"
+#include "support/test_support.hpp"
 
 namespace mmprof::gpu {
 namespace {
@@ -141,7 +142,7 @@ TEST(CuptiConvertTest, FabricatedBufferBecomesExactGpuEvents) {
 TEST(CuptiConvertTest, LibcuptiWalksTheFabricatedBufferTheSameWay) {
   std::string reason;
   auto api = CuptiActivityApi::open(&reason);
-  if (!api) GTEST_SKIP() << "libcupti not loadable: " << reason;
+  if (!api) MMPROF_SKIP_WITHOUT("cupti", "libcupti not loadable: " << reason);
   Buffer b = fabricated();
   std::vector<GpuEvent> events;
   ConvertStats stats;

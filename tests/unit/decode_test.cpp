@@ -601,10 +601,7 @@ TEST(VideoDecodeTest, ContainersOutsideTheTableAreRefusedNeverOpened) {
   }
 }
 
-int64_t g_fake_ns = 0;
-int64_t fake_clock() noexcept {
-  return g_fake_ns += 1'000'000'000;  // each read: one second later
-}
+using test::fake_clock;
 
 // A clip's decode past video.max_decode_ms fails with the key named (checked at every packet);
 // the same decoder then opens and decodes the next clip within its budget.

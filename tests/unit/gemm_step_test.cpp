@@ -9,6 +9,7 @@
 #include "gpu/cublas_api.hpp"
 #include "gpu/cuda_runtime.hpp"
 #include "mmprof/error.hpp"
+#include "support/test_support.hpp"
 
 namespace mmprof {
 namespace {
@@ -20,16 +21,7 @@ Config resolved(const std::vector<std::string>& overrides) {
   return resolve_config(tree);
 }
 
-template <typename E, typename F>
-std::string message_of(F&& f) {
-  try {
-    f();
-  } catch (const E& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "no exception";
-  return "";
-}
+using test::message_of;
 
 TEST(GemmPlan, PicksTheCountClosestToStepMs) {
   // 4096^3: 2 * 4096^3 = 137438953472 FLOP; in 0.2 ms that is 687.19476736 TFLOP/s.

@@ -21,6 +21,8 @@
 namespace mmprof {
 namespace {
 
+using test::read_json;
+
 namespace fs = std::filesystem;
 using nlohmann::json;
 using test::read_bytes;
@@ -40,10 +42,6 @@ GenOptions small_options(const fs::path& out) {
   o.shard_bytes = 200 << 10;
   o.threads = 2;
   return o;
-}
-
-json read_json(const fs::path& p) {
-  return json::parse(std::ifstream(p));
 }
 
 // (member name, bytes) of every member of a tar file, in order.

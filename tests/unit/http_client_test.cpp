@@ -24,21 +24,33 @@ TEST(HttpClient, UrlsArePercentEncodedBySegment) {
 }
 
 // A port that was bound and closed again: connections to it are refused.
-int closed_port() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t n = sizeof a;
-  bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &n);
-  close(fd);
-  return ntohs(a.sin_port);
-}
+// A loopback port held bound but not listening while the object lives: a connection is refused,
+// and no other process (a test running beside this one) can take the port meanwhile.
+class ClosedPort {
+ public:
+  ClosedPort() : fd_(socket(AF_INET, SOCK_STREAM, 0)) {
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t n = sizeof a;
+    bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a);
+    getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &n);
+    port_ = ntohs(a.sin_port);
+  }
+  ~ClosedPort() { close(fd_); }
+  ClosedPort(const ClosedPort&) = delete;
+  ClosedPort& operator=(const ClosedPort&) = delete;
+  int port() const { return port_; }
+
+ private:
+  int fd_;
+  int port_ = 0;
+};
 
 TEST(HttpClient, NothingListeningIsRetriedThenUnreachable) {
   HttpClient http({.concurrency = 2, .retries = 2, .timeout_s = 5});
-  const std::string url = "http://127.0.0.1:" + std::to_string(closed_port()) + "/a.jpg";
+  const ClosedPort closed;
+  const std::string url = "http://127.0.0.1:" + std::to_string(closed.port()) + "/a.jpg";
   std::vector<uint8_t> out;
   try {
     http.take(1, url, 10, 20, out);

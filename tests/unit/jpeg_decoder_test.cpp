@@ -36,10 +36,7 @@ TEST(JpegDecoderTest, AProgressiveJpegOfTooManyScansIsRefused) {
   EXPECT_EQ(dec.probe(many).width, 64);  // the header alone is fine
 }
 
-int64_t g_fake_ns = 0;
-int64_t fake_clock() noexcept {
-  return g_fake_ns += 1'000'000'000;  // each read: one second later
-}
+using test::fake_clock;
 
 // A decode past image.max_decode_ms fails its sample with the budget named; with no budget (0) or
 // a real clock and a generous budget, the same file decodes.

@@ -65,7 +65,8 @@ TEST_F(PageCacheTest, EvictionEmptiesTheCacheAndReadingFillsItAgain) {
   if (on_tmpfs(dir.path())) {
     // tmpfs pages are the files themselves: nothing can be dropped, and the residency says so.
     EXPECT_EQ(after.resident, after.pages);
-    GTEST_SKIP() << dir.path() << " is on tmpfs: eviction is not possible there";
+    MMPROF_SKIP_WITHOUT("evictable-tmp", dir.path()
+                                             << " is on tmpfs: eviction is not possible there");
   }
   EXPECT_EQ(after.resident, 0u);
   EXPECT_EQ(after.fraction(), 0.0);
@@ -79,7 +80,7 @@ TEST_F(PageCacheTest, EvictionEmptiesTheCacheAndReadingFillsItAgain) {
 }
 
 TEST_F(PageCacheTest, PagesAProcessMapsStayAndAreCounted) {
-  if (on_tmpfs(dir.path())) GTEST_SKIP() << dir.path() << " is on tmpfs";
+  if (on_tmpfs(dir.path())) MMPROF_SKIP_WITHOUT("evictable-tmp", dir.path() << " is on tmpfs");
   read_into_page_cache(files);
   const int fd = open(files[2].c_str(), O_RDONLY);
   ASSERT_GE(fd, 0);

@@ -20,6 +20,8 @@
 namespace mmprof::report {
 namespace {
 
+using test::text_or_empty;
+
 using nlohmann::json;
 
 // The fixture run as the default `mmprof baseline` makes it: no step, so no end-to-end phase.
@@ -37,18 +39,11 @@ json embedded_kb() {
   return parse_knowledge_base(default_knowledge_base_yaml(), "embedded");
 }
 
-std::string read_text(const std::filesystem::path& p) {
-  std::ifstream in(p);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 TEST(ReportKnowledgeBase, EmbeddedCopyIsTheCheckedInFile) {
   EXPECT_EQ(default_knowledge_base_yaml(),
-            read_text(test::source_dir() / "configs/report/knowledge-base.yaml"));
+            text_or_empty(test::source_dir() / "configs/report/knowledge-base.yaml"));
   EXPECT_EQ(default_criteria_yaml(),
-            read_text(test::source_dir() / "configs/report/criteria.yaml"));
+            text_or_empty(test::source_dir() / "configs/report/criteria.yaml"));
 }
 
 TEST(ReportKnowledgeBase, EveryChangeHasHttpsSourcesDatedByPublicationOrVersion) {

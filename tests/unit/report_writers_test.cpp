@@ -91,13 +91,6 @@ TEST(ReportSvg, PercentileAxisStretchesTheTail) {
   EXPECT_NE(svg.find(">wait_ms</text>"), std::string::npos);
 }
 
-std::string read_text(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 // Numbers equal within a relative 1e-6 (other platforms' last digits), everything else exact.
 void expect_fuzzy_equal(const json& want, const json& got, const std::string& path) {
   if (want.is_number() && got.is_number()) {
@@ -167,9 +160,9 @@ void check_golden(const fs::path& golden, const std::string& got, bool json_file
   }
   ASSERT_TRUE(fs::exists(golden)) << golden;
   if (json_file) {
-    expect_fuzzy_equal(json::parse(read_text(golden)), json::parse(got), "");
+    expect_fuzzy_equal(json::parse(test::read_text(golden)), json::parse(got), "");
   } else {
-    expect_text_fuzzy_equal(read_text(golden), got);
+    expect_text_fuzzy_equal(test::read_text(golden), got);
   }
 }
 

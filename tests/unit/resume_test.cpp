@@ -14,13 +14,10 @@
 namespace mmprof {
 namespace {
 
+using test::read_json;
+
 namespace fs = std::filesystem;
 using nlohmann::json;
-
-json read_json(const fs::path& path) {
-  const auto bytes = test::read_bytes(path);
-  return json::parse(std::string(bytes.begin(), bytes.end()));
-}
 
 TEST(Checkpoint, RoundTripsAndNamesTheEpoch) {
   Checkpoint c;

@@ -20,12 +20,9 @@
 namespace mmprof {
 namespace {
 
-namespace fs = std::filesystem;
+using test::read_text;
 
-std::string read_text(const fs::path& path) {
-  const auto bytes = test::read_bytes(path);
-  return {bytes.begin(), bytes.end()};
-}
+namespace fs = std::filesystem;
 
 std::vector<std::string> names_in(const fs::path& dir) {
   std::vector<std::string> names;

@@ -6,6 +6,7 @@
 #include <random>
 #include <vector>
 
+#include "support/test_support.hpp"
 #include "transform/crop.hpp"
 #include "transform/normalize.hpp"
 #include "transform/resize.hpp"
@@ -173,7 +174,7 @@ TEST(ResizeTest, DownscaledGradientHasExpectedValues) {
 TEST(ResizeTest, SimdGivesThePortableBytes) {
   Resizer simd(true), portable(false);
   ASSERT_FALSE(portable.simd());
-  if (!simd.simd()) GTEST_SKIP() << "this CPU has no AVX2";
+  if (!simd.simd()) MMPROF_SKIP_WITHOUT("avx2", "this CPU has no AVX2");
   std::mt19937 gen(7);
   const auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(gen); };
   std::vector<uint8_t> a, b;

@@ -142,25 +142,25 @@ MmprofTorchStatus broadcast(void* self, void* buffer, uint64_t size, char* error
   return guarded(kFailed, error, error_size, [&] { dist(self).broadcast(buffer, size); });
 }
 
-const char* describe(const void* self) {
+const char* describe_dist(const void* self) {
   return static_cast<const TorchDist*>(self)->description().c_str();
 }
 
-void destroy(void* self) {
+void destroy_dist(void* self) {
   try {
     delete static_cast<TorchDist*>(self);
   } catch (...) {  // a destructor at a C boundary must not throw; nothing useful to report here
   }
 }
 
-constexpr MmprofTorchDistVTable kVTable{MMPROF_TORCH_ABI_VERSION,
-                                        barrier,
-                                        allreduce_gradient,
-                                        allreduce_max,
-                                        allgather,
-                                        broadcast,
-                                        describe,
-                                        destroy};
+constexpr MmprofTorchDistVTable kDistVTable{MMPROF_TORCH_ABI_VERSION,
+                                            barrier,
+                                            allreduce_gradient,
+                                            allreduce_max,
+                                            allgather,
+                                            broadcast,
+                                            describe_dist,
+                                            destroy_dist};
 
 }  // namespace
 
@@ -171,9 +171,10 @@ extern "C" __attribute__((visibility("default"))) MmprofTorchStatus mmprof_torch
     return abi_mismatch("torch process group", error, error_size);
   return guarded("c10d process group creation failed", error, error_size, [&] {
     out->self = new TorchDist(*params);
-    out->vtable = &kVTable;
+    out->vtable = &kDistVTable;
   });
 }
 
 // Checked at compile time so a signature drift between header and plugin is a build error.
-[[maybe_unused]] static constexpr MmprofTorchDistCreateFn kFactoryCheck = mmprof_torch_dist_create;
+[[maybe_unused]] static constexpr MmprofTorchDistCreateFn kDistFactoryCheck =
+    mmprof_torch_dist_create;

@@ -245,8 +245,8 @@ void destroy_step(void* self) {
   }
 }
 
-constexpr MmprofTorchStepVTable kVTable{MMPROF_TORCH_ABI_VERSION, run_step, describe_step,
-                                        destroy_step};
+constexpr MmprofTorchStepVTable kStepVTable{MMPROF_TORCH_ABI_VERSION, run_step, describe_step,
+                                            destroy_step};
 
 }  // namespace
 
@@ -258,9 +258,10 @@ extern "C" __attribute__((visibility("default"))) MmprofTorchStatus mmprof_torch
   }
   return guarded("torch step creation failed", error, error_size, [&] {
     out->self = new TorchStep(*params);
-    out->vtable = &kVTable;
+    out->vtable = &kStepVTable;
   });
 }
 
 // Checked at compile time so a signature drift between header and plugin is a build error.
-[[maybe_unused]] static constexpr MmprofTorchStepCreateFn kFactoryCheck = mmprof_torch_step_create;
+[[maybe_unused]] static constexpr MmprofTorchStepCreateFn kStepFactoryCheck =
+    mmprof_torch_step_create;

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Measure the hook's overhead (information only; nothing is asserted).
+"""The hook's own bookkeeping per batch and per sample (a benchmark: bench/README.md).
 
 A job iterates a DataLoader over a dataset whose __getitem__ returns a
 prepared tensor (no work at all), num_workers=0, so every microsecond the hook
@@ -10,7 +10,8 @@ after a warm-up epoch and keep the fastest.
   per batch  = (hooked - plain) / batches, batch_size=1 ... getitem records off
   per sample = (getitem every=1 - getitem off) / samples, batch_size=64
 
-Usage: overhead.py [--quick]   (run from anywhere; needs a python with torch)
+Usage: bench/hook_bookkeeping.py [--quick]   (needs a python with torch: MMPROF_TEST_PYTHON,
+this interpreter or /usr/bin/python3)
 """
 
 import json
@@ -19,7 +20,8 @@ import subprocess
 import sys
 import tempfile
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                "tests", "external"))
 from hooktest import HOOK_PATH, clean_env, torch_python  # noqa: E402
 
 BENCH = r"""
