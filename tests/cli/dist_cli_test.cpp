@@ -230,8 +230,9 @@ TEST_F(DistCli, AHungRankTimesOutItsPeerAndIsStopped) {
 // job advises re-sharding balanced by bytes.
 TEST_F(DistCli, AShardOfBigSamplesMakesItsRankTheStragglerAndTheJobAdvisesResharding) {
   const fs::path png = tmp_.path() / "png", mixed = tmp_.path() / "mixed";
-  auto r = test::run_mmprof("gen --quiet --out " + shell_quote(png) +
-                            " --images 32 --videos 0 --png-fraction 1 --image-size 1280x720 --threads 2 --seed 4");
+  auto r = test::run_mmprof(
+      "gen --quiet --out " + shell_quote(png) +
+      " --images 32 --videos 0 --png-fraction 1 --image-size 1280x720 --threads 2 --seed 4");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   fs::create_directories(mixed);
   uint64_t total = 0;

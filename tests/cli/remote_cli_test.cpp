@@ -240,14 +240,14 @@ TEST_F(RemoteCli, MeasuredNetworkRateStaysUnderThePlantedBandwidth) {
   constexpr double kPlantedMBps = 5.0;  // 40 Mbit/s
   // Each command's wall time, taken by the script around it: a rate measured inside the command
   // is at least its bytes over that time (a lower bound that load cannot break).
-  const auto r = serve(
-      "shaped", "40mbit", "",
-      fmt::format("t0=$EPOCHREALTIME; $M stage --json {}files/ shaped-copy --threads 4 > "
-                  "shaped.out && t1=$EPOCHREALTIME && {} && t2=$EPOCHREALTIME && "
-                  "echo \"$t0 $t1 $t2\" > shaped.times",
-                  kUrl,
-                  baseline(std::string(kUrl) + "files/", "shaped-run",
-                           "--set data.remote.concurrency=4", 12)));
+  const auto r =
+      serve("shaped", "40mbit", "",
+            fmt::format("t0=$EPOCHREALTIME; $M stage --json {}files/ shaped-copy --threads 4 > "
+                        "shaped.out && t1=$EPOCHREALTIME && {} && t2=$EPOCHREALTIME && "
+                        "echo \"$t0 $t1 $t2\" > shaped.times",
+                        kUrl,
+                        baseline(std::string(kUrl) + "files/", "shaped-run",
+                                 "--set data.remote.concurrency=4", 12)));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   double t0 = 0, t1 = 0, t2 = 0;
   std::istringstream(test::read_text(path("shaped.times"))) >> t0 >> t1 >> t2;

@@ -229,8 +229,8 @@ TEST_F(Crosscheck, ProcessesExitingBetweenSamplesDoNotBreakTheSampler) {
   ResourceSampler fast(procfs_, clock_, {1, 0}, nullptr);
   fast.start();
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  for (int i = 0; i < 50 || (fast.usage().snapshots() < 10 &&
-                             std::chrono::steady_clock::now() < deadline);
+  for (int i = 0;
+       i < 50 || (fast.usage().snapshots() < 10 && std::chrono::steady_clock::now() < deadline);
        ++i) {
     const pid_t c = fork();
     if (c == 0) _exit(0);
