@@ -149,14 +149,19 @@ class ExternalRun {
 
   void follow_hook() {
     tail_.poll(records_);
+    bool new_worker = false;
     for (; labelled_ < records_.procs.size(); ++labelled_) {
       const int pid = records_.procs[labelled_].pid;
       if (const auto id = identify(records_, pid)) {
         sampler_.set_role(pid,
                           {id->worker ? "worker" : "main", id->worker_id.value_or(-1), id->rank});
         if (id->rank && pid != job_->pid()) ranked_ = true;
+        new_worker = new_worker || id->worker;
       }
     }
+    // A worker of a short epoch may end before the periodic samples' smaps budget reaches it:
+    // one full sample as its workers start gives each of them a PSS reading.
+    if (new_worker) sampler_.sample_now("workers_named");
     // torchrun (or another launcher) is the job's root; its ranks are the hook's main processes.
     if (ranked_ && !identify(records_, job_->pid()))
       sampler_.set_role(job_->pid(), {"agent", -1, {}});

@@ -260,6 +260,13 @@ void parse_record(const json& j, int pid, int& section, HookRecords& out) {
     r.message = opt_str(j, "message").value_or("");
     r.ns = opt_int(j, "ns").value_or(0);
     out.errors.push_back(std::move(r));
+  } else if (t == "partial") {
+    auto r = with_source<PartialRecord>(pid, section);
+    r.what = opt_str(j, "what").value_or("");
+    r.measures = opt_str(j, "measures").value_or("");
+    r.why = opt_str(j, "why").value_or("");
+    r.ns = opt_int(j, "ns").value_or(0);
+    out.partials.push_back(std::move(r));
   } else {
     out.unknown++;
     out.unknown_types[t]++;
@@ -321,7 +328,7 @@ nlohmann::json VersionsRecord::to_json() const {
 bool HookRecords::empty() const noexcept {
   return procs.empty() && versions.empty() && loaders.empty() && epochs.empty() &&
          batches.empty() && epoch_ends.empty() && fetches.empty() && getitems.empty() &&
-         pins.empty() && stops.empty() && errors.empty() && unknown == 0;
+         pins.empty() && stops.empty() && errors.empty() && partials.empty() && unknown == 0;
 }
 
 const ProcRecord* HookRecords::section(int index) const noexcept {

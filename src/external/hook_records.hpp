@@ -145,6 +145,13 @@ struct ErrorRecord : RecordSource {
   int64_t ns = 0;
 };
 
+// `partial`: something of torch the hook could not wrap (absent, or a signature it does not
+// know), with the figures that therefore are not measured.
+struct PartialRecord : RecordSource {
+  std::string what, measures, why;
+  int64_t ns = 0;
+};
+
 struct HookRecords {
   std::vector<ProcRecord> procs;  // every section's proc line; RecordSource::section indexes it
   std::vector<VersionsRecord> versions;
@@ -157,6 +164,7 @@ struct HookRecords {
   std::vector<PinRecord> pins;
   std::vector<StopRecord> stops;
   std::vector<ErrorRecord> errors;
+  std::vector<PartialRecord> partials;
 
   std::vector<int> pids;  // the files read, by pid (ascending)
   int64_t lines = 0;      // complete lines read (blank ones included)

@@ -696,13 +696,38 @@ json HookStatus::to_json() const {
   json errs = json::array();
   for (const ErrorRecord& e : errors)
     errs.push_back({{"pid", e.pid}, {"where", e.where}, {"message", e.message}, {"ns", e.ns}});
+  json missing = json::array();
+  for (const PartialRecord& p : partial)
+    missing.push_back({{"pid", p.pid}, {"what", p.what}, {"measures", p.measures}, {"why", p.why}});
   return {{"status", status},
           {"files", files},
           {"lines", lines},
           {"cut_lines", cut_lines},
           {"unknown_records", unknown_records},
-          {"errors", errs}};
+          {"errors", errs},
+          {"unpatched", missing}};
 }
+
+namespace {
+
+// "partial (torch 2.99): X (why): not measured: Y; ...": what the hook could not wrap,
+// once per name, in the order the processes met them.
+std::string partial_status(const HookRecords& records, std::vector<PartialRecord>& partial) {
+  std::set<std::string> seen;
+  std::string parts;
+  for (const PartialRecord& p : records.partials) {
+    if (!seen.insert(p.what).second) continue;
+    partial.push_back(p);
+    parts += fmt::format("{}{} ({}): not measured: {}", parts.empty() ? "" : "; ", p.what, p.why,
+                         p.measures);
+  }
+  const std::string torch = !records.versions.empty() && records.versions.front().torch
+                                ? " (torch " + *records.versions.front().torch + ")"
+                                : "";
+  return fmt::format("partial{}: {}", torch, parts);
+}
+
+}  // namespace
 
 HookStatus hook_status(const HookRecords& records) {
   HookStatus s;
@@ -717,15 +742,18 @@ HookStatus hook_status(const HookRecords& records) {
                       !records.batches.empty() || !records.epoch_ends.empty() ||
                       !records.fetches.empty() || !records.getitems.empty() ||
                       !records.pins.empty() || !records.stops.empty();
-  if (timing) {
+  if (timing && !records.partials.empty()) {
+    s.status = partial_status(records, s.partial);
+  } else if (timing) {
     s.status = "ok";
   } else if (!s.errors.empty()) {
     s.status = fmt::format("unavailable: {} (hook point {})", s.errors.front().message,
                            s.errors.front().where);
   } else {
     s.status =
-        "unavailable: no hook records: the job's Python never imported torch, or the hook was not "
-        "loaded (PYTHONPATH not reaching the job, or python -I/-E/-S)";
+        "unavailable: no hook records: the job's Python never imported torch or built no "
+        "DataLoader, or the hook was not loaded (PYTHONPATH not reaching the job, or python "
+        "-I/-E/-S)";
   }
   return s;
 }

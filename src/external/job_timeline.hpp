@@ -152,12 +152,15 @@ struct JobTimeline {
 };
 JobTimeline job_timeline(const HookRecords& records, const TimelineOptions& options = {});
 
-// "ok", or "unavailable: <reason>" without any record (the job's Python never imported torch, or
-// the hook was not loaded) or with only `error` records (the first one's message).
+// "ok"; "partial (torch V): <what> (<why>): not measured: <figures>; ..." when the hook could not
+// wrap part of this torch (`partial` records); or "unavailable: <reason>" without any record (the
+// job's Python never imported torch or built no DataLoader, or the hook was not loaded) or with
+// only `error` records (the first one's message).
 struct HookStatus {
   std::string status;
   int64_t files = 0, lines = 0, cut_lines = 0, unknown_records = 0;
   std::vector<ErrorRecord> errors;
+  std::vector<PartialRecord> partial;  // one per torch name the hook could not wrap
   bool ok() const noexcept { return status == "ok"; }
   nlohmann::json to_json() const;
 };

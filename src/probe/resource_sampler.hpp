@@ -77,9 +77,8 @@ class ResourceSampler {
   // the workers named since, each re-read and checked to be the same process.
   std::vector<procfs::ProcStat> members(bool scan);
   ProcessSample read_process(const procfs::ProcStat& st, bool with_smaps);
-  // Whether this sample may read smaps_rollup: always for samples asked for, else while the time
-  // budget refilled since the last one lasts.
-  bool smaps_allowed(bool always);
+  // Refills the time budget for reading smaps_rollup in periodic samples (a share of real time).
+  void refill_smaps_budget();
   // Collects, aggregates and hands a snapshot to the sink; never throws (errors are recorded).
   void take(const std::string& label, const std::string& begin, const std::string& end, bool scan,
             bool periodic = false) noexcept;
@@ -103,6 +102,10 @@ class ResourceSampler {
   std::map<int, uint64_t> known_;  // descendants found by the last pass: pid -> start time
   int periodic_since_scan_ = 0;
   int64_t smaps_budget_ns_ = 0, budget_refilled_ns_ = 0;
+  // pid -> the sample count when its smaps_rollup was last read: a periodic sample reads the
+  // longest unread first (a new worker before the main process read again).
+  std::map<int, int64_t> smaps_read_at_;
+  int64_t samples_ = 0;
   ResourceUsage usage_;
   Snapshot last_;
   std::thread thread_;

@@ -104,7 +104,10 @@ void cow_facts(const json& cow, json& facts) {
 
 void hook_facts(const json& job, json& facts) {
   const std::string status = string_at(job, "/hook/status", "");
-  if (!status.empty() && status != "ok") {
+  if (status.starts_with("partial")) {
+    facts.push_back(fact("hook", "the DataLoader hook measured only part of the job: " + status,
+                         "job.hook.status", status, ""));
+  } else if (!status.empty() && status != "ok") {
     facts.push_back(
         fact("hook", "the DataLoader hook saw nothing: " + status, "job.hook.status", status, ""));
   }

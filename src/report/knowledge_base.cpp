@@ -199,7 +199,13 @@ const std::map<std::string, Check>& checks() {
       {"config_in",
        [](const json& arg, const json&, const json& m) {
          for (const auto& [key, allowed] : arg.items()) {
-           const std::string have = value_text(run_config_value(key, m));
+           const json value = run_config_value(key, m);
+           if (value.is_null() && string_at(m, "/source", "") == "external") {
+             return result("config_in", false,
+                           fmt::format("{}: the job's DataLoader (torch {}) has no such argument",
+                                       key, string_at(m, "/job/dataloader/versions/torch", "?")));
+           }
+           const std::string have = value_text(value);
            const bool ok = std::any_of(allowed.begin(), allowed.end(),
                                        [&](const json& v) { return value_text(v) == have; });
            if (!ok) return result("config_in", false, fmt::format("{} is {} already", key, have));

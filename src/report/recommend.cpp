@@ -219,9 +219,15 @@ json evaluate_knowledge_base(const json& kb, const json& analysis, const json& m
   for (const auto& change : kb["changes"]) {
     json checks = json::array();
     std::string reason;
+    // The first unmet precondition is the reason, but a software version that lacks the change
+    // outranks the others: a torch without the argument is why, not the argument's value.
+    bool version_reason = false;
     for (const auto& p : change["preconditions"]) {
       checks.push_back(check_precondition(p, analysis, manifest));
-      if (reason.empty() && checks.back()["ok"] != true) reason = checks.back()["detail"];
+      if (checks.back()["ok"] == true) continue;
+      const bool version = checks.back()["check"] == "version_at_least";
+      if (reason.empty() || (version && !version_reason)) reason = checks.back()["detail"];
+      version_reason = version_reason || version;
     }
     std::vector<std::string> values;
     std::string why_not;

@@ -16,6 +16,7 @@ list(APPEND MMPROF_TEST_SOURCES
   cli/stage_cli_test.cpp
   cli/stream_cli_test.cpp
   cli/inspect_gpu_test.cpp
+  cli/loader_jobs_test.cpp
   cli/report_cli_test.cpp
   cli/trace_cli_test.cpp
 )
@@ -37,3 +38,10 @@ set(MMPROF_SERIAL_TESTS AbCliTest.PlantedSlowerStepIsRejected
     # pinned to one CPU; four ranks with a worker each.
     CliTest.PlantedCpuContentionIsMeasuredAndReported
     DistCli.FourRanksReadEverySampleOnceAcrossRanksInEachLayout)
+# The job tests run their PyTorch jobs on torch 2.x (test::job_torch); these also on Debian's
+# torch 1.13 (MMPROF_TEST_TORCH=1.13, as torch1_13.<test>): a job, its workers and Ctrl-C, the
+# main-process fetcher, torchrun, and what the hook cannot wrap.
+set(MMPROF_TORCH1_13_TESTS ExternalCli.PlantedLoaderBoundJobGivesTheWaitStepAndStallItWasBuiltWith
+    ExternalCli.MainProcessLoadingIsTimedToo ExternalCli.CtrlCIsForwardedTheRunKeptAndTheExit130
+    ExternalCli.ATorchrunJobWithAStragglerNamesTheSlowRank
+    ExternalCli.APartlyWrappedTorchSaysWhatItDidNotMeasure)

@@ -3,9 +3,10 @@
 import json
 import os
 import signal
+import sys
 import unittest
 
-from hooktest import JobCase, loader_spec, needs_torch, torch_info
+from hooktest import HOOK_PATH, JobCase, loader_spec, needs_torch, torch_info
 
 SIGINT_STATUSES = (-signal.SIGINT, 128 + signal.SIGINT)
 
@@ -305,6 +306,90 @@ class FaultTests(JobCase):
         self.assertEqual(len(run.main("batch")), 8)
         self.assertEqual(run.main("error"), [])
 
+
+
+# A fake torch with a DataLoader of another shape than any torch so far: no single-process
+# iterator, a multi-process iterator whose constructor takes (self, dl), no _DatasetKind and no
+# _utils. Runs on the interpreter running the tests (no real torch needed).
+FAKE_DATALOADER = r'''
+class DataLoader:
+    def __init__(self, dataset, batch_size=1):
+        self.dataset = dataset
+        self.batch_size = batch_size
+
+    def __iter__(self):
+        return _BaseDataLoaderIter(self)
+
+
+class _BaseDataLoaderIter:
+    def __init__(self, loader):
+        self.loader = loader
+        self.i = 0
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        if self.i >= len(self.loader.dataset):
+            raise StopIteration
+        self.i += 1
+        return self.loader.dataset[self.i - 1]
+
+
+class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
+    def __init__(self, dl):
+        super().__init__(dl)
+'''
+
+
+class PartialTests(JobCase):
+    """What the hook cannot wrap is said (``partial`` records), never measured wrong."""
+
+    def test_a_torch_of_unknown_shape_names_what_it_lacks_and_still_times_batches(self):
+        fake = os.path.join(self.workdir("fake-torch-tree"), "site")
+        pkg = os.path.join(fake, "torch", "utils", "data")
+        os.makedirs(pkg)
+        for d, text in ((os.path.join(fake, "torch"), "__version__ = '9.0.0'\n"),
+                        (os.path.join(fake, "torch", "utils"), ""), (pkg, "")):
+            with open(os.path.join(d, "__init__.py"), "w") as f:
+                f.write(text)
+        with open(os.path.join(pkg, "dataloader.py"), "w") as f:
+            f.write(FAKE_DATALOADER)
+        script = (
+            "import torch\n"
+            "from torch.utils.data.dataloader import DataLoader\n"
+            "print(sum(1 for _ in DataLoader(list(range(5)))))\n")
+        run = self.run_script("fake-torch", script, python=sys.executable,
+                              pythonpath=[HOOK_PATH, fake])
+        self.assertOk(run)
+        self.assertEqual(run.stdout.strip(), "5")
+        self.assertNoErrors(run)
+        got = {r["what"]: r["why"] for r in run.main("partial")}
+        self.assertEqual(got, {
+            "_SingleProcessDataLoaderIter.__init__": "not in this torch",
+            "_MultiProcessingDataLoaderIter.__init__": "signature (self, dl) is not (self, loader, ...)",
+            "_DatasetKind.create_fetcher": "not in this torch",
+            "_utils.pin_memory.pin_memory": "not in this torch",
+            "_utils.pin_memory._pin_memory_loop": "not in this torch"}, run.describe())
+        self.assertEqual(run.main("versions")[0]["torch"], "9.0.0")
+        self.assertEqual(len(run.main("batch")), 5)
+        self.assertEqual([e["batches"] for e in run.main("epoch_end")], [5])
+
+    @needs_torch
+    def test_names_left_unpatched_are_reported_and_their_figures_absent(self):
+        cfg = {"loaders": [loader_spec(n=16, sleep=0, batch_size=4, num_workers=2)],
+               "plan": [[0, 1, None]]}
+        ref = self.run_job("unpatched-ref", cfg, hook=False)
+        run = self.run_job("unpatched", cfg, env={
+            "MMPROF_HOOK_TEST_UNPATCHED": "_DatasetKind.create_fetcher,_BaseDataLoaderIter.__next__"})
+        self.assertOk(ref)
+        self.assertOk(run)
+        self.assertEqual([b["fp"] for b in run.job("batch")], [b["fp"] for b in ref.job("batch")])
+        self.assertNoErrors(run)
+        self.assertEqual(sorted(r["what"] for r in run.main("partial")),
+                         ["_BaseDataLoaderIter.__next__", "_DatasetKind.create_fetcher"])
+        self.assertEqual(run.records("batch") + run.records("fetch") + run.records("getitem"), [])
+        self.assertEqual(len(run.main("epoch")), 1)  # what was wrapped still records
 
 if __name__ == "__main__":
     unittest.main()

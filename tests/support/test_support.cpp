@@ -257,6 +257,31 @@ std::string mmprof_bin() {
   return MMPROF_TEST_BIN;
 }
 
+const JobTorch& job_torch() {
+  static const JobTorch torch = [] {
+    const char* env = std::getenv("MMPROF_TEST_TORCH");
+    JobTorch t;
+    if (env != nullptr && std::string(env) == "1.13") {
+      t = {"1.13", "torch", "/usr/bin/python3", ""};
+    } else {
+      const CommandResult venv =
+          run_command(shell_quote(source_dir() / "scripts" / "torch2-python") + " 2>/dev/null");
+      t = {"2", "torch2", "", ""};
+      if (venv.exit_code == 0) t.python = venv.output.substr(0, venv.output.find('\n'));
+    }
+    if (!t.python.empty() &&
+        run_command(shell_quote(t.python) + " -c 'import torch' 2>/dev/null").exit_code != 0) {
+      t.python.clear();
+    }
+    if (t.python.empty()) {
+      t.why = t.label == "2" ? "no torch 2.x venv: scripts/install-deps --torch2"
+                             : "/usr/bin/python3 has no torch: scripts/install-deps";
+    }
+    return t;
+  }();
+  return torch;
+}
+
 std::filesystem::path source_dir() {
   return MMPROF_TEST_SOURCE_DIR;
 }

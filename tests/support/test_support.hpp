@@ -148,6 +148,15 @@ std::string message_of(Fn&& fn) {
 // skip for want of one of them fails instead (MMPROF_SKIP_WITHOUT).
 bool capability_required(const std::string& capability);
 
+// The torch a job test runs its PyTorch jobs on, as tests/external/run.sh picks it: with
+// MMPROF_TEST_TORCH=1.13, Debian's python3-torch under /usr/bin/python3 (capability "torch");
+// otherwise torch 2.x, the venv of scripts/install-deps --torch2 (scripts/torch2-python,
+// capability "torch2"). `python` is empty when that torch is not installed (`why` says so).
+struct JobTorch {
+  std::string label, capability, python, why;
+};
+const JobTorch& job_torch();
+
 // Path of the built mmprof binary, and of the source tree (compiled into the test binaries).
 std::string mmprof_bin();
 std::filesystem::path source_dir();

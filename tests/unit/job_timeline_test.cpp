@@ -566,6 +566,30 @@ TEST_F(JobTimelineTest, TheHookStatusIsOkOrSaysWhyItIsUnavailable) {
   EXPECT_EQ(ok.to_json()["status"], "ok");
 }
 
+// A torch the hook could only partly wrap: each name once (the main process and a spawn worker
+// both report it), the torch version, what is not measured; timing records still count.
+TEST_F(JobTimelineTest, APartialHookSaysWhatItCouldNotWrapAndWhatIsThereforeNotMeasured) {
+  write_training_job();
+  const std::string partial =
+      R"({"t":"partial","what":"_DatasetKind.create_fetcher","why":"not in this torch",)"
+      R"("measures":"the fetch, collate and __getitem__ times of every worker","ns":3})";
+  write(900, {proc(900, std::nullopt), partial,
+              R"({"t":"partial","what":"_utils.pin_memory._pin_memory_loop",)"
+              R"("why":"no done_event parameter","measures":"pin thread","ns":4})"});
+  write(901, {proc(901, std::nullopt), partial});
+  const HookStatus s = hook_status(records());
+  EXPECT_FALSE(s.ok());
+  EXPECT_EQ(s.status,
+            "partial (torch 1.13.0a0): _DatasetKind.create_fetcher (not in this torch): not "
+            "measured: the fetch, collate and __getitem__ times of every worker; "
+            "_utils.pin_memory._pin_memory_loop (no done_event parameter): not measured: pin "
+            "thread");
+  const json j = s.to_json();
+  ASSERT_EQ(j["unpatched"].size(), 2u);
+  EXPECT_EQ(j["unpatched"][0]["pid"], 900);
+  EXPECT_EQ(j["unpatched"][1]["why"], "no done_event parameter");
+}
+
 TEST_F(JobTimelineTest, TheJobDescriptionHoldsConfigurationOverridesAndVersions) {
   write_training_job();
   const HookRecords r = records();

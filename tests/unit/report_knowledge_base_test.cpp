@@ -247,6 +247,28 @@ TEST(ReportKnowledgeBase, AJobsTorchExcludesArgumentsItLacks) {
         << id << ": " << why[id];
 }
 
+// Debian's torch 1.13 records in_order as null (no such argument): the reason is the version
+// that introduced it, not "in_order is null already"; the argument's own check says it is absent.
+TEST(ReportKnowledgeBase, ATorchWithoutInOrderIsToldTheVersionThatIntroducedIt) {
+  json m;
+  m["source"] = "external";
+  m["job"]["command"] = {"python", "train.py"};
+  m["job"]["dataloader"]["versions"]["torch"] = "1.13.1";
+  m["job"]["dataloader"]["loaders"] = {
+      {{"followed", true}, {"config", {{"num_workers", 2}, {"in_order", nullptr}}}}};
+  json a;
+  a["classification"]["primary"] = "input-bound";
+  a["stages"]["limit"] = "decode";
+  const json r = evaluate_knowledge_base(embedded_kb(), a, m);
+  json excluded;
+  for (const auto& c : r["excluded"])
+    if (c["id"] == "out-of-order-delivery") excluded = c;
+  ASSERT_TRUE(excluded.is_object()) << r.dump(1);
+  EXPECT_EQ(excluded["reason"], "the job's torch 1.13.1 is older than 2.6, which introduced it");
+  EXPECT_EQ(excluded["preconditions"][0]["detail"],
+            "loader.in_order: the job's DataLoader (torch 1.13.1) has no such argument");
+}
+
 // The default run (step.kind none) measured the pipeline alone: its advice raises the pipeline's
 // own rate, says so, and never adds more workers than the host has idle cores.
 TEST(ReportKnowledgeBase, PipelineOnlyRunsGetHypothesesAimedAtThePipelinesRate) {

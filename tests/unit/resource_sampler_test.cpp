@@ -371,5 +371,26 @@ TEST_F(ResourceSamplerTest, BetweenPassesOverProcTheKnownTreeIsReRead) {
   EXPECT_EQ(find(s, 102)->starttime_ticks, 9000u);
 }
 
+// A job's hook names its DataLoader workers as they start; one of a short epoch may end before
+// the next pass over /proc: named, it is read from the next sample on (a child of a member), and
+// a named pid whose process is not in the tree (recycled by another parent) is not.
+TEST_F(ResourceSamplerTest, AProcessTheJobNamesIsReadBeforeTheNextPass) {
+  auto sampler = make();
+  sampler.sample_now("", true);  // finds 100, 101, 102
+  put({.pid = 105, .ppid = 101, .starttime = 9000, .pss_kb = 700});
+  put({.pid = 106, .ppid = 200, .starttime = 9000});  // a pid named, but not in our tree
+  sampler.set_role(105, {"worker", 3, {}});
+  sampler.set_role(106, {"worker", 4, {}});
+  sampler.sample_now("", false);
+  const Snapshot s = sampler.last_snapshot();
+  ASSERT_NE(find(s, 105), nullptr);
+  EXPECT_EQ(find(s, 105)->role, "worker");
+  EXPECT_EQ(find(s, 105)->worker, 3);
+  EXPECT_EQ(find(s, 105)->mem.pss_kb.value_or(0), 700);
+  EXPECT_EQ(find(s, 106), nullptr);
+  sampler.sample_now("", false);  // and again, without a pass
+  EXPECT_NE(find(sampler.last_snapshot(), 105), nullptr);
+}
+
 }  // namespace
 }  // namespace mmprof

@@ -20,6 +20,9 @@ ENV_STOP_FILE = "MMPROF_HOOK_STOP_FILE"
 # Test-only: "<where>[:<n>]" makes the n-th pass through the named hook point
 # raise an internal error (see docs/external-hook.md, "Fault injection").
 ENV_TEST_FAULT = "MMPROF_HOOK_TEST_FAULT"
+# Test-only: comma-separated torch names ("_DatasetKind.create_fetcher", ...) the hook leaves
+# unpatched as if this torch lacked them, to test what a partial hook reports.
+ENV_TEST_UNPATCHED = "MMPROF_HOOK_TEST_UNPATCHED"
 
 DEFAULT_DIGEST_BATCHES = 8
 DEFAULT_GETITEM_EVERY = 1
@@ -37,7 +40,7 @@ class Config:
     the main process and otherwise ignored (the hook stays on)."""
 
     __slots__ = ("dir", "overrides", "max_batches", "loader", "digest_batches",
-                 "getitem_every", "stop_file", "fault", "problems")
+                 "getitem_every", "stop_file", "fault", "test_unpatched", "problems")
 
     def __init__(self):
         self.dir = None
@@ -48,6 +51,7 @@ class Config:
         self.getitem_every = DEFAULT_GETITEM_EVERY
         self.stop_file = None          # path or None
         self.fault = None              # [where, countdown] or None
+        self.test_unpatched = ()       # names to leave unpatched (tests only)
         self.problems = []
 
 
@@ -107,4 +111,6 @@ def load(environ=None):
         except ValueError:
             n = 1
         cfg.fault = [where.strip(), max(1, n)]
+    cfg.test_unpatched = tuple(n.strip() for n in env.get(ENV_TEST_UNPATCHED, "").split(",")
+                               if n.strip())
     return cfg

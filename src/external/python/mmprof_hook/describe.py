@@ -103,30 +103,41 @@ def effective_start_method(loader):
 
 
 def loader_config(loader):
-    ds = loader.dataset
-    bs = getattr(loader, "batch_sampler", None)
+    """The loader's settings; one a DataLoader of another torch lacks is null (not a default)."""
+    def get(name):
+        return getattr(loader, name, None)
+
+    def flag(name):
+        v = get(name)
+        return None if v is None else bool(v)
+
+    def kind(name):
+        v = get(name)
+        return type(v).__name__ if v is not None else None
+
+    ds = get("dataset")
     transform = _unwrap_chain(ds, "transform")
     root = _unwrap_chain(ds, "root")
     cfg = {
-        "num_workers": loader.num_workers,
-        "batch_size": loader.batch_size,
-        "prefetch_factor": getattr(loader, "prefetch_factor", None),
-        "pin_memory": bool(loader.pin_memory),
+        "num_workers": get("num_workers"),
+        "batch_size": get("batch_size"),
+        "prefetch_factor": get("prefetch_factor"),
+        "pin_memory": flag("pin_memory"),
     }
     if hasattr(loader, "pin_memory_device"):
         cfg["pin_memory_device"] = loader.pin_memory_device
     cfg.update({
-        "persistent_workers": bool(loader.persistent_workers),
-        "in_order": getattr(loader, "in_order", None),
-        "drop_last": bool(loader.drop_last),
-        "timeout": loader.timeout,
-        "multiprocessing_context": context_name(getattr(loader, "multiprocessing_context", None)),
-        "sampler": type(loader.sampler).__name__,
-        "batch_sampler": type(bs).__name__ if bs is not None else None,
+        "persistent_workers": flag("persistent_workers"),
+        "in_order": get("in_order"),
+        "drop_last": flag("drop_last"),
+        "timeout": get("timeout"),
+        "multiprocessing_context": context_name(get("multiprocessing_context")),
+        "sampler": kind("sampler"),
+        "batch_sampler": kind("batch_sampler"),
         "dataset": dataset_class(ds),
         "dataset_len": _len(ds),
-        "collate_fn": callable_name(loader.collate_fn),
-        "worker_init_fn": callable_name(loader.worker_init_fn),
+        "collate_fn": callable_name(get("collate_fn")),
+        "worker_init_fn": callable_name(get("worker_init_fn")),
         "transform": short_repr(transform) if transform is not None else None,
         "dataset_root": os.fspath(root) if isinstance(root, (str, os.PathLike)) else
                         (short_repr(root) if root is not None else None),

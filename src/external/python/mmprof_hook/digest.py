@@ -170,8 +170,10 @@ def batch_stats(batch, digest):
     acc.size = None
     acc.nbytes = 0
     acc.h = hashlib.blake2b(digest_size=16) if digest else None
-    acc.torch = sys.modules.get("torch")
-    acc.np = sys.modules.get("numpy")
+    torch = sys.modules.get("torch")
+    acc.torch = torch if isinstance(getattr(torch, "Tensor", None), type) else None
+    np = sys.modules.get("numpy")
+    acc.np = np if isinstance(getattr(np, "ndarray", None), type) else None
     _walk(batch, acc, 0)
     size = acc.size
     if size is None:

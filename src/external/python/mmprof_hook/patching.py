@@ -7,8 +7,9 @@ work before and after the call is guarded; an exception there goes to
 ``records.fail`` (an ``error`` record, then the hook is off in this process and
 every wrapper falls straight through).
 
-What is wrapped (all looked up by name, so a torch without one of them simply
-gets fewer records):
+What is wrapped (all looked up by name, so a torch without one of them, or with
+one of another signature, gets fewer records and a ``partial`` record naming
+it and the figures it costs):
 
 * ``DataLoader.__init__``       overrides, ``loader`` record (and ``versions``)
 * ``DataLoader.__iter__``       ``epoch`` record, persistent-iterator reuse
@@ -23,6 +24,10 @@ gets fewer records):
   transparent proxy of the dataset (map-style) or of the dataset iterator
   (iterable-style) held by that fetcher only
 * ``_utils.pin_memory.pin_memory`` / ``_pin_memory_loop``  ``pin`` records
+* subclasses defined later (``__init_subclass__`` of DataLoader and of
+  _BaseDataLoaderIter): their own ``__init__``, ``__iter__`` and ``__next__``
+  are wrapped the same way; of nested wrappers (a subclass calling its
+  parent's) only the outermost records
 """
 
 import atexit
@@ -44,6 +49,13 @@ from .records import S, dumps, emit, fail, now_ns
 class _TLS(threading.local):
     loader = None        # loader whose batch this thread is producing (main __next__, pin thread)
     constructing = None  # loader whose iterator this thread is constructing
+    # The object whose wrapped __init__ / __iter__ / __next__ this thread is inside: a subclass's
+    # wrapper that calls its parent's reaches a second wrapper, which passes straight through.
+    initing = None
+    iterating = None
+    nexting = None
+    planning = False     # inside the overrides' trial constructions
+    pending = None       # _Pending: overrides left for DataLoader.__init__ under a subclass's
     worker = None        # (loader, worker id) in a DataLoader worker
     pinning = False      # inside pin_memory (it recurses through itself)
     tname = None
@@ -140,6 +152,8 @@ def _on_loader(loader, t0, outcome, frame):
         S.problems_done = True
         for where, message in S.cfg.problems:
             R.problem(where, message)
+        for name, measures, why in _missing:
+            _partial(name, measures, why)
     if _fault is not None:
         _fault_hit("loader")
     ls = _register(loader)
@@ -156,41 +170,114 @@ def _on_loader(loader, t0, outcome, frame):
     emit(dumps(rec), now_ns())
 
 
-def _make_init(orig_init, base_cls):
+def _construct(orig_init, base_cls, self, args, kwargs, ov):
+    """Runs orig_init on self once, with the overrides `ov` torch accepts (docs/external-hook.md,
+    "Overrides"); returns the plan (its outcome says what was applied), None without overrides."""
+    plan = None
+    if ov:
+        _tls.planning = True  # trial objects of a subclass reach DataLoader.__init__ too
+        try:
+            plan = _overrides.plan(orig_init, base_cls, self, args, kwargs, ov,
+                                   _torch_version(), describe.json_value)
+        except Exception as exc:
+            fail("loader.overrides", exc)
+            plan = None
+        finally:
+            _tls.planning = False
+    if plan is None or plan.args is None:
+        orig_init(self, *args, **kwargs)
+        return plan
+    refused = None
+    try:
+        orig_init(*plan.args, **plan.kwargs)
+    except Exception as exc:
+        # Trials accepted what the real object refused.  If torch did
+        # not get past its checks, construct as the caller asked
+        # (outside this handler, so a failure reads as torch's own).
+        if any(k.endswith("__initialized") for k in getattr(self, "__dict__", {})):
+            raise
+        refused = exc
+    if refused is not None:
+        plan.refused_on_real_object(refused)
+        refused = None
+        orig_init(self, *args, **kwargs)
+    return plan
+
+
+def _named_params(fn):
+    try:
+        ps = inspect.signature(inspect.unwrap(fn)).parameters.values()
+    except (TypeError, ValueError):
+        return set()
+    return {p.name for p in ps if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)}
+
+
+class _Pending:
+    """Overrides a DataLoader subclass's __init__ does not name, left for DataLoader.__init__
+    (which the subclass's calls with super().__init__) to apply on the same object."""
+    __slots__ = ("obj", "ov", "plan", "reached")
+
+    def __init__(self, obj, ov):
+        self.obj = obj
+        self.ov = ov
+        self.plan = None
+        self.reached = False
+
+
+def _merge(cls_name, outer, pending):
+    """One outcome of the subclass's own overrides and those DataLoader.__init__ applied."""
+    out = _overrides.Outcome()
+    for plan in (outer, pending.plan if pending is not None else None):
+        if plan is not None:
+            out.applied.update(plan.outcome.applied)
+            out.rejected.update(plan.outcome.rejected)
+            out.original.update(plan.outcome.original)
+    if pending is not None and not pending.reached:
+        for k in pending.ov:
+            out.rejected[k] = ("not a parameter of %s.__init__, which did not call "
+                               "DataLoader.__init__" % cls_name)
+    return out
+
+
+def _make_init(orig_init, base_cls, subclass=False):
+    """subclass: orig_init is a DataLoader subclass's own __init__, not DataLoader's."""
     @functools.wraps(orig_init)
     def __init__(self, *args, **kwargs):
-        if not S.active:
+        if not S.active or _tls.planning:
             return orig_init(self, *args, **kwargs)
+        if _tls.initing is self:
+            pending = _tls.pending
+            if subclass or pending is None or pending.obj is not self or pending.reached:
+                return orig_init(self, *args, **kwargs)
+            pending.reached = True  # DataLoader.__init__ under a subclass's: its overrides
+            pending.plan = _construct(orig_init, base_cls, self, args, kwargs, pending.ov)
+            return None
+        outer, outer_pending = _tls.initing, _tls.pending
+        _tls.initing = self
+        _tls.pending = None
+        try:
+            _init(self, args, kwargs)
+        finally:
+            _tls.initing = outer
+            _tls.pending = outer_pending
+
+    def _init(self, args, kwargs):
         t0 = now_ns()
-        plan = None
         ov = S.cfg.overrides
-        if ov:
-            try:
-                plan = _overrides.plan(orig_init, base_cls, self, args, kwargs, ov,
-                                       _torch_version(), describe.json_value)
-            except Exception as exc:
-                fail("loader.overrides", exc)
-                plan = None
-        if plan is None or plan.args is None:
-            orig_init(self, *args, **kwargs)
-        else:
-            refused = None
-            try:
-                orig_init(*plan.args, **plan.kwargs)
-            except Exception as exc:
-                # Trials accepted what the real object refused.  If torch did
-                # not get past its checks, construct as the caller asked
-                # (outside this handler, so a failure reads as torch's own).
-                if getattr(self, "__dict__", {}).get("_DataLoader__initialized"):
-                    raise
-                refused = exc
-            if refused is not None:
-                plan.refused_on_real_object(refused)
-                refused = None
-                orig_init(self, *args, **kwargs)
+        pending = None
+        if ov and subclass:
+            named = _named_params(orig_init)
+            inner = {k: v for k, v in ov.items() if k not in named}
+            ov = {k: v for k, v in ov.items() if k in named}
+            if inner:
+                pending = _tls.pending = _Pending(self, inner)
+        plan = _construct(orig_init, base_cls, self, args, kwargs, ov)
+        outcome = plan.outcome if plan is not None else None
+        if pending is not None:
+            outcome = _merge(base_cls.__name__, plan, pending)
         if S.active:
             try:
-                _on_loader(self, t0, plan.outcome if plan is not None else None, sys._getframe(1))
+                _on_loader(self, t0, outcome, sys._getframe(2))
             except Exception as exc:
                 fail("loader", exc)
     return __init__
@@ -224,13 +311,18 @@ def _begin_epoch(ls, it, t0, loader):
 def _make_iter(orig_iter):
     @functools.wraps(orig_iter)
     def __iter__(self):
-        if not S.active:
+        if not S.active or _tls.iterating is self:
             return orig_iter(self)
         ls = _state_of(self)
         if ls is None:
             return orig_iter(self)
         t0 = now_ns()
-        it = orig_iter(self)
+        outer = _tls.iterating
+        _tls.iterating = self
+        try:
+            it = orig_iter(self)
+        finally:
+            _tls.iterating = outer
         if S.active:
             try:
                 _begin_epoch(ls, it, t0, self)
@@ -287,7 +379,7 @@ def _batch(ep, ls, data, t0, t1):
 def _make_next(orig_next):
     @functools.wraps(orig_next)
     def __next__(self):
-        if not S.active:
+        if not S.active or _tls.nexting is self:
             return orig_next(self)
         d = getattr(self, "__dict__", None)
         ep = d.get("_mmprof_ep") if d is not None else None
@@ -310,9 +402,12 @@ def _make_next(orig_next):
         tls = _tls
         prev = tls.loader
         tls.loader = ls.lid
+        outer = tls.nexting
+        tls.nexting = self
         try:
             data = orig_next(self)
         except StopIteration:
+            tls.nexting = outer
             tls.loader = prev
             if S.active:
                 try:
@@ -323,8 +418,10 @@ def _make_next(orig_next):
                     fail("epoch_end", exc)
             raise
         except BaseException:
+            tls.nexting = outer
             tls.loader = prev
             raise
+        tls.nexting = outer
         tls.loader = prev
         t1 = now_ns()
         if S.active:
@@ -372,10 +469,17 @@ class WorkerInit:
 
 
 def _make_iter_init(orig, multiprocess):
+    """multiprocess: whether the iterator starts workers; None: when its loader has workers
+    (an iterator class of a DataLoader subclass, e.g. torchdata's)."""
     @functools.wraps(orig)
     def __init__(self, loader, *args, **kwargs):
-        if not S.active:
+        d = getattr(self, "__dict__", None)
+        if not S.active or d is None or "_mmprof_ls" in d:
             return orig(self, loader, *args, **kwargs)
+        if multiprocess is None:
+            multi = (getattr(loader, "num_workers", 0) or 0) > 0
+        else:
+            multi = multiprocess
         ls = None
         prev = None
         swapped = False
@@ -386,11 +490,11 @@ def _make_iter_init(orig, multiprocess):
                 self.__dict__["_mmprof_ls"] = ls
                 prev = _tls.constructing
                 _tls.constructing = ls.lid
-                if multiprocess:
+                if multi:
                     _live_mp.add(self)
         except Exception as exc:
             fail("iterator", exc)
-        if ls is not None and multiprocess and S.active:
+        if ls is not None and multi and S.active:
             try:
                 user_fn = loader.worker_init_fn
                 loader.worker_init_fn = WorkerInit(ls.lid, user_fn, os.getpid())
@@ -631,7 +735,11 @@ class TimedFetch:
 
 def _instrument_fetcher(f, lid, wid):
     d = getattr(f, "__dict__", None)
-    if d is None or "fetch" in d:
+    if d is None or not callable(getattr(f, "fetch", None)):
+        _partial_once("fetcher " + type(f).__name__, "the fetch, collate and __getitem__ times",
+                      "it has no fetch method or no instance attributes")
+        return
+    if "fetch" in d:
         return
     c = _ctx_for(lid, wid)
     auto = bool(d.get("auto_collation", True))
@@ -646,6 +754,12 @@ def _instrument_fetcher(f, lid, wid):
         except Exception:
             batched = False
         d["dataset"] = (TimedMapBatched if batched else TimedMap)(ds, c)
+    else:
+        _partial_once("fetcher " + type(f).__name__, "__getitem__ times",
+                      "it holds neither dataset nor dataset_iter")
+    if "collate_fn" not in d:
+        _partial_once("fetcher " + type(f).__name__ + ".collate_fn", "collate times",
+                      "it holds no collate_fn")
     d["fetch"] = TimedFetch(f.fetch, c, auto)
 
 
@@ -749,6 +863,102 @@ def _at_exit():
     R.flush()
 
 
+# What a torch lacks (or has with a signature the wrappers do not know), recorded before the
+# first loader as one ``partial`` record each: the figures that depend on it are missing from
+# the run, said so instead of measured wrong.  (name, what it measures, why)
+_missing = []
+_partial_seen = set()  # names reported at run time in this process
+
+
+def _partial(name, measures, why):
+    emit(dumps({"t": "partial", "what": name, "measures": measures, "why": why,
+                "ns": now_ns()}), now_ns())
+
+
+def _partial_once(name, measures, why):
+    """A shape found only when torch runs (a fetcher without the attributes the wrappers
+    time): one ``partial`` record per name and process."""
+    if name not in _partial_seen:
+        _partial_seen.add(name)
+        _partial(name, measures, why)
+
+
+def _params(fn):
+    try:
+        return list(inspect.signature(fn).parameters)
+    except (TypeError, ValueError):
+        return None
+
+
+_unpatched = set()  # MMPROF_HOOK_TEST_UNPATCHED: names left alone as if this torch lacked them
+
+
+def _own(cls, cls_name, name):
+    if cls is None or "%s.%s" % (cls_name, name) in _unpatched:
+        return None
+    return cls.__dict__.get(name)
+
+
+def _wrap_method(cls, cls_name, name, make, measures, params=None):
+    """Replaces cls.name by make(original); a missing class or method, or a signature whose
+    first parameters are not ``params``, is recorded in _missing and left alone."""
+    target = "%s.%s" % (cls_name, name)
+    orig = _own(cls, cls_name, name)
+    if orig is None:
+        _missing.append((target, measures, "not in this torch"))
+        return
+    if params is not None:
+        have = _params(orig)
+        if have is None or have[:len(params)] != params:
+            _missing.append((target, measures, "signature (%s) is not (%s, ...)"
+                             % (", ".join(have or ["?"]), ", ".join(params))))
+            return
+    setattr(cls, name, make(orig))
+
+
+def _on_subclass(base, hook):
+    """base.__init_subclass__ calls hook(cls) for every subclass defined from now on (torchdata's
+    StatefulDataLoader and its iterators, a job's own DataLoader), after what it did before."""
+    prev = base.__dict__.get("__init_subclass__")
+
+    def __init_subclass__(cls, **kwargs):
+        if prev is not None:
+            prev.__get__(None, cls)(**kwargs)
+        else:
+            super(base, cls).__init_subclass__(**kwargs)
+        if S.active:
+            try:
+                hook(cls)
+            except Exception as exc:
+                fail("subclass", exc)
+    base.__init_subclass__ = classmethod(__init_subclass__)
+
+
+def _loader_subclass(cls):
+    """A DataLoader subclass with its own __init__ or __iter__ (which need not call the
+    DataLoader's): wrapped like the DataLoader's, the outermost wrapper of an object records."""
+    d = cls.__dict__
+    if "__init__" in d:
+        cls.__init__ = _make_init(d["__init__"], cls, subclass=True)
+    if "__iter__" in d:
+        cls.__iter__ = _make_iter(d["__iter__"])
+
+
+def _iterator_subclass(cls):
+    """An iterator class of its own (torchdata's _Stateful*DataLoaderIter): its __next__ gives
+    the batches, its __init__ ties it, its fetcher and its workers to the loader."""
+    d = cls.__dict__
+    init = d.get("__init__")
+    if init is not None:
+        if (_params(init) or [])[:2] == ["self", "loader"]:
+            cls.__init__ = _make_iter_init(init, None)
+        else:
+            _partial_once(cls.__name__ + ".__init__", "which loader its workers serve",
+                          "signature is not (self, loader, ...)")
+    if "__next__" in d:
+        cls.__next__ = _make_next(d["__next__"])
+
+
 def patch(mod):
     """Patch the freshly executed torch.utils.data.dataloader module."""
     global _patched, _fault, _max_batches, _stop_file
@@ -765,28 +975,49 @@ def patch(mod):
     R._fork_handlers.append(_after_fork)
     if _fault is not None:
         _fault_hit("patch")
+    _unpatched.update(cfg.test_unpatched)
 
-    DL = mod.DataLoader
+    DL = getattr(mod, "DataLoader", None)
+    if not isinstance(DL, type) or "__init__" not in DL.__dict__:
+        raise RuntimeError("torch %s has no DataLoader class in %s: nothing can be measured"
+                           % (_torch_version(), mod.__name__))
     DL.__init__ = _make_init(DL.__dict__["__init__"], DL)
-    DL.__iter__ = _make_iter(DL.__dict__["__iter__"])
+    _wrap_method(DL, "DataLoader", "__iter__", _make_iter, "the start of each epoch")
     base = getattr(mod, "_BaseDataLoaderIter", None)
-    if base is not None and "__next__" in base.__dict__:
-        base.__next__ = _make_next(base.__dict__["__next__"])
+    _wrap_method(base, "_BaseDataLoaderIter", "__next__",
+                 _make_next, "each batch's wait, hence the stall and the step time")
+    _on_subclass(DL, _loader_subclass)
+    if base is not None:
+        _on_subclass(base, _iterator_subclass)
     for name, multi in (("_SingleProcessDataLoaderIter", False),
                         ("_MultiProcessingDataLoaderIter", True)):
-        cls = getattr(mod, name, None)
-        if cls is not None and "__init__" in cls.__dict__:
-            cls.__init__ = _make_iter_init(cls.__dict__["__init__"], multi)
+        _wrap_method(getattr(mod, name, None), name, "__init__",
+                     lambda orig, multi=multi: _make_iter_init(orig, multi),
+                     "which loader its workers serve (their fetch and __getitem__ times)"
+                     if multi else "main-process fetch and __getitem__ times",
+                     ["self", "loader"])
     kind = getattr(mod, "_DatasetKind", None)
-    if kind is not None and "create_fetcher" in kind.__dict__:
-        kind.create_fetcher = _make_create_fetcher(kind.create_fetcher)
+    fetcher = _own(kind, "_DatasetKind", "create_fetcher")
+    if isinstance(fetcher, staticmethod):
+        kind.create_fetcher = _make_create_fetcher(fetcher.__func__)
+    else:
+        _missing.append(("_DatasetKind.create_fetcher",
+                         "the fetch, collate and __getitem__ times of every worker",
+                         "not in this torch" if fetcher is None else "not a staticmethod"))
     utils = getattr(mod, "_utils", None)
     pm = getattr(utils, "pin_memory", None)
-    if pm is not None:
-        if callable(getattr(pm, "pin_memory", None)):
-            pm.pin_memory = _make_pin(pm.pin_memory)
-        if callable(getattr(pm, "_pin_memory_loop", None)):
-            pm._pin_memory_loop = _make_pin_loop(pm._pin_memory_loop)
+    pin = _own(pm, "_utils.pin_memory", "pin_memory")
+    if callable(pin):
+        pm.pin_memory = _make_pin(pin)
+    else:
+        _missing.append(("_utils.pin_memory.pin_memory", "pin_memory times", "not in this torch"))
+    loop = _own(pm, "_utils.pin_memory", "_pin_memory_loop")
+    if callable(loop) and "done_event" in (_params(loop) or []):
+        pm._pin_memory_loop = _make_pin_loop(loop)
+    else:
+        _missing.append(("_utils.pin_memory._pin_memory_loop",
+                         "which loader the pin thread's batches belong to (pin_memory times)",
+                         "not in this torch" if not callable(loop) else "no done_event parameter"))
 
     import multiprocessing.util  # noqa: F401  (its atexit handler must be registered before ours)
     atexit.register(_at_exit)
