@@ -85,14 +85,6 @@ const std::string& python() {
   return test::job_torch().python;
 }
 
-std::vector<double> read_numbers(const fs::path& p) {
-  std::vector<double> v;
-  std::ifstream in(p);
-  for (double x; in >> x;)
-    v.push_back(x);
-  return v;
-}
-
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v.empty() ? 0 : v[v.size() / 2];
@@ -145,7 +137,7 @@ TEST_F(ExternalCli, PlantedLoaderBoundJobGivesTheWaitStepAndStallItWasBuiltWith)
               wait_sum / std::accumulate(step_ms.begin(), step_ms.end(), 0.0), 1e-4);
   // The job's own perf_counter wait of each measured batch holds mmprof's (the hook's interval
   // lies inside the job's, on the same clock) and differs by its bookkeeping alone.
-  const auto own = read_numbers(dir_.path() / "job-waits.txt");
+  const auto own = test::read_numbers(dir_.path() / "job-waits.txt");
   ASSERT_GE(own.size(), 18u);
   std::vector<double> gap;
   for (size_t i = 0; i < wait_ms.size(); ++i) {
@@ -262,7 +254,7 @@ TEST_F(ExternalCli, CtrlCIsForwardedTheRunKeptAndTheExit130) {
   // Interrupt once the job has measured some steps.
   for (int i = 0; i < 300; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    if (read_numbers(dir_.path() / "job-waits.txt").size() > 10) break;
+    if (test::read_numbers(dir_.path() / "job-waits.txt").size() > 10) break;
   }
   ::kill(-pid, SIGINT);  // what Ctrl-C does: mmprof's group, not the job's own
   int status = 0;

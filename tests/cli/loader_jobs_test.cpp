@@ -4,10 +4,7 @@
 // perf_counter, the independent check of mmprof's figures.
 #include <gtest/gtest.h>
 
-#include <algorithm>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -19,14 +16,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
-
-std::vector<double> read_numbers(const fs::path& p) {
-  std::vector<double> v;
-  std::ifstream in(p);
-  for (double x; in >> x;)
-    v.push_back(x);
-  return v;
-}
 
 class LoaderJobs : public ::testing::Test {
  protected:
@@ -74,7 +63,7 @@ TEST_F(LoaderJobs, WebDatasetsWaitWorkersAndConfigurationAreTheJobsOwn) {
   // in the job's perf_counter reads), and the two totals agree within 5 %.
   const RunDir run_dir = RunDir::open(run);
   const auto steps = run_dir.steps();
-  const std::vector<double> own = read_numbers(dir_.path() / "job-waits.txt");
+  const std::vector<double> own = test::read_numbers(dir_.path() / "job-waits.txt");
   ASSERT_EQ(steps.size(), 4u);
   ASSERT_GE(own.size(), 12u);
   double hook_total = 0, own_total = 0;

@@ -10,7 +10,8 @@
 # prefix; MMPROF_PACKAGE_FILES, the files the install must hold (':'-separated, relative);
 # MMPROF_PACKAGE_TORCH_PLUGIN, the installed torch plugin (empty when not built), which the
 # installed mmprof has to find; MMPROF_PACKAGE_CPACK, cpack, to build the Debian package too.
-# MMPROF_PACKAGE_STEP_TIMEOUT bounds each step (seconds, 240).
+# MMPROF_PACKAGE_STEP_TIMEOUT bounds each step (seconds, 540: a hung step, not a loaded machine;
+# cpack took over 240 s with clang-tidy and ctest -j2 sharing 2 cores; ctest stops the whole at 600).
 set -euo pipefail
 
 if [[ $# -lt 3 ]]; then
@@ -19,7 +20,7 @@ if [[ $# -lt 3 ]]; then
 fi
 build=$(cd "$1" && pwd) cmake=$2 src=$(cd "$3" && pwd)
 shift 3
-step_timeout=${MMPROF_PACKAGE_STEP_TIMEOUT:-240}
+step_timeout=${MMPROF_PACKAGE_STEP_TIMEOUT:-540}
 exe_rel=${MMPROF_PACKAGE_EXE:-bin/mmprof}
 fixture=$src/tests/fixtures/report/run-input-bound
 

@@ -86,6 +86,14 @@ std::string text_or_empty(const std::filesystem::path& path) {
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
+std::vector<double> read_numbers(const std::filesystem::path& path) {
+  std::vector<double> v;
+  std::ifstream in(path);
+  for (double x; in >> x;)
+    v.push_back(x);
+  return v;
+}
+
 nlohmann::json read_json(const std::filesystem::path& path) {
   const std::vector<uint8_t> bytes = read_bytes(path);
   return nlohmann::json::parse(bytes.begin(), bytes.end());

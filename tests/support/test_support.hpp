@@ -54,6 +54,8 @@ struct SplitResult {
 SplitResult run_mmprof_split(const std::string& args);
 
 std::vector<uint8_t> read_bytes(const std::filesystem::path& path);
+// The whitespace-separated numbers of a text file (a job's own log of its waits); none if absent.
+std::vector<double> read_numbers(const std::filesystem::path& path);
 std::string read_text(const std::filesystem::path& path);  // throws when it cannot be read
 // The file's text, "" when it does not exist (or cannot be read).
 std::string text_or_empty(const std::filesystem::path& path);
