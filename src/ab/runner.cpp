@@ -165,6 +165,8 @@ class Experiment {
     read_trial_outputs(run_dir, metric_, t);
     const bool stopped = t.exit_code == static_cast<int>(ExitCode::interrupted) || interrupted();
     t.status = stopped ? "interrupted" : (t.exit_code == 0 && t.metric ? "complete" : "failed");
+    // What a trial that did not finish measured is no result: no throughput is shown for it.
+    if (t.status != "complete") t.metric.reset();
     doc_["trials"].push_back(to_json(t, d_.arms[arm].id));
     trials_.push_back(std::move(t));
     const TrialRecord& done = trials_.back();
@@ -174,6 +176,15 @@ class Experiment {
                     done.metric ? fmt::format("{} {:.1f}", metric_.key, *done.metric) : done.status,
                     human_duration(done.wall_s)));
     publish(look_alpha(d_, r + 1));
+    // Every arm is compared with the base: when the base itself fails, nothing is left to compare
+    // with, and the job's failure under its own configuration is what the user must see.
+    if (arm == 0 && done.status == "failed") {
+      throw Error(
+          ExitCode::failure,
+          fmt::format("the base's trial {} exited with status {} (see {}.log): with no base "
+                      "to compare against, the experiment stops",
+                      done.run_dir, done.exit_code, (o_.out / done.run_dir).string()));
+    }
   }
 
   // After `rounds` complete rounds: at a planned interim look, stop when every factor arm is

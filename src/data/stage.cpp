@@ -9,6 +9,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <fstream>
 #include <mutex>
 #include <string>
 #include <system_error>
@@ -125,6 +126,41 @@ double cpu_seconds() {
          static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
 }
 
+// The earlier sessions of staging `source_name` into `dest`, from the stage.json there: an
+// interrupted or repeated stage adds to what the copy cost, never replaces it. A record of
+// another source, or none, starts afresh; a record from before sessions were kept is one session.
+json earlier_sessions(const fs::path& dest, const std::string& source_name) {
+  std::ifstream in(dest / "stage.json");
+  // Missing or unreadable: this session's record replaces it.
+  const json old = in ? json::parse(in, nullptr, false) : json();
+  if (!old.is_object() || old.value("schema", "") != "mmprof.stage/1" ||
+      old.value("source", "") != source_name)
+    return json::array();
+  if (old.contains("sessions") && old["sessions"].is_array()) return old["sessions"];
+  json one = json::object();
+  for (const char* k : {"wall_s", "cpu_s", "copied_files", "copied_bytes", "already_there_files"})
+    one[k] = old.value(k, json(0));
+  one["complete"] = true;  // written only once a stage had finished
+  return json::array({one});
+}
+
+// stage.json's `total`: what every session together copied and cost; `costed` when mmprof stage
+// copied every byte of the copy at some time (a copy made otherwise has no known cost).
+json sessions_total(const json& sessions, uint64_t bytes) {
+  double wall = 0, cpu = 0;
+  uint64_t copied = 0;
+  for (const auto& x : sessions) {
+    wall += x.value("wall_s", 0.0);
+    cpu += x.value("cpu_s", 0.0);
+    copied += x.value("copied_bytes", uint64_t{0});
+  }
+  return {{"sessions", sessions.size()},
+          {"wall_s", wall},
+          {"cpu_s", cpu},
+          {"copied_bytes", copied},
+          {"costed", copied >= bytes}};
+}
+
 }  // namespace
 
 json stage_dataset(const Dataset& source, const StageOptions& o) {
@@ -224,40 +260,61 @@ json stage_dataset(const Dataset& source, const StageOptions& o) {
   }
   finish_cv.notify_one();
   reporter.join();
+  const std::string source_name =
+      source.remote() ? source.root().string() : fs::absolute(source.root()).string();
+  json sessions = earlier_sessions(o.dest, source_name);
+  // stage.json for this session: also when it stops early, so that the next one adds to its cost.
+  const auto record = [&](bool complete) {
+    const double wall =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const double cpu = cpu_seconds() - cpu0;
+    sessions.push_back({{"wall_s", wall},
+                        {"cpu_s", cpu},
+                        {"copied_files", copied.load()},
+                        {"copied_bytes", copied_bytes.load()},
+                        {"already_there_files", verified.load()},
+                        {"complete", complete}});
+    json st = {{"schema", "mmprof.stage/1"},
+               {"source", source_name},
+               {"verified_by", source.remote() ? "size" : "size and digest"},
+               {"dest", fs::absolute(o.dest).string()},
+               {"complete", complete},
+               {"files", names.size()},
+               {"bytes", total},
+               {"copied_files", copied.load()},
+               {"copied_bytes", copied_bytes.load()},
+               {"already_there_files", verified.load()},
+               {"threads", std::max(o.threads, 1)},
+               {"wall_s", wall},
+               {"copied_mb_per_s",
+                wall > 0 ? json(static_cast<double>(copied_bytes) / 1e6 / wall) : json(nullptr)},
+               {"cpu_s", cpu},
+               {"dest_free_bytes_before", free_before},
+               {"dest_free_bytes_after", free_bytes(o.dest)},
+               {"sessions", sessions},
+               {"total", sessions_total(sessions, total)}};
+    write_json_atomic(o.dest / "stage.json", st);
+    return st;
+  };
   // Interrupted (Ctrl-C): the files copied so far stay, whole; the same command continues.
   if (interrupted()) {
+    record(false);
     throw Error(
         ExitCode::interrupted,
         fmt::format("interrupted: {} of {} files staged in {} ({} copied now); run the "
                     "same command again to copy the rest",
                     copied.load() + verified.load(), names.size(), o.dest.string(), copied.load()));
   }
-  if (error) std::rethrow_exception(error);
+  if (error) {
+    record(false);
+    std::rethrow_exception(error);
+  }
   // On the device before the figures are taken: staged means safe there, and the file system's
   // free space counts the copy only once its blocks are allocated (ext4 delays that).
   if (const Fd d(open(o.dest.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)); d.fd >= 0) syncfs(d.fd);
   copy_sidecars(source, o.dest);
   if (o.progress) o.progress(done, total);
-  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  json s = {
-      {"schema", "mmprof.stage/1"},
-      {"source", source.remote() ? source.root().string() : fs::absolute(source.root()).string()},
-      {"verified_by", source.remote() ? "size" : "size and digest"},
-      {"dest", fs::absolute(o.dest).string()},
-      {"files", names.size()},
-      {"bytes", total},
-      {"copied_files", copied.load()},
-      {"copied_bytes", copied_bytes.load()},
-      {"already_there_files", verified.load()},
-      {"threads", std::max(o.threads, 1)},
-      {"wall_s", wall},
-      {"copied_mb_per_s",
-       wall > 0 ? json(static_cast<double>(copied_bytes) / 1e6 / wall) : json(nullptr)},
-      {"cpu_s", cpu_seconds() - cpu0},
-      {"dest_free_bytes_before", free_before},
-      {"dest_free_bytes_after", free_bytes(o.dest)}};
-  write_json_atomic(o.dest / "stage.json", s);
-  return s;
+  return record(true);
 }
 
 }  // namespace mmprof

@@ -118,6 +118,7 @@ WorkerBalance worker_balance(const Scope& scope, const Window& window, const Loa
   // in_order: null when this torch has no such parameter (its batches always come in order).
   BalanceContext context;
   context.batches_per_epoch = batches_per_epoch;
+  if (loader != nullptr) context.workers = loader->config.num_workers;
   if (loader == nullptr || !loader->config.in_order.has_value()) {
     context.delivery = Delivery::in_order_fixed;
   } else {

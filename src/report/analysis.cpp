@@ -4,8 +4,10 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 
 #include "report/json_access.hpp"
+#include "stats/descriptive.hpp"
 
 namespace mmprof::report {
 namespace {
@@ -296,10 +298,65 @@ std::string cpu_text(const json& c) {
   }
   if (const auto idle = number_at(c, "/idle_cores")) text += fmt::format("; {:.2f} idle", *idle);
   if (value_at(c, "/saturated") == true) text += " (saturated)";
+  if (const json loading = value_at(c, "/loading"); loading.is_object())
+    text += "; " + loading["text"].get<std::string>();
   return text;
 }
 
 namespace {
+
+// What the processes that load the data did with their wall time in the run's window: on a CPU,
+// waiting for one (run queue), or off CPU (I/O, a sleep, a lock), per worker slot (the configured
+// workers, which non-persistent workers share over epochs), or the main process when it loads.
+json loader_activity(const json& s, const json& m) {
+  const json workers_cfg = run_config_value("loader.num_workers", m);
+  const bool main_loads = workers_cfg.is_number() && workers_cfg.get<double>() < 1;
+  const std::string role = main_loads ? "main" : "worker";
+  double cores = 0, delay = 0;
+  int processes = 0, delays = 0;
+  for (const auto& p : value_at(s, "/cpu/per_process")) {
+    if (p.value("role", "") != role || !p["cores"].is_number()) continue;
+    ++processes;
+    cores += p["cores"].get<double>();
+    if (p["run_queue_delay_fraction"].is_number()) {
+      delay += p["run_queue_delay_fraction"].get<double>();
+      ++delays;
+    }
+  }
+  if (processes == 0) return nullptr;
+  const double slots =
+      main_loads || !workers_cfg.is_number() ? processes : std::max(1.0, workers_cfg.get<double>());
+  const double on = cores / slots;
+  // NaN when no process had its run-queue delay read.
+  const double queued = delays > 0 ? delay / delays : NAN;
+  const double waiting = std::isfinite(queued) ? queued : 0.0;
+  const double off = std::clamp(1.0 - on - waiting, 0.0, 1.0);
+  const std::string kind = on >= kLoaderCpuBound      ? "cpu-bound"
+                           : waiting >= kCpuContended ? "cpu-contended"
+                           : off >= kLoaderOffCpu     ? "off-cpu"
+                                                      : "mixed";
+  const std::string who =
+      main_loads ? "the main process (it loads the data)"
+                 : fmt::format("each of {:g} worker slot{}", slots, slots == 1 ? "" : "s");
+  std::string text = fmt::format("{} was on a CPU {:.0f} % of the time", who, 100 * on);
+  if (std::isfinite(queued)) text += fmt::format(", waited for one {:.0f} %", 100 * queued);
+  text += fmt::format(", off CPU (I/O, a sleep, a lock) {:.0f} %: {}", 100 * off,
+                      kind == "cpu-bound"       ? "it computes, more of it needs more cores"
+                      : kind == "cpu-contended" ? "it waits for a CPU"
+                      : kind == "off-cpu"       ? "it waits, not computes: another one costs "
+                                                  "about what this one used"
+                                                : "it both computes and waits");
+  return {{"role", role},
+          {"processes", processes},
+          {"slots", slots},
+          {"cores_each", on},
+          {"run_queue_fraction", finite_or_null(queued)},
+          {"off_cpu_fraction", off},
+          {"kind", kind},
+          {"thresholds", {{"cpu_bound", kLoaderCpuBound}, {"off_cpu", kLoaderOffCpu}}},
+          {"source", "summary cpu.per_process: cpu_s / wall and run_queue_delay per process"},
+          {"text", text}};
+}
 
 json cpu_resource(const json& s, const json& m) {
   const auto used = number_at(s, "/cpu/utilization_cores");
@@ -348,6 +405,7 @@ json cpu_resource(const json& s, const json& m) {
     c["idle_cores_source"] =
         "available - used by mmprof's processes: the run has no host CPU figures (cpu.host)";
   }
+  c["loading"] = loader_activity(s, m);
   c["text"] = cpu_text(c);
   return c;
 }
@@ -472,12 +530,17 @@ json attribute_resources(const json& s, const json& m, const json& stages) {
                                                                      {"cpu", "contended"},
                                                                      {"memory", "pressure"},
                                                                      {"gpu", "saturated"}}};
+  // A busy host limits the loader only when its loading processes compute or queue for a CPU: a
+  // worker that sleeps or waits on I/O is limited by what it waits for, whoever keeps the CPUs
+  // busy.
+  const bool off_cpu = value_at(r, "/cpu/loading/kind") == "off-cpu";
   for (const auto& [resource, flag] : order) {
-    if (r[resource][flag] == true) {
+    if (r[resource][flag] == true && !(off_cpu && std::string(resource) == "cpu")) {
       r["limit"] = resource;
       break;
     }
   }
+  if (off_cpu && r["limit"] == "none saturated") r["limit"] = "off-cpu wait";
   return r;
 }
 

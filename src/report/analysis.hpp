@@ -27,6 +27,11 @@ constexpr double kCpuSaturated = 0.85;
 // large as the changes an A/B is asked to find, and far above what an idle host shows (wake-up
 // latency of microseconds per wake-up, well under 1 % of wall time).
 constexpr double kCpuContended = 0.10;
+// A loading process (a worker, or the main process when it loads) on a CPU this share of its wall
+// time or more computes: more of them need more cores. One off CPU at least kOffCpu of its time
+// waits on I/O, a sleep or a lock: another one costs the host only what one of them used.
+constexpr double kLoaderCpuBound = 0.70;
+constexpr double kLoaderOffCpu = 0.50;
 constexpr double kStorageSaturated = 0.80;
 constexpr double kMemoryPressure = 0.90;
 constexpr double kGpuSaturated = 0.90;  // kernels cover this share of the GPU window

@@ -229,6 +229,7 @@ json analyze_run(const RunData& run) {
   a["caveats"] = ordering_caveats(s);
   a["stages"] = attribute_stages(s, run.manifest);
   a["resources"] = attribute_resources(s, run.manifest, a["stages"]);
+  a["epoch_boundary"] = value_at(s, "/epoch_boundary");
   json facts = json::array();
   const json& c = a["classification"];
   if (c["stall_fraction"].is_number()) {

@@ -136,20 +136,64 @@ json check_versions(const json& arg, const json&, const json& m) {
   return result("version_at_least", true, detail);
 }
 
+// "1.40 cores idle on the host", or the run's own unused cores when the host was not measured.
+std::string idle_cores_text(double idle, const json& a) {
+  // Older runs have no host figures: their idle cores are only those the run left.
+  const bool host = value_at(a, "/resources/cpu/host_busy_cores").is_number();
+  return fmt::format(
+      "{:.2f} cores {}", idle,
+      host ? "idle on the host" : "the run left unused (the host's load not measured)");
+}
+
+// Whether the host has room for one loading process more: the idle cores cover what one of the
+// run's own used, or they mostly waited off CPU (sleeping, on I/O or a lock), when the host's
+// busy cores are not what limits them.
+json check_room_for_a_worker(const json&, const json& a, const json&) {
+  const WorkerCoreNeed need = worker_core_need(a);
+  if (need.waits) return result("room_for_a_worker", true, need.text);
+  const auto idle = number_at(a, "/resources/cpu/idle_cores");
+  if (!idle) return result("room_for_a_worker", false, "cannot verify: CPU use not measured");
+  return result("room_for_a_worker", *idle >= need.cores,
+                fmt::format("{}; {}", need.text, idle_cores_text(*idle, a)));
+}
+
+// Whether the run measured an epoch boundary that stalled (summary epoch_boundary: a job's, or
+// mmprof's loader's pipeline phase): a change that acts at the boundary (persistent workers)
+// shows nothing in trials that never cross one, or cross one without a stall.
+json check_epoch_boundary_stall(const json&, const json& a, const json&) {
+  const json eb = value_at(a, "/epoch_boundary");
+  if (!eb.is_object()) {
+    return result("epoch_boundary_stall", false,
+                  "cannot verify: the run has no epoch boundary figures");
+  }
+  const json phase = eb.contains("boundaries") ? eb : value_at(eb, "/pipeline");
+  const auto boundaries = number_at(phase, "/boundaries").value_or(0);
+  if (boundaries < 1) {
+    const auto per_epoch = number_at(eb, "/batches_per_epoch");
+    return result(
+        "epoch_boundary_stall", false,
+        fmt::format("no epoch boundary in the measured steps: the trials cannot show a change at "
+                    "the boundary (measure more than an epoch{})",
+                    per_epoch ? fmt::format(": over {:.0f} batches", *per_epoch) : ""));
+  }
+  const bool stall = value_at(eb, "/stall") == true;
+  return result("epoch_boundary_stall", stall,
+                fmt::format("{:.0f} epoch boundar{} measured: {}", boundaries,
+                            boundaries == 1 ? "y" : "ies", string_at(eb, "/verdict", "?")));
+}
+
 const std::map<std::string, Check>& checks() {
   static const std::map<std::string, Check> table = {
       {"idle_cores",
        [](const json& arg, const json& a, const json&) {
          const auto idle = number_at(a, "/resources/cpu/idle_cores");
          if (!idle) return result("idle_cores", false, "cannot verify: CPU use not measured");
-         // Older runs have no host figures: their idle cores are only those the run left.
-         const bool host = value_at(a, "/resources/cpu/host_busy_cores").is_number();
-         const std::string where =
-             host ? "idle on the host" : "the run left unused (the host's load not measured)";
          return result("idle_cores", *idle >= arg.get<double>(),
-                       fmt::format("{:.2f} cores {} in the pipeline phase (need {})", *idle, where,
+                       fmt::format("{} in the pipeline phase (need {})", idle_cores_text(*idle, a),
                                    value_text(arg)));
        }},
+      {"room_for_a_worker", check_room_for_a_worker},
+      {"epoch_boundary_stall", check_epoch_boundary_stall},
       {"memory_headroom",
        [](const json& arg, const json& a, const json&) {
          const auto peak = number_at(a, "/resources/memory/host_peak_mib");
@@ -211,6 +255,24 @@ const std::map<std::string, Check>& checks() {
            if (!ok) return result("config_in", false, fmt::format("{} is {} already", key, have));
          }
          return result("config_in", true, "configuration allows it");
+       }},
+      {"config_at_least",
+       [](const json& arg, const json&, const json& m) {
+         // A key that only has a meaning from some value of another on: PyTorch refuses
+         // prefetch_factor and persistent_workers when num_workers is 0 (docs/2.6/data.html).
+         for (const auto& [key, least] : arg.items()) {
+           const json value = run_config_value(key, m);
+           if (!value.is_number()) {
+             return result("config_at_least", false,
+                           fmt::format("cannot verify: {} is not recorded", key));
+           }
+           if (value.get<double>() < least.get<double>()) {
+             return result("config_at_least", false,
+                           fmt::format("{} is {}: the loader refuses this change below {}", key,
+                                       value_text(value), value_text(least)));
+           }
+         }
+         return result("config_at_least", true, "configuration allows it");
        }},
       {"image_format",
        [](const json& arg, const json&, const json& m) {
@@ -290,6 +352,18 @@ void check_version_names(const json& arg, const std::string& where, const std::s
 }
 
 }  // namespace
+
+WorkerCoreNeed worker_core_need(const json& analysis) {
+  const json loading = value_at(analysis, "/resources/cpu/loading");
+  if (!loading.is_object())
+    return {1, false, "a worker more needs a core (what the loading processes did: not measured)"};
+  const double each = loading["cores_each"].get<double>();
+  const bool waits = loading["kind"] == "off-cpu";
+  // A process that mostly waits still runs a little: never less than a twentieth of a core each.
+  return {std::max(each, 0.05), waits,
+          fmt::format("a worker more needs about {:.2f} cores: {}", each,
+                      loading["text"].get<std::string>())};
+}
 
 json parse_knowledge_base(const std::string& yaml_text, const std::string& name) {
   json kb = yaml_to_json(yaml_text, name);

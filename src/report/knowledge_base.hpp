@@ -19,6 +19,16 @@ nlohmann::json parse_knowledge_base(const std::string& yaml_text, const std::str
 nlohmann::json check_precondition(const nlohmann::json& precondition,
                                   const nlohmann::json& analysis, const nlohmann::json& manifest);
 
+// What one loading process more would take from the host, from what the run's own ones did
+// (analysis resources.cpu.loading): `cores` a worker more needs (one when not measured),
+// `waits` when they were mostly off CPU (another one costs only what one used), and the words.
+struct WorkerCoreNeed {
+  double cores = 1;
+  bool waits = false;
+  std::string text;
+};
+WorkerCoreNeed worker_core_need(const nlohmann::json& analysis);
+
 // {recommended: [...], excluded: [{id, title, reason}], hypotheses: [...]}.
 nlohmann::json evaluate_knowledge_base(const nlohmann::json& kb, const nlohmann::json& analysis,
                                        const nlohmann::json& manifest);

@@ -459,16 +459,20 @@ void job_sections(const json& j, std::vector<Section>& out) {
       samples +=
           (samples.empty() ? "" : ", ") + str(x["key"]) + " " + format_number(x["ms"]) + " ms";
     }
+    // A job summary from before the straggler test has no `established`: its straggler stands.
+    const bool established = s.value("established", true);
     sec.blocks.push_back(Paragraph{
-        fmt::format("Rank {} is the straggler: slowest in {} of {} steps; its mean time before "
-                    "the sync is {}x the median rank's. {}. Its limiting stage: {}; its slowest "
-                    "samples: {}.",
-                    str(s["slowest_rank"]), pct(s["slowest_rank_share"]), str(s["steps"]),
-                    format_number(s["spread"], 2), str(s["cause"]["text"]),
-                    s["cause"].value("limiting_stage", json()).is_string()
-                        ? str(s["cause"]["limiting_stage"])
-                        : "n/a",
-                    samples.empty() ? "none recorded" : samples),
+        established
+            ? fmt::format("Rank {} is the straggler: slowest in {} of {} steps; its mean time "
+                          "before the sync is {}x the median rank's. {}. Its limiting stage: {}; "
+                          "its slowest samples: {}.",
+                          str(s["slowest_rank"]), pct(s["slowest_rank_share"]), str(s["steps"]),
+                          format_number(s["spread"], 2), str(s["cause"]["text"]),
+                          s["cause"].value("limiting_stage", json()).is_string()
+                              ? str(s["cause"]["limiting_stage"])
+                              : "n/a",
+                          samples.empty() ? "none recorded" : samples)
+            : str(s["cause"]["text"]) + ".",
         true});
     json series = json::array();
     for (const auto& r : s["by_rank"]) {

@@ -36,16 +36,18 @@ std::vector<std::string> render_values(const json& change, const json& analysis,
     } else if (s == "$double" && current.is_number()) {
       out.push_back(value_text(json(std::max(1.0, 2 * current.get<double>()))));
     } else if (s == "$double_within_idle_cores" && current.is_number()) {
-      // Each added process (a worker) wants a core of its own: never more of them than the
-      // host leaves idle (analysis cpu.idle_cores, host-wide), else they only queue for a CPU.
+      // Each added process (a worker) wants what one of the run's own used: never more of them
+      // than the host's idle cores hold (analysis cpu.idle_cores, host-wide), else they only
+      // queue for a CPU; processes that mostly wait off CPU double whatever the host's load.
       const double now = current.get<double>();
       const auto idle = number_at(analysis, "/resources/cpu/idle_cores");
-      const double add = std::min(std::max(1.0, now), std::floor(idle.value_or(0)));
+      const WorkerCoreNeed need = worker_core_need(analysis);
+      const double add =
+          need.waits ? std::max(1.0, now)
+                     : std::min(std::max(1.0, now), std::floor(idle.value_or(0) / need.cores));
       if (add < 1) {
-        why_not = idle ? fmt::format(
-                             "{} cannot grow: {:.2f} host cores idle, none to add a "
-                             "process on",
-                             value_text(change["factor"]), *idle)
+        why_not = idle ? fmt::format("{} cannot grow: {:.2f} host cores idle, {}",
+                                     value_text(change["factor"]), *idle, need.text)
                        : "cannot verify: host idle cores not measured";
       }
       out.push_back(value_text(json(now + std::max(0.0, add))));

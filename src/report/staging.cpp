@@ -33,6 +33,60 @@ json read_stage_json(const fs::path& file) {
   return j.is_object() && j.value("schema", "") == "mmprof.stage/1" ? j : json(nullptr);
 }
 
+// The base arm's data.path: the data.path factor's first value (design.factors[].base).
+std::string base_path(const json& experiment) {
+  for (const auto& f : value_at(experiment, "/design/factors")) {
+    if (f.value("key", "") == "data.path" && f["base"].is_string()) return f["base"];
+  }
+  return "";
+}
+
+// The same place: URLs as written, local paths resolved (symlinks, relative parts).
+bool same_source(const std::string& a, const std::string& b) {
+  if (a.find("://") != std::string::npos || b.find("://") != std::string::npos) return a == b;
+  std::error_code ec1, ec2;
+  const fs::path x = fs::weakly_canonical(a, ec1), y = fs::weakly_canonical(b, ec2);
+  return ec1 || ec2 ? a == b : x == y;
+}
+
+// stage.json's total over its sessions; a record from before sessions were kept is one session.
+json stage_total(const json& stage) {
+  if (value_at(stage, "/total").is_object()) return stage["total"];
+  const double copied = number_at(stage, "/copied_bytes").value_or(0);
+  return {{"sessions", 1},
+          {"wall_s", number_at(stage, "/wall_s").value_or(0)},
+          {"copied_bytes", copied},
+          {"costed", copied >= number_at(stage, "/bytes").value_or(0)}};
+}
+
+// Why stage.json cannot give the copy's cost, or empty: the copy must be of the base's data, be
+// complete, and mmprof stage must have copied all of it (over however many sessions).
+std::string unusable_stage(const json& stage, const std::string& copy, const std::string& base) {
+  const std::string source = string_at(stage, "/source", "");
+  if (!base.empty() && !same_source(source, base)) {
+    return fmt::format("{}/stage.json is a copy of {}, not of the base arm's data.path {}", copy,
+                       source, base);
+  }
+  if (value_at(stage, "/complete") == false) {
+    return fmt::format(
+        "the copy in {} is not complete ({} of {} files in its last session): run mmprof stage "
+        "again to finish it",
+        copy,
+        number_at(stage, "/copied_files").value_or(0) +
+            number_at(stage, "/already_there_files").value_or(0),
+        number_at(stage, "/files").value_or(0));
+  }
+  const json total = stage_total(stage);
+  if (total["costed"] != true) {
+    return fmt::format(
+        "{}/stage.json accounts for copying {:.1f} of its {:.1f} MB: the rest was there before "
+        "mmprof stage first ran, so what the copy cost is not known",
+        copy, number_at(total, "/copied_bytes").value_or(0) / 1e6,
+        number_at(stage, "/bytes").value_or(0) / 1e6);
+  }
+  return "";
+}
+
 std::string caveat(const json& experiment, const std::optional<RunData>& base) {
   std::string text;
   const json locality = base ? value_at(base->summary, "/locality") : json(nullptr);
@@ -77,18 +131,24 @@ json staging_break_even(const json& experiment, const std::optional<RunData>& ba
       e["reason"] = fmt::format(
           "no stage.json in {}: copy it with mmprof stage SRC {} to count what staging costs", copy,
           copy);
+    } else if (const std::string why = unusable_stage(stage, copy, base_path(experiment));
+               !why.empty()) {
+      e["reason"] = why;
     } else if (metric.find("samples_per_s") == std::string::npos) {
       e["reason"] = "the experiment's metric is not a throughput in samples/s (" + metric + ")";
     } else if (!samples || !base_rate || !effect || !lo || !hi || *base_rate <= 0) {
       e["reason"] = "the base's sample count or the arm's effect is missing";
     } else {
-      const double stage_s = number_at(stage, "/wall_s").value_or(0);
+      // Every session's time: an interrupted copy resumed cost both.
+      const json total = stage_total(stage);
+      const double stage_s = number_at(total, "/wall_s").value_or(0);
       const double base_epoch = epoch_s(*samples, *base_rate);
       const auto saved = [&](double pct) {
         return base_epoch - epoch_s(*samples, *base_rate * (1 + pct / 100));
       };
       e["source"] = value_at(stage, "/source");
       e["stage_s"] = stage_s;
+      e["stage_sessions"] = total["sessions"];
       e["stage_mb_per_s"] = value_at(stage, "/copied_mb_per_s");
       e["samples_per_epoch"] = *samples;
       e["epoch_s"] = {{"as_is", base_epoch},

@@ -149,6 +149,7 @@ class BaselineRun {
     context.delivery = config_.loader.in_order ? Delivery::in_order : Delivery::out_of_order;
     context.batches_per_epoch = static_cast<int64_t>(phases_.batches_per_epoch());
     context.slowest_class = pipeline_.classes.slowest_class();
+    context.workers = config_.loader.num_workers;
     parts.stage_breakdown = pipeline_.classes.to_json(pipeline_.name);
     parts.workers_balance = pipeline_.workers.to_json(
         pipeline_.window_s, context, [this](uint32_t i) { return dataset_.samples()[i].key; });

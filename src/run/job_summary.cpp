@@ -10,6 +10,7 @@
 #include "mmprof/run_dir.hpp"
 #include "rundir/json_file.hpp"
 #include "stats/descriptive.hpp"
+#include "stats/inference.hpp"
 #include "util/files.hpp"
 #include "util/shell_quote.hpp"
 
@@ -66,6 +67,51 @@ json cause_of(const std::vector<RankSteps>& ranks, size_t slow, const std::vecto
   return c;
 }
 
+// A straggler is named only on evidence: the slowest rank's time before the sync exceeds the
+// other ranks' median in a one-sided Wilcoxon signed-rank test over the common steps, the p value
+// multiplied by the number of ranks (the slowest was picked among them), below kStragglerAlpha,
+// and its mean is at least kStragglerSpread x the median rank's (a smaller gap costs the job
+// too little to act on). Otherwise the slowest rank is noise: "not established" and why.
+constexpr double kStragglerAlpha = 0.05;
+constexpr double kStragglerSpread = 1.05;
+
+json straggler_test(const std::vector<std::vector<double>>& locals, size_t slow, double spread) {
+  const size_t n = locals[slow].size();
+  std::vector<double> d(n);
+  for (size_t i = 0; i < n; ++i) {
+    std::vector<double> at(locals.size());
+    for (size_t k = 0; k < locals.size(); ++k)
+      at[k] = locals[k][i];
+    d[i] = locals[slow][i] - median_of_others(at, slow);
+  }
+  const stats::WilcoxonResult w = stats::wilcoxon_signed_rank(d);
+  const double expected = static_cast<double>(w.n * (w.n + 1)) / 4;
+  const double one_sided = w.n == 0 ? 1.0 : (w.w_plus > expected ? w.p / 2 : 1 - w.p / 2);
+  const double adjusted = std::min(1.0, one_sided * static_cast<double>(locals.size()));
+  const bool significant = adjusted < kStragglerAlpha;
+  const bool large = std::isfinite(spread) && spread >= kStragglerSpread;
+  std::string why;
+  if (!significant) {
+    why = fmt::format(
+        "slower than the others' median in a test p = {:.3g} (one-sided, x {} ranks; "
+        "need < {:g}): its lead is within the steps' noise",
+        adjusted, locals.size(), kStragglerAlpha);
+  } else if (!large) {
+    why = fmt::format(
+        "its mean is only {:.3f}x the median rank's (need >= {:g}x): too small a "
+        "gap to act on",
+        spread, kStragglerSpread);
+  }
+  return {{"established", significant && large},
+          {"method",
+           "one-sided Wilcoxon signed-rank of the slowest rank's time before the sync minus the "
+           "other ranks' median, per step; p x ranks (Bonferroni: the slowest was picked)"},
+          {"p_adjusted", adjusted},
+          {"alpha", kStragglerAlpha},
+          {"spread_floor", kStragglerSpread},
+          {"why_not", why.empty() ? json(nullptr) : json(why)}};
+}
+
 }  // namespace
 
 fs::path rank_dir(const fs::path& job, int rank) {
@@ -112,14 +158,24 @@ json straggler_analysis(const std::vector<RankSteps>& ranks) {
                        {"local_ms", locals[k]}});
   }
   const double med = median(local_mean);
+  const double spread = med > 0 ? local_mean[slow] / med : NAN;
+  const json test = straggler_test(locals, slow, spread);
+  json cause = cause_of(ranks, slow, local_mean, n);
+  if (test["established"] != true) {
+    cause["text"] =
+        fmt::format("No straggler established: rank {} is the slowest on average, but {}",
+                    ranks[slow].rank, test["why_not"].get<std::string>());
+  }
   return {{"steps", n},
+          {"established", test["established"]},
+          {"test", test},
           {"slowest_rank", ranks[slow].rank},
           {"slowest_rank_share", static_cast<double>(slowest_count[slow]) / static_cast<double>(n)},
-          {"spread", med > 0 ? json(local_mean[slow] / med) : json(nullptr)},
+          {"spread", finite_or_null(spread)},
           {"job_step_ms", to_json(describe(job_step))},
           {"by_rank", by_rank},
           {"slowest_per_step", per_step},
-          {"cause", cause_of(ranks, slow, local_mean, n)}};
+          {"cause", cause}};
 }
 
 namespace {
@@ -316,7 +372,8 @@ json merge_job(const fs::path& job, int world_size, const std::map<int, RankExit
     cause["slowest_samples"] = r["slowest_samples"];
     cause["samples"] = r["samples"];
     cause["bytes"] = r["bytes"];
-    if (cause["kind"] == "data") cause["reshard"] = reshard_advice(ranks, slow, data);
+    if (cause["kind"] == "data" && stragglers["established"] == true)
+      cause["reshard"] = reshard_advice(ranks, slow, data);
   }
   json j = {{"schema", run_schema::job},
             {"world_size", world_size},

@@ -174,10 +174,55 @@ json WorkerBalance::to_json() const {
           {"likely_cause_kind", cause_kind.empty() ? json(nullptr) : json(cause_kind)}};
 }
 
+namespace {
+
+// The configured workers that have no record: added with nothing done (busy 0 in a measured
+// window), their ids returned. `idle`: the window held enough batches for every worker to take
+// two turns (with fewer, a worker may just not have had its turn yet).
+std::vector<int> add_absent_workers(WorkerBalance& out, const BalanceContext& context, bool& idle) {
+  idle = false;
+  if (!context.workers) return {};
+  int64_t batches = 0;
+  for (const WorkerStats& w : out.workers)
+    batches += w.batches;
+  const bool measured = !out.workers.empty() && out.workers.front().busy_fraction.has_value();
+  std::vector<int> absent;
+  for (int id = 0; id < *context.workers; ++id) {
+    if (std::any_of(out.workers.begin(), out.workers.end(),
+                    [&](const WorkerStats& w) { return w.worker == id; }))
+      continue;
+    WorkerStats w;
+    w.worker = id;
+    if (measured) w.busy_fraction = 0.0;
+    out.workers.push_back(std::move(w));
+    absent.push_back(id);
+  }
+  std::sort(out.workers.begin(), out.workers.end(),
+            [](const WorkerStats& a, const WorkerStats& b) { return a.worker < b.worker; });
+  idle = !absent.empty() && batches >= 2 * static_cast<int64_t>(*context.workers);
+  return absent;
+}
+
+}  // namespace
+
 void judge_balance(WorkerBalance& out, const BalanceContext& context) {
+  bool idle = false;
+  const std::vector<int> absent = add_absent_workers(out, context, idle);
+  if (idle) {
+    out.imbalanced = true;
+    out.flags.push_back(fmt::format("worker{} {} delivered nothing in the window: idle",
+                                    absent.size() == 1 ? "" : "s", fmt::join(absent, ", ")));
+    out.cause_kind = "idle_workers";
+    out.likely_cause = fmt::format(
+        "{} of the {} workers got no work: an IterableDataset with fewer shards (or items) than "
+        "workers, or a sampler that leaves some none; the idle ones still cost their memory",
+        absent.size(), *context.workers);
+  }
+  // The other rules compare the workers that worked.
   std::vector<const WorkerStats*> ws;
   for (const WorkerStats& w : out.workers)
-    if (w.worker >= 0) ws.push_back(&w);
+    if (w.worker >= 0 && std::find(absent.begin(), absent.end(), w.worker) == absent.end())
+      ws.push_back(&w);
   const bool measured = std::all_of(
       ws.begin(), ws.end(), [](const WorkerStats* w) { return w->busy_fraction.has_value(); });
   if (ws.size() < 2 || !measured) return;
@@ -206,7 +251,7 @@ void judge_balance(WorkerBalance& out, const BalanceContext& context) {
     }
   }
   out.imbalanced = !out.flags.empty();
-  if (out.imbalanced) name_cause(out, ws, most_batches, context);
+  if (out.imbalanced && !idle) name_cause(out, ws, most_batches, context);
 }
 
 }  // namespace mmprof

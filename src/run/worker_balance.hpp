@@ -48,6 +48,8 @@ struct BalanceContext {
   Delivery delivery = Delivery::in_order;
   std::optional<int64_t> batches_per_epoch;
   std::string slowest_class;  // the class slowest_class_share counts ("webp images >8 MP")
+  // The loader's configured workers: one that delivered nothing in the window is listed idle.
+  std::optional<int> workers;
 };
 
 struct WorkerBalance {
@@ -57,13 +59,16 @@ struct WorkerBalance {
   bool imbalanced = false;
   std::vector<std::string> flags;  // which rule fired
   std::string likely_cause;        // empty when none is visible in the records
-  // batch_sizes | slow_sample_class | slow_worker | slow_fetches | out_of_order | uneven_work
+  // idle_workers | batch_sizes | slow_sample_class | slow_worker | slow_fetches | out_of_order |
+  // uneven_work
   std::string cause_kind;
   nlohmann::json to_json() const;
 };
 
 // Applies the rules to balance.workers: the figures need at least two worker processes (id >= 0)
-// with busy fractions (a measured window); without them balance is left as it is.
+// with busy fractions (a measured window); without them balance is left as it is. A configured
+// worker with no record (context.workers) is added with nothing done, and when the window held
+// batches enough for each worker to take two turns, it is flagged idle: the first cause.
 void judge_balance(WorkerBalance& balance, const BalanceContext& context);
 
 }  // namespace mmprof

@@ -340,6 +340,27 @@ TEST_F(ExternalCli, AbOnTheJobCatchesAFalsePreservingClaimInItsFirstRound) {
   EXPECT_EQ(arm["correctness"]["ok"], false) << arm.dump(1);
 }
 
+// Issue 32 case 15: a job that crashes in every trial. The base's first trial fails, so the
+// experiment stops there: status failed, exit 1, no throughput for the failed trial, its log
+// named, and nothing else run.
+TEST_F(ExternalCli, AbOfAJobThatCrashesFailsAtTheBasesFirstTrial) {
+  const auto r = test::run_mmprof("ab --rounds 6 --factor loader.num_workers=1,2 --out " +
+                                  test::shell_quote(dir_.path() / "exp") + " -- " + python() +
+                                  " -c 'import sys; sys.exit(3)'");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("the base's trial trials/r00-base exited with status"), std::string::npos)
+      << r.output;
+  const json e = test::read_json(dir_.path() / "exp" / "experiment.json");
+  EXPECT_EQ(e["status"], "failed");
+  ASSERT_FALSE(e["trials"].empty());
+  EXPECT_LE(e["trials"].size(), 3u);  // round 1 stops at the base, wherever it ran in the round
+  EXPECT_EQ(e["trials"].back()["arm"], "base");
+  for (const auto& t : e["trials"]) {
+    EXPECT_EQ(t["status"], "failed");
+    EXPECT_TRUE(t["metric"].is_null()) << t.dump();
+  }
+}
+
 // num_workers=0 (loading in the main process) and no persistent workers: every step still has
 // its wait, and __getitem__ is timed in the main process (worker -1).
 TEST_F(ExternalCli, MainProcessLoadingIsTimedToo) {

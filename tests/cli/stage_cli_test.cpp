@@ -62,9 +62,16 @@ TEST_F(StageCli, CopiesEveryFileThenOnlyWhatChanged) {
   // Again: nothing to copy, every file verified by size and digest.
   r = stage(path("copy"));
   ASSERT_EQ(r.exit_code, 0) << r.output;
+  const double first_s = s["wall_s"].get<double>();
   s = json::parse(r.output);
   EXPECT_EQ(s["copied_files"], 0);
   EXPECT_EQ(s["already_there_files"], files);
+  // What the copy cost is both sessions' (issue 32 case 1: not the verification's alone).
+  EXPECT_EQ(s["total"]["sessions"], 2);
+  EXPECT_DOUBLE_EQ(s["total"]["wall_s"].get<double>(), first_s + s["wall_s"].get<double>());
+  EXPECT_EQ(s["total"]["copied_bytes"], bytes);
+  EXPECT_EQ(s["total"]["costed"], true);
+  EXPECT_EQ(s["complete"], true);
   // One byte changed in one file (same size), and a cut copy left by an interrupted run: that
   // file alone is copied again, and no .partial stays.
   const fs::path changed = path("copy") / "000004.jpg";
@@ -85,6 +92,22 @@ TEST_F(StageCli, CopiesEveryFileThenOnlyWhatChanged) {
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_EQ(test::read_text(path("run") / "errors.jsonl"), "");
   EXPECT_EQ(test::read_json(path("run") / "manifest.json")["data"]["samples"], 31);
+}
+
+// A copy made by something else (cp) and then staged: verified, nothing copied, and stage.json
+// says its cost is not known; a stage.json of another source is not added to.
+TEST_F(StageCli, ACopyMadeOtherwiseHasNoKnownCost) {
+  fs::copy(src(), path("cp-copy"), fs::copy_options::recursive);
+  test::write_text(path("cp-copy") / "stage.json",
+                   R"({"schema": "mmprof.stage/1", "source": "/elsewhere", "wall_s": 99,
+                       "copied_bytes": 1, "sessions": [{"wall_s": 99, "copied_bytes": 1}]})");
+  const auto r = stage(path("cp-copy"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const json s = json::parse(r.output);
+  EXPECT_EQ(s["copied_files"], 0);
+  EXPECT_EQ(s["total"]["sessions"], 1);  // /elsewhere's record is not this copy's
+  EXPECT_EQ(s["total"]["copied_bytes"], 0);
+  EXPECT_EQ(s["total"]["costed"], false);
 }
 
 TEST_F(StageCli, NoRoomIsRefusedBeforeAnythingIsCopied) {

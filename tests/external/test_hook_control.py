@@ -249,9 +249,10 @@ class KilledWorkerTests(JobCase):
         # torch reports the death as "DataLoader worker (pid N) is killed", or, when the kill
         # lands while main is fetching the previous batch's shared-memory fd from the worker's
         # resource sharer, as that connection failing (EOFError, ConnectionResetError): a race
-        # of torch's own.
-        self.assertTrue("DataLoader worker" in run.stderr or "resource_sharer" in run.stderr,
-                        run.stderr[-2000:])
+        # of torch's own. On torch 2.x the EOFError may surface only at interpreter shutdown,
+        # after sys.stderr is gone ("object type name: EOFError ... lost sys.stderr").
+        died = ("DataLoader worker", "resource_sharer", "EOFError", "ConnectionResetError")
+        self.assertTrue(any(d in run.stderr for d in died), run.stderr[-2000:])
         with open(os.path.join(wd, "truth.json")) as f:
             truth = json.load(f)
         recorded = {r["index"] for r in run.records("getitem")}

@@ -332,6 +332,7 @@ struct FakeWorld {
   std::optional<bool> steady;     // written to steady.json when set
   std::set<std::string> failing;  // a trial given one of these --set values exits 1
   int failed_runs = 0;
+  bool crashes = false;  // every trial writes its figures, then exits 1 (a job that crashes late)
 
   int run(const std::vector<std::string>& argv, const std::filesystem::path& log) {
     std::filesystem::path out;
@@ -364,6 +365,11 @@ struct FakeWorld {
     if (steady) {
       std::ofstream(out / "steady.json")
           << nlohmann::json{{"pipeline", {{"steady", *steady}, {"extended", true}}}}.dump();
+    }
+    if (crashes) {
+      ++runs;
+      ++failed_runs;
+      return 1;
     }
     return ++runs == interrupt_after ? 130 : 0;
   }
@@ -484,6 +490,36 @@ TEST(AbProtocolTest, AnInvalidArmIsNotRunAgainAndNothingLeftStopsTheExperiment) 
   EXPECT_EQ(f["message"],
             "every factor arm was INVALID after round 1 of 6: nothing is left to compare");
   EXPECT_EQ(f["results"][1]["verdict"], "INVALID");
+}
+
+// A job that crashes in every trial after measuring: no failed trial shows a throughput, and the
+// base's failure ends the experiment as failed (exit 1), with what ran kept on disk.
+TEST(AbProtocolTest, AFailingBaseEndsTheExperimentAsFailed) {
+  test::TempDir tmp;
+  FakeWorld world;
+  world.crashes = true;
+  const ExperimentDesign d = design_of({"loader.num_workers=1,2"}, 6);
+  try {
+    run_fake(d, world, tmp.path() / "exp");
+    FAIL() << "a failing base ended as a result";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::failure);
+    EXPECT_NE(std::string(e.what()).find("the base's trial trials/r00-base exited with status 1"),
+              std::string::npos)
+        << e.what();
+  }
+  const auto e = test::read_json(tmp.path() / "exp" / "experiment.json");
+  EXPECT_EQ(e["status"], "failed");
+  const auto& trials = e["trials"];
+  ASSERT_FALSE(trials.empty());
+  EXPECT_EQ(trials.back()["arm"], "base");  // nothing ran after the base failed
+  EXPECT_EQ(static_cast<int>(trials.size()), world.runs);
+  for (const auto& t : trials) {
+    EXPECT_EQ(t["status"], "failed");
+    EXPECT_TRUE(t["metric"].is_null()) << t.dump();
+  }
+  const std::string md = test::read_text(tmp.path() / "exp" / "matrix.md");
+  EXPECT_EQ(md.find("1000.0"), std::string::npos) << md;
 }
 
 }  // namespace

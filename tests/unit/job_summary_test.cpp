@@ -71,6 +71,38 @@ TEST(StragglerAnalysis, WithoutSyncAndWithUnevenCountsTheCommonStepsAreCompared)
   EXPECT_TRUE(straggler_analysis({}).is_null());
 }
 
+// Issue 32 case 5: no straggler on noise. Two ranks that take turns being slower (rank 1 by a
+// hair on average, slowest in 5 of 10 steps) have no straggler; a rank slower in every step by
+// 1 % is real but too small a gap to act on; a planted data straggler is established.
+TEST(StragglerAnalysis, NoStragglerIsNamedOnNoiseOrOnATinyGap) {
+  RankSteps a = rank_steps(0, 10, 1, 20, 0), b = rank_steps(1, 10, 1, 20, 0);
+  for (size_t i = 0; i < 10; ++i) {
+    const double jitter = (i % 2 == 0 ? 1.0 : -0.8) * static_cast<double>(i + 1) / 10;
+    b.step_ms[i] += jitter;
+    b.compute_ms[i] += jitter;
+  }
+  const json noise = straggler_analysis({a, b});
+  EXPECT_EQ(noise["slowest_rank"], 1);
+  EXPECT_EQ(noise["established"], false);
+  EXPECT_GT(noise["test"]["p_adjusted"].get<double>(), 0.05);
+  EXPECT_THAT(noise["cause"]["text"].get<std::string>(),
+              HasSubstr("No straggler established: rank 1 is the slowest on average, but slower "
+                        "than the others' median in a test p = "));
+  EXPECT_THAT(noise["cause"]["text"].get<std::string>(), HasSubstr("within the steps' noise"));
+
+  const json tiny =
+      straggler_analysis({rank_steps(0, 10, 1, 20, 0.21), rank_steps(1, 10, 1, 20.21, 0)});
+  EXPECT_EQ(tiny["established"], false);
+  EXPECT_LT(tiny["test"]["p_adjusted"].get<double>(), 0.05);
+  EXPECT_THAT(tiny["cause"]["text"].get<std::string>(),
+              HasSubstr("its mean is only 1.005x the median rank's (need >= 1.05x)"));
+
+  const json planted =
+      straggler_analysis({rank_steps(0, 6, 40, 20, 1), rank_steps(1, 6, 1, 20, 40)});
+  EXPECT_EQ(planted["established"], true);  // 6 of 6 steps slower: p 0.02 x 2 ranks
+  EXPECT_TRUE(planted["test"]["why_not"].is_null());
+}
+
 TEST(DistEnv, TorchrunsVariablesAreReadAndAMissingRendezvousIsOneSentence) {
   const DistEnv env = dist_env_from("10.0.0.1", "29500", "3", "True", 7, 8);
   EXPECT_EQ(env.master_addr, "10.0.0.1");

@@ -215,21 +215,27 @@ TEST(ReportKnowledgeBase, VersionPreconditionsReadTheJobsTorch) {
   EXPECT_EQ(check_precondition({{"version_at_least", {{"torch", "2.6"}}}}, a, m)["ok"], true);
 }
 
-// The knowledge base's own facts: prefetch_factor and persistent_workers came with torch 1.7,
-// in_order with 2.6. A torch 1.6 job is offered none of them; the reason names its version.
-TEST(ReportKnowledgeBase, AJobsTorchExcludesArgumentsItLacks) {
+// A job's map of a user's DataLoader: `torch`, `workers` workers, no persistent workers.
+json job_manifest(int workers, const std::string& torch = "2.6.0") {
   json m;
   m["source"] = "external";
   m["job"]["command"] = {"python", "train.py"};
-  m["job"]["dataloader"]["versions"]["torch"] = "1.6.0";
+  m["job"]["dataloader"]["versions"]["torch"] = torch;
   m["job"]["dataloader"]["loaders"] = {{{"followed", true},
                                         {"config",
-                                         {{"num_workers", 2},
-                                          {"prefetch_factor", 2},
+                                         {{"num_workers", workers},
+                                          {"prefetch_factor", workers > 0 ? json(2) : json()},
                                           {"persistent_workers", false},
                                           {"in_order", true},
                                           {"pin_memory", false}}}}};
   m["hardware"]["memory"]["total_mib"] = 16000;
+  return m;
+}
+
+// The knowledge base's own facts: prefetch_factor and persistent_workers came with torch 1.7,
+// in_order with 2.6. A torch 1.6 job is offered none of them; the reason names its version.
+TEST(ReportKnowledgeBase, AJobsTorchExcludesArgumentsItLacks) {
+  const json m = job_manifest(2, "1.6.0");
   json a;
   a["classification"]["primary"] = "input-bound";
   a["stages"]["limit"] = "getitem";
@@ -267,6 +273,106 @@ TEST(ReportKnowledgeBase, ATorchWithoutInOrderIsToldTheVersionThatIntroducedIt) 
   EXPECT_EQ(excluded["reason"], "the job's torch 1.13.1 is older than 2.6, which introduced it");
   EXPECT_EQ(excluded["preconditions"][0]["detail"],
             "loader.in_order: the job's DataLoader (torch 1.13.1) has no such argument");
+}
+
+// Issue 32 case 10: one worker whose __getitem__ sleeps 30 ms, on a host others keep busy. The
+// worker used 0.02 cores: it waits, so the host's busy CPUs are not its limit, and a second
+// worker is the lever. A worker that computes on the same host is refused for want of a core.
+TEST(ReportKnowledgeBase, AWorkerThatWaitsGetsMoreWorkersWhateverTheHostsLoad) {
+  json s;
+  s["cpu"] = {{"utilization_cores", 0.05},
+              {"effective_cores", 2.0},
+              {"host", {{"cpus", 2}, {"busy_fraction", 1.0}, {"others_busy_cores", 1.95}}},
+              {"run_queue_delay", {{"workers_mean_fraction", 0.001}}},
+              {"per_process",
+               {{{"role", "main"}, {"cores", 0.03}, {"run_queue_delay_fraction", 0.002}},
+                {{"role", "worker"}, {"cores", 0.02}, {"run_queue_delay_fraction", 0.001}}}}};
+  const json m = job_manifest(1);
+  json a;
+  a["classification"]["primary"] = "input-bound";
+  a["stages"]["limit"] = "getitem";
+  a["resources"] = attribute_resources(s, m);
+  EXPECT_EQ(a["resources"]["cpu"]["saturated"], true);  // the host is busy ...
+  EXPECT_EQ(a["resources"]["cpu"]["loading"]["kind"], "off-cpu");
+  EXPECT_NEAR(a["resources"]["cpu"]["loading"]["off_cpu_fraction"].get<double>(), 0.979, 1e-9);
+  EXPECT_EQ(a["resources"]["limit"], "off-cpu wait");  // ... but the worker sleeps
+  EXPECT_NE(cpu_text(a["resources"]["cpu"])
+                .find("each of 1 worker slot was on a CPU 2 % of the time, waited for one 0 %, "
+                      "off CPU (I/O, a sleep, a lock) 98 %"),
+            std::string::npos)
+      << cpu_text(a["resources"]["cpu"]);
+  json r = evaluate_knowledge_base(embedded_kb(), a, m);
+  std::map<std::string, json> recommended;
+  for (const auto& c : r["recommended"])
+    recommended[c["id"]] = c;
+  ASSERT_TRUE(recommended.count("more-workers")) << r["excluded"].dump(1);
+  EXPECT_EQ(recommended["more-workers"]["experiment"],
+            "mmprof ab --factor loader.num_workers=1,2 -- python train.py");
+
+  // The same host and a worker that computes (0.95 cores): no core for another one.
+  s["cpu"]["per_process"][1]["cores"] = 0.95;
+  s["cpu"]["utilization_cores"] = 0.98;
+  a["resources"] = attribute_resources(s, m);
+  EXPECT_EQ(a["resources"]["cpu"]["loading"]["kind"], "cpu-bound");
+  EXPECT_EQ(a["resources"]["limit"], "cpu");
+  r = evaluate_knowledge_base(embedded_kb(), a, m);
+  for (const auto& c : r["recommended"])
+    EXPECT_NE(c["id"], "more-workers");
+  for (const auto& c : r["excluded"]) {
+    if (c["id"] != "more-workers") continue;
+    EXPECT_NE(c["reason"].get<std::string>().find("a worker more needs about 0.95 cores"),
+              std::string::npos)
+        << c["reason"];
+  }
+}
+
+// Issue 32 case 11: with num_workers=0 torch refuses prefetch_factor and persistent_workers, so
+// neither is suggested, and the reason says why.
+TEST(ReportKnowledgeBase, NoWorkersNoPrefetchOrPersistentWorkers) {
+  const json m = job_manifest(0);
+  json a;
+  a["classification"]["primary"] = "input-bound";
+  a["stages"]["limit"] = "ipc";
+  a["resources"] = {{"limit", "none saturated"},
+                    {"cpu", {{"idle_cores", 1.5}}},
+                    {"memory", {{"host_peak_mib", 4000}, {"host_total_mib", 16000}}}};
+  const json r = evaluate_knowledge_base(embedded_kb(), a, m);
+  for (const auto& c : r["recommended"])
+    EXPECT_TRUE(c["id"] != "deeper-prefetch" && c["id"] != "persistent-workers") << c["id"];
+  std::map<std::string, std::string> why;
+  for (const auto& c : r["excluded"])
+    why[c["id"]] = c["reason"];
+  for (const char* id : {"deeper-prefetch", "persistent-workers"}) {
+    EXPECT_EQ(why[id], "loader.num_workers is 0: the loader refuses this change below 1") << id;
+  }
+}
+
+// Issue 32 case 14: persistent workers change what happens at an epoch boundary; a run whose
+// measured steps crossed none (trials shorter than an epoch) cannot show it, and one whose
+// boundaries did not stall has nothing for it to remove.
+TEST(ReportKnowledgeBase, PersistentWorkersNeedAMeasuredBoundaryThatStalled) {
+  const json m = job_manifest(2);
+  json a;
+  a["classification"]["primary"] = "input-bound";
+  a["stages"]["limit"] = "getitem";
+  a["resources"] = {{"limit", "none saturated"}, {"cpu", {{"idle_cores", 0.0}}}};
+  const auto verdict = [&](const json& eb) {
+    a["epoch_boundary"] = eb;
+    const json r = evaluate_knowledge_base(embedded_kb(), a, m);
+    for (const auto& c : r["recommended"])
+      if (c["id"] == "persistent-workers") return std::string("recommended");
+    for (const auto& c : r["excluded"])
+      if (c["id"] == "persistent-workers") return c["reason"].get<std::string>();
+    return std::string("missing");
+  };
+  EXPECT_EQ(verdict({{"boundaries", 0}, {"batches_per_epoch", 50}, {"stall", false}}),
+            "no epoch boundary in the measured steps: the trials cannot show a change at the "
+            "boundary (measure more than an epoch: over 50 batches)");
+  EXPECT_EQ(verdict({{"boundaries", 2}, {"stall", false}, {"verdict", "no boundary stall"}}),
+            "2 epoch boundaries measured: no boundary stall");
+  EXPECT_EQ(verdict({{"boundaries", 2}, {"stall", true}, {"verdict", "boundary stall: 80 ms"}}),
+            "recommended");
+  EXPECT_EQ(verdict(nullptr), "cannot verify: the run has no epoch boundary figures");
 }
 
 // The default run (step.kind none) measured the pipeline alone: its advice raises the pipeline's

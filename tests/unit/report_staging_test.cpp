@@ -64,6 +64,56 @@ TEST(ReportStaging, BreakEvenEpochsWithTheirInterval) {
                   .is_null());
 }
 
+// Issue 32 case 1: the copy's cost is every session's (a re-run on a finished copy adds its 0.09 s
+// verification, it does not replace the 10 s copy), and a stage.json that cannot give the cost
+// says why: a copy of another source than the base arm's, an unfinished copy, a copy made by
+// something else that mmprof stage only verified.
+TEST(ReportStaging, TheCopysCostIsEverySessionsAndOnlyOfTheBasesDataWhole) {
+  test::TempDir copy;
+  RunData base;
+  base.manifest["data"]["samples"] = 1000;
+  json e = experiment(copy.path().string(), 25, 10, 40);
+  e["design"]["factors"] = {{{"key", "data.path"}, {"base", "/nfs/data"}}};
+  const auto write = [&](const json& stage) {
+    json st = {{"schema", "mmprof.stage/1"},
+               {"source", "/nfs/data"},
+               {"complete", true},
+               {"files", 10},
+               {"bytes", 5e6},
+               {"copied_files", 0},
+               {"copied_bytes", 0},
+               {"already_there_files", 10},
+               {"wall_s", 0.09}};
+    st.update(stage);
+    test::write_text(copy.path() / "stage.json", st.dump());
+    return staging_break_even(e, base)[0];
+  };
+  const json twice = write(
+      {{"total", {{"sessions", 2}, {"wall_s", 10.09}, {"copied_bytes", 5e6}, {"costed", true}}}});
+  ASSERT_FALSE(twice.contains("reason")) << twice;
+  EXPECT_DOUBLE_EQ(twice["stage_s"].get<double>(), 10.09);
+  EXPECT_EQ(twice["stage_sessions"], 2);
+  EXPECT_NEAR(twice["pays_off_after_epochs"]["median"].get<double>(), 10.09 / 2, 1e-12);
+
+  const json verified = write(
+      {{"total", {{"sessions", 1}, {"wall_s", 0.09}, {"copied_bytes", 0}, {"costed", false}}}});
+  EXPECT_EQ(verified["reason"],
+            copy.path().string() +
+                "/stage.json accounts for copying 0.0 of its 5.0 MB: the rest was there before "
+                "mmprof stage first ran, so what the copy cost is not known");
+  // The same from a stage.json of before sessions were kept (its one session copied nothing).
+  EXPECT_EQ(write(json::object())["reason"], verified["reason"]);
+
+  const json other = write({{"source", "/nfs/other"}});
+  EXPECT_EQ(other["reason"], copy.path().string() +
+                                 "/stage.json is a copy of /nfs/other, not of the base arm's "
+                                 "data.path /nfs/data");
+  const json cut = write({{"complete", false}, {"already_there_files", 4}});
+  EXPECT_EQ(cut["reason"], "the copy in " + copy.path().string() +
+                               " is not complete (4 of 10 files in its last session): run mmprof "
+                               "stage again to finish it");
+}
+
 TEST(ReportStaging, SaysWhyWhenAFigureIsMissing) {
   test::TempDir copy;  // no stage.json
   RunData base;

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 #include "run/stage_breakdown.hpp"
 #include "run/worker_loads.hpp"
@@ -143,6 +144,36 @@ TEST(WorkerBalance, EvenWorkersAreBalancedWithoutACause) {
   EXPECT_DOUBLE_EQ(b.busy_max_over_median.value_or(0), 1);
   EXPECT_TRUE(b.to_json()["likely_cause"].is_null());
   EXPECT_TRUE(b.to_json()["likely_cause_kind"].is_null());
+}
+
+// Issue 32 case 7: tar_stream with 1 shard and 2 workers: worker 1 never gets a shard. It is
+// listed with nothing done and named as the cause; in a window too short for every worker to take
+// two turns, a worker without a batch is listed but not yet called idle.
+TEST(WorkerBalance, AConfiguredWorkerThatGotNoWorkIsListedIdle) {
+  WorkerLoads loads;
+  for (uint32_t i = 0; i < 6; ++i)
+    loads.add_batch(batch(0, {jpeg(2 * i), jpeg(2 * i + 1)}));
+  BalanceContext c = in_order(6);
+  c.workers = 2;
+  const WorkerBalance b = loads.balance(1, c, key_of);
+  ASSERT_EQ(b.workers.size(), 2u);
+  EXPECT_EQ(b.workers[1].worker, 1);
+  EXPECT_EQ(b.workers[1].batches, 0);
+  EXPECT_DOUBLE_EQ(b.workers[1].busy_fraction.value_or(-1), 0);
+  EXPECT_TRUE(b.imbalanced);
+  EXPECT_EQ(b.flags, std::vector<std::string>{"worker 1 delivered nothing in the window: idle"});
+  EXPECT_EQ(b.cause_kind, "idle_workers");
+  EXPECT_EQ(b.likely_cause,
+            "1 of the 2 workers got no work: an IterableDataset with fewer shards (or items) than "
+            "workers, or a sampler that leaves some none; the idle ones still cost their memory");
+
+  WorkerLoads short_window;
+  short_window.add_batch(batch(0, {jpeg(0)}));
+  short_window.add_batch(batch(0, {jpeg(1)}));
+  c.workers = 3;
+  const WorkerBalance s = short_window.balance(1, c, key_of);
+  EXPECT_EQ(s.workers.size(), 3u);
+  EXPECT_FALSE(s.imbalanced);  // 2 batches: not enough for 3 workers' two turns each
 }
 
 TEST(WorkerBalance, OneWorkerOrNoWindowIsNotJudged) {
