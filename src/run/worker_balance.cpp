@@ -220,9 +220,10 @@ void judge_balance(WorkerBalance& out, const BalanceContext& context) {
   }
   // The other rules compare the workers that worked.
   std::vector<const WorkerStats*> ws;
-  for (const WorkerStats& w : out.workers)
+  for (const WorkerStats& w : out.workers) {
     if (w.worker >= 0 && std::find(absent.begin(), absent.end(), w.worker) == absent.end())
       ws.push_back(&w);
+  }
   const bool measured = std::all_of(
       ws.begin(), ws.end(), [](const WorkerStats* w) { return w->busy_fraction.has_value(); });
   if (ws.size() < 2 || !measured) return;
