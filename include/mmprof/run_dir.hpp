@@ -94,6 +94,9 @@ struct StageRow {
   // A column of stages.csv only in runs of a user's own job (RunWriter's `getitem_column`), so
   // mmprof's own runs keep their columns.
   std::optional<double> getitem_ms;
+  // The rank whose DataLoader fetched it (a job under torchrun; empty for one process): also a
+  // column only in runs of a user's own job.
+  std::optional<int> rank;
   // mmprof's own loader: the image format ("jpeg", "webp") or video codec ("h264") and the
   // source's size in pixels, as the worker's probe found them; empty in older runs and in a
   // user's job.

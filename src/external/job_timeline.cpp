@@ -556,7 +556,12 @@ RankTimeline rank_timeline(const HookRecords& records, const MainProcess& proces
     r.key = g->index;
     r.worker = g->worker;
     r.getitem_ms = ms(g->dur_ns);
-    r.phase = "end_to_end";
+    // The items the summary's getitem figures count are those of the measured window; the
+    // others are kept, named for when they started (docs/external-hook.md).
+    r.phase = window.contains(g->start_ns) ? "end_to_end"
+              : g->start_ns < window.start ? "warmup"
+                                           : "tail";
+    r.rank = t.rank;
     r.t_start_ns = g->start_ns;
     r.step = -1;
     // The measured step whose window [call, end) this item started in.

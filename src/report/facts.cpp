@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <optional>
+#include <vector>
 
 #include "report/analysis.hpp"
 #include "report/job_facts.hpp"
@@ -166,6 +168,20 @@ void error_facts(const RunData& run, json& facts) {
                        "errors.samples", *samples, "samples"));
 }
 
+// A job's summary gives the stage figures of one rank (job.primary_pid's): its rows of
+// stages.csv, which holds every rank's. All rows when the rank is not recorded (one process).
+std::vector<StageRow> primary_rank_rows(const RunData& run) {
+  std::optional<double> rank;
+  const auto pid = number_at(run.summary, "/job/primary_pid");
+  for (const auto& r : value_at(run.summary, "/job/ranks"))
+    if (pid && number_at(r, "/pid") == pid) rank = number_at(r, "/rank");
+  if (!rank) return run.stages;
+  std::vector<StageRow> rows;
+  for (const StageRow& r : run.stages)
+    if (!r.rank || *r.rank == static_cast<int>(*rank)) rows.push_back(r);
+  return rows;
+}
+
 // Summary figures recomputed from the CSV files: two independent paths to the same number.
 json cross_checks(const RunData& run) {
   json checks = json::array();
@@ -189,10 +205,11 @@ json cross_checks(const RunData& run) {
           : std::vector<std::pair<const char*, StageFigure>>{{"read", StageFigure::read},
                                                              {"decode", StageFigure::decode},
                                                              {"augment", StageFigure::augment}};
+  const std::vector<StageRow> rows = is_job(run.summary) ? primary_rank_rows(run) : run.stages;
   for (const auto& [stage, figure] : stages) {
     add(fmt::format("latency_ms.stages.{}.mean vs stages.csv", stage),
         number_at(run.summary, fmt::format("/latency_ms/stages/{}/mean", stage)),
-        stage_mean(run.stages, phase, figure));
+        stage_mean(rows, phase, figure));
   }
   for (const CsvCheck& c : loader_cross_checks(run.summary, run.stages, phase))
     add(c.what, c.summary, c.recomputed);

@@ -276,6 +276,11 @@ const std::map<std::string, Check>& checks() {
        }},
       {"image_format",
        [](const json& arg, const json&, const json& m) {
+         // A user's job records no data mix unless mmprof probed its data: unknown is not none.
+         if (!value_at(m, "/data_mix/images/formats").is_object()) {
+           return result("image_format", false,
+                         "cannot verify: the manifest has no data mix (no image formats probed)");
+         }
          const auto n = number_at(m, "/data_mix/images/formats/" + value_text(arg));
          return result("image_format", n.value_or(0) > 0,
                        fmt::format("{} {} images in the data mix", n.value_or(0), value_text(arg)));

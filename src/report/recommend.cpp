@@ -231,6 +231,19 @@ json evaluate_knowledge_base(const json& kb, const json& analysis, const json& m
       if (reason.empty() || (version && !version_reason)) reason = checks.back()["detail"];
       version_reason = version_reason || version;
     }
+    // A job tries only what its DataLoader takes: a setting of mmprof's own loader (its decoder,
+    // its workers' mode) is no lever of the job's, whatever the preconditions say.
+    const bool job = string_at(manifest, "/source", "") == "external";
+    const config::KeySpec* key = change["factor"].is_string()
+                                     ? config::find_key(change["factor"].get<std::string>())
+                                     : nullptr;
+    if (job && change["factor"].is_string() && (key == nullptr || key->dataloader.empty())) {
+      reason = fmt::format(
+          "{} is a setting of mmprof's own loader, not an argument of the job's DataLoader (the "
+          "job's __getitem__ does its own decoding): try it on the stand-in, mmprof baseline "
+          "--like RUN",
+          value_text(change["factor"]));
+    }
     std::vector<std::string> values;
     std::string why_not;
     if (change["factor"].is_string()) values = render_values(change, analysis, manifest, why_not);
@@ -240,17 +253,11 @@ json evaluate_knowledge_base(const json& kb, const json& analysis, const json& m
       reason = fmt::format("already in effect: {} = {}", value_text(change["factor"]), values[0]);
     }
     if (reason.empty()) reason = irrelevance(change, analysis);
-    if (reason.empty() && !values.empty() && string_at(manifest, "/source", "") == "external") {
-      const config::KeySpec* key = config::find_key(change["factor"].get<std::string>());
-      if (key == nullptr || key->dataloader.empty()) {
-        reason = fmt::format(
-            "{} is a setting of mmprof's own loader: the job's DataLoader has no such argument",
-            value_text(change["factor"]));
-      } else if (run_config_value(change["factor"].get<std::string>(), manifest).is_null()) {
-        reason = fmt::format("the job's torch {} has no DataLoader argument {}",
-                             string_at(manifest, "/job/dataloader/versions/torch", "?"),
-                             key->dataloader);
-      }
+    if (reason.empty() && !values.empty() && job && key != nullptr &&
+        run_config_value(change["factor"].get<std::string>(), manifest).is_null()) {
+      reason =
+          fmt::format("the job's torch {} has no DataLoader argument {}",
+                      string_at(manifest, "/job/dataloader/versions/torch", "?"), key->dataloader);
     }
     if (!reason.empty()) {
       out["excluded"].push_back({{"id", change["id"]},

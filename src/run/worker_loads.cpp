@@ -71,9 +71,12 @@ nlohmann::json WorkerLoads::to_json(double window_s, const BalanceContext& conte
   if (by_worker_.empty()) return nullptr;
   nlohmann::json j = balance(window_s, context, key_of).to_json();
   for (auto& w : j["workers"]) {
-    const Load& load = by_worker_.at(w["worker"].get<int>());
-    w["stage_ms"] = load.stage_ms;
-    w["collate_ms"] = load.collate_ms;
+    // A configured worker that delivered nothing (judge_balance lists it) has no load: it spent
+    // nothing on stages or collation.
+    const auto load = by_worker_.find(w["worker"].get<int>());
+    const bool worked = load != by_worker_.end();
+    w["stage_ms"] = worked ? load->second.stage_ms : 0.0;
+    w["collate_ms"] = worked ? load->second.collate_ms : 0.0;
   }
   return j;
 }

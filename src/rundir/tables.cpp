@@ -62,7 +62,8 @@ const Schema<StageRow>& source_columns() {
 }
 
 const Schema<StageRow>& getitem_columns() {
-  static const Schema<StageRow> s = {column<&StageRow::getitem_ms, kMs>("getitem_ms")};
+  static const Schema<StageRow> s = {column<&StageRow::getitem_ms, kMs>("getitem_ms"),
+                                     column<&StageRow::rank>("rank")};
   return s;
 }
 

@@ -156,6 +156,18 @@ TEST_F(ExternalCli, PlantedLoaderBoundJobGivesTheWaitStepAndStallItWasBuiltWith)
     EXPECT_FALSE(st.decode_ms.has_value());  // not measured for a job, never 0
   }
   EXPECT_LT(median(getitem_ms), 2 * 25.0);
+  // Issue 32 case 9: the items the 3 warm-up batches fetched are rows of phase warmup, so the
+  // report recomputes the summary's getitem mean (the window's items) from stages.csv exactly.
+  std::set<std::string> phases;
+  for (const auto& st : stages)
+    phases.insert(st.phase);
+  EXPECT_EQ(phases.count("warmup"), 1u) << json(phases).dump();
+  const auto report = test::run_mmprof("report " + test::shell_quote(run()));
+  ASSERT_EQ(report.exit_code, 0) << report.output;
+  const json checks = json::parse(text_or_empty(run() / "report.json"))["runs"][0]["cross_checks"];
+  ASSERT_FALSE(checks.empty());
+  for (const auto& c : checks)
+    EXPECT_EQ(c["ok"], true) << c.dump();
   // The worker mmprof sampled is the one torch started.
   const json torch_pids = json::parse(text_or_empty(dir_.path() / "job-workers.json"));
   std::set<int> sampled;
@@ -293,11 +305,20 @@ TEST_F(ExternalCli, ATorchrunJobWithAStragglerNamesTheSlowRank) {
   EXPECT_TRUE(roles.count("agent") == 1 && roles.count("main") == 1 && roles.count("worker") == 1)
       << json(roles).dump();
   EXPECT_EQ(ranks, (std::set<int>{0, 1}));
+  // Each stages.csv row names its rank: the summary's getitem figures are the primary rank's,
+  // and the report's cross-check recomputes them from that rank's rows alone.
+  std::set<int> stage_ranks;
+  for (const auto& st : run_dir.stages())
+    if (st.rank) stage_ranks.insert(*st.rank);
+  EXPECT_EQ(stage_ranks, (std::set<int>{0, 1}));
   const auto report = test::run_mmprof("report " + test::shell_quote(run()) + " --out " +
                                        test::shell_quote(dir_.path() / "report"));
   ASSERT_EQ(report.exit_code, 0) << report.output;
   const std::string md = text_or_empty(dir_.path() / "report" / "report.md");
   EXPECT_NE(md.find("rank 1 is the slowest"), std::string::npos) << md;
+  for (const auto& c : json::parse(
+           text_or_empty(dir_.path() / "report" / "report.json"))["runs"][0]["cross_checks"])
+    EXPECT_EQ(c["ok"], true) << c.dump();
 }
 
 // mmprof ab on the job itself: a second worker doubles a loader-bound job (ADOPT: the loader's

@@ -398,6 +398,10 @@ TEST_F(JobTimelineTest, StageTimesAndPerSampleRowsOfTheFollowedLoader) {
       {"99", -1}, {"0", 0}, {"4", 0}, {"1", 0},        {"2", 0}, {"5", 0},
       {"3", 0},   {"6", 0}, {"7", 0}, {"a/b.jpg", -1}, {"9", 4}};
   EXPECT_EQ(keys, want);
+  // Only the item started before the window [10, 540) is outside it (the epoch gap's is inside):
+  // the summary's getitem figures are exactly the end_to_end rows.
+  for (const StageRow& s : t.stages)
+    EXPECT_EQ(s.phase, s.key == "99" ? "warmup" : "end_to_end") << s.key;
   const StageRow& row = t.stages[2];
   EXPECT_EQ(row.worker, 1);
   EXPECT_NEAR(row.getitem_ms.value_or(0), 20, 1e-9);

@@ -275,6 +275,40 @@ TEST(ReportKnowledgeBase, ATorchWithoutInOrderIsToldTheVersionThatIntroducedIt) 
             "loader.in_order: the job's DataLoader (torch 1.13.1) has no such argument");
 }
 
+// Issue 32 case 9: a job's __getitem__ does its own decoding, so a setting of mmprof's own loader
+// (DCT-scaled decode, thread workers) is no lever of the job's: that is the reason, not "0 jpeg
+// images in the data mix" (a job records no data mix) or "worker_mode is null already".
+TEST(ReportKnowledgeBase, AJobIsNotOfferedTheStandInsOwnSettings) {
+  const json m = job_manifest(2);
+  json a;
+  a["classification"]["primary"] = "input-bound";
+  a["stages"]["limit"] = "getitem";
+  const json r = evaluate_knowledge_base(embedded_kb(), a, m);
+  for (const auto& c : r["recommended"]) {
+    EXPECT_NE(c["id"], "dct-scaled-decode");
+    EXPECT_NE(c["id"], "thread-workers");
+  }
+  std::map<std::string, std::string> why;
+  for (const auto& c : r["excluded"])
+    why[c["id"]] = c["reason"];
+  EXPECT_EQ(why["dct-scaled-decode"],
+            "image.dct_scaling is a setting of mmprof's own loader, not an argument of the job's "
+            "DataLoader (the job's __getitem__ does its own decoding): try it on the stand-in, "
+            "mmprof baseline --like RUN");
+  EXPECT_EQ(
+      why["thread-workers"].rfind("loader.worker_mode is a setting of mmprof's own loader", 0), 0u)
+      << why["thread-workers"];
+  // Without a probed data mix the format is unknown, not absent; with one, the count is stated.
+  const json jpeg = {{"image_format", "jpeg"}};
+  EXPECT_EQ(check_precondition(jpeg, a, m)["detail"],
+            "cannot verify: the manifest has no data mix (no image formats probed)");
+  json mix;
+  mix["data_mix"]["images"]["formats"] = {{"png", 3}};
+  EXPECT_EQ(check_precondition(jpeg, a, mix)["detail"], "0 jpeg images in the data mix");
+  mix["data_mix"]["images"]["formats"]["jpeg"] = 368;
+  EXPECT_EQ(check_precondition(jpeg, a, mix)["ok"], true);
+}
+
 // Issue 32 case 10: one worker whose __getitem__ sleeps 30 ms, on a host others keep busy. The
 // worker used 0.02 cores: it waits, so the host's busy CPUs are not its limit, and a second
 // worker is the lever. A worker that computes on the same host is refused for want of a core.

@@ -203,19 +203,24 @@ TEST_F(RunDirTest, StagesOfMmprofsRunsAreUnchangedAndTheHooksHaveGetitemMs) {
   item.step = -1;
   item.t_start_ns = 7;
   item.getitem_ms = 20.125;
+  StageRow ranked = item;  // a torchrun job's row names its rank; one process's leaves it empty
+  ranked.rank = 1;
   {
     rundir::RunWriter w(hook_run, {.getitem_column = true});
     w.manifest({{"schema", run_schema::manifest}});
-    w.stages({item});
+    w.stages({item, ranked});
   }
   const std::vector<uint8_t> bytes2 = test::read_bytes(hook_run / run_file::stages);
   const std::string text2(bytes2.begin(), bytes2.end());
   EXPECT_EQ(text2,
             "key,worker,read_ms,decode_ms,augment_ms,bytes,faults,phase,step,modality,majflt,"
-            "t_start_ns,getitem_ms\n"
-            "1234,1,,,,0,,end_to_end,-1,,,7,20.1250\n");
+            "t_start_ns,getitem_ms,rank\n"
+            "1234,1,,,,0,,end_to_end,-1,,,7,20.1250,\n"
+            "1234,1,,,,0,,end_to_end,-1,,,7,20.1250,1\n");
   const auto back = RunDir::open(hook_run).stages();
-  ASSERT_EQ(back.size(), 1u);
+  ASSERT_EQ(back.size(), 2u);
+  EXPECT_FALSE(back[0].rank.has_value());
+  EXPECT_EQ(back[1].rank, 1);
   EXPECT_FALSE(back[0].read_ms || back[0].decode_ms || back[0].augment_ms || back[0].faults);
   EXPECT_TRUE(back[0].format.empty());  // no probe columns in a job's file: left empty
   EXPECT_FALSE(back[0].source_width_px || back[0].source_height_px);

@@ -166,6 +166,15 @@ TEST(WorkerBalance, AConfiguredWorkerThatGotNoWorkIsListedIdle) {
   EXPECT_EQ(b.likely_cause,
             "1 of the 2 workers got no work: an IterableDataset with fewer shards (or items) than "
             "workers, or a sampler that leaves some none; the idle ones still cost their memory");
+  // The run's summary lists it too, with nothing spent (a worker stopped by a low open-files
+  // limit before its first batch made this throw std::out_of_range from map::at).
+  const json j = loads.to_json(1, c, key_of);
+  ASSERT_EQ(j["workers"].size(), 2u) << j.dump();
+  EXPECT_EQ(j["workers"][1]["worker"], 1);
+  EXPECT_EQ(j["workers"][1]["stage_ms"], 0.0);
+  EXPECT_EQ(j["workers"][1]["collate_ms"], 0.0);
+  EXPECT_DOUBLE_EQ(j["workers"][0]["stage_ms"].get<double>(), 6 * 2 * (1 + 10 + 1.0));
+  EXPECT_DOUBLE_EQ(j["workers"][0]["collate_ms"].get<double>(), 6 * 2.0);
 
   WorkerLoads short_window;
   short_window.add_batch(batch(0, {jpeg(0)}));
