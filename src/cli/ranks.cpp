@@ -324,6 +324,11 @@ std::string format_job_summary(const json& job) {
                        num(r.value("sync_ms_mean", json()), "{:.2f}"), slowest,
                        r["status"].get<std::string>());
   }
+  const json& epochs = job.value("epochs", json());
+  if (epochs.is_object()) {
+    out += fmt::format("  {}{}\n", epochs["equal"] == true ? "epochs: " : "warning: ",
+                       epochs["text"].get<std::string>());
+  }
   if (s.is_object()) {
     out += fmt::format("  slowest rank: {} (slowest in {:.0f}% of {} steps; spread {})\n  {}\n",
                        s["slowest_rank"].get<int>(), 100 * s["slowest_rank_share"].get<double>(),

@@ -453,6 +453,13 @@ void job_sections(const json& j, std::vector<Section>& out) {
          str(r["status"])});
   }
   sec.blocks.push_back(t);
+  const json& epochs = j.value("epochs", json());
+  if (epochs.is_object()) {
+    // Unequal steps per epoch hang or cut short a DDP job: stated as a finding, not a detail.
+    sec.blocks.push_back(Paragraph{
+        (epochs["equal"] == true ? "Epochs: " : "Unequal epochs: ") + str(epochs["text"]) + ".",
+        epochs["equal"] != true});
+  }
   if (s.is_object()) {
     std::string samples;
     for (const auto& x : s["cause"].value("slowest_samples", json::array())) {

@@ -3,6 +3,7 @@
 // RunRecorder; at the end (also after a failure) summary.json from its parts.
 #include "mmprof/baseline.hpp"
 
+#include "data/sampler.hpp"
 #include "env/network.hpp"
 #include "mmprof/error.hpp"
 #include "mmprof/loader.hpp"
@@ -171,7 +172,25 @@ class BaselineRun {
             {"phase", p.ran ? nlohmann::json(p.name) : nlohmann::json(nullptr)},
             {"sync_ms_total", p.sync_ms.empty() ? nlohmann::json(nullptr) : nlohmann::json(sync)},
             {"sync_fraction", p.sync_ms.empty() || steps <= 0 ? nlohmann::json(nullptr)
-                                                              : nlohmann::json(sync / steps)}};
+                                                              : nlohmann::json(sync / steps)},
+            {"epochs", planned_epochs()}};
+  }
+
+  // This rank's samples and batches (steps) per epoch as its sampler plans them, which job.json
+  // compares across the ranks: a permutation gives every epoch as many, streamed shards are dealt
+  // anew each epoch, so their first kStreamEpochsPlanned are listed.
+  static constexpr int64_t kStreamEpochsPlanned = 4;
+  nlohmann::json planned_epochs() const {
+    const ShardMembers shards = config_.data.stream ? shard_members(dataset_) : ShardMembers{};
+    const SamplerOptions sampler =
+        sampler_options(config_, config_.data.stream ? &shards : nullptr);
+    nlohmann::json out = nlohmann::json::array();
+    for (int64_t e = 0; e < (config_.data.stream ? kStreamEpochsPlanned : 1); ++e) {
+      const EpochPlan plan(static_cast<uint32_t>(dataset_.size()), e, sampler);
+      out.push_back(
+          {{"epoch", e}, {"samples", plan.indices().size()}, {"batches", plan.num_batches()}});
+    }
+    return out;
   }
 
   // The loader phases' bytes split by where they came from (locality.hpp).

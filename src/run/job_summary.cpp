@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
+#include <set>
 #include <system_error>
 
 #include "mmprof/error.hpp"
@@ -228,11 +230,7 @@ json slowest_samples(const RunDir& run) {
 
 }  // namespace
 
-namespace {
-
-// A data straggler whose samples are bigger than the other ranks' (its shards hold the big or
-// slow ones): shards balanced by bytes spread them, and mmprof ab says whether that helps.
-json reshard_advice(const json& ranks, int slow, const json& data) {
+json reshard_advice(const json& ranks, int slow, const json& data, const json& shards) {
   const auto per_sample = [](const json& r) {
     const auto samples = r.value("samples", int64_t{0});
     return samples > 0
@@ -249,13 +247,32 @@ json reshard_advice(const json& ranks, int slow, const json& data) {
   const std::string path =
       data.is_object() && data["path"].is_string() ? data["path"].get<std::string>() : "DATA";
   const std::string layout =
-      data.is_object() && data["layout"].is_string() ? data["layout"].get<std::string>() : "tar";
+      data.is_object() && data["layout"].is_string() ? data["layout"].get<std::string>() : "auto";
   json advice = {{"bytes_per_sample_ratio", ratio}};
   if (ratio < 1.1) {
     advice["text"] = fmt::format(
         "its samples are {:.2f}x the median rank's in bytes: not a matter of shard sizes; look at "
         "its limiting stage and slowest samples",
         ratio);
+    return advice;
+  }
+  if (layout != "tar_stream") {
+    advice["text"] = fmt::format(
+        "its samples are {:.2f}x the median rank's in bytes, but in the data.layout={} layout "
+        "every rank draws its samples from one permutation of the whole dataset, so no shard is "
+        "its own and re-sharding changes nothing: the big samples fell to it in this window; look "
+        "at its limiting stage and slowest samples",
+        ratio, layout);
+    return advice;
+  }
+  const json spread = shards.is_object() ? shards.value("largest_over_smallest", json()) : json();
+  if (spread.is_number() && spread.get<double>() <= 1.1) {
+    advice["text"] = fmt::format(
+        "its samples are {:.2f}x the median rank's in bytes, but the shards are balanced by bytes "
+        "already (largest/smallest {:.2f}x), so --by-size changes nothing: they hold its big "
+        "samples together, fewer to a shard, and each step takes as many samples on every rank; "
+        "shards that mix big and small samples would even the steps",
+        ratio, spread.get<double>());
     return advice;
   }
   const std::string balanced = path + "-balanced";
@@ -268,6 +285,104 @@ json reshard_advice(const json& ranks, int slow, const json& data) {
       fmt::format("mmprof ab --set data.layout={} --factor data.path={},{}", layout, path,
                   balanced)};
   return advice;
+}
+
+namespace {
+
+// One entry of a rank's dist.epochs: {epoch, samples, batches}, or nothing when it is not that.
+struct PlannedEpoch {
+  int64_t epoch = 0, samples = 0, batches = 0;
+};
+
+std::optional<PlannedEpoch> planned_epoch(const json& e) {
+  if (!e.is_object()) return std::nullopt;
+  const json epoch = e.value("epoch", json()), samples = e.value("samples", json()),
+             batches = e.value("batches", json());
+  if (!epoch.is_number_integer() || !samples.is_number_integer() || !batches.is_number_integer())
+    return std::nullopt;
+  return PlannedEpoch{epoch.get<int64_t>(), samples.get<int64_t>(), batches.get<int64_t>()};
+}
+
+}  // namespace
+
+json epoch_balance(const std::map<int, json>& by_rank) {
+  // The epochs every rank lists, and each rank's (samples, batches) in each.
+  std::map<int64_t, std::map<int, std::pair<int64_t, int64_t>>> epochs;
+  size_t listing = 0;
+  for (const auto& [rank, list] : by_rank) {
+    if (!list.is_array() || list.empty()) continue;
+    ++listing;
+    for (const json& e : list) {
+      if (const auto p = planned_epoch(e)) epochs[p->epoch][rank] = {p->samples, p->batches};
+    }
+  }
+  if (listing == 0) return nullptr;
+  json unequal = json::array();
+  int64_t checked = 0;
+  std::set<int64_t> steps;
+  for (const auto& [epoch, ranks] : epochs) {
+    if (ranks.size() != by_rank.size()) continue;  // not every rank planned it
+    ++checked;
+    const auto by_batches = [](const auto& a, const auto& b) {
+      return a.second.second < b.second.second;
+    };
+    const auto fewest = std::min_element(ranks.begin(), ranks.end(), by_batches);
+    const auto most = std::max_element(ranks.begin(), ranks.end(), by_batches);
+    steps.insert(fewest->second.second);
+    if (fewest->second.second == most->second.second) continue;
+    unequal.push_back({{"epoch", epoch},
+                       {"fewest",
+                        {{"rank", fewest->first},
+                         {"samples", fewest->second.first},
+                         {"batches", fewest->second.second}}},
+                       {"most",
+                        {{"rank", most->first},
+                         {"samples", most->second.first},
+                         {"batches", most->second.second}}}});
+  }
+  std::string text;
+  if (checked == 0) {
+    text = "not compared: the ranks list no epoch in common";
+  } else if (unequal.empty()) {
+    text = steps.size() == 1
+               ? fmt::format("every rank takes {} steps per epoch ({} epoch{} checked)",
+                             *steps.begin(), checked, checked == 1 ? "" : "s")
+               : fmt::format(
+                     "the ranks take equal steps in each of the {} epochs "
+                     "checked (from {} to {})",
+                     checked, *steps.begin(), *steps.rbegin());
+  } else {
+    const json& u = unequal[0];
+    text = fmt::format(
+        "the ranks take unequal steps per epoch ({} of the {} epoch{} checked): in epoch {} rank "
+        "{} has {} batches ({} samples) and rank {} has {} ({} samples). Under DDP the rank that "
+        "runs out first starts its next epoch early, or leaves its peers waiting in a collective "
+        "(a hang, or an epoch cut short): give every rank as many samples (shards of equal "
+        "sample counts, a multiple of ranks x workers of them, or a sampler that pads or drops "
+        "the remainder as DistributedSampler does)",
+        unequal.size(), checked, checked == 1 ? "" : "s", u["epoch"].get<int64_t>(),
+        u["fewest"]["rank"].get<int>(), u["fewest"]["batches"].get<int64_t>(),
+        u["fewest"]["samples"].get<int64_t>(), u["most"]["rank"].get<int>(),
+        u["most"]["batches"].get<int64_t>(), u["most"]["samples"].get<int64_t>());
+  }
+  return {{"checked", checked},
+          {"equal", checked > 0 && unequal.empty()},
+          {"unequal", unequal},
+          {"text", text}};
+}
+
+namespace {
+
+// The data's shards.json (mmprof shard writes one), or null: none there, unreadable, or the data
+// is not a local folder. It only refines the re-shard advice, so it never fails the merge.
+json shards_manifest(const json& data) {
+  if (!data.is_object() || !data["path"].is_string()) return nullptr;
+  try {
+    return rundir::read_json_if_present(fs::path(data["path"].get<std::string>()) / "shards.json")
+        .value_or(json());
+  } catch (const Error&) {
+    return nullptr;
+  }
 }
 
 // How the ranks ended as an earlier merge recorded it (the launcher's view), for a re-merge.
@@ -296,6 +411,7 @@ json merge_job(const fs::path& job, int world_size, const std::map<int, RankExit
   json sync = nullptr, group = nullptr, phase = nullptr, first_failed = nullptr, data = nullptr;
   double global_rate = 0;
   bool any_rate = false;
+  std::map<int, json> planned;  // rank -> its dist.epochs
   for (int k = 0; k < world_size; ++k) {
     json r = {{"rank", k}, {"dir", rank_dir(job, k).filename().string()}};
     const auto exit = exits.find(k);
@@ -357,6 +473,17 @@ json merge_job(const fs::path& job, int world_size, const std::map<int, RankExit
     r["sync_fraction"] = dist.value("sync_fraction", json(nullptr));
     r["samples"] = samples;
     r["bytes"] = bytes;
+    const json epochs = dist.value("epochs", json());
+    if (epochs.is_array()) {
+      r["samples_per_epoch"] = json::array();
+      r["steps_per_epoch"] = json::array();
+      for (const json& e : epochs) {
+        const auto planned_e = planned_epoch(e);
+        r["samples_per_epoch"].push_back(planned_e ? json(planned_e->samples) : json());
+        r["steps_per_epoch"].push_back(planned_e ? json(planned_e->batches) : json());
+      }
+      planned[k] = epochs;
+    }
     r["stages_ms_mean"] = stage_means(summary);
     r["limiting_stage"] = limiting_stage(r["stages_ms_mean"]);
     r["slowest_samples"] = slowest_samples(run);
@@ -372,8 +499,9 @@ json merge_job(const fs::path& job, int world_size, const std::map<int, RankExit
     cause["slowest_samples"] = r["slowest_samples"];
     cause["samples"] = r["samples"];
     cause["bytes"] = r["bytes"];
-    if (cause["kind"] == "data" && stragglers["established"] == true)
-      cause["reshard"] = reshard_advice(ranks, slow, data);
+    if (cause["kind"] == "data" && stragglers["established"] == true) {
+      cause["reshard"] = reshard_advice(ranks, slow, data, shards_manifest(data));
+    }
   }
   json j = {{"schema", run_schema::job},
             {"world_size", world_size},
@@ -386,6 +514,7 @@ json merge_job(const fs::path& job, int world_size, const std::map<int, RankExit
             {"missing_ranks", missing},
             {"global", {{"samples_per_s", any_rate ? json(global_rate) : json(nullptr)}}},
             {"ranks", ranks},
+            {"epochs", epoch_balance(planned)},
             {"stragglers", stragglers}};
   write_file_atomic(job / run_file::job, j.dump(2) + "\n");
   return j;

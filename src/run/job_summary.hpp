@@ -37,6 +37,23 @@ struct RankSteps {
 // count are left out.
 nlohmann::json straggler_analysis(const std::vector<RankSteps>& ranks);
 
+// The ranks' samples and batches (their steps) per epoch as each rank's sampler planned them
+// (`by_rank`: rank -> its summary's dist.epochs, [{epoch, samples, batches}]), compared epoch by
+// epoch over the epochs every rank lists: the ranks of one DDP job must take equal steps in each
+// epoch, or the one that runs out first starts its next epoch early, or leaves its peers waiting
+// in a collective (a hang, or an epoch cut short). Null when no rank lists an epoch. Pure,
+// unit-tested.
+nlohmann::json epoch_balance(const std::map<int, nlohmann::json>& by_rank);
+
+// For a data straggler (`slow`, established): whether re-sharding can even its work, from the
+// ranks' bytes per sample, the run's `data` config (path, layout) and the data's shards.json
+// (`shards`; null when it has none). Only streamed shards (tar_stream) are a rank's own: in the
+// other layouts every rank draws from one permutation of the dataset and re-sharding changes
+// nothing; shards balanced by bytes already are not re-sharded by bytes again. Pure,
+// unit-tested.
+nlohmann::json reshard_advice(const nlohmann::json& ranks, int slow, const nlohmann::json& data,
+                              const nlohmann::json& shards);
+
 // Reads JOB/rank-0 .. rank-(world_size-1), writes JOB/job.json atomically and returns it. A rank
 // without a run directory is listed as missing; `exits` adds how each ended (when empty: what an
 // earlier merge of the same job recorded, so mmprof report JOB keeps the launcher's view).

@@ -148,6 +148,15 @@ TEST_F(DistCli, FourRanksReadEverySampleOnceAcrossRanksInEachLayout) {
       if (std::string(layout) != "tar_stream") {
         EXPECT_EQ(mine.size(), 16u) << "rank " << k;
       }
+      // The rank's planned epoch 0 (job.json compares them) is what it read of epoch 0, where
+      // its 8 steps of 4 covered it.
+      const json planned = run.summary()["dist"]["epochs"];
+      ASSERT_FALSE(planned.empty()) << run.summary()["dist"].dump();
+      const auto epoch0 = planned[0]["samples"].get<size_t>();
+      if (epoch0 <= 8 * 4) {
+        EXPECT_EQ(mine.size(), epoch0) << "rank " << k;
+      }
+      EXPECT_EQ(planned[0]["batches"].get<size_t>(), (epoch0 + 3) / 4);  // one worker cuts them
       keys.insert(mine.begin(), mine.end());
       for (const StepRow& row : run.steps()) {
         EXPECT_EQ(row.sync_ms.has_value(), row.phase != "pipeline") << row.phase;
@@ -155,6 +164,14 @@ TEST_F(DistCli, FourRanksReadEverySampleOnceAcrossRanksInEachLayout) {
     }
     EXPECT_EQ(keys.size(), 64u);
     EXPECT_EQ(std::set<std::string>(keys.begin(), keys.end()).size(), 64u);
+    // A permutation's 16 samples a rank are 4 steps each, every epoch alike; streamed shards are
+    // dealt anew each epoch, and their first 4 are compared.
+    const json epochs = test::read_json(out / run_file::job)["epochs"];
+    const bool stream = std::string(layout) == "tar_stream";
+    EXPECT_EQ(epochs["checked"], stream ? 4 : 1) << epochs.dump();
+    if (!stream) {
+      EXPECT_EQ(epochs["text"], "every rank takes 4 steps per epoch (1 epoch checked)");
+    }
   }
 }
 
@@ -261,6 +278,9 @@ TEST_F(DistCli, AShardOfBigSamplesMakesItsRankTheStragglerAndTheJobAdvisesReshar
   const json j = test::read_json(job() / run_file::job);
   const json& s = j["stragglers"];
   ASSERT_EQ(s["established"], true) << s.dump(1);
+  // 64 samples a shard, one shard a rank whichever way an epoch deals them: equal epochs.
+  EXPECT_EQ(j["epochs"]["text"], "every rank takes 16 steps per epoch (4 epochs checked)")
+      << j["epochs"].dump();
   const int slow = s["slowest_rank"].get<int>();
   const auto per_sample = [&](int k) {
     return rank_of(j, k)["bytes"].get<double>() / rank_of(j, k)["samples"].get<double>();
@@ -278,6 +298,8 @@ TEST_F(DistCli, AShardOfBigSamplesMakesItsRankTheStragglerAndTheJobAdvisesReshar
   r = test::run_mmprof("report --quiet " + shell_quote(job()));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_THAT(test::read_text(job() / run_file::report_md), HasSubstr("--by-size"));
+  EXPECT_THAT(test::read_text(job() / run_file::report_md),
+              HasSubstr("Epochs: every rank takes 16 steps per epoch (4 epochs checked)."));
 }
 
 TEST_F(DistCli, RanksThatCannotMeetOrDisagreeRefuseToStart) {

@@ -6,6 +6,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <array>
 #include <barrier>
 #include <cstring>
 #include <thread>
@@ -101,6 +102,90 @@ TEST(StragglerAnalysis, NoStragglerIsNamedOnNoiseOrOnATinyGap) {
       straggler_analysis({rank_steps(0, 6, 40, 20, 1), rank_steps(1, 6, 1, 20, 40)});
   EXPECT_EQ(planted["established"], true);  // 6 of 6 steps slower: p 0.02 x 2 ranks
   EXPECT_TRUE(planted["test"]["why_not"].is_null());
+}
+
+// Issue 32 case 3: streamed shards of 6-66 samples dealt to 2 ranks gave rank 1 40 samples of
+// epoch 0 against rank 0's 170, and nothing said so. Each epoch every rank planned is compared.
+TEST(EpochBalance, UnequalStepsPerEpochAreNamedWithTheirRanksAndEqualOnesAreCounted) {
+  const auto epochs = [](std::vector<std::array<int64_t, 2>> per_epoch) {
+    json out = json::array();
+    int64_t e = 0;
+    for (const auto& [samples, batches] : per_epoch)
+      out.push_back({{"epoch", e++}, {"samples", samples}, {"batches", batches}});
+    return out;
+  };
+  const json uneven =
+      epoch_balance({{0, epochs({{170, 43}, {100, 25}})}, {1, epochs({{40, 10}, {110, 28}})}});
+  EXPECT_EQ(uneven["checked"], 2);
+  EXPECT_EQ(uneven["equal"], false);
+  ASSERT_EQ(uneven["unequal"].size(), 2u);
+  EXPECT_EQ(uneven["unequal"][0]["fewest"], json({{"rank", 1}, {"samples", 40}, {"batches", 10}}));
+  EXPECT_EQ(uneven["unequal"][0]["most"], json({{"rank", 0}, {"samples", 170}, {"batches", 43}}));
+  EXPECT_EQ(uneven["unequal"][1]["fewest"]["rank"], 0);  // epoch 1 deals the shards anew
+  EXPECT_THAT(uneven["text"].get<std::string>(),
+              HasSubstr("the ranks take unequal steps per epoch (2 of the 2 epochs checked): in "
+                        "epoch 0 rank 1 has 10 batches (40 samples) and rank 0 has 43 (170 "
+                        "samples). Under DDP the rank that runs out first"));
+
+  // A permutation of 65 samples over 2 ranks in batches of 4: 33 and 32 samples are 9 and 8
+  // steps, one step apart, which is enough to hang a DDP job.
+  const json by_one = epoch_balance({{0, epochs({{33, 9}})}, {1, epochs({{32, 8}})}});
+  EXPECT_EQ(by_one["equal"], false);
+
+  const json even = epoch_balance({{0, epochs({{64, 16}, {62, 16}})},
+                                   {1, epochs({{64, 16}, {66, 16}})},
+                                   {2, epochs({{64, 16}})}});
+  EXPECT_EQ(even["checked"], 1);  // rank 2 planned epoch 0 only: epoch 1 is not compared
+  EXPECT_EQ(even["equal"], true);
+  EXPECT_EQ(even["text"], "every rank takes 16 steps per epoch (1 epoch checked)");
+  const json varying =
+      epoch_balance({{0, epochs({{64, 16}, {40, 10}})}, {1, epochs({{64, 16}, {40, 10}})}});
+  EXPECT_EQ(varying["text"],
+            "the ranks take equal steps in each of the 2 epochs checked (from 10 to 16)");
+
+  EXPECT_TRUE(epoch_balance({{0, json()}, {1, json::array()}}).is_null());  // no rank planned
+  // A tampered entry is left out, not thrown on.
+  const json odd =
+      epoch_balance({{0, json::array({json("x"), json({{"epoch", 0}}),
+                                      json({{"epoch", 0}, {"samples", 8}, {"batches", 2}})})},
+                     {1, epochs({{8, 2}})}});
+  EXPECT_EQ(odd["equal"], true);
+}
+
+// Issue 32 case 4: re-sharding by bytes is advised only where a rank's shards are its own and not
+// balanced by bytes already.
+TEST(ReshardAdvice, OnlyStreamedShardsNotBalancedByBytesAreReshardedBySize) {
+  // Rank 1 reads 20x the bytes per sample of rank 0.
+  const json ranks = {{{"rank", 0}, {"samples", 40}, {"bytes", 40'000}},
+                      {{"rank", 1}, {"samples", 40}, {"bytes", 800'000}}};
+  const json stream = {{"path", "/d/shards"}, {"layout", "tar_stream"}};
+  const json uneven_shards = {{"largest_over_smallest", 19.7}};
+  const json advice = reshard_advice(ranks, 1, stream, uneven_shards);
+  EXPECT_DOUBLE_EQ(advice["bytes_per_sample_ratio"].get<double>(), 20);
+  ASSERT_EQ(advice["commands"].size(), 2u) << advice.dump();
+  EXPECT_EQ(advice["commands"][0], "mmprof shard /d/shards --out /d/shards-balanced --by-size");
+  EXPECT_EQ(reshard_advice(ranks, 1, stream, json())["commands"], advice["commands"]);
+
+  const json balanced = reshard_advice(ranks, 1, stream, {{"largest_over_smallest", 1.08}});
+  EXPECT_FALSE(balanced.contains("commands"));
+  EXPECT_THAT(balanced["text"].get<std::string>(),
+              HasSubstr("the shards are balanced by bytes already (largest/smallest 1.08x), so "
+                        "--by-size changes nothing"));
+
+  for (const char* layout : {"files", "tar", "auto"}) {
+    const json permuted =
+        reshard_advice(ranks, 1, {{"path", "/d"}, {"layout", layout}}, uneven_shards);
+    EXPECT_FALSE(permuted.contains("commands")) << layout;
+    EXPECT_THAT(permuted["text"].get<std::string>(),
+                HasSubstr("every rank draws its samples from one permutation of the whole "
+                          "dataset, so no shard is its own and re-sharding changes nothing"))
+        << layout;
+  }
+  // Samples of about the same size: not a matter of shards in any layout.
+  const json same = {{{"rank", 0}, {"samples", 40}, {"bytes", 40'000}},
+                     {{"rank", 1}, {"samples", 40}, {"bytes", 42'000}}};
+  EXPECT_THAT(reshard_advice(same, 1, stream, uneven_shards)["text"].get<std::string>(),
+              HasSubstr("not a matter of shard sizes"));
 }
 
 TEST(DistEnv, TorchrunsVariablesAreReadAndAMissingRendezvousIsOneSentence) {
