@@ -163,6 +163,8 @@ class Experiment {
     t.exit_code = hooks_.run(trial_argv(arm, run_dir), o_.out / (t.run_dir + ".log"));
     t.wall_s = static_cast<double>(hooks_.now_ns() - t0) / 1e9;
     read_trial_outputs(run_dir, metric_, t);
+    if (t.invalid.empty() && d_.arms[arm].factor)
+      t.invalid = unexercised_factor(d_.factors[*d_.arms[arm].factor].key, t);
     const bool stopped = t.exit_code == static_cast<int>(ExitCode::interrupted) || interrupted();
     t.status = stopped ? "interrupted" : (t.exit_code == 0 && t.metric ? "complete" : "failed");
     // What a trial that did not finish measured is no result: no throughput is shown for it.

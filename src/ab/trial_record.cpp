@@ -97,7 +97,23 @@ void read_trial_outputs(const std::filesystem::path& run_dir, const MetricChoice
     }
   }
   step_tails(run.steps(), metric.phase, t);
+  for (const StageRow& row : run.stages())
+    if (row.phase == metric.phase && !row.modality.empty()) t.measured_by_modality[row.modality]++;
   t.digests = run.digests();
+}
+
+std::string unexercised_factor(const std::string& key, const TrialRecord& t) {
+  if (t.measured_by_modality.empty()) return "";
+  for (const std::string modality : {"image", "video"}) {
+    if (!key.starts_with(modality + ".")) continue;
+    const auto n = t.measured_by_modality.find(modality);
+    if (n != t.measured_by_modality.end() && n->second > 0) return "";
+    return fmt::format(
+        "its measured steps held 0 {0}s, so {1} was never exercised: a factor of {0}s shows "
+        "its effect only on data with {0}s in the measured steps",
+        modality, key);
+  }
+  return "";
 }
 
 nlohmann::json to_json(const TrialRecord& t, const std::string& arm_id) {

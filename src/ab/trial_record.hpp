@@ -4,6 +4,7 @@
 // phase from steps.csv, memory and errors from summary.json, steady.json and digests.csv.
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -43,6 +44,9 @@ struct TrialRecord {
   // Why the trial does not test its arm although it ran (a job whose torch refused the factor's
   // DataLoader argument); empty when it does.
   std::string invalid;
+  // Samples of the metric phase's measured steps by modality (image, video), from stages.csv:
+  // mmprof's loader; empty for a user's job, whose rows name no modality.
+  std::map<std::string, int64_t> measured_by_modality;
 
   bool complete() const { return status == "complete" && metric.has_value(); }
 };
@@ -52,5 +56,10 @@ void read_trial_outputs(const std::filesystem::path& run_dir, const MetricChoice
                         TrialRecord& t);
 
 nlohmann::json to_json(const TrialRecord& t, const std::string& arm_id);
+
+// Why trial `t` cannot test a factor `key` that concerns one modality (image.*, video.*): its
+// measured steps held no sample of it, so the setting was never applied. Empty when they held
+// some, when the key concerns both or neither, or when the trial recorded no modality.
+std::string unexercised_factor(const std::string& key, const TrialRecord& t);
 
 }  // namespace mmprof

@@ -217,6 +217,25 @@ TEST_F(AbCliTest, PsnrOfLossyFactorBatches) {
   EXPECT_THROW(batches_psnr(base, other_size, dataset, 1), RunError);
 }
 
+// Issue 32 case 6: decode of videos placed on the (emulated) GPU, on a dataset of images only.
+// The arm's trials never decoded a video: INVALID with that reason after its first trial, and
+// with no factor arm left the experiment ends after one round instead of six.
+TEST_F(AbCliTest, AVideoFactorOnImagesOnlyIsNotExercisedAndEndsTheExperiment) {
+  const fs::path out = scratch() / "no-videos";
+  const auto r = test::run_mmprof(
+      ab_args(out, "--set decode.gpu_backend=emulated --factor video.decode_device=cpu,gpu"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const json e = read_json(out / "experiment.json");
+  const json& arm = result_of(e, "video.decode_device=gpu");
+  EXPECT_EQ(arm["verdict"], "INVALID") << arm.dump();
+  EXPECT_NE(arm["reason"].get<std::string>().find(
+                "its measured steps held 0 videos, so video.decode_device was never exercised"),
+            std::string::npos)
+      << arm["reason"];
+  EXPECT_EQ(e["trials"].size(), 3u);  // base, A/A and the arm, once
+  EXPECT_NE(test::read_text(out / "matrix.md").find("held 0 videos"), std::string::npos);
+}
+
 TEST_F(AbCliTest, BadInputIsOneSentenceAndExitTwo) {
   const struct {
     std::string args, says;

@@ -181,6 +181,35 @@ TEST(AbAnalysisTest, DigestMismatchOrFailedTrialIsInvalid) {
   EXPECT_EQ(result(a, 1).correctness.ok, true);      // A/A: the base's digests
 }
 
+// Issue 32 case 6: a video factor whose trials measured no video reported +6 % and "PSNR inf".
+// A factor of one modality is tested only on trials whose measured steps held that modality.
+TEST(AbAnalysisTest, AFactorOfAModalityTheTrialNeverMeasuredIsNotExercised) {
+  TrialRecord images_only;
+  images_only.measured_by_modality = {{"image", 40}};
+  EXPECT_EQ(unexercised_factor("video.decode_device", images_only),
+            "its measured steps held 0 videos, so video.decode_device was never exercised: a "
+            "factor of videos shows its effect only on data with videos in the measured steps");
+  EXPECT_EQ(unexercised_factor("image.dct_scaling", images_only), "");
+  EXPECT_EQ(unexercised_factor("loader.num_workers", images_only), "");  // both modalities
+  EXPECT_EQ(unexercised_factor("decode.device", images_only), "");
+  TrialRecord mixed;
+  mixed.measured_by_modality = {{"image", 30}, {"video", 2}};
+  EXPECT_EQ(unexercised_factor("video.decode_device", mixed), "");
+  TrialRecord videos_only;
+  videos_only.measured_by_modality = {{"video", 8}};
+  EXPECT_NE(unexercised_factor("image.size", videos_only).find("held 0 images"), std::string::npos);
+  EXPECT_EQ(unexercised_factor("video.decode_device", TrialRecord{}), "");  // a job: no rows
+
+  // The arm's trials carry it as their invalid reason: the arm is INVALID, whatever its speed.
+  const ExperimentDesign d = design_of({"video.decode_device=cpu,gpu"}, 6);
+  auto trials = fabricate(d, {1, 1, 1.06}, 0.001);
+  for (auto& t : trials)
+    if (t.arm == 2) t.invalid = unexercised_factor("video.decode_device", images_only);
+  const Analysis a = analyze(d, trials, {}, 0.05);
+  EXPECT_EQ(result(a, 2).verdict, "INVALID");
+  EXPECT_NE(result(a, 2).reason.find("held 0 videos"), std::string::npos) << result(a, 2).reason;
+}
+
 TEST(AbAnalysisTest, LossyArmsAreJudgedByPsnr) {
   const ExperimentDesign d = design_of({"image.dct_scaling=true,false"}, 6);
   const auto trials = fabricate(d, {1, 1, 1.3}, 0.001);
