@@ -32,7 +32,10 @@ using nlohmann::json;
 
 // The planted job: argv = out_dir items getitem_ms step_ms batch_size num_workers persistent
 // [exit_code]. It writes job-waits.txt (its own perf_counter wait per batch, ms) and
-// job-workers.json (the pids of its iterator's workers, as torch has them).
+// job-workers.json (the pids of its iterator's workers, as torch has them). Under torchrun its
+// ranks load independently but end as a DDP job's do, together (a gloo barrier on the way out):
+// otherwise the first rank to reach mmprof's planned stop exits, and torchrun tears down a
+// slower rank before it measured its steps (a loaded machine starts rank 1 seconds late).
 constexpr const char* kJob = R"PY(
 import json, os, sys, time
 import torch
@@ -46,6 +49,10 @@ rank = int(os.environ.get("RANK", "0"))
 if rank == 1:
     getitem_ms *= 3
 suffix = "" if "RANK" not in os.environ else "-rank%d" % rank
+if "RANK" in os.environ:
+    import datetime
+    import torch.distributed as dist
+    dist.init_process_group("gloo", timeout=datetime.timedelta(seconds=300))
 
 class Planted(Dataset):
     def __len__(self):
@@ -78,6 +85,8 @@ try:
                 sys.exit(exit_code)
 finally:
     waits.close()
+    if "RANK" in os.environ:
+        dist.barrier()
 )PY";
 
 // The interpreter of the torch this run tests (MMPROF_TEST_TORCH).
