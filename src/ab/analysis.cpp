@@ -374,6 +374,39 @@ ArmResult analyze_arm(const ExperimentDesign& d, size_t arm, const TrialIndex& i
 
 }  // namespace
 
+nlohmann::json cache_at_window(const ExperimentDesign& d, const std::vector<TrialRecord>& trials) {
+  if (d.cache != CacheRegime::cold) return nullptr;
+  std::vector<double> resident;
+  for (const TrialRecord& t : trials)
+    if (t.complete() && std::isfinite(t.resident_at_window))
+      resident.push_back(t.resident_at_window);
+  if (resident.empty()) return nullptr;
+  const auto warm =
+      std::count_if(resident.begin(), resident.end(), [](double r) { return r >= kWarmAtWindow; });
+  const double med = median(resident);
+  std::string text;
+  if (warm == 0) {
+    text = fmt::format(
+        "cold: every trial's measured window began with less than {:.0f} % of the dataset in the "
+        "page cache (median {:.0f} %)",
+        100 * kWarmAtWindow, 100 * med);
+  } else {
+    text = fmt::format(
+        "cold asked, but {} of the {} trials began measuring with at least {:.0f} % of the dataset "
+        "in the page cache (median {:.0f} %): the warm-up read it back after the eviction, so "
+        "those trials measured a warm cache; a shorter warm-up (phases.warmup_steps, --warmup-s) "
+        "or a dataset larger than what warm-up reads keeps them cold",
+        warm, resident.size(), 100 * kWarmAtWindow, 100 * med);
+  }
+  return {{"requested", "cold"},
+          {"trials", resident.size()},
+          {"warm_trials", warm},
+          {"median_resident", med},
+          {"threshold", kWarmAtWindow},
+          {"cold_in_fact", warm == 0},
+          {"text", text}};
+}
+
 double log_to_pct(double x) {
   return 100 * std::expm1(x);
 }

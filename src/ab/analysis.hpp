@@ -71,6 +71,14 @@ struct Analysis {
 Analysis analyze(const ExperimentDesign& d, const std::vector<TrialRecord>& trials,
                  const std::map<size_t, double>& psnr, double alpha_nominal);
 
+// Whether the trials of a --cache cold experiment measured a cold cache: the data is evicted
+// before each loader phase, but warm-up (and the steady-state check) may read it back before the
+// measured window begins. Counts the complete trials whose window began with at least
+// kWarmAtWindow of the dataset resident; null for a warm experiment or when no complete trial
+// measured its residency (a remote dataset).
+constexpr double kWarmAtWindow = 0.5;
+nlohmann::json cache_at_window(const ExperimentDesign& d, const std::vector<TrialRecord>& trials);
+
 // The alpha increment that the look after `round` rounds spends (Lan-DeMets O'Brien-Fleming).
 double look_alpha(const ExperimentDesign& d, int round);
 

@@ -169,6 +169,12 @@ std::string matrix_md(const json& e) {
       design["looks"].dump(), design["seed"].get<uint64_t>(), design["cache"].get<std::string>(),
       num(e["calibration"]["tau_pct"]), 100 * design["tau_floor"].get<double>(),
       num(e["calibration"]["mde_pct"]), e["status"].get<std::string>());
+  if (e.contains("cache_at_window") && e["cache_at_window"].is_object()) {
+    const json& c = e["cache_at_window"];
+    out += fmt::format("{}cache at the measured window: {}{}\n\n",
+                       c.value("cold_in_fact", false) ? "" : "**", c.value("text", ""),
+                       c.value("cold_in_fact", false) ? "" : "**");
+  }
   out +=
       "| arm | content | n | median samples/s | effect (95% CI) | bootstrap CI | p (t / Wilcoxon) "
       "| MDE | guardrails | correctness | verdict | reason |\n";

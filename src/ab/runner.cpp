@@ -242,6 +242,8 @@ class Experiment {
       if (r.verdict == "INVALID") retired_.insert(r.arm);
     }
     doc_["calibration"] = to_json(a.calibration);
+    if (const json cache = cache_at_window(d_, trials_); !cache.is_null())
+      doc_["cache_at_window"] = cache;
     doc_["alpha_nominal"] = alpha;
     doc_["results"] = results;
     doc_["updated_utc"] = hooks_.utc_now();

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <system_error>
 #include <vector>
 
 #include "mmprof/error.hpp"
@@ -86,6 +87,8 @@ void read_trial_outputs(const std::filesystem::path& run_dir, const MetricChoice
     t.time_to_first_batch_ms = number_at(summary, "/time_to_first_batch_ms");
     t.shuffle_gap_ratio = number_at(summary, "/shuffle/gap_ratio");
     t.sequential_fraction = number_at(summary, "/read_pattern/sequential_fraction");
+    t.resident_at_window =
+        number_at(summary, "/locality/phases/" + metric.phase + "/resident_at_window");
     const double errors = number_at(summary, "/errors/count");
     t.errors = std::isfinite(errors) ? static_cast<int64_t>(errors) : 0;
     t.invalid = refused_override(summary);
@@ -97,8 +100,13 @@ void read_trial_outputs(const std::filesystem::path& run_dir, const MetricChoice
     }
   }
   step_tails(run.steps(), metric.phase, t);
-  for (const StageRow& row : run.stages())
-    if (row.phase == metric.phase && !row.modality.empty()) t.measured_by_modality[row.modality]++;
+  // A trial stopped before its first measured sample may have no stages.csv: nothing counted.
+  std::error_code ec;
+  if (std::filesystem::exists(run_dir / run_file::stages, ec)) {
+    for (const StageRow& row : run.stages())
+      if (row.phase == metric.phase && !row.modality.empty())
+        t.measured_by_modality[row.modality]++;
+  }
   t.digests = run.digests();
 }
 
@@ -141,6 +149,7 @@ nlohmann::json to_json(const TrialRecord& t, const std::string& arm_id) {
           {"time_to_first_batch_ms", finite_or_null(t.time_to_first_batch_ms)},
           {"shuffle_gap_ratio", finite_or_null(t.shuffle_gap_ratio)},
           {"sequential_fraction", finite_or_null(t.sequential_fraction)},
+          {"resident_at_window", finite_or_null(t.resident_at_window)},
           {"errors", t.errors}};
 }
 

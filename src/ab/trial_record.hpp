@@ -39,6 +39,9 @@ struct TrialRecord {
   // (summary.json shuffle.gap_ratio) and the share of sequential reads.
   double time_to_first_batch_ms = NAN, shuffle_gap_ratio = NAN, sequential_fraction = NAN;
   double stall_fraction = NAN;
+  // The share of the dataset in the page cache when the metric phase's measured window began
+  // (summary.json locality); NaN when not measured (a remote dataset, a user's job).
+  double resident_at_window = NAN;
   int64_t errors = 0;
   DigestMap digests;
   // Why the trial does not test its arm although it ran (a job whose torch refused the factor's

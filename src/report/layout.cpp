@@ -376,6 +376,11 @@ void experiment_sections(const json& x, std::vector<Section>& out) {
   s.blocks.push_back(Paragraph{fmt::format(
       "Status {}; metric {}; {} rounds, {} cache; indifference band tau = {}.", str(x["status"]),
       str(value_at(x, "/metric/key")), str(x["rounds"]), str(x["cache"]), tau_text(x))});
+  // A cold experiment states whether its trials measured a cold cache (warm-up reads back).
+  if (const json& cache = x.value("cache_at_window", json()); cache.is_object()) {
+    s.blocks.push_back(Paragraph{"Cache at the measured window: " + str(cache["text"]) + ".",
+                                 cache.value("cold_in_fact", false) != true});
+  }
   if (const std::string calibration = calibration_text(x); !calibration.empty())
     s.blocks.push_back(Paragraph{calibration});
   Table t{{"arm", "ab verdict", "effect % [95 % CI]", "steady trials", "decision", "reason"}, {}};

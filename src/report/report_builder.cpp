@@ -133,6 +133,8 @@ json experiment_figures(const ExperimentData& x, const json& kb, const Criteria&
             {"arm_throughput", arm_throughput(e)},
             {"staging", staging_break_even(e, x.base)},
             {"placement", decode_placement(e, x.dir)}};
+  if (const json& cache = value_at(e, "/cache_at_window"); cache.is_object())
+    s["cache_at_window"] = cache;  // --cache cold only
   s["base_run"] = x.base ? run_section(*x.base, kb) : json(nullptr);
   return s;
 }

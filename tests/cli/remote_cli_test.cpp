@@ -364,7 +364,27 @@ TEST_F(RemoteCli, AbOfTheRemoteDatasetAgainstItsStagedCopyGivesTheBreakEven) {
       EXPECT_EQ(arm["content"], "changing") << arm;
     }
   }
+  // --cache cold: the staged copies' trials measured their residency when the window began (the
+  // remote arm has nothing local); the experiment counts the warm ones from the trials' runs.
+  const std::string phase = experiment["design"]["metric"]["phase"];
+  int local = 0, warm = 0;
+  const json::json_pointer at_window("/locality/phases/" + phase + "/resident_at_window");
+  for (const json& t : experiment["trials"]) {
+    if (t["status"] != "complete") continue;
+    const json summary =
+        test::read_json(path("ab") / t["run_dir"].get<std::string>() / "summary.json");
+    const json resident = summary.contains(at_window) ? summary[at_window] : json();
+    if (!resident.is_number()) continue;
+    ++local;
+    warm += resident.get<double>() >= 0.5 ? 1 : 0;
+  }
+  const json& cache = experiment["cache_at_window"];
+  ASSERT_TRUE(cache.is_object()) << experiment.dump().substr(0, 2000);
+  EXPECT_EQ(cache["trials"], local);
+  EXPECT_EQ(cache["warm_trials"], warm);
+  EXPECT_EQ(cache["cold_in_fact"], warm == 0);
   const json report = test::read_json(path("ab-report") / "report.json");
+  EXPECT_EQ(report["experiments"][0]["cache_at_window"], cache);
   const json& staging = report["experiments"][0]["staging"];
   ASSERT_EQ(staging.size(), 2u) << report["experiments"][0].dump().substr(0, 2000);
   const json& e = staging[0]["arm"] == "data.path=staged" ? staging[0] : staging[1];

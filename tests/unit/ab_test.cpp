@@ -210,6 +210,45 @@ TEST(AbAnalysisTest, AFactorOfAModalityTheTrialNeverMeasuredIsNotExercised) {
   EXPECT_NE(result(a, 2).reason.find("held 0 videos"), std::string::npos) << result(a, 2).reason;
 }
 
+// Issue 32 case 2: in all 6 staged trials of a --cache cold ab the whole dataset was resident
+// when measurement began, and the report still said "cold cache".
+TEST(AbAnalysisTest, AColdExperimentSaysWhetherItsTrialsMeasuredACold) {
+  ExperimentDesign d = design_of({"loader.num_workers=1,2"});
+  std::vector<TrialRecord> trials(6);
+  for (size_t i = 0; i < trials.size(); ++i) {
+    trials[i].status = "complete";
+    trials[i].metric = 100;
+    trials[i].resident_at_window = i < 4 ? 1.0 : 0.02;
+  }
+  trials.push_back(trials[0]);
+  trials.back().status = "failed";                    // no result: its reading is not counted
+  EXPECT_TRUE(cache_at_window(d, trials).is_null());  // a warm experiment claims no cold cache
+  d.cache = CacheRegime::cold;
+  const nlohmann::json warm = cache_at_window(d, trials);
+  EXPECT_EQ(warm["warm_trials"], 4);
+  EXPECT_EQ(warm["trials"], 6);
+  EXPECT_EQ(warm["cold_in_fact"], false);
+  EXPECT_DOUBLE_EQ(warm["median_resident"].get<double>(), 1.0);
+  EXPECT_EQ(warm["text"].get<std::string>().rfind(
+                "cold asked, but 4 of the 6 trials began measuring with at least 50 % of the "
+                "dataset in the page cache (median 100 %)",
+                0),
+            0u)
+      << warm["text"];
+  for (auto& t : trials)
+    t.resident_at_window = 0.01;
+  trials[0].resident_at_window = NAN;  // a trial that measured no residency is left out
+  const nlohmann::json cold = cache_at_window(d, trials);
+  EXPECT_EQ(cold["trials"], 5);
+  EXPECT_EQ(cold["cold_in_fact"], true);
+  EXPECT_EQ(cold["text"],
+            "cold: every trial's measured window began with less than 50 % of the dataset in the "
+            "page cache (median 1 %)");
+  for (auto& t : trials)
+    t.resident_at_window = NAN;  // a remote dataset: nothing local to measure
+  EXPECT_TRUE(cache_at_window(d, trials).is_null());
+}
+
 TEST(AbAnalysisTest, LossyArmsAreJudgedByPsnr) {
   const ExperimentDesign d = design_of({"image.dct_scaling=true,false"}, 6);
   const auto trials = fabricate(d, {1, 1, 1.3}, 0.001);
