@@ -377,9 +377,11 @@ ArmResult analyze_arm(const ExperimentDesign& d, size_t arm, const TrialIndex& i
 nlohmann::json cache_at_window(const ExperimentDesign& d, const std::vector<TrialRecord>& trials) {
   if (d.cache != CacheRegime::cold) return nullptr;
   std::vector<double> resident;
-  for (const TrialRecord& t : trials)
-    if (t.complete() && std::isfinite(t.resident_at_window))
+  for (const TrialRecord& t : trials) {
+    if (t.complete() && std::isfinite(t.resident_at_window)) {
       resident.push_back(t.resident_at_window);
+    }
+  }
   if (resident.empty()) return nullptr;
   const auto warm =
       std::count_if(resident.begin(), resident.end(), [](double r) { return r >= kWarmAtWindow; });

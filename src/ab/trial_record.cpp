@@ -103,9 +103,11 @@ void read_trial_outputs(const std::filesystem::path& run_dir, const MetricChoice
   // A trial stopped before its first measured sample may have no stages.csv: nothing counted.
   std::error_code ec;
   if (std::filesystem::exists(run_dir / run_file::stages, ec)) {
-    for (const StageRow& row : run.stages())
-      if (row.phase == metric.phase && !row.modality.empty())
+    for (const StageRow& row : run.stages()) {
+      if (row.phase == metric.phase && !row.modality.empty()) {
         t.measured_by_modality[row.modality]++;
+      }
+    }
   }
   t.digests = run.digests();
 }
