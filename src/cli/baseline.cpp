@@ -223,6 +223,45 @@ void setup_baseline(CLI::App& app, BaselineCliOptions& o) {
                  "configuration, into a new run directory (--out, default RUN-resumed)");
 }
 
+namespace {
+
+// The DataLoader the hook followed, as the job built it, and the dataset library under it with
+// its own settings: "DataLoader(batch_size=8, num_workers=2, prefetch_factor=2) over Images, a
+// mosaicml-streaming 0.13.0 StreamingDataset (batch_size=8, shuffle=false, ...)". "" for none.
+std::string followed_loader_text(const json& job) {
+  const json loaders = report::value_at(job, "/dataloader/loaders");
+  for (const auto& l : loaders.is_array() ? loaders : json::array()) {
+    if (!l.is_object() || !l.value("followed", false) || !l["config"].is_object()) continue;
+    const json& c = l["config"];
+    const auto args = [](const json& values, std::initializer_list<const char*> keys) {
+      std::string out;
+      for (const char* k : keys) {
+        if (values.contains(k))
+          out += fmt::format("{}{}={}", out.empty() ? "" : ", ", k, values[k].dump());
+      }
+      return out;
+    };
+    std::string text = fmt::format("DataLoader({}) over {}",
+                                   args(c, {"batch_size", "num_workers", "prefetch_factor",
+                                            "pin_memory", "persistent_workers", "in_order"}),
+                                   c.value("dataset", "?"));
+    const json lib = c.value("library", json());
+    if (lib.is_object()) {
+      const json settings = lib.value("settings", json::object());
+      std::string all;
+      for (const auto& [k, v] : settings.items())
+        all += fmt::format("{}{}={}", all.empty() ? "" : ", ", k, v.dump());
+      text += fmt::format(", a {} {} {}{}", lib.value("name", "?"),
+                          lib["version"].is_string() ? lib["version"].get<std::string>() : "?",
+                          lib.value("class", "?"), all.empty() ? "" : " (" + all + ")");
+    }
+    return text;
+  }
+  return "";
+}
+
+}  // namespace
+
 // A user's job: what ran, how it ended, what the hook saw (the DataLoader, per rank, per worker).
 std::string format_job(const json& s) {
   const json& j = s["job"];
@@ -233,6 +272,8 @@ std::string format_job(const json& s) {
                                 j.value("exit", "?"), j.value("stopped_by", "?"),
                                 j.value("forced", false) ? ", killed after the grace period" : "");
   out += fmt::format("  hook: {}\n", j["hook"].value("status", "?"));
+  if (const std::string loader = followed_loader_text(j); !loader.empty())
+    out += fmt::format("  loader: {}\n", loader);
   for (const auto& k : j.value("killed_at_end", json::array()))
     out += fmt::format("  killed at the end: {}\n", k.get<std::string>());
   for (const auto& u : j.value("unavailable", json::array()))

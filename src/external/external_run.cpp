@@ -14,6 +14,7 @@
 #include "env/network.hpp"
 #include "external/hook_env.hpp"
 #include "external/hook_records.hpp"
+#include "external/job_config.hpp"
 #include "external/job_process.hpp"
 #include "external/job_timeline.hpp"
 #include "external/job_trace.hpp"
@@ -226,8 +227,10 @@ class ExternalRun {
     RunFacts facts;
     facts.network_at_start = start_.network_at_start;
     facts.end_of_run = end;
-    json m = provenance_manifest(o_.argv, o_.config_tree, o_.repo, nullptr, facts);
+    json m = provenance_manifest(o_.argv, job_config_tree(o_.config_tree, description_), o_.repo,
+                                 nullptr, facts);
     m["source"] = "external";
+    if (const json data = streamed_dataset(description_); !data.is_null()) m["data"] = data;
     m["job"] = {{"command", o_.command},
                 {"env", json::object()},
                 {"overrides", o_.overrides},

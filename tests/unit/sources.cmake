@@ -8,6 +8,7 @@ list(APPEND MMPROF_TEST_SOURCES
   unit/h2d_copy_test.cpp
   unit/hook_env_test.cpp
   unit/hook_records_test.cpp
+  unit/job_config_test.cpp
   unit/job_timeline_test.cpp
   unit/media_format_test.cpp
   unit/page_cache_test.cpp

@@ -102,6 +102,68 @@ def effective_start_method(loader):
         return None
 
 
+# The dataset libraries whose own settings decide what a DataLoader around them delivers:
+# (distribution name, module prefix, dataset class, settings read from the dataset, the
+# attribute of its on-disk location). Their documented constructor arguments, read back.
+_LIBRARIES = (
+    ("mosaicml-streaming", "streaming.", "StreamingDataset",
+     ("batch_size", "shuffle", "shuffle_algo", "shuffle_block_size", "predownload", "cache_limit",
+      "num_canonical_nodes", "sampling_method", "partition_algo", "batching_method",
+      "epoch_size"), "streams"),
+    ("litdata", "litdata.", "StreamingDataset",
+     ("shuffle", "drop_last", "seed", "max_cache_size", "max_pre_download"), "input_dir"),
+    ("webdataset", "webdataset.", None, (), None),
+)
+
+
+def _library_of(ds):
+    """The _LIBRARIES row of the dataset's library and the library's class the dataset is (a
+    job's subclass of StreamingDataset is a StreamingDataset), or (None, None)."""
+    for cls in getattr(type(ds), "__mro__", ()):
+        mod = getattr(cls, "__module__", "") or ""
+        for lib in _LIBRARIES:
+            if mod.startswith(lib[1]) and lib[2] in (None, cls.__name__):
+                return lib, cls.__name__
+    return None, None
+
+
+def _locations(ds, attr):
+    """The dataset's on-disk (local) and remote locations: MDS streams, a LitData Dir."""
+    out = []
+    try:
+        value = getattr(ds, attr, None)
+        for item in value if isinstance(value, (list, tuple)) else [value]:
+            local = getattr(item, "local", None) or getattr(item, "path", None)
+            remote = getattr(item, "remote", None) or getattr(item, "url", None)
+            if local is not None or remote is not None:
+                out.append({"local": json_value(local), "remote": json_value(remote)})
+    except Exception:
+        pass
+    return out
+
+
+def library_config(ds):
+    """The dataset library's name, version and own settings, or None for a plain dataset."""
+    seen = 0
+    while ds is not None and seen < 4:  # through wrappers (Subset, the DataPipe wrapper)
+        lib, cls = _library_of(ds)
+        if lib is not None:
+            name, prefix, _, settings, where = lib
+            out = {"name": name, "version": _module_version(prefix[:-1], name),
+                   "class": cls, "settings": {}}
+            for key in settings:
+                try:
+                    out["settings"][key] = json_value(getattr(ds, key, None))
+                except Exception:
+                    out["settings"][key] = None
+            if where is not None:
+                out["locations"] = _locations(ds, where)
+            return out
+        ds = getattr(ds, "_datapipe", None) or getattr(ds, "dataset", None)
+        seen += 1
+    return None
+
+
 def loader_config(loader):
     """The loader's settings; one a DataLoader of another torch lacks is null (not a default)."""
     def get(name):
@@ -141,12 +203,15 @@ def loader_config(loader):
         "transform": short_repr(transform) if transform is not None else None,
         "dataset_root": os.fspath(root) if isinstance(root, (str, os.PathLike)) else
                         (short_repr(root) if root is not None else None),
+        "library": library_config(ds),
     })
     return cfg
 
 
 def json_value(v):
     """A value as the loader record can hold it (JSON scalars as they are)."""
+    if type(v).__module__ == "numpy" and getattr(v, "shape", None) == ():
+        v = v.item()  # a NumPy scalar (np.int64(96)) is the number it holds
     if v is None or isinstance(v, (bool, int, float, str)):
         return v
     if isinstance(v, (list, tuple)) and all(x is None or isinstance(x, (bool, int, float, str)) for x in v):
