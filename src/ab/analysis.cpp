@@ -178,10 +178,37 @@ DigestComparison digests_against_base(const ExperimentDesign& d, size_t arm,
   return total;
 }
 
+// Why a factor declared content-preserving changes content on the job the trials ran: each
+// DataLoader worker iterates its own part of an IterableDataset (WebDataset's split_by_worker,
+// Streaming's and LitData's partitions), so another number of workers makes other batches. ""
+// when the base's trials iterated no IterableDataset or the factor is another.
+std::string iterable_reorders(const ExperimentDesign& d, size_t arm, const TrialIndex& idx) {
+  const Arm& a = d.arms[arm];
+  if (!a.factor || d.factors[*a.factor].key != "loader.num_workers") return "";
+  for (const auto& [key, t] : idx) {
+    if (key.second == 0 && !t->iterable_dataset.empty()) {
+      return fmt::format(
+          "the job's DataLoader iterates an IterableDataset ({}): each worker reads its own part "
+          "of it, so loader.num_workers changes which samples make each batch and their order; "
+          "not compared (judge the training's quality on the new order)",
+          t->iterable_dataset);
+    }
+  }
+  return "";
+}
+
 CorrectnessCheck check_content(const ExperimentDesign& d, size_t arm, const TrialIndex& idx,
-                               const std::map<size_t, double>& psnr) {
+                               const std::map<size_t, double>& psnr, ContentKind& content) {
   CorrectnessCheck c;
   const Arm& a = d.arms[arm];
+  content = a.content;
+  if (a.content == ContentKind::preserving) {
+    if (std::string why = iterable_reorders(d, arm, idx); !why.empty()) {
+      content = ContentKind::changing;
+      c.detail = std::move(why);
+      return c;
+    }
+  }
   if (a.content == ContentKind::lossy) {
     c.kind = "psnr";
     const auto it = psnr.find(arm);
@@ -208,7 +235,12 @@ CorrectnessCheck check_content(const ExperimentDesign& d, size_t arm, const Tria
     return c;
   }
   const DigestComparison total = digests_against_base(d, arm, idx);
-  if (total.compared == 0) return c;
+  if (total.compared == 0) {
+    c.detail =
+        "not checked: no batch of the arm was digested with the base's (a job's batches are "
+        "digested in the warm-up steps only: phases.warmup_steps 0 leaves none)";
+    return c;
+  }
   c.ok = total.mismatched == 0;
   c.detail = c.ok.value() ? fmt::format("{} batches identical to the base's", total.compared)
                           : fmt::format("{} of {} batches differ from the base's (first: {})",
@@ -336,7 +368,7 @@ ArmResult analyze_arm(const ExperimentDesign& d, size_t arm, const TrialIndex& i
   r.guardrails = check_guardrails(p, aa, d.guardrails, d.alpha);
   r.base_host_peak_mib = highest(p.base, &TrialRecord::host_peak_mib);
   r.host_peak_mib = highest(p.arm, &TrialRecord::host_peak_mib);
-  r.correctness = check_content(d, arm, idx, psnr);
+  r.correctness = check_content(d, arm, idx, psnr, r.content);
   for (const auto& t : trials) {
     if ((t.arm != arm && t.arm != 0) || !t.steady) continue;
     if (t.arm == arm) (*t.steady ? r.steady : r.nonsteady)++;
@@ -357,8 +389,8 @@ ArmResult analyze_arm(const ExperimentDesign& d, size_t arm, const TrialIndex& i
                            failed->exit_code, failed->run_dir);
   } else if (r.correctness.ok == false) {
     r.verdict = "INVALID";
-    r.reason = fmt::format("content check failed for a {} factor: {}",
-                           to_string(d.arms[arm].content), r.correctness.detail);
+    r.reason = fmt::format("content check failed for a {} factor: {}", to_string(r.content),
+                           r.correctness.detail);
   } else if (r.n < static_cast<size_t>(d.min_rounds)) {
     r.reason = fmt::format("only {} paired rounds so far; the protocol needs at least {}", r.n,
                            d.min_rounds);
@@ -478,7 +510,7 @@ nlohmann::json to_json(const ArmResult& r, const ExperimentDesign& d) {
           {"factor", a.factor ? json(d.factors[*a.factor].key) : json()},
           {"value", a.factor ? json(a.value) : json()},
           {"role", a.role},
-          {"content", to_string(a.content)},
+          {"content", to_string(r.content)},
           {"n", r.n},
           {"base_median", num(r.base_median)},
           {"arm_median", num(r.arm_median)},

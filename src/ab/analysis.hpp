@@ -48,6 +48,9 @@ struct ArmResult {
   std::vector<GuardrailCheck> guardrails;
   // The highest host-wide memory peak of the base's and the arm's trials: context only.
   double base_host_peak_mib = NAN, host_peak_mib = NAN;
+  // The arm's content as this experiment found it: its design's, unless the job showed the
+  // factor changes content there (loader.num_workers on an IterableDataset).
+  ContentKind content = ContentKind::preserving;
   CorrectnessCheck correctness;
   std::string verdict = "INCONCLUSIVE", reason;
 };

@@ -82,6 +82,13 @@ const json& result_of(const json& experiment, const std::string& arm) {
   return kNoResult;
 }
 
+// An arm's content as the experiment found it (its result's: the job may have shown that a
+// factor changes content there), else as designed.
+std::string arm_content(const json& arm, const json& result) {
+  return result.contains("content") ? result["content"].get<std::string>()
+                                    : arm["content"].get<std::string>();
+}
+
 std::string text_or_empty(const json& r, const char* key) {
   return r.contains(key) && r[key].is_string() ? r[key].get<std::string>() : "";
 }
@@ -129,7 +136,7 @@ std::string matrix_csv(const json& e) {
         csv_field(arm["factor"].is_string() ? arm["factor"].get<std::string>() : ""),
         csv_field(arm["value"].is_string() ? arm["value"].get<std::string>() : ""),
         arm["role"].get<std::string>(),
-        arm["content"].get<std::string>(),
+        arm_content(arm, r),
         stats ? std::to_string(r["n"].get<size_t>()) : std::to_string(t.complete),
         metric,
         num(base.metric),
@@ -184,13 +191,13 @@ std::string matrix_md(const json& e) {
     const json& r = result_of(e, id);
     const ArmTrials t = arm_trials(e["trials"], id);
     if (!r.contains("n")) {
-      out += fmt::format("| {} | {} | {} | {} | | | | | | | | |\n", id,
-                         arm["content"].get<std::string>(), t.complete, num(t.metric, "{:.1f}"));
+      out += fmt::format("| {} | {} | {} | {} | | | | | | | | |\n", id, arm_content(arm, r),
+                         t.complete, num(t.metric, "{:.1f}"));
       continue;
     }
     out += fmt::format(
         "| {} | {} | {} | {} | {}% [{}, {}] | [{}, {}] | {} / {} | {}% | {} | {} | **{}** | {} |\n",
-        id, arm["content"].get<std::string>(), r["n"].get<size_t>(), num(t.metric, "{:.1f}"),
+        id, arm_content(arm, r), r["n"].get<size_t>(), num(t.metric, "{:.1f}"),
         num(r["effect_pct"], "{:+.1f}"), num(r["ci_pct"][0], "{:+.1f}"),
         num(r["ci_pct"][1], "{:+.1f}"), num(r["bootstrap_ci_pct"][0], "{:+.1f}"),
         num(r["bootstrap_ci_pct"][1], "{:+.1f}"), num(r["p_t"], "{:.3g}"),

@@ -52,6 +52,23 @@ std::string refused_override(const nlohmann::json& summary) {
   return "";
 }
 
+// The followed DataLoader's dataset when it is iterable-style (TrialRecord::iterable_dataset).
+std::string iterable_dataset(const nlohmann::json& summary) {
+  const auto p = nlohmann::json::json_pointer("/job/dataloader/loaders");
+  if (!summary.contains(p) || !summary[p].is_array()) return "";
+  for (const auto& l : summary[p]) {
+    if (!l.is_object() || !l.value("followed", false) || !l.contains("config")) continue;
+    const nlohmann::json& c = l["config"];
+    if (c.value("sampler", nlohmann::json()) != "_InfiniteConstantSampler") return "";
+    std::string name = c.value("dataset", nlohmann::json()).is_string() ? c["dataset"] : "?";
+    const nlohmann::json lib = c.value("library", nlohmann::json());
+    if (lib.is_object() && lib.value("class", "") != name)
+      name += fmt::format(", a {} {}", lib.value("name", "?"), lib.value("class", "?"));
+    return name;
+  }
+  return "";
+}
+
 }  // namespace
 
 MetricChoice choose_metric(const Config& base, bool job) {
@@ -92,6 +109,7 @@ void read_trial_outputs(const std::filesystem::path& run_dir, const MetricChoice
     const double errors = number_at(summary, "/errors/count");
     t.errors = std::isfinite(errors) ? static_cast<int64_t>(errors) : 0;
     t.invalid = refused_override(summary);
+    t.iterable_dataset = iterable_dataset(summary);
   }
   if (const auto steady = run.steady()) {
     if (steady->contains(metric.phase)) {

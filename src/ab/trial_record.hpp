@@ -50,6 +50,10 @@ struct TrialRecord {
   // Samples of the metric phase's measured steps by modality (image, video), from stages.csv:
   // mmprof's loader; empty for a user's job, whose rows name no modality.
   std::map<std::string, int64_t> measured_by_modality;
+  // A user's job whose followed DataLoader iterates an IterableDataset (its sampler is torch's
+  // _InfiniteConstantSampler): the dataset's class, a library's named ("WebDataset", "Images, a
+  // litdata StreamingDataset"); empty for a map-style dataset and for mmprof's loader.
+  std::string iterable_dataset;
 
   bool complete() const { return status == "complete" && metric.has_value(); }
 };

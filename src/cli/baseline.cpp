@@ -274,6 +274,18 @@ std::string format_job(const json& s) {
   out += fmt::format("  hook: {}\n", j["hook"].value("status", "?"));
   if (const std::string loader = followed_loader_text(j); !loader.empty())
     out += fmt::format("  loader: {}\n", loader);
+  // A --set loader.* the job's DataLoader refused (issue 32, case 17), as the report says it.
+  const json loaders = report::value_at(j, "/dataloader/loaders");
+  for (const auto& l : loaders.is_array() ? loaders : json::array()) {
+    const json rejected = report::value_at(l, "/overrides/rejected");
+    if (!rejected.is_object()) continue;
+    for (const auto& [key, why] : rejected.items()) {
+      out += fmt::format("  warning: --set loader.{} was not applied: {}\n", key,
+                         why.is_string() ? why.get<std::string>() : why.dump());
+    }
+  }
+  if (j.contains("digests") && j["digests"].is_object())
+    out += fmt::format("  content digests: {}\n", j["digests"].value("text", "?"));
   for (const auto& k : j.value("killed_at_end", json::array()))
     out += fmt::format("  killed at the end: {}\n", k.get<std::string>());
   for (const auto& u : j.value("unavailable", json::array()))

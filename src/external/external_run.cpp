@@ -121,6 +121,7 @@ class ExternalRun {
     hook.stop_file = stop_file_;
     hook.loader = o_.loader;
     hook.overrides = o_.overrides;
+    hook.digest_batches = std::min<int64_t>(kDigestBatches, o_.warmup_steps);
     fs::create_directories(hook_dir_);
     fs::create_directories(o_.out / run_file::gpu);
     auto env = job_environment(hook, o_.out / run_file::gpu / "events-%p.jsonl", unavailable_);
@@ -428,6 +429,38 @@ class ExternalRun {
     return out;
   }
 
+  // What the hook's content digests cost inside the job's loop (issue 32, case 16): each is the
+  // hook's own time after the batch's __next__ returned (hook_ns), which the job's loop pays and
+  // mmprof's step counts as compute. The hook digests only the warm-up's batches; one in a
+  // measured step (n >= warm-up) is counted, and said.
+  json digest_cost(const RankTimeline* r) const {
+    int64_t batches = 0, in_measured = 0, total_ns = 0, max_ns = 0;
+    for (const BatchRecord& b : records_.batches) {
+      if (r == nullptr || !r->loader || b.pid != r->pid || b.loader != *r->loader || !b.digest)
+        continue;
+      ++batches;
+      total_ns += b.hook_ns;
+      max_ns = std::max(max_ns, b.hook_ns);
+      if (b.n >= o_.warmup_steps) ++in_measured;
+    }
+    const std::string where =
+        batches == 0 ? fmt::format("no batch digested (warm-up {} steps): ab cannot check content",
+                                   o_.warmup_steps)
+        : in_measured == 0
+            ? "all in the warm-up"
+            : fmt::format("{} in measured steps, whose compute they lengthen", in_measured);
+    return {
+        {"batches", batches},
+        {"total_ms", static_cast<double>(total_ns) / 1e6},
+        {"max_ms", static_cast<double>(max_ns) / 1e6},
+        {"in_measured_steps", in_measured},
+        {"text", batches == 0 ? where
+                              : fmt::format("{} batches digested in {:.1f} ms (at most {:.1f} ms "
+                                            "one), {}",
+                                            batches, static_cast<double>(total_ns) / 1e6,
+                                            static_cast<double>(max_ns) / 1e6, where)}};
+  }
+
   json job_part(const JobTimeline& timeline, const JobDescription& job,
                 const RankTimeline* primary) const {
     json j = timeline.to_json();
@@ -440,6 +473,7 @@ class ExternalRun {
     j["forced"] = forced_;  // the stop took SIGKILL: records of the last moments may be lost
     j["killed_at_end"] = leftovers_;
     j["hook"] = job.hook.to_json();
+    j["digests"] = digest_cost(primary);
     j["dataloader"] = job.to_json();
     j["cow"] = cow_part(primary);
     json unavailable = json::array();

@@ -68,6 +68,7 @@ std::vector<std::pair<std::string, std::string>> job_environment(
     if (hook.max_batches) env.emplace_back(kHookMaxBatchesEnv, std::to_string(*hook.max_batches));
     if (hook.stop_file) env.emplace_back(kHookStopFileEnv, hook.stop_file->string());
     if (!hook.loader.empty()) env.emplace_back(kHookLoaderEnv, hook.loader);
+    env.emplace_back(kHookDigestBatchesEnv, std::to_string(hook.digest_batches));
     if (!hook.overrides.is_null()) env.emplace_back(kHookOverridesEnv, hook.overrides.dump());
   } else {
     unavailable.push_back(

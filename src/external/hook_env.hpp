@@ -19,6 +19,9 @@ inline constexpr const char* kHookOverridesEnv = "MMPROF_HOOK_OVERRIDES";
 inline constexpr const char* kHookMaxBatchesEnv = "MMPROF_HOOK_MAX_BATCHES";
 inline constexpr const char* kHookStopFileEnv = "MMPROF_HOOK_STOP_FILE";
 inline constexpr const char* kHookLoaderEnv = "MMPROF_HOOK_LOADER";
+inline constexpr const char* kHookDigestBatchesEnv = "MMPROF_HOOK_DIGEST_BATCHES";
+// How many batches of each loader the hook digests at most (the content check of `ab`).
+inline constexpr int64_t kDigestBatches = 8;
 // Where the hook's Python package is, when it is not where mmprof looks (an override).
 inline constexpr const char* kHookPythonEnv = "MMPROF_HOOK_PYTHONPATH";
 
@@ -27,6 +30,9 @@ struct HookSettings {
   std::optional<int64_t> max_batches;
   std::optional<std::filesystem::path> stop_file;
   std::string loader;  // which loader to follow ("" = the one that gets there first)
+  // The first batches of each loader whose content the hook digests: no more than the warm-up
+  // holds, so that no measured step carries a digest's cost.
+  int64_t digest_batches = kDigestBatches;
   nlohmann::json overrides = nullptr;  // DataLoader arguments to force, or null
 };
 

@@ -402,7 +402,9 @@ TEST_F(ExternalCli, AbOfAJobThatCrashesFailsAtTheBasesFirstTrial) {
 
 // num_workers=0 (loading in the main process) and no persistent workers: every step still has
 // its wait, and __getitem__ is timed in the main process (worker -1).
-TEST_F(ExternalCli, MainProcessLoadingIsTimedToo) {
+// With a warm-up of 2 steps, the hook digests 2 batches, not 8: no measured step carries a
+// digest's cost inside the job's loop (issue 32, case 16), and the cost is stated.
+TEST_F(ExternalCli, MainProcessLoadingIsTimedTooAndNoMeasuredStepPaysADigest) {
   const auto r = baseline("--warmup-steps 2 --steps 8", "40 10 5 2 0 0");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const RunDir run_dir = RunDir::open(run());
@@ -412,6 +414,31 @@ TEST_F(ExternalCli, MainProcessLoadingIsTimedToo) {
     EXPECT_GE(st.wait_ms, 19.0);  // two 10 ms items loaded inside __next__
   for (const auto& st : run_dir.stages())
     EXPECT_EQ(st.worker, -1);
+  EXPECT_EQ(run_dir.digests().size(), 2u);
+  const json s = json::parse(r.output.substr(r.output.find('{')));
+  const json& d = s["job"]["digests"];
+  EXPECT_EQ(d["batches"], 2) << d.dump();
+  EXPECT_EQ(d["in_measured_steps"], 0) << d.dump();
+  EXPECT_GE(d["total_ms"].get<double>(), d["max_ms"].get<double>());
+  EXPECT_NE(d["text"].get<std::string>().find("2 batches digested in"), std::string::npos);
+  EXPECT_NE(d["text"].get<std::string>().find("all in the warm-up"), std::string::npos);
+}
+
+// A --set the job's DataLoader refuses (prefetch_factor without workers) is said on the terminal,
+// and the followed DataLoader is named there (issue 32, case 17).
+TEST_F(ExternalCli, TheTerminalNamesTheFollowedLoaderAndARefusedOverride) {
+  const auto r = test::run_mmprof(
+      "baseline --warmup-steps 1 --steps 2 --set loader.prefetch_factor=4 --out " +
+      test::shell_quote(run()) + " -- " + python() + " " + test::shell_quote(job()) + " " +
+      test::shell_quote(dir_.path()) + " 40 1 1 2 0 0");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("  warning: --set loader.prefetch_factor was not applied: "),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("  loader: DataLoader(batch_size=2, num_workers=0, prefetch_factor=null"),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find(") over Planted\n"), std::string::npos) << r.output;
 }
 
 // mmprof trace on a job: trace.json from the hook's records, with the loop, the workers' fetches

@@ -42,6 +42,7 @@ set(MMPROF_SERIAL_TESTS AbCliTest.PlantedSlowerStepIsRejected
 # torch 1.13 (MMPROF_TEST_TORCH=1.13, as torch1_13.<test>): a job, its workers and Ctrl-C, the
 # main-process fetcher, torchrun, and what the hook cannot wrap.
 set(MMPROF_TORCH1_13_TESTS ExternalCli.PlantedLoaderBoundJobGivesTheWaitStepAndStallItWasBuiltWith
-    ExternalCli.MainProcessLoadingIsTimedToo ExternalCli.CtrlCIsForwardedTheRunKeptAndTheExit130
+    ExternalCli.MainProcessLoadingIsTimedTooAndNoMeasuredStepPaysADigest
+    ExternalCli.CtrlCIsForwardedTheRunKeptAndTheExit130
     ExternalCli.ATorchrunJobWithAStragglerNamesTheSlowRank
     ExternalCli.APartlyWrappedTorchSaysWhatItDidNotMeasure)

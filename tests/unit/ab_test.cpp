@@ -258,6 +258,35 @@ TEST(AbAnalysisTest, LossyArmsAreJudgedByPsnr) {
   EXPECT_NE(low.reason.find("PSNR 20.0 dB"), std::string::npos) << low.reason;
 }
 
+// A job over an IterableDataset (LitData, Streaming, WebDataset): each worker reads its own part,
+// so another num_workers delivers other batches. That is the factor's nature there, not a failed
+// content check: the arm is judged on its throughput as a content-changing one, and says why.
+TEST(AbAnalysisTest, WorkersOverAnIterableDatasetChangeContentInsteadOfFailingIt) {
+  const ExperimentDesign d = design_of({"loader.num_workers=2,3", "loader.prefetch_factor=2,4"}, 6);
+  auto trials = fabricate(d, {1, 1, 1.2, 1.0}, 0.001);
+  for (auto& t : trials) {
+    t.iterable_dataset = "Images, a litdata StreamingDataset";
+    if (t.arm == 2) t.digests[{"pipeline", 0}] = 43;  // other batches with 3 workers
+  }
+  const Analysis a = analyze(d, trials, {}, 0.05);
+  const ArmResult& workers = result(a, 2);
+  EXPECT_EQ(workers.verdict, "ADOPT") << workers.reason;
+  EXPECT_EQ(workers.content, ContentKind::changing);
+  EXPECT_FALSE(workers.correctness.ok.has_value());
+  EXPECT_NE(workers.correctness.detail.find("iterates an IterableDataset (Images, a litdata "
+                                            "StreamingDataset)"),
+            std::string::npos)
+      << workers.correctness.detail;
+  EXPECT_EQ(to_json(workers, d)["content"], "changing");
+  // prefetch_factor reorders nothing: still checked by digest, and identical.
+  EXPECT_EQ(result(a, 3).content, ContentKind::preserving);
+  EXPECT_EQ(result(a, 3).correctness.ok, true);
+  // A map-style job's workers keep the batches: a mismatch is still INVALID.
+  for (auto& t : trials)
+    t.iterable_dataset.clear();
+  EXPECT_EQ(result(analyze(d, trials, {}, 0.05), 2).verdict, "INVALID");
+}
+
 TEST(AbAnalysisTest, GuardrailViolationRejects) {
   const ExperimentDesign d = design_of({"loader.num_workers=1,2"}, 6);
   auto trials = fabricate(d, {1, 1, 1.3}, 0.001);
