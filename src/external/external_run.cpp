@@ -483,19 +483,60 @@ class ExternalRun {
     return j;
   }
 
-  // What a step of the job is, from its followed loader's configuration.
-  static json job_spec(const JobDescription& job, const RankTimeline* r) {
+  // What a step of the job is, from what the hook saw (issue 31): the batch the followed loader
+  // delivered (the median of its measured steps' samples, else its DataLoader's batch_size), the
+  // world torch.distributed's launcher set (WORLD_SIZE; one process without it), the global
+  // batch they make, and the dtype and shape of its first batch's tensors.
+  json job_spec(const JobDescription& job, const RankTimeline* r) const {
     json spec = {{"step_kind", "external"},
                  {"training_step",
                   "the job's own loop: one iteration per batch of the followed "
                   "DataLoader (its wait + its work on the batch)"},
                  {"timings_include_model_compute", true},
                  {"world_size", nullptr},
-                 {"per_device_batch", nullptr}};
+                 {"world_size_source", nullptr},
+                 {"per_device_batch", nullptr},
+                 {"per_device_batch_source", nullptr},
+                 {"global_batch", nullptr},
+                 {"batch_tensors", nullptr},
+                 {"sample_tensor", nullptr}};
+    if (r == nullptr) return spec;
+    std::vector<int64_t> sizes;
+    for (const StepRow& s : r->steps)
+      sizes.push_back(s.samples);
+    if (!sizes.empty()) {
+      std::nth_element(sizes.begin(), sizes.begin() + sizes.size() / 2, sizes.end());
+      spec["per_device_batch"] = sizes[sizes.size() / 2];
+      spec["per_device_batch_source"] = fmt::format(
+          "the median of the {} measured batches (their tensors' first dimension)", sizes.size());
+    }
     for (const auto& l : job.loaders) {
-      if (!l.followed || r == nullptr || l.pid != r->pid) continue;
-      spec["per_device_batch"] =
-          l.record.config.batch_size ? json(*l.record.config.batch_size) : json(nullptr);
+      if (!l.followed || l.pid != r->pid || !spec["per_device_batch"].is_null()) continue;
+      if (l.record.config.batch_size) {
+        spec["per_device_batch"] = *l.record.config.batch_size;
+        spec["per_device_batch_source"] = "the DataLoader's batch_size (no batch measured)";
+      }
+    }
+    for (const ProcRecord& p : records_.procs) {
+      if (p.pid != r->pid || !spec["world_size"].is_null()) continue;
+      spec["world_size"] = p.world_size ? *p.world_size : 1;
+      spec["world_size_source"] =
+          p.world_size ? "WORLD_SIZE, as torchrun sets it" : "no WORLD_SIZE: one process";
+    }
+    if (spec["per_device_batch"].is_number() && spec["world_size"].is_number()) {
+      spec["global_batch"] =
+          spec["per_device_batch"].get<int64_t>() * spec["world_size"].get<int64_t>();
+    }
+    for (const BatchRecord& b : records_.batches) {
+      if (b.pid != r->pid || !r->loader || b.loader != *r->loader || !b.shapes.is_array()) continue;
+      spec["batch_tensors"] = b.shapes;
+      const json& first = b.shapes.empty() ? json() : b.shapes[0];
+      if (first.is_array() && first.size() == 2 && first[1].is_array() && !first[1].empty()) {
+        json shape = first[1];
+        shape.erase(shape.begin());  // the batch dimension
+        spec["sample_tensor"] = {{"dtype", first[0]}, {"shape", shape}};
+      }
+      break;
     }
     return spec;
   }

@@ -210,6 +210,7 @@ void parse_record(const json& j, int pid, int& section, HookRecords& out) {
     r.bytes = static_cast<uint64_t>(std::max<int64_t>(0, opt_int(j, "bytes").value_or(0)));
     r.digest = opt_str(j, "digest");
     r.hook_ns = opt_int(j, "hook_ns").value_or(0);
+    if (const auto s = j.find("shapes"); s != j.end() && s->is_array()) r.shapes = *s;
     out.batches.push_back(std::move(r));
   } else if (t == "epoch_end") {
     auto r = with_source<EpochEndRecord>(pid, section);

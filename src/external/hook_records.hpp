@@ -91,6 +91,9 @@ struct BatchRecord : RecordSource {
   uint64_t bytes = 0;
   std::optional<std::string> digest;
   int64_t hook_ns = 0;
+  // The loader's first batch only: [dtype, shape] of its first tensors and arrays (walk order),
+  // null on the others.
+  nlohmann::json shapes;
 };
 
 // `epoch_end`: a `__next__` raised StopIteration at `ns`. `call_ns`, the entry of that

@@ -314,6 +314,12 @@ TEST_F(ExternalCli, ATorchrunJobWithAStragglerNamesTheSlowRank) {
   EXPECT_TRUE(roles.count("agent") == 1 && roles.count("main") == 1 && roles.count("worker") == 1)
       << json(roles).dump();
   EXPECT_EQ(ranks, (std::set<int>{0, 1}));
+  // The step's world: torchrun's WORLD_SIZE, and the global batch of the two ranks' 4 each.
+  const json& spec = run_dir.manifest()["baseline_spec"];
+  EXPECT_EQ(spec["world_size"], 2) << spec.dump();
+  EXPECT_EQ(spec["per_device_batch"], 4);
+  EXPECT_EQ(spec["global_batch"], 8);
+  EXPECT_EQ(spec["sample_tensor"]["shape"], json::parse("[3, 8, 8]"));
   // Each stages.csv row names its rank: the summary's getitem figures are the primary rank's,
   // and the report's cross-check recomputes them from that rank's rows alone.
   std::set<int> stage_ranks;

@@ -120,6 +120,14 @@ TEST_P(LoaderJobs, WaitWorkersConfigurationAndDataAreTheJobsOwn) {
   EXPECT_EQ(m["config"]["loader"]["persistent_workers"], false);
   EXPECT_TRUE(m["config"]["loader"]["shuffle"].is_null());  // the dataset orders itself
   EXPECT_FALSE(m["config"].contains("image")) << m["config"].dump();
+  // ... and the step's batch as the tensors the job received say it: 8 samples of 3x96x128 float.
+  const json& spec = m["baseline_spec"];
+  EXPECT_EQ(spec["per_device_batch"], 8) << spec.dump();
+  EXPECT_EQ(spec["world_size"], 1);
+  EXPECT_EQ(spec["global_batch"], 8);
+  EXPECT_EQ(spec["sample_tensor"], json::parse(R"({"dtype": "float32", "shape": [3, 96, 128]})"))
+      << spec.dump();
+  EXPECT_EQ(spec["batch_tensors"][0], json::parse(R"(["float32", [8, 3, 96, 128]])"));
   if (*p.layout) {
     const json& d = m["data"];
     EXPECT_EQ(d["layout"], p.layout) << d.dump();

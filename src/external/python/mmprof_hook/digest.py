@@ -28,7 +28,15 @@ MAX_DEPTH = 32
 
 
 class _Acc:
-    __slots__ = ("size", "nbytes", "h", "torch", "np")
+    __slots__ = ("size", "nbytes", "h", "torch", "np", "shapes")
+
+
+MAX_SHAPES = 8  # tensors / arrays whose dtype and shape a batch record lists (walk order)
+
+
+def _shape(acc, dtype, shape):
+    if acc.shapes is not None and len(acc.shapes) < MAX_SHAPES:
+        acc.shapes.append([dtype, [int(x) for x in shape]])
 
 
 def _update_tensor(h, torch, t):
@@ -80,6 +88,7 @@ def _walk(obj, acc, depth):
             acc.size = int(obj.shape[0])
         if obj.layout == torch.strided:
             acc.nbytes += obj.element_size() * obj.numel()
+        _shape(acc, str(obj.dtype).replace("torch.", ""), obj.shape)
         if h is not None:
             _update_tensor(h, torch, obj)
         return
@@ -88,6 +97,7 @@ def _walk(obj, acc, depth):
         if acc.size is None and obj.ndim >= 1:
             acc.size = int(obj.shape[0])
         acc.nbytes += int(obj.nbytes)
+        _shape(acc, str(obj.dtype), obj.shape)
         if h is not None:
             _update_ndarray(h, np, obj)
         return
@@ -158,15 +168,17 @@ def _is_mapping(obj):
     return isinstance(obj, collections.abc.Mapping)
 
 
-def batch_stats(batch, digest):
-    """(size, nbytes, hex digest or None) of a batch as __next__ returned it.
+def batch_stats(batch, digest, shapes=False):
+    """(size, nbytes, hex digest or None, shapes or None) of a batch as __next__ returned it.
 
     size: the first dimension of the first tensor / array met in the walk
     order above; if there is none, len(batch) when it has a length; else None.
     nbytes: the sum of element_size * numel over strided tensors and nbytes
     over arrays (the logical payload, not the storage it may be a view of).
+    shapes (when asked): [dtype, shape] of the first MAX_SHAPES tensors and arrays.
     """
     acc = _Acc()
+    acc.shapes = [] if shapes else None
     acc.size = None
     acc.nbytes = 0
     acc.h = hashlib.blake2b(digest_size=16) if digest else None
@@ -181,4 +193,4 @@ def batch_stats(batch, digest):
             size = len(batch)
         except Exception:
             size = None
-    return size, acc.nbytes, (acc.h.hexdigest() if acc.h is not None else None)
+    return size, acc.nbytes, (acc.h.hexdigest() if acc.h is not None else None), acc.shapes

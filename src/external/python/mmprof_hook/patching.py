@@ -33,6 +33,7 @@ it and the figures it costs):
 import atexit
 import functools
 import inspect
+import json
 import os
 import sys
 import threading
@@ -368,12 +369,13 @@ def _batch(ep, ls, data, t0, t1):
     want = ls.digest_left > 0
     if want:
         ls.digest_left -= 1
-    size, nbytes, dg = batch_stats(data, want)
+    size, nbytes, dg, shapes = batch_stats(data, want, n == 0)
     t2 = now_ns()
     emit('{"t":"batch","loader":%d,"epoch":%d,"i":%d,"n":%d,"call_ns":%d,"ret_ns":%d,'
-         '"size":%s,"bytes":%d,"digest":%s,"hook_ns":%d}'
+         '"size":%s,"bytes":%d,"digest":%s,%s"hook_ns":%d}'
          % (ls.lid, ep.epoch, i, n, t0, t1, "null" if size is None else int(size), nbytes,
-            "null" if dg is None else '"%s"' % dg, t2 - t1), t2)
+            "null" if dg is None else '"%s"' % dg,
+            "" if shapes is None else '"shapes":%s,' % json.dumps(shapes), t2 - t1), t2)
 
 
 def _make_next(orig_next):
