@@ -74,6 +74,9 @@ struct StepRow {
   // A multi-rank run's dist.sync (barrier or allreduce) after the step, part of step_ms: the wait
   // for the slowest rank plus the transfer. Empty on one rank or with dist.sync=none.
   std::optional<double> sync_ms;
+  // The rank whose loop the step is (a job under torchrun, whose steps.csv holds every rank's;
+  // empty for one process): a column only in runs of a user's own job.
+  std::optional<int> rank;
 };
 
 // stages.csv: one sample of a measured step. mmprof's own loader times each stage (read, decode,

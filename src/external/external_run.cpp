@@ -77,7 +77,7 @@ class ExternalRun {
  public:
   explicit ExternalRun(const ExternalRunOptions& o)
       : o_(o),
-        writer_(o.out, {.force = o.force, .getitem_column = true}),
+        writer_(o.out, {.force = o.force, .job = true}),
         hook_dir_(o.out / run_file::hook),
         stop_file_(o.out / run_file::hook / "stop"),
         tail_(o.out / run_file::hook),

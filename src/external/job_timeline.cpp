@@ -430,6 +430,7 @@ RankTimeline rank_timeline(const HookRecords& records, const MainProcess& proces
     StepRow row;
     row.step = static_cast<int64_t>(k);
     row.phase = "end_to_end";
+    row.rank = t.rank;
     row.t_start_ns = b.call_ns;
     row.wait_ms = ms(b.ret_ns - b.call_ns);
     row.step_ms = ms(measured[k].end_ns - b.call_ns);

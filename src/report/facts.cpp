@@ -168,16 +168,17 @@ void error_facts(const RunData& run, json& facts) {
                        "errors.samples", *samples, "samples"));
 }
 
-// A job's summary gives the stage figures of one rank (job.primary_pid's): its rows of
-// stages.csv, which holds every rank's. All rows when the rank is not recorded (one process).
-std::vector<StageRow> primary_rank_rows(const RunData& run) {
+// A job's summary gives the figures of one rank (job.primary_pid's): its rows of stages.csv and
+// steps.csv, which hold every rank's. All rows when the rank is not recorded (one process).
+template <class Row>
+std::vector<Row> primary_rank_rows(const RunData& run, const std::vector<Row>& all) {
   std::optional<double> rank;
   const auto pid = number_at(run.summary, "/job/primary_pid");
   for (const auto& r : value_at(run.summary, "/job/ranks"))
     if (pid && number_at(r, "/pid") == pid) rank = number_at(r, "/rank");
-  if (!rank) return run.stages;
-  std::vector<StageRow> rows;
-  for (const StageRow& r : run.stages)
+  if (!rank) return all;
+  std::vector<Row> rows;
+  for (const Row& r : all)
     if (!r.rank || *r.rank == static_cast<int>(*rank)) rows.push_back(r);
   return rows;
 }
@@ -195,7 +196,7 @@ json cross_checks(const RunData& run) {
                       {"ok", std::fabs(*summary - *recomputed) <= tol}});
   };
   add("stall_fraction vs steps.csv", number_at(run.summary, "/stall_fraction"),
-      stall_from_steps(run.steps, "end_to_end"));
+      stall_from_steps(primary_rank_rows(run, run.steps), "end_to_end"));
   // The per-sample stages of the run's stage phase: mmprof's read/decode/augment, or a job's
   // __getitem__.
   const std::string phase = string_at(run.summary, "/latency_ms/stages_phase", "pipeline");
@@ -205,7 +206,8 @@ json cross_checks(const RunData& run) {
           : std::vector<std::pair<const char*, StageFigure>>{{"read", StageFigure::read},
                                                              {"decode", StageFigure::decode},
                                                              {"augment", StageFigure::augment}};
-  const std::vector<StageRow> rows = is_job(run.summary) ? primary_rank_rows(run) : run.stages;
+  const std::vector<StageRow> rows =
+      is_job(run.summary) ? primary_rank_rows(run, run.stages) : run.stages;
   for (const auto& [stage, figure] : stages) {
     add(fmt::format("latency_ms.stages.{}.mean vs stages.csv", stage),
         number_at(run.summary, fmt::format("/latency_ms/stages/{}/mean", stage)),
@@ -219,9 +221,10 @@ json cross_checks(const RunData& run) {
 json charts(const RunData& run) {
   json c;
   json cdfs = json::array();
+  const std::vector<StepRow> steps = primary_rank_rows(run, run.steps);  // the summary's rank
   for (const char* p : {"pipeline", "end_to_end"}) {
     for (const StepFigure figure : {StepFigure::wait, StepFigure::step}) {
-      json points = latency_cdf(run.steps, p, figure);
+      json points = latency_cdf(steps, p, figure);
       if (!points.empty()) {
         cdfs.push_back({{"phase", p}, {"column", column_name(figure)}, {"points", points}});
       }

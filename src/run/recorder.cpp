@@ -38,7 +38,8 @@ void RunRecorder::step(const std::string& phase, int64_t step, int64_t t0, doubl
               step_ms,
               samples,
               bytes,
-              std::isnan(sync_ms) ? std::nullopt : std::optional(sync_ms)};
+              std::isnan(sync_ms) ? std::nullopt : std::optional(sync_ms),
+              std::nullopt};  // mmprof's loader: one run directory per rank
   writer_.step(row);
 }
 

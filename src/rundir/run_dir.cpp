@@ -52,7 +52,7 @@ const json& RunDir::summary() const {
 }
 
 std::vector<StepRow> RunDir::steps() const {
-  return read_table(file(run_file::steps), rundir::steps_schema());
+  return read_table(file(run_file::steps), rundir::steps_schema_with_rank());
 }
 
 std::vector<StageRow> RunDir::stages() const {

@@ -33,8 +33,9 @@ std::filesystem::path make_reserve(const std::filesystem::path& path) {
 RunWriter::RunWriter(std::filesystem::path dir, RunWriterOptions options)
     : out_(std::move(dir), OutputKind::run, options.force),
       dir_(out_.path()),
-      stages_schema_(options.getitem_column ? &stages_schema_with_getitem() : &stages_schema()),
-      steps_(dir_ / run_file::steps, csv_header(steps_schema())),
+      stages_schema_(options.job ? &stages_schema_with_getitem() : &stages_schema()),
+      steps_schema_(options.job ? &steps_schema_with_rank() : &steps_schema()),
+      steps_(dir_ / run_file::steps, csv_header(*steps_schema_)),
       stages_(dir_ / run_file::stages, csv_header(*stages_schema_)),
       errors_(dir_ / run_file::errors, ""),
       digests_(dir_ / run_file::digests, csv_header(digests_schema())),
@@ -74,7 +75,7 @@ void RunWriter::append(AppendFile& file, std::string_view text) {
 
 void RunWriter::step(const StepRow& row) {
   row_.clear();
-  append_csv_row(steps_schema(), row, row_);
+  append_csv_row(*steps_schema_, row, row_);
   append(steps_, row_);
 }
 

@@ -21,9 +21,10 @@ namespace mmprof::rundir {
 struct RunWriterOptions {
   // Replace a run already in the directory (its mmprof files removed first); refused otherwise.
   bool force = false;
-  // stages.csv gets the `getitem_ms` column (a user's own job, whose hook times the whole
-  // `__getitem__`) instead of mmprof's probe columns (format, source size).
-  bool getitem_column = false;
+  // A user's own job: stages.csv gets the `getitem_ms` column (its hook times the whole
+  // `__getitem__`) instead of mmprof's probe columns (format, source size), and stages.csv and
+  // steps.csv a `rank` column (a torchrun job's files hold every rank's rows).
+  bool job = false;
 };
 
 class RunWriter {
@@ -61,6 +62,7 @@ class RunWriter {
   OutputDir out_;
   std::filesystem::path dir_;
   const Schema<StageRow>* stages_schema_;  // with or without getitem_ms
+  const Schema<StepRow>* steps_schema_;    // with or without rank
   AppendFile steps_, stages_, errors_, digests_, resources_, host_;
   // A write of a streamed file; a failure (a full disk) releases the reserve for the last files
   // and is rethrown; no streamed write is tried after it (the sampler's thread would take the

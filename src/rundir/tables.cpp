@@ -25,6 +25,15 @@ const Schema<StepRow>& steps_schema() {
   return s;
 }
 
+const Schema<StepRow>& steps_schema_with_rank() {
+  static const Schema<StepRow> s = [] {
+    Schema<StepRow> columns = steps_schema();
+    columns.push_back(column<&StepRow::rank>("rank"));
+    return columns;
+  }();
+  return s;
+}
+
 namespace {
 
 // DESIGN.md's columns and the additions every run's stages.csv has.

@@ -13,6 +13,9 @@
 namespace mmprof::rundir {
 
 const Schema<StepRow>& steps_schema();
+// Those and then `rank`: steps.csv of a user's own job (a torchrun job's holds every rank's
+// steps), and the reader's schema for every run (a column a file lacks is left empty).
+const Schema<StepRow>& steps_schema_with_rank();
 // stages.csv of mmprof's own loader: the common columns, then what the worker's probe found
 // (format, source_width_px, source_height_px).
 const Schema<StageRow>& stages_schema();

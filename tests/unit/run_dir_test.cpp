@@ -37,8 +37,9 @@ TEST_F(RunDirTest, WhatTheWriterWritesTheReaderReadsBack) {
   {
     rundir::RunWriter w(run());
     write_manifest(w);
-    w.step({3, "end_to_end", 12345, 1.25, std::nullopt, 8.5, 9.75, 32, 4096, std::nullopt});
-    w.step({4, "end_to_end", 22345, 0.5, 0.125, 8.5, 9.0, 32, 4096, std::nullopt});
+    w.step({3, "end_to_end", 12345, 1.25, std::nullopt, 8.5, 9.75, 32, 4096, std::nullopt,
+            std::nullopt});
+    w.step({4, "end_to_end", 22345, 0.5, 0.125, 8.5, 9.0, 32, 4096, std::nullopt, std::nullopt});
     StageRow s;
     s.key = "dir/a,b";  // a comma: quoted in the file
     s.worker = 1;
@@ -107,7 +108,7 @@ TEST_F(RunDirTest, TheSamplerThreadAndTheRunThreadWriteAtOnce) {
       }
     });
     for (int i = 0; i < kRows; ++i)
-      w.step({i, "pipeline", i, 0.25 * i, std::nullopt, 0, 1.5, 2, 64, std::nullopt});
+      w.step({i, "pipeline", i, 0.25 * i, std::nullopt, 0, 1.5, 2, 64, std::nullopt, std::nullopt});
     sampler.join();
   }
   const RunDir r = RunDir::open(run());
@@ -125,7 +126,7 @@ TEST_F(RunDirTest, ACutShortLastRowIsLeftOutAndABadRowOrCellIsNamed) {
   {
     rundir::RunWriter w(run());
     write_manifest(w);
-    w.step({0, "pipeline", 1, 1, std::nullopt, 0, 2, 8, 10, std::nullopt});
+    w.step({0, "pipeline", 1, 1, std::nullopt, 0, 2, 8, 10, std::nullopt, std::nullopt});
   }
   std::ofstream(run() / run_file::steps, std::ios::app) << "1,pipeline,2,0.5";  // killed here
   EXPECT_EQ(RunDir::open(run()).steps().size(), 1u);
@@ -205,11 +206,19 @@ TEST_F(RunDirTest, StagesOfMmprofsRunsAreUnchangedAndTheHooksHaveGetitemMs) {
   item.getitem_ms = 20.125;
   StageRow ranked = item;  // a torchrun job's row names its rank; one process's leaves it empty
   ranked.rank = 1;
+  StepRow step;  // a job's steps.csv names each step's rank too
+  step.phase = "end_to_end";
+  step.rank = 1;
   {
-    rundir::RunWriter w(hook_run, {.getitem_column = true});
+    rundir::RunWriter w(hook_run, {.job = true});
     w.manifest({{"schema", run_schema::manifest}});
     w.stages({item, ranked});
+    w.step(step);
   }
+  EXPECT_EQ(test::read_text(hook_run / run_file::steps),
+            "step,phase,t_start_ns,wait_ms,h2d_ms,compute_ms,step_ms,samples,bytes,sync_ms,rank\n"
+            "0,end_to_end,0,0.0000,,0.0000,0.0000,0,0,,1\n");
+  EXPECT_EQ(RunDir::open(hook_run).steps().at(0).rank, 1);
   const std::vector<uint8_t> bytes2 = test::read_bytes(hook_run / run_file::stages);
   const std::string text2(bytes2.begin(), bytes2.end());
   EXPECT_EQ(text2,
