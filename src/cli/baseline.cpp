@@ -272,6 +272,8 @@ std::string format_job(const json& s) {
                                 j.value("exit", "?"), j.value("stopped_by", "?"),
                                 j.value("forced", false) ? ", killed after the grace period" : "");
   out += fmt::format("  hook: {}\n", j["hook"].value("status", "?"));
+  if (j.value("primary_why", "") != "")
+    out += fmt::format("  figures above: {}\n", j["primary_why"].get<std::string>());
   if (const std::string loader = followed_loader_text(j); !loader.empty())
     out += fmt::format("  loader: {}\n", loader);
   // A --set loader.* the job's DataLoader refused (issue 32, case 17), as the report says it.

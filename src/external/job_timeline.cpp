@@ -10,6 +10,7 @@
 #include <set>
 #include <utility>
 
+#include "run/job_summary.hpp"
 #include "stats/inference.hpp"
 
 namespace mmprof::external {
@@ -604,7 +605,8 @@ json RankComparison::to_json() const {
           {"slowest_step_ms_total", opt(slowest_total_ms)},
           {"most_waiting_rank", who(most_waiting)},
           {"most_waiting_wait_ms_total", opt(most_waiting_wait_ms)},
-          {"step_p50_spread", opt(step_p50_spread)}};
+          {"step_p50_spread", opt(step_p50_spread)},
+          {"straggler", straggler}};
 }
 
 RankComparison compare_ranks(const std::vector<RankTimeline>& ranks) {
@@ -647,15 +649,54 @@ RankComparison compare_ranks(const std::vector<RankTimeline>& ranks) {
   }
   const double typical = median(p50);
   if (typical > 0) c.step_p50_spread = *std::max_element(p50.begin(), p50.end()) / typical;
+  std::vector<RankSteps> steps;
+  for (const RankTimeline* r : measured) {
+    RankSteps s;
+    s.rank = r->rank.value_or(-1);
+    for (size_t k = 0; k < common; ++k) {
+      s.step_ms.push_back(r->steps[k].step_ms);
+      s.wait_ms.push_back(r->steps[k].wait_ms);
+      s.compute_ms.push_back(r->steps[k].compute_ms);
+    }
+    steps.push_back(std::move(s));
+  }
+  c.straggler = straggler_analysis(steps);
   return c;
 }
 
 const RankTimeline* JobTimeline::primary() const noexcept {
+  const json& s = comparison.straggler;
+  if (s.is_object() && s.value("established", false) && s["slowest_rank"].is_number()) {
+    for (const RankTimeline& r : ranks)
+      if (r.rank == s["slowest_rank"].get<int>() && !r.steps.empty()) return &r;
+  }
   for (const RankTimeline& r : ranks)
     if (r.rank == 0) return &r;
   for (const RankTimeline& r : ranks)
     if (!r.steps.empty()) return &r;
   return ranks.empty() ? nullptr : &ranks.front();
+}
+
+std::string JobTimeline::primary_why() const {
+  const RankTimeline* p = primary();
+  if (p == nullptr || !p->rank || ranks.size() < 2) return "";
+  const json& s = comparison.straggler;
+  const json test =
+      s.is_object() && s.contains("test") && s["test"].is_object() ? s["test"] : json::object();
+  const auto number = [](const json& v) { return v.is_number() ? v.get<double>() : NAN; };
+  if (p->rank != 0 && s.is_object() && s.value("established", false)) {
+    return fmt::format(
+        "rank {}'s: the established straggler (its step {:.2f}x the median rank's, p = {:.3g}); "
+        "under synchronous data parallelism every rank steps at its pace",
+        *p->rank, number(s.value("spread", json())), number(test.value("p_adjusted", json())));
+  }
+  const json why_not = test.value("why_not", json());
+  const json slowest = s.is_object() ? s.value("slowest_rank", json()) : json();
+  return fmt::format("rank {}'s: no straggler established{}", *p->rank,
+                     why_not.is_string() && slowest.is_number()
+                         ? fmt::format(" (rank {} is the slowest on average, but {})",
+                                       slowest.get<int>(), why_not.get<std::string>())
+                         : std::string());
 }
 
 json JobTimeline::to_json() const {
@@ -668,6 +709,8 @@ json JobTimeline::to_json() const {
   return {{"loaders", l},
           {"ranks", r},
           {"primary_pid", p != nullptr ? json(p->pid) : json(nullptr)},
+          {"primary_rank", p != nullptr ? opt(p->rank) : json(nullptr)},
+          {"primary_why", primary_why()},
           {"rank_comparison", comparison.to_json()},
           {"warnings", warnings}};
 }

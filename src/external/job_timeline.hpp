@@ -137,6 +137,9 @@ struct RankComparison {
   std::optional<size_t> slowest, most_waiting;  // indices into ranks
   std::optional<double> slowest_total_ms, most_waiting_wait_ms;
   std::optional<double> step_p50_spread;  // max / median of the per-rank step p50
+  // run/job_summary's straggler_analysis over the ranks' common steps (null with one rank): a
+  // straggler is established only by its one-sided test and spread floor.
+  nlohmann::json straggler;
   nlohmann::json to_json() const;
 };
 RankComparison compare_ranks(const std::vector<RankTimeline>& ranks);
@@ -146,8 +149,12 @@ struct JobTimeline {
   std::vector<RankTimeline> ranks;    // same order
   RankComparison comparison;
   std::vector<std::string> warnings;  // e.g. --loader matched no loader of any process
-  // rank 0 (or the first main process): the one whose figures stand for the job.
+  // The rank whose figures stand for the job: an established straggler (under synchronous data
+  // parallelism every rank steps at its pace, so its wait is the job's limit, issue 32 case 12),
+  // else rank 0 (or the first main process that measured steps).
   const RankTimeline* primary() const noexcept;
+  // Why primary() is that rank, as a sentence ("" with one process).
+  std::string primary_why() const;
   nlohmann::json to_json() const;  // {loaders, ranks, rank_comparison, warnings}
 };
 JobTimeline job_timeline(const HookRecords& records, const TimelineOptions& options = {});

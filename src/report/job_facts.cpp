@@ -72,6 +72,11 @@ void rank_facts(const json& job, json& facts) {
                                      rank_name(waiting), *w),
                          "job.rank_comparison.most_waiting_wait_ms_total", *w, "ms"));
   }
+  // Whose figures the run's headline is (issue 32, case 12): an established straggler's.
+  if (const json why = value_at(job, "/primary_why"); why.is_string() && !why.empty()) {
+    facts.push_back(fact("rank.figures", "the run's figures are " + why.get<std::string>(),
+                         "job.primary_rank", value_at(job, "/primary_rank"), ""));
+  }
   if (const auto spread = number_at(cmp, "/step_p50_spread")) {
     facts.push_back(
         fact("rank.spread",

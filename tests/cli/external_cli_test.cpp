@@ -302,6 +302,18 @@ TEST_F(ExternalCli, ATorchrunJobWithAStragglerNamesTheSlowRank) {
   const json& cmp = s["job"]["rank_comparison"];
   ASSERT_EQ(cmp["ranks"].size(), 2u) << cmp.dump();
   EXPECT_EQ(cmp["slowest_rank"]["rank"], 1) << cmp.dump();
+  // The straggler is established, and the job's figures are its own (issue 32, case 12): under
+  // synchronous data parallelism the job steps at its pace, so the headline is rank 1's.
+  EXPECT_EQ(cmp["straggler"]["established"], true) << cmp["straggler"].dump();
+  EXPECT_EQ(s["job"]["primary_rank"], 1);
+  EXPECT_NE(s["job"]["primary_why"].get<std::string>().find("rank 1's: the established straggler"),
+            std::string::npos)
+      << s["job"]["primary_why"];
+  for (const auto& rank : cmp["ranks"]) {
+    if (rank["rank"] == 1) {
+      EXPECT_EQ(s["stall_fraction"], rank["stall_fraction"]) << rank.dump();
+    }
+  }
   const RunDir run_dir = RunDir::open(run());
   std::set<std::string> roles;
   std::set<int> ranks;
@@ -331,6 +343,8 @@ TEST_F(ExternalCli, ATorchrunJobWithAStragglerNamesTheSlowRank) {
   ASSERT_EQ(report.exit_code, 0) << report.output;
   const std::string md = text_or_empty(dir_.path() / "report" / "report.md");
   EXPECT_NE(md.find("rank 1 is the slowest"), std::string::npos) << md;
+  EXPECT_NE(md.find("the run's figures are rank 1's: the established straggler"), std::string::npos)
+      << md;
   // The getitem mean and the stall fraction are recomputed from the primary rank's rows: steps.csv
   // names each step's rank too. (Named: a range-for over a part of a temporary would read it
   // after it is gone, ASan.)

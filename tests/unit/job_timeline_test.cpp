@@ -540,6 +540,35 @@ TEST_F(JobTimelineTest, RanksAreComparedOverTheStepsEveryRankMeasured) {
   EXPECT_EQ(j["slowest_rank"]["pid"], 200);
   EXPECT_EQ(j["slowest_by"], "total step_ms over the common steps");
   EXPECT_NEAR(j["ranks"][1]["step_p50_ms"].get<double>(), 15, 1e-9);
+  // Four steps cannot establish a straggler (the exact test's smallest p is 0.0625 x 2 ranks):
+  // rank 0's figures stand for the job, and why.
+  EXPECT_EQ(c.straggler["established"], false);
+  EXPECT_EQ(job.primary_why().rfind("rank 0's: no straggler established (rank 1 is the slowest "
+                                    "on average, but ",
+                                    0),
+            0u)
+      << job.primary_why();
+}
+
+// Issue 32, case 12: an established straggler's figures stand for the job (every rank of a
+// synchronous job steps at its pace), not rank 0's.
+TEST_F(JobTimelineTest, AnEstablishedStragglersFiguresStandForTheJob) {
+  std::vector<std::string> r1 = {proc(200, 1), loader(0, "DS", 0), epoch(0, 0, 0, 0)};
+  std::vector<std::string> r0 = {proc(300, 0), loader(0, "DS", 0), epoch(0, 0, 0, 0)};
+  for (int k = 0; k < 12; ++k) {
+    r1.push_back(batch(0, 0, k, k, 15.0 * k, 15.0 * k + 5 + 0.1 * k));  // waits 5 ms and more
+    r0.push_back(batch(0, 0, k, k, 10.0 * k, 10.0 * k + 1));
+  }
+  r1.push_back(epoch_end(0, 0, 180, 12));
+  r0.push_back(epoch_end(0, 0, 120, 12));
+  write(200, r1);
+  write(300, r0);
+  const JobTimeline job = job_timeline(records());
+  EXPECT_EQ(job.comparison.straggler["established"], true) << job.comparison.straggler.dump();
+  EXPECT_EQ(job.primary()->pid, 200);
+  EXPECT_EQ(job.primary_why().rfind("rank 1's: the established straggler", 0), 0u)
+      << job.primary_why();
+  EXPECT_EQ(job.to_json()["primary_rank"], 1);
 }
 
 TEST_F(JobTimelineTest, ASpawnChildThatRecordedAsMainIsNotARank) {
