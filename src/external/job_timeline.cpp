@@ -665,10 +665,9 @@ RankComparison compare_ranks(const std::vector<RankTimeline>& ranks) {
 }
 
 const RankTimeline* JobTimeline::primary() const noexcept {
-  const json& s = comparison.straggler;
-  if (s.is_object() && s.value("established", false) && s["slowest_rank"].is_number()) {
+  if (straggler_rank) {
     for (const RankTimeline& r : ranks)
-      if (r.rank == s["slowest_rank"].get<int>() && !r.steps.empty()) return &r;
+      if (r.rank == straggler_rank && !r.steps.empty()) return &r;
   }
   for (const RankTimeline& r : ranks)
     if (r.rank == 0) return &r;
@@ -737,6 +736,9 @@ JobTimeline job_timeline(const HookRecords& records, const TimelineOptions& opti
     }
   }
   job.comparison = compare_ranks(job.ranks);
+  const json& s = job.comparison.straggler;
+  if (s.is_object() && s.value("established", false) && s.value("slowest_rank", json()).is_number())
+    job.straggler_rank = s["slowest_rank"].get<int>();
   return job;
 }
 

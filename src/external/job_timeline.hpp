@@ -148,6 +148,7 @@ struct JobTimeline {
   std::vector<LoaderChoice> loaders;  // per main process
   std::vector<RankTimeline> ranks;    // same order
   RankComparison comparison;
+  std::optional<int> straggler_rank;  // comparison.straggler's rank when it is established
   std::vector<std::string> warnings;  // e.g. --loader matched no loader of any process
   // The rank whose figures stand for the job: an established straggler (under synchronous data
   // parallelism every rank steps at its pace, so its wait is the job's limit, issue 32 case 12),
