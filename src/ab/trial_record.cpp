@@ -35,38 +35,39 @@ void step_tails(const std::vector<StepRow>& rows, const std::string& phase, Tria
   t.wait_p99 = quantile_sorted(wait, 0.99);
 }
 
+// A user's job: its followed DataLoader's record in the summary (null when none).
+nlohmann::json followed_loader(const nlohmann::json& summary) {
+  const auto p = nlohmann::json::json_pointer("/job/dataloader/loaders");
+  if (!summary.contains(p) || !summary[p].is_array()) return nullptr;
+  for (const auto& l : summary[p])
+    if (l.is_object() && l.value("followed", false)) return l;
+  return nullptr;
+}
+
 // A user's job: the DataLoader argument its torch refused (the arm then does not test what it
 // says), as a sentence; empty when every override was applied.
 std::string refused_override(const nlohmann::json& summary) {
-  const auto p = nlohmann::json::json_pointer("/job/dataloader/loaders");
-  if (!summary.contains(p) || !summary[p].is_array()) return "";
-  for (const auto& l : summary[p]) {
-    if (!l.is_object() || !l.value("followed", false)) continue;
-    const auto r = nlohmann::json::json_pointer("/overrides/rejected");
-    if (!l.contains(r) || !l[r].is_object()) continue;
-    for (const auto& [key, why] : l[r].items()) {
-      return fmt::format("the job's DataLoader did not take {}: {}", key,
-                         why.is_string() ? why.get<std::string>() : why.dump());
-    }
+  const nlohmann::json l = followed_loader(summary);
+  const auto r = nlohmann::json::json_pointer("/overrides/rejected");
+  if (!l.is_object() || !l.contains(r) || !l[r].is_object()) return "";
+  for (const auto& [key, why] : l[r].items()) {
+    return fmt::format("the job's DataLoader did not take {}: {}", key,
+                       why.is_string() ? why.get<std::string>() : why.dump());
   }
   return "";
 }
 
 // The followed DataLoader's dataset when it is iterable-style (TrialRecord::iterable_dataset).
 std::string iterable_dataset(const nlohmann::json& summary) {
-  const auto p = nlohmann::json::json_pointer("/job/dataloader/loaders");
-  if (!summary.contains(p) || !summary[p].is_array()) return "";
-  for (const auto& l : summary[p]) {
-    if (!l.is_object() || !l.value("followed", false) || !l.contains("config")) continue;
-    const nlohmann::json& c = l["config"];
-    if (c.value("sampler", nlohmann::json()) != "_InfiniteConstantSampler") return "";
-    std::string name = c.value("dataset", nlohmann::json()).is_string() ? c["dataset"] : "?";
-    const nlohmann::json lib = c.value("library", nlohmann::json());
-    if (lib.is_object() && lib.value("class", "") != name)
-      name += fmt::format(", a {} {}", lib.value("name", "?"), lib.value("class", "?"));
-    return name;
-  }
-  return "";
+  const nlohmann::json l = followed_loader(summary);
+  if (!l.is_object() || !l.contains("config") || !l["config"].is_object()) return "";
+  const nlohmann::json& c = l["config"];
+  if (c.value("sampler", nlohmann::json()) != "_InfiniteConstantSampler") return "";
+  std::string name = c.value("dataset", nlohmann::json()).is_string() ? c["dataset"] : "?";
+  const nlohmann::json lib = c.value("library", nlohmann::json());
+  if (lib.is_object() && lib.value("class", "") != name)
+    name += fmt::format(", a {} {}", lib.value("name", "?"), lib.value("class", "?"));
+  return name;
 }
 
 }  // namespace

@@ -228,36 +228,33 @@ namespace {
 // The DataLoader the hook followed, as the job built it, and the dataset library under it with
 // its own settings: "DataLoader(batch_size=8, num_workers=2, prefetch_factor=2) over Images, a
 // mosaicml-streaming 0.13.0 StreamingDataset (batch_size=8, shuffle=false, ...)". "" for none.
-std::string followed_loader_text(const json& job) {
-  const json loaders = report::value_at(job, "/dataloader/loaders");
-  for (const auto& l : loaders.is_array() ? loaders : json::array()) {
-    if (!l.is_object() || !l.value("followed", false) || !l["config"].is_object()) continue;
-    const json& c = l["config"];
-    const auto args = [](const json& values, std::initializer_list<const char*> keys) {
-      std::string out;
-      for (const char* k : keys) {
-        if (values.contains(k))
-          out += fmt::format("{}{}={}", out.empty() ? "" : ", ", k, values[k].dump());
-      }
-      return out;
-    };
-    std::string text = fmt::format("DataLoader({}) over {}",
-                                   args(c, {"batch_size", "num_workers", "prefetch_factor",
-                                            "pin_memory", "persistent_workers", "in_order"}),
-                                   c.value("dataset", "?"));
-    const json lib = c.value("library", json());
-    if (lib.is_object()) {
-      const json settings = lib.value("settings", json::object());
-      std::string all;
-      for (const auto& [k, v] : settings.items())
-        all += fmt::format("{}{}={}", all.empty() ? "" : ", ", k, v.dump());
-      text += fmt::format(", a {} {} {}{}", lib.value("name", "?"),
-                          lib["version"].is_string() ? lib["version"].get<std::string>() : "?",
-                          lib.value("class", "?"), all.empty() ? "" : " (" + all + ")");
+std::string followed_loader_text(const json& summary) {
+  const json c = report::followed_loader_config(summary);
+  if (!c.is_object()) return "";
+  const auto args = [](const json& values, std::initializer_list<const char*> keys) {
+    std::string out;
+    for (const char* k : keys) {
+      if (values.contains(k))
+        out += fmt::format("{}{}={}", out.empty() ? "" : ", ", k, values[k].dump());
     }
-    return text;
+    return out;
+  };
+  std::string text = fmt::format("DataLoader({}) over {}",
+                                 args(c, {"batch_size", "num_workers", "prefetch_factor",
+                                          "pin_memory", "persistent_workers", "in_order"}),
+                                 c.value("dataset", "?"));
+  const json lib = c.value("library", json());
+  if (lib.is_object()) {
+    const json settings = lib.value("settings", json::object());
+    std::string all;
+    for (const auto& [k, v] : settings.items())
+      all += fmt::format("{}{}={}", all.empty() ? "" : ", ", k, v.dump());
+    const json version = lib.value("version", json());
+    text += fmt::format(", a {} {} {}{}", lib.value("name", "?"),
+                        version.is_string() ? version.get<std::string>() : "?",
+                        lib.value("class", "?"), all.empty() ? "" : " (" + all + ")");
   }
-  return "";
+  return text;
 }
 
 }  // namespace
@@ -274,7 +271,7 @@ std::string format_job(const json& s) {
   out += fmt::format("  hook: {}\n", j["hook"].value("status", "?"));
   if (j.value("primary_why", "") != "")
     out += fmt::format("  figures above: {}\n", j["primary_why"].get<std::string>());
-  if (const std::string loader = followed_loader_text(j); !loader.empty())
+  if (const std::string loader = followed_loader_text(s); !loader.empty())
     out += fmt::format("  loader: {}\n", loader);
   // A --set loader.* the job's DataLoader refused (issue 32, case 17), as the report says it.
   const json loaders = report::value_at(j, "/dataloader/loaders");

@@ -35,8 +35,8 @@ MAX_SHAPES = 8  # tensors / arrays whose dtype and shape a batch record lists (w
 
 
 def _shape(acc, dtype, shape):
-    if acc.shapes is not None and len(acc.shapes) < MAX_SHAPES:
-        acc.shapes.append([dtype, [int(x) for x in shape]])
+    if len(acc.shapes) < MAX_SHAPES:
+        acc.shapes.append([str(dtype).replace("torch.", ""), [int(x) for x in shape]])
 
 
 def _update_tensor(h, torch, t):
@@ -88,7 +88,8 @@ def _walk(obj, acc, depth):
             acc.size = int(obj.shape[0])
         if obj.layout == torch.strided:
             acc.nbytes += obj.element_size() * obj.numel()
-        _shape(acc, str(obj.dtype).replace("torch.", ""), obj.shape)
+        if acc.shapes is not None:  # a loader's first batch only: nothing on the others
+            _shape(acc, obj.dtype, obj.shape)
         if h is not None:
             _update_tensor(h, torch, obj)
         return
@@ -97,7 +98,8 @@ def _walk(obj, acc, depth):
         if acc.size is None and obj.ndim >= 1:
             acc.size = int(obj.shape[0])
         acc.nbytes += int(obj.nbytes)
-        _shape(acc, str(obj.dtype), obj.shape)
+        if acc.shapes is not None:
+            _shape(acc, obj.dtype, obj.shape)
         if h is not None:
             _update_ndarray(h, np, obj)
         return
