@@ -44,6 +44,23 @@ std::string dist_line(const char* name, const json& d, const std::string& why_em
                      num(d["max"], "{:.2f}"), d["count"].get<size_t>());
 }
 
+// A job's torchvision dataset: inside __getitem__, its loader (decode) and each transform, over
+// the items whose parts the hook timed; nothing when it timed none.
+std::string format_getitem_parts(const json& latency) {
+  const json& decode = latency["stages"]["decode"];
+  const json& augment = latency["stages"]["augment"];
+  const json transforms = latency.value("transforms", json::object());
+  if (decode["count"].get<size_t>() == 0 && augment["count"].get<size_t>() == 0) return "";
+  std::string out =
+      fmt::format("inside __getitem__ (ms per {}: the dataset's loader, then its transforms):\n",
+                  latency.value("getitem_per_call", false) ? "__getitems__ call" : "sample");
+  if (decode["count"].get<size_t>() > 0) out += dist_line("decode", decode);
+  if (augment["count"].get<size_t>() > 0) out += dist_line("augment", augment);
+  for (const auto& [name, d] : transforms.items())
+    out += dist_line(("  " + name).c_str(), d);
+  return out;
+}
+
 // mmprof's loader: stage times by sample class, slowest decode first, and the slowest class.
 std::string format_breakdown(const json& b) {
   std::string out = fmt::format(
@@ -116,7 +133,8 @@ std::string pss_values(const std::vector<double>& v) {
 // The memory a user sizes a host by: the host's used memory at its peak (MemTotal -
 // MemAvailable) and the run's PSS (a page shared by N processes counted 1/N in each): the peak of
 // their sum, the main process's, and each worker's by phase. The *_mb keys hold MiB.
-std::string format_memory(const json& m) {
+// `no_workers`: why the run has no worker process (shown when none was sampled).
+std::string format_memory(const json& m, const std::string& no_workers) {
   if (!m.is_object()) return "memory: n/a (summary.json has no memory block)\n";
   if (m.value("sampler_error", json()).is_string()) {
     return fmt::format("memory: n/a (the resource sampler failed: {})\n",
@@ -140,7 +158,7 @@ std::string format_memory(const json& m) {
   for (const auto& [phase, values] : by_phase)
     workers += fmt::format("{}{} {}", workers.empty() ? "" : "; ", phase, pss_values(values));
   out += fmt::format("  PSS: main {}; workers {}\n", mib(report::value_at(m, "/main/pss_peak_mib")),
-                     workers.empty() ? "none (loader.num_workers=0)" : workers);
+                     workers.empty() ? "none (" + no_workers + ")" : workers);
   return out;
 }
 
@@ -165,11 +183,12 @@ std::string format_device(const json& s) {
   for (const auto& loader : loaders.is_array() ? loaders : json::array()) {
     if (loader.value("followed", false)) job_pin = report::value_at(loader, "/config/pin_memory");
   }
-  const std::string pinning = pin.is_string() ? pin.get<std::string>()
-                              : job_pin.is_boolean()
-                                  ? fmt::format("the job's DataLoader has pin_memory={}",
-                                                job_pin.get<bool>() ? "True" : "False")
-                                  : "n/a (no loader ran)";
+  const std::string pinning =
+      pin.is_string()                      ? pin.get<std::string>()
+      : job_pin.is_boolean()               ? fmt::format("the job's DataLoader has pin_memory={}",
+                                           job_pin.get<bool>() ? "True" : "False")
+      : report::followed_loader_is_dali(s) ? fmt::format("n/a ({})", report::kDaliNotADataLoader)
+                                           : "n/a (no loader ran)";
   return fmt::format("pin: {}\ngpu: {}\n", pinning, gpu);
 }
 
@@ -239,20 +258,26 @@ std::string followed_loader_text(const json& summary) {
     }
     return out;
   };
-  std::string text = fmt::format("DataLoader({}) over {}",
-                                 args(c, {"batch_size", "num_workers", "prefetch_factor",
-                                          "pin_memory", "persistent_workers", "in_order"}),
-                                 c.value("dataset", "?"));
   const json lib = c.value("library", json());
+  // DALI's iterator is the loader itself: its batch size, then its pipeline's settings.
+  std::string text =
+      report::followed_loader_is_dali(summary)
+          ? fmt::format("{}({}) over", c.value("dataset", "?"), args(c, {"batch_size"}))
+          : fmt::format("DataLoader({}) over {}",
+                        args(c, {"batch_size", "num_workers", "prefetch_factor", "pin_memory",
+                                 "persistent_workers", "in_order"}),
+                        c.value("dataset", "?"));
   if (lib.is_object()) {
     const json settings = lib.value("settings", json::object());
     std::string all;
     for (const auto& [k, v] : settings.items())
       all += fmt::format("{}{}={}", all.empty() ? "" : ", ", k, v.dump());
     const json version = lib.value("version", json());
-    text += fmt::format(", a {} {} {}{}", lib.value("name", "?"),
-                        version.is_string() ? version.get<std::string>() : "?",
-                        lib.value("class", "?"), all.empty() ? "" : " (" + all + ")");
+    text +=
+        fmt::format("{} a {} {} {}{}", report::followed_loader_is_dali(summary) ? "" : ",",
+                    lib.value("name", "?"), version.is_string() ? version.get<std::string>() : "?",
+                    report::followed_loader_is_dali(summary) ? "pipeline" : lib.value("class", "?"),
+                    all.empty() ? "" : " (" + all + ")");
   }
   return text;
 }
@@ -375,6 +400,7 @@ std::string format_summary(const json& s, const json& config) {
   out += dist_line("step", l["step"]);
   out += dist_line("wait", l["wait"]);
   const bool job = s.value("source", "mmprof") == "external";
+  const bool dali = job && report::followed_loader_is_dali(s);
   out += fmt::format("per-sample stages (ms, {} phase):\n",
                      l["stages_phase"].is_string() ? l["stages_phase"].get<std::string>() : "no");
   const std::vector<const char*> stages =
@@ -382,7 +408,7 @@ std::string format_summary(const json& s, const json& config) {
           : std::vector<const char*>{"read", "decode", "augment", "collate", "pin"};
   // pin_mode says why nothing was pinned ("pageable: loader.pin_memory=false").
   const std::string pin_mode = s["pin_mode"].is_string() ? s["pin_mode"].get<std::string>() : "";
-  for (const char* stage : stages) {
+  for (const char* stage : dali ? std::vector<const char*>{} : stages) {
     out += dist_line(
         stage, l["stages"][stage],
         std::string(stage) == "pin" && !pin_mode.empty() && pin_mode != "pinned"
@@ -391,11 +417,17 @@ std::string format_summary(const json& s, const json& config) {
                           l["stages_phase"].is_string() ? l["stages_phase"].get<std::string>()
                                                         : "pipeline"));
   }
+  if (dali) {
+    out += fmt::format("  n/a: {}; the hook times its iterator's waits\n",
+                       report::kDaliNotADataLoader);
+  }
+  if (job) out += format_getitem_parts(l);
   if (s.contains("stage_breakdown") && s["stage_breakdown"].is_object())
     out += format_breakdown(s["stage_breakdown"]);
   if (s.contains("workers_balance") && s["workers_balance"].is_object())
     out += format_workers(s["workers_balance"]);
-  out += format_memory(s.value("memory", json()));
+  out += format_memory(s.value("memory", json()),
+                       dali ? report::kDaliNotADataLoader : "loader.num_workers=0");
   out += format_device(s);
   // The report's sentence (report/analysis): the run's cores, the host's, contention.
   out += "cpu: " + report::cpu_text(report::attribute_resources(s, json::object())["cpu"]) + "\n";

@@ -231,7 +231,9 @@ class ExternalRun {
     json m = provenance_manifest(o_.argv, job_config_tree(o_.config_tree, description_), o_.repo,
                                  nullptr, facts);
     m["source"] = "external";
-    if (const json data = streamed_dataset(description_); !data.is_null()) m["data"] = data;
+    if (!dataset_.data.is_null()) m["data"] = dataset_.data;
+    if (!dataset_.data_mix.is_null()) m["data_mix"] = dataset_.data_mix;
+    if (!dataset_.data_reason.empty()) m["data_reason"] = dataset_.data_reason;
     m["job"] = {{"command", o_.command},
                 {"env", json::object()},
                 {"overrides", o_.overrides},
@@ -271,6 +273,7 @@ class ExternalRun {
     const JobTimeline timeline = job_timeline(records_, t);
     const JobDescription job = describe_job(records_, timeline.loaders);
     description_ = job.to_json();
+    dataset_ = job_dataset(description_);  // after the job: its probe warms no cache the job reads
     write_rows(timeline);
     rundir::SummaryParts parts;
     parts.source = "external";
@@ -345,6 +348,9 @@ class ExternalRun {
     p.time_to_first_batch_ms = r != nullptr ? opt(r->time_to_first_batch_ms) : json(nullptr);
     const Distribution none;
     const StageTimes stages = r != nullptr ? r->stage_times : StageTimes{};
+    json transforms = json::object();
+    for (const auto& [name, d] : stages.transform_ms)
+      transforms[name] = to_json(d, false);
     p.latency = {{"phase", measured ? json(kPhase) : json(nullptr)},
                  {"step", to_json(r != nullptr ? r->step_ms : none)},
                  {"wait", to_json(r != nullptr ? r->wait_ms : none)},
@@ -353,12 +359,16 @@ class ExternalRun {
                  {"stages_phase", measured ? json(kPhase) : json(nullptr)},
                  {"stages",
                   {{"read", to_json(none, false)},
-                   {"decode", to_json(none, false)},
-                   {"augment", to_json(none, false)},
+                   {"decode", to_json(stages.decode_ms, false)},
+                   {"augment", to_json(stages.augment_ms, false)},
                    {"collate", to_json(stages.collate_ms, false)},
                    {"pin", to_json(stages.pin_ms, false)},
                    {"getitem", to_json(stages.getitem_ms, false)},
-                   {"fetch", to_json(stages.fetch_ms, false)}}}};
+                   {"fetch", to_json(stages.fetch_ms, false)}}},
+                 // Each transform inside __getitem__ (augment is their sum), and whether a
+                 // getitem figure is one sample's or one __getitems__ call's (a batch).
+                 {"transforms", transforms},
+                 {"getitem_per_call", stages.getitem_per_call}};
   }
 
   // What the injection library wrote, from every CUDA process of the job (one file each).
@@ -563,6 +573,7 @@ class ExternalRun {
   JobExit exit_;
   std::string status_ = "complete", message_;
   json description_ = nullptr, spec_ = nullptr;
+  JobDataset dataset_;
 };
 
 }  // namespace

@@ -240,6 +240,14 @@ void parse_record(const json& j, int pid, int& section, HookRecords& out) {
     r.dur_ns = req_int(j, "dur_ns");
     r.every = opt_int(j, "every").value_or(1);
     r.items = opt_int(j, "items");
+    if (const auto parts = j.find("parts"); parts != j.end()) {
+      if (!parts->is_object()) throw BadRecord("'parts' is not an object");
+      for (const auto& [name, ns] : parts->items()) {
+        if (!ns.is_number_integer() || ns.get<int64_t>() < 0)
+          throw BadRecord(fmt::format("part '{}' is not a duration in nanoseconds", name));
+        r.parts.emplace_back(name, ns.get<int64_t>());
+      }
+    }
     out.getitems.push_back(std::move(r));
   } else if (t == "pin") {
     auto r = with_source<PinRecord>(pid, section);

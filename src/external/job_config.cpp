@@ -7,6 +7,8 @@
 #include <vector>
 
 #include "config/config_keys.hpp"
+#include "data/data_mix.hpp"
+#include "mmprof/dataset.hpp"
 #include "mmprof/error.hpp"
 #include "rundir/json_file.hpp"
 
@@ -83,14 +85,12 @@ json job_config_tree(const json& tree, const json& dataloader) {
   return out;
 }
 
-json streamed_dataset(const json& dataloader) {
-  const json config = followed_config(dataloader);
-  if (!config.is_object() || !config.contains("library") || !config["library"].is_object())
-    return nullptr;
-  const json& library = config["library"];
+namespace {
+
+// The index a streaming library's writer left beside its shards (MDS, LitData), summed over the
+// library's local locations.
+json indexed_dataset(const json& library, bool mds) {
   const std::string name = library.value("name", "");
-  const bool mds = name == "mosaicml-streaming";
-  if (!mds && name != "litdata") return nullptr;
   json out = {{"layout", mds ? "mds" : "litdata"},
               {"library", name},
               {"paths", json::array()},
@@ -130,6 +130,73 @@ json streamed_dataset(const json& dataloader) {
       out["why_incomplete"].push_back(name + "'s dataset names no local folder");
   }
   return out;
+}
+
+// A Hugging Face dataset: its rows as the dataset counts them, its Arrow files (one a shard) as
+// they are on disk.
+json arrow_dataset(const json& library) {
+  const json rows = library.value("settings", json::object()).value("num_rows", json());
+  json out = {{"layout", "arrow"},
+              {"library", library.value("name", "")},
+              {"paths", json::array()},
+              {"shards", 0},
+              {"samples", rows.is_number_integer() ? rows : json(nullptr)},
+              {"total_bytes", 0},
+              {"why_incomplete", json::array()}};
+  for (const auto& where : library.value("locations", json::array())) {
+    if (!where.is_object() || !where["local"].is_string()) continue;
+    const fs::path file = where["local"].get<std::string>();
+    std::error_code ec;
+    const uintmax_t bytes = fs::file_size(file, ec);
+    if (ec) {
+      out["why_incomplete"].push_back(
+          fmt::format("{}: its size cannot be read ({})", file.string(), ec.message()));
+      continue;
+    }
+    out["paths"].push_back(file.string());
+    out["shards"] = out["shards"].get<int64_t>() + 1;
+    out["total_bytes"] = out["total_bytes"].get<int64_t>() + static_cast<int64_t>(bytes);
+  }
+  if (out["paths"].empty()) {
+    out["shards"] = out["total_bytes"] = nullptr;
+    if (out["why_incomplete"].empty())
+      out["why_incomplete"].push_back("the dataset has no Arrow file on disk (built in memory)");
+  }
+  if (!rows.is_number_integer()) out["why_incomplete"].push_back("the dataset gave no row count");
+  return out;
+}
+
+}  // namespace
+
+JobDataset job_dataset(const json& dataloader) {
+  const json config = followed_config(dataloader);
+  if (!config.is_object()) return {};
+  if (config.contains("library") && config["library"].is_object()) {
+    const json& library = config["library"];
+    const std::string name = library.value("name", "");
+    if (name == "mosaicml-streaming" || name == "litdata")
+      return {indexed_dataset(library, name == "mosaicml-streaming"), nullptr, ""};
+    if (name == "datasets") return {arrow_dataset(library), nullptr, ""};
+    return {};
+  }
+  // A dataset with a folder root (torchvision's ImageFolder and its kind): the folder as mmprof
+  // opens its own datasets, and its data mix probed from the files' headers.
+  const json root = config.value("dataset_root", json());
+  std::error_code ec;
+  if (!root.is_string() || !fs::is_directory(root.get<std::string>(), ec)) return {};
+  try {
+    const Dataset d = Dataset::open(root.get<std::string>(), Layout::auto_detect);
+    json data = d.summary();
+    data["library"] = nullptr;
+    data["root_of"] = config.value("dataset", json());
+    return {data, env::data_mix(d), ""};
+  } catch (const Error& e) {
+    const json cls = config.value("dataset", json());
+    return {nullptr, nullptr,
+            fmt::format("the {} root {} is not a dataset mmprof reads: {}",
+                        cls.is_string() ? cls.get<std::string>() : "dataset",
+                        root.get<std::string>(), e.what())};
+  }
 }
 
 }  // namespace mmprof::external

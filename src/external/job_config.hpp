@@ -3,9 +3,10 @@
 // configuration: its manifest's "config" holds only the settings that observe it (metrics.*,
 // trace.*, phases.steps, phases.warmup_steps) and, once the hook described it, the followed
 // DataLoader's own arguments under mmprof's key names (loader.batch_size = its batch_size), never
-// the stand-in loader's defaults. Its "data" is the dataset its loader library streams from, as
-// the index that library's writer left beside the shards says it (docs/external-hook.md).
+// the stand-in loader's defaults. Its "data" (and "data_mix") is the dataset its loader reads, as
+// the dataset's library or folder says it (job_dataset below, docs/external-hook.md).
 #include <nlohmann/json.hpp>
+#include <string>
 
 namespace mmprof::external {
 
@@ -15,12 +16,25 @@ namespace mmprof::external {
 // is null.
 nlohmann::json job_config_tree(const nlohmann::json& tree, const nlohmann::json& dataloader);
 
-// The dataset of the followed loader's library when it keeps an index on local disk: MosaicML
-// Streaming's MDS index.json (shards[].samples, raw_data and zip_data bytes) and LitData's
-// index.json (chunks[].chunk_size and chunk_bytes), summed over the library's local locations:
-// {layout, library, paths, index_files, shards, samples, total_bytes, why_incomplete}; the
-// figures null (and why_incomplete saying why) when no location has a readable index yet. Null
-// when the followed loader's dataset is of no such library.
-nlohmann::json streamed_dataset(const nlohmann::json& dataloader);
+// The dataset the followed loader reads, when the hook's description locates it on local disk:
+// - MosaicML Streaming's MDS index.json (shards[].samples, raw_data and zip_data bytes) and
+//   LitData's index.json (chunks[].chunk_size and chunk_bytes), summed over the library's local
+//   locations: data = {layout "mds"/"litdata", library, paths, index_files, shards, samples,
+//   total_bytes, why_incomplete};
+// - a Hugging Face datasets Dataset: its num_rows and its Arrow cache files, each a shard, sized
+//   on disk: data = {layout "arrow", library, paths, shards, samples, total_bytes,
+//   why_incomplete};
+// - a dataset with a folder root (an ImageFolder): the folder opened as mmprof opens its own
+//   (Dataset::summary(): layout, files, samples, images, videos, bytes, per extension) with
+//   library null and root_of the dataset's class, and its data mix probed from the headers
+//   (env::data_mix), as the stand-in's manifest has them.
+// In the first two, figures are null (and why_incomplete says why) when no location can be read.
+// All null when the followed loader's dataset is none of these; data_reason says why a folder
+// root could not be opened.
+struct JobDataset {
+  nlohmann::json data = nullptr, data_mix = nullptr;
+  std::string data_reason;
+};
+JobDataset job_dataset(const nlohmann::json& dataloader);
 
 }  // namespace mmprof::external

@@ -31,6 +31,26 @@ double ms(int64_t ns) {
   return static_cast<double>(ns) / 1e6;
 }
 
+// The part the hook names for a torchvision dataset's loader; every other part is a transform.
+constexpr std::string_view kDecodePart = "decode";
+
+// One item's decode (its dataset's loader) and augment (the sum of its transforms), in ms; each
+// empty when the hook timed no such part.
+struct ItemParts {
+  std::optional<double> decode_ms, augment_ms;
+};
+ItemParts item_parts(const GetitemRecord& g) {
+  ItemParts p;
+  for (const auto& [name, ns] : g.parts) {
+    if (name == kDecodePart) {
+      p.decode_ms = ms(ns);
+    } else {
+      p.augment_ms = p.augment_ms.value_or(0) + ms(ns);
+    }
+  }
+  return p;
+}
+
 std::optional<double> finite(double v) {
   return std::isnan(v) ? std::nullopt : std::optional<double>(v);
 }
@@ -292,10 +312,16 @@ json EpochBoundary::to_json() const {
 }
 
 json StageTimes::to_json() const {
+  json transforms = json::object();
+  for (const auto& [name, d] : transform_ms)
+    transforms[name] = dist(d);
   return {{"fetch", dist(fetch_ms)},
           {"collate", dist(collate_ms)},
           {"pin", dist(pin_ms)},
           {"getitem", dist(getitem_ms)},
+          {"decode", dist(decode_ms)},
+          {"augment", dist(augment_ms)},
+          {"transforms", transforms},
           {"getitem_every", getitem_every},
           {"getitem_per_call", getitem_per_call}};
 }
@@ -537,6 +563,8 @@ RankTimeline rank_timeline(const HookRecords& records, const MainProcess& proces
   }
   std::set<int64_t> every;
   std::vector<const GetitemRecord*> items;
+  std::vector<double> decode_v, augment_v;
+  std::map<std::string, std::vector<double>> transform_v;
   for (const GetitemRecord& g : records.getitems) {
     if (!scope.loading(g, g.loader)) continue;
     items.push_back(&g);
@@ -544,11 +572,22 @@ RankTimeline rank_timeline(const HookRecords& records, const MainProcess& proces
     getitem_v.push_back(ms(g.dur_ns));
     every.insert(g.every);
     if (g.items) t.stage_times.getitem_per_call = true;
+    if (g.parts.empty()) continue;
+    const ItemParts p = item_parts(g);
+    if (p.decode_ms) decode_v.push_back(*p.decode_ms);
+    if (p.augment_ms) augment_v.push_back(*p.augment_ms);
+    for (const auto& [name, ns] : g.parts) {
+      if (name != kDecodePart) transform_v[name].push_back(ms(ns));
+    }
   }
   t.stage_times.fetch_ms = describe(fetch_v);
   t.stage_times.collate_ms = describe(collate_v);
   t.stage_times.pin_ms = describe(pin_v);
   t.stage_times.getitem_ms = describe(getitem_v);
+  t.stage_times.decode_ms = describe(decode_v);
+  t.stage_times.augment_ms = describe(augment_v);
+  for (auto& [name, v] : transform_v)
+    t.stage_times.transform_ms[name] = describe(v);
   t.stage_times.getitem_every.assign(every.begin(), every.end());
 
   std::stable_sort(items.begin(), items.end(),
@@ -558,6 +597,9 @@ RankTimeline rank_timeline(const HookRecords& records, const MainProcess& proces
     r.key = g->index;
     r.worker = g->worker;
     r.getitem_ms = ms(g->dur_ns);
+    const ItemParts p = item_parts(*g);
+    r.decode_ms = p.decode_ms;
+    r.augment_ms = p.augment_ms;
     // The items the summary's getitem figures count are those of the measured window; the
     // others are kept, named for when they started (docs/external-hook.md).
     r.phase = window.contains(g->start_ns) ? "end_to_end"

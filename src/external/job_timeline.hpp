@@ -7,6 +7,7 @@
 // copy-on-write growth test of a worker's USS. Each result has to_json(): a summary.json block
 // (snake_case keys, units in the names, null for what was not measured).
 #include <cstdint>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -86,6 +87,10 @@ struct EpochBoundary {
 // window (all of its records when it has no measured step).
 struct StageTimes {
   Distribution fetch_ms, collate_ms, pin_ms, getitem_ms;
+  // Inside __getitem__ (a torchvision dataset's): its loader ("decode"), the sum of its
+  // transforms ("augment") and each transform by name, over the items whose parts were timed.
+  Distribution decode_ms, augment_ms;
+  std::map<std::string, Distribution> transform_ms;
   std::vector<int64_t> getitem_every;  // the sampling rates seen (MMPROF_HOOK_GETITEM_EVERY)
   bool getitem_per_call = false;       // __getitems__: one record per call, not per sample
   nlohmann::json to_json() const;

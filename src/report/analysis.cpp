@@ -178,25 +178,48 @@ std::pair<double, std::string> delivered_batch(const json& s, const std::string&
 }
 
 // A user's job: the stages its hook times. __getitem__ (the user's read, decode and transforms
-// together) per sample, in the workers; collate per batch in the workers; pin in main. The batch
-// size and workers are those of the job's followed DataLoader, not mmprof's configuration.
+// together) per sample, in the workers; collate per batch in the workers; pin in main. Where the
+// hook timed a torchvision dataset's loader and transforms inside __getitem__, they are the
+// decode and augment stages and getitem_rest what __getitem__ spent besides. A __getitems__
+// dataset's getitem figure is per call (a batch), not per sample. The batch size and workers are
+// those of the job's followed DataLoader, not mmprof's configuration.
 json attribute_job_stages(const json& s) {
   const json loader = followed_loader_config(s);
   const double nominal = number_at(loader, "/batch_size").value_or(1);
   const auto [batch, batch_source] = delivered_batch(s, "end_to_end", nominal);
   const double workers = std::max(1.0, number_at(loader, "/num_workers").value_or(1));
+  const bool per_call = value_at(s, "/latency_ms/getitem_per_call") == true;
+  const double per_batch_items = per_call ? 1.0 : batch;
+  const auto per_batch_of = [&](const char* stage) -> std::optional<double> {
+    const auto mean = number_at(s, fmt::format("/latency_ms/stages/{}/mean", stage));
+    if (!mean) return std::nullopt;
+    return *mean * per_batch_items / workers;
+  };
   json per_batch = json::object();
-  const auto getitem = number_at(s, "/latency_ms/stages/getitem/mean");
-  per_batch["getitem"] = getitem ? json(*getitem * batch / workers) : json(nullptr);
+  const auto getitem = per_batch_of("getitem");
+  const auto decode = per_batch_of("decode"), augment = per_batch_of("augment");
+  if (getitem && (decode || augment)) {
+    per_batch["decode"] = or_null(decode);
+    per_batch["augment"] = or_null(augment);
+    per_batch["getitem_rest"] = std::max(0.0, *getitem - decode.value_or(0) - augment.value_or(0));
+  } else {
+    per_batch["getitem"] = or_null(getitem);
+  }
   const auto collate = number_at(s, "/latency_ms/stages/collate/mean");
   per_batch["collate"] = collate ? json(*collate / workers) : json(nullptr);
   per_batch["pin"] = or_null(number_at(s, "/latency_ms/stages/pin/mean"));
-  json a =
-      attribution(per_batch, number_at(s, "/latency_ms/step/mean"),
-                  fmt::format("the job's own DataLoader (end-to-end phase): __getitem__ mean x "
-                              "{:.4g} samples per batch ({}; batch_size {}) / {} workers; "
-                              "collate / workers; pin in main",
-                              batch, batch_source, nominal, workers));
+  json a = attribution(
+      per_batch, number_at(s, "/latency_ms/step/mean"),
+      fmt::format("the job's own DataLoader (end-to-end phase): __getitem__ mean x {} / {} "
+                  "workers{}; collate / workers; pin in main",
+                  per_call ? std::string("1 __getitems__ call per batch")
+                           : fmt::format("{:.4g} samples per batch ({}; batch_size {})", batch,
+                                         batch_source, nominal),
+                  workers,
+                  per_batch.contains("getitem_rest")
+                      ? ", split into the dataset's loader (decode), its transforms (augment) "
+                        "and the rest of __getitem__ (getitem_rest)"
+                      : ""));
   a["samples_per_batch"] = batch;
   return a;
 }

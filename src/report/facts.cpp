@@ -198,11 +198,13 @@ json cross_checks(const RunData& run) {
   add("stall_fraction vs steps.csv", number_at(run.summary, "/stall_fraction"),
       stall_from_steps(primary_rank_rows(run, run.steps), "end_to_end"));
   // The per-sample stages of the run's stage phase: mmprof's read/decode/augment, or a job's
-  // __getitem__.
+  // __getitem__ and, where the hook timed them inside it, its loader and transforms.
   const std::string phase = string_at(run.summary, "/latency_ms/stages_phase", "pipeline");
   const std::vector<std::pair<const char*, StageFigure>> stages =
       is_job(run.summary)
-          ? std::vector<std::pair<const char*, StageFigure>>{{"getitem", StageFigure::getitem}}
+          ? std::vector<std::pair<const char*, StageFigure>>{{"getitem", StageFigure::getitem},
+                                                             {"decode", StageFigure::decode},
+                                                             {"augment", StageFigure::augment}}
           : std::vector<std::pair<const char*, StageFigure>>{{"read", StageFigure::read},
                                                              {"decode", StageFigure::decode},
                                                              {"augment", StageFigure::augment}};

@@ -116,6 +116,10 @@ json followed_loader_config(const json& summary) {
   return nullptr;
 }
 
+bool followed_loader_is_dali(const json& tree) {
+  return value_at(followed_loader_config(tree), "/library/name") == "nvidia-dali";
+}
+
 json fact(const std::string& id, const std::string& text, const std::string& metric,
           const json& value, const std::string& unit) {
   return {{"id", id}, {"text", text}, {"metric", metric}, {"value", value}, {"unit", unit}};

@@ -43,6 +43,13 @@ nlohmann::json or_null(const std::optional<double>& v);
 bool is_job(const nlohmann::json& summary);
 // The configuration of the job's followed DataLoader (summary job.dataloader); null when none.
 nlohmann::json followed_loader_config(const nlohmann::json& summary);
+// Whether the job's followed loader is NVIDIA DALI's framework iterator (DALIGenericIterator):
+// not a DataLoader, so no DataLoader argument, worker process or pin_memory is its. `tree` is a
+// summary (job.dataloader) or a manifest (job.dataloader).
+bool followed_loader_is_dali(const nlohmann::json& tree);
+// Why a DALI loader has none of the DataLoader's stages, workers or arguments (one sentence).
+inline constexpr const char* kDaliNotADataLoader =
+    "a DALI pipeline, not a DataLoader: its operators run on DALI's threads in the job's process";
 
 // An observed fact of a run: {id, text, metric, value, unit}.
 nlohmann::json fact(const std::string& id, const std::string& text, const std::string& metric,

@@ -7,6 +7,9 @@
 #include <cstdio>
 #include <functional>
 #include <map>
+#include <optional>
+#include <string>
+#include <utility>
 
 #include "mmprof/error.hpp"
 #include "report/json_access.hpp"
@@ -69,33 +72,58 @@ json check_engine(const std::string& engine, const json& a, const json& m) {
                     ")");
 }
 
+// The pixels of one output image, and how it reads: image.size squared (mmprof's loader), else
+// the height x width of the sample tensor a job's batches hold (channels first or last), the
+// size its __getitem__ delivers. Nothing when neither is known.
+std::optional<std::pair<double, std::string>> output_image(const json& m) {
+  const json size = run_config_value("image.size", m);
+  if (size.is_number()) {
+    return std::pair(size.get<double>() * size.get<double>(),
+                     fmt::format("{}x{} output", value_text(size), value_text(size)));
+  }
+  const json shape = value_at(m, "/baseline_spec/sample_tensor/shape");
+  if (!shape.is_array() || shape.size() != 3) return std::nullopt;
+  for (const auto& d : shape)
+    if (!d.is_number_integer() || d.get<int64_t>() <= 0) return std::nullopt;
+  const auto dim = [&](size_t i) { return shape[i].get<int64_t>(); };
+  const auto channels = [](int64_t c) { return c == 1 || c == 3 || c == 4; };
+  int64_t h = 0, w = 0;
+  if (channels(dim(0))) {
+    h = dim(1), w = dim(2);
+  } else if (channels(dim(2))) {
+    h = dim(0), w = dim(1);
+  } else {
+    return std::nullopt;
+  }
+  return std::pair(static_cast<double>(h * w),
+                   fmt::format("{}x{} output of the job's batches", w, h));
+}
+
 // The share of the data mix's probed images whose source has more than `pixels_over_output` x
-// the pixels of the output (image.size squared): sources a random-resized crop mostly throws away
-// after paying for their decode.
+// the pixels of the output (output_image): sources a random-resized crop or a resize mostly
+// throws away after paying for their decode.
 json check_oversized_sources(const json& arg, const json&, const json& m) {
   const double k = arg.value("pixels_over_output", 4.0);
   const double need = arg.value("min_share", 0.25);
   const json resolutions = value_at(m, "/data_mix/images/resolutions");
-  const json size = run_config_value("image.size", m);
-  if (!resolutions.is_object() || resolutions.empty() || !size.is_number()) {
+  const auto output = output_image(m);
+  if (!resolutions.is_object() || resolutions.empty() || !output) {
     return result("oversized_sources", false,
                   "cannot verify: the manifest has no image resolutions in its data mix or no "
-                  "image.size");
+                  "output size (image.size, or a job's image-shaped sample tensor)");
   }
-  const double output_px = size.get<double>() * size.get<double>();
   double images = 0, over = 0;
   for (const auto& [wxh, count] : resolutions.items()) {
     int w = 0, h = 0;
     if (std::sscanf(wxh.c_str(), "%dx%d", &w, &h) != 2 || !count.is_number()) continue;
     images += count.get<double>();
-    if (static_cast<double>(w) * h > k * output_px) over += count.get<double>();
+    if (static_cast<double>(w) * h > k * output->first) over += count.get<double>();
   }
   const double share = images > 0 ? over / images : 0;
-  return result(
-      "oversized_sources", images > 0 && share >= need,
-      fmt::format("{:.0f} % of the {:.0f} probed images have more than {:g} x the pixels "
-                  "of the {}x{} output (need {:.0f} %)",
-                  100 * share, images, k, value_text(size), value_text(size), 100 * need));
+  return result("oversized_sources", images > 0 && share >= need,
+                fmt::format("{:.0f} % of the {:.0f} probed images have more than {:g} x the "
+                            "pixels of the {} (need {:.0f} %)",
+                            100 * share, images, k, output->second, 100 * need));
 }
 
 // The software versions a precondition may name, and where a job's manifest records each: torch

@@ -79,10 +79,13 @@ std::string mismatch(const json& a, const json& analysis) {
   }
   json stage = value_at(analysis, "/stages/limit");
   // A job's __getitem__ is its read, decode and transforms together: a change for any of them
-  // addresses it.
-  if (stage == "getitem" && a.contains("stages")) {
-    for (const char* part : {"read", "decode", "augment"})
-      if (contains(a["stages"], part)) stage = part;
+  // addresses it. What is left of it besides a timed loader and transforms (getitem_rest) is
+  // its read, at most.
+  if ((stage == "getitem" || stage == "getitem_rest") && a.contains("stages")) {
+    const bool whole = stage == "getitem";
+    for (const char* part : {"read", "decode", "augment"}) {
+      if ((whole || std::string_view(part) == "read") && contains(a["stages"], part)) stage = part;
+    }
   }
   const json resource = value_at(analysis, "/resources/limit");
   const bool any_target = a.contains("stages") || a.contains("resources");
@@ -237,7 +240,16 @@ json evaluate_knowledge_base(const json& kb, const json& analysis, const json& m
     const config::KeySpec* key = change["factor"].is_string()
                                      ? config::find_key(change["factor"].get<std::string>())
                                      : nullptr;
-    if (job && change["factor"].is_string() && (key == nullptr || key->dataloader.empty())) {
+    const bool dali = job && followed_loader_is_dali(manifest);
+    if (dali && change["factor"].is_string()) {
+      reason = fmt::format(
+          "{} is {}, and the job's loader is {} (its num_threads and prefetch_queue_depth are "
+          "the pipeline's own): try it on the stand-in, mmprof baseline --like RUN",
+          value_text(change["factor"]),
+          key != nullptr && !key->dataloader.empty() ? "a DataLoader argument"
+                                                     : "a setting of mmprof's own loader",
+          kDaliNotADataLoader);
+    } else if (job && change["factor"].is_string() && (key == nullptr || key->dataloader.empty())) {
       reason = fmt::format(
           "{} is a setting of mmprof's own loader, not an argument of the job's DataLoader (the "
           "job's __getitem__ does its own decoding): try it on the stand-in, mmprof baseline "

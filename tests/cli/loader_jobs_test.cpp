@@ -1,7 +1,8 @@
 // The loaders users run, as real jobs under `mmprof baseline` (torch 2.x, the venv of
 // install-deps --torch2, which also holds them): each job is written the way the loader's
 // documentation shows (tests/external/jobs/) and times its own wait for every batch with
-// perf_counter, the independent check of mmprof's figures. One table, one row a loader.
+// perf_counter (Lightning: its SimpleProfiler), the independent check of mmprof's figures. One
+// table, one row a DataLoader-based loader; DALI, which is not one, has its own test.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -23,11 +24,15 @@ struct LoaderJob {
   const char* write;          // its write arguments after DIR
   const char* train;          // its train arguments: {dir} the data, {out} where job-waits.txt goes
   const char* dataset;        // the dataset class the hook must record
-  const char* library;        // config.library.name
+  const char* library;        // config.library.name, "" for a dataset of no library (null)
   const char* library_class;  // the library's class the dataset is
   bool dataset_batches;       // DataLoader(batch_size=None): the dataset batches
-  const char* layout;         // the manifest's data.layout read from the library's index, or ""
-  const char* shard_suffix;   // the shard files' suffix, to check total_bytes against
+  const char* shuffle;        // the manifest's loader.shuffle (JSON): null where the dataset orders
+  const char* layout;         // the manifest's data.layout, or "" (no data record)
+  const char* data_files;     // the suffix of the files data counts (shards, or files), to check
+                              // its count and total_bytes against the files on disk
+  bool torchvision_dataset;   // its loader and transforms are timed inside __getitem__, and the
+                              // report names pre-resizing its 640x480 sources for its 128x96
 };
 
 // 96 JPEGs (480x640) a dataset, 8 a batch over 2 workers: 12 batches an epoch, and a 2 ms step,
@@ -37,13 +42,22 @@ struct LoaderJob {
 const LoaderJob kJobs[] = {
     // WebDataset 1.0: 4 tar shards of 24, split by worker, batched in the dataset, wds.WebLoader.
     {"WebDataset", "webdataset_job.py", "4 24", "{dir} 4 {out} 2 2", "WebDataset", "webdataset",
-     "WebDataset", true, "", ""},
+     "WebDataset", true, "null", "", "", false},
     // MosaicML Streaming: MDSWriter's 1 MB shards (3 samples each), a StreamingDataset subclass.
     {"MosaicStreaming", "streaming_job.py", "96", "{dir} {out} 2 2", "Images", "mosaicml-streaming",
-     "StreamingDataset", false, "mds", ".mds"},
+     "StreamingDataset", false, "null", "mds", ".mds", false},
     // LitData: optimize()'s 1 MB chunks, a StreamingDataset subclass, StreamingDataLoader.
     {"LitData", "litdata_job.py", "96", "{dir} {out} 2 2", "Images", "litdata", "StreamingDataset",
-     false, "litdata", ".bin"},
+     false, "null", "litdata", ".bin", false},
+    // Lightning: Trainer.fit over a DataModule's shuffled DataLoader of an ImageFolder; the job's
+    // own timing is Lightning's SimpleProfiler's, its data the folder (with its data mix). 104
+    // samples, 13 batches: Lightning fetches a batch ahead, and at 12 the look-ahead would start
+    // the next epoch's workers just as mmprof stops the job (too briefly alive to be sampled).
+    {"Lightning", "lightning_job.py", "104", "{dir} {out} 2 2", "ImageFolder", "", "", false,
+     "true", "files", ".jpg", true},
+    // Hugging Face datasets: save_to_disk's 10 MB Arrow shards, load_from_disk, with_transform.
+    {"HuggingFaceDatasets", "hf_datasets_job.py", "96", "{dir} {out} 2 2", "Dataset", "datasets",
+     "Dataset", false, "false", "arrow", ".arrow", false},
 };
 
 // The test's name in ctest's list (gtest prints a parameter's bytes otherwise).
@@ -57,7 +71,7 @@ std::string replaced(std::string text, const std::string& what, const std::strin
   return text;
 }
 
-class LoaderJobs : public ::testing::TestWithParam<LoaderJob> {
+class LoaderJobBase : public ::testing::Test {
  protected:
   void SetUp() override {
     python_ = test::job_torch().python;
@@ -69,24 +83,53 @@ class LoaderJobs : public ::testing::TestWithParam<LoaderJob> {
   std::string job(const std::string& name) const {
     return test::shell_quote(test::source_dir() / "tests" / "external" / "jobs" / name);
   }
+  // The run's 4 measured steps (8 samples each) after 8 warm-up batches: each wait at most the
+  // job's own for that batch (job-waits.txt), and the totals within 5 %.
+  void expect_waits_inside_the_jobs(const RunDir& run_dir) const {
+    const auto steps = run_dir.steps();
+    const std::vector<double> own = test::read_numbers(dir_.path() / "job-waits.txt");
+    ASSERT_EQ(steps.size(), 4u);
+    ASSERT_GE(own.size(), 12u);
+    double hook_total = 0, own_total = 0;
+    for (size_t k = 0; k < steps.size(); ++k) {
+      EXPECT_EQ(steps[k].samples, 8) << k;
+      EXPECT_LE(steps[k].wait_ms, own[8 + k] + 1e-3) << k;
+      hook_total += steps[k].wait_ms;
+      own_total += own[8 + k];
+    }
+    EXPECT_NEAR(hook_total, own_total, 0.05 * own_total);
+  }
+  // Writes the job's data (`SCRIPT write DIR WRITE_ARGS`) and runs `SCRIPT train TRAIN_ARGS`
+  // ({dir} the data, {out} where job-waits.txt goes) under `mmprof baseline`, 8 warm-up steps
+  // and 4 measured: its terminal output, its summary.json, the hook's status ok.
+  void run_job(const char* script, const char* write_args, const char* train_args) {
+    const auto write = test::run_command(python_ + " " + job(script) + " write " +
+                                         test::shell_quote(data_) + " " + write_args + " 2>&1");
+    ASSERT_EQ(write.exit_code, 0) << write.output;
+    const std::string train = replaced(replaced(train_args, "{dir}", test::shell_quote(data_)),
+                                       "{out}", test::shell_quote(dir_.path()));
+    const auto r =
+        test::run_mmprof("baseline --warmup-steps 8 --steps 4 --out " + test::shell_quote(run_) +
+                         " -- " + python_ + " " + job(script) + " train " + train);
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    output_ = r.output;
+    summary_ = test::read_json(run_ / "summary.json");
+    EXPECT_EQ(summary_["job"]["hook"]["status"], "ok");
+  }
   std::string python_;
   test::TempDir dir_;
+  fs::path data_ = dir_.path() / "data", run_ = dir_.path() / "run";
+  std::string output_;
+  json summary_;
 };
+
+class LoaderJobs : public LoaderJobBase, public ::testing::WithParamInterface<LoaderJob> {};
 
 TEST_P(LoaderJobs, WaitWorkersConfigurationAndDataAreTheJobsOwn) {
   const LoaderJob& p = GetParam();
-  const fs::path data = dir_.path() / "data", run = dir_.path() / "run";
-  const auto write = test::run_command(python_ + " " + job(p.script) + " write " +
-                                       test::shell_quote(data) + " " + p.write + " 2>&1");
-  ASSERT_EQ(write.exit_code, 0) << write.output;
-  const std::string train = replaced(replaced(p.train, "{dir}", test::shell_quote(data)), "{out}",
-                                     test::shell_quote(dir_.path()));
-  const auto r =
-      test::run_mmprof("baseline --warmup-steps 8 --steps 4 --out " + test::shell_quote(run) +
-                       " -- " + python_ + " " + job(p.script) + " train " + train);
-  ASSERT_EQ(r.exit_code, 0) << r.output;
-  const json s = test::read_json(run / "summary.json");
-  EXPECT_EQ(s["job"]["hook"]["status"], "ok");
+  ASSERT_NO_FATAL_FAILURE(run_job(p.script, p.write, p.train));
+  const fs::path &data = data_, &run = run_;
+  const json& s = summary_;
 
   // The DataLoader (inside WebLoader, StreamingDataLoader) as the job built it, and the library's
   // own settings read from its dataset.
@@ -101,13 +144,21 @@ TEST_P(LoaderJobs, WaitWorkersConfigurationAndDataAreTheJobsOwn) {
     EXPECT_EQ(config["batch_size"], 8);
   }
   const json& library = config["library"];
-  ASSERT_TRUE(library.is_object()) << config.dump();
-  EXPECT_EQ(library["name"], p.library);
-  EXPECT_TRUE(library["version"].is_string()) << library.dump();
-  EXPECT_EQ(library["class"], p.library_class);
+  const bool of_library = *p.library != 0;
+  if (of_library) {
+    ASSERT_TRUE(library.is_object()) << config.dump();
+    EXPECT_EQ(library["name"], p.library);
+    EXPECT_TRUE(library["version"].is_string()) << library.dump();
+    EXPECT_EQ(library["class"], p.library_class);
+  } else {
+    EXPECT_TRUE(library.is_null()) << config.dump();
+  }
   if (std::string(p.library) == "mosaicml-streaming") {
     EXPECT_EQ(library["settings"]["batch_size"], 8);  // the dataset's own, as the job set it
     EXPECT_EQ(library["settings"]["shuffle"], false);
+  }
+  if (std::string(p.library) == "datasets") {
+    EXPECT_EQ(library["settings"]["num_rows"], 96);
   }
 
   // The manifest records the job's DataLoader under mmprof's keys, not the stand-in's defaults
@@ -118,7 +169,7 @@ TEST_P(LoaderJobs, WaitWorkersConfigurationAndDataAreTheJobsOwn) {
   EXPECT_EQ(m["config"]["loader"]["num_workers"], 2);
   EXPECT_EQ(m["config"]["loader"]["batch_size"], config["batch_size"]);
   EXPECT_EQ(m["config"]["loader"]["persistent_workers"], false);
-  EXPECT_TRUE(m["config"]["loader"]["shuffle"].is_null());  // the dataset orders itself
+  EXPECT_EQ(m["config"]["loader"]["shuffle"], json::parse(p.shuffle));
   EXPECT_FALSE(m["config"].contains("image")) << m["config"].dump();
   // ... and the step's batch as the tensors the job received say it: 8 samples of 3x96x128 float.
   const json& spec = m["baseline_spec"];
@@ -131,35 +182,39 @@ TEST_P(LoaderJobs, WaitWorkersConfigurationAndDataAreTheJobsOwn) {
   if (*p.layout) {
     const json& d = m["data"];
     EXPECT_EQ(d["layout"], p.layout) << d.dump();
-    EXPECT_EQ(d["samples"], 96) << d.dump();
+    EXPECT_EQ(d["samples"], std::stoi(p.write)) << d.dump();
     int64_t files = 0, bytes = 0;
-    for (const auto& e : fs::directory_iterator(data)) {
-      if (e.path().extension() == p.shard_suffix) {
+    for (const auto& e : fs::recursive_directory_iterator(data)) {
+      if (e.path().extension() == p.data_files) {
         ++files;
         bytes += static_cast<int64_t>(e.file_size());
       }
     }
-    EXPECT_GE(files, 8);
-    EXPECT_EQ(d["shards"], files) << d.dump();
+    EXPECT_GE(files, 3);
+    EXPECT_EQ(d[std::string(p.layout) == "files" ? "files" : "shards"], files) << d.dump();
     EXPECT_EQ(d["total_bytes"], bytes) << d.dump();
+    if (std::string(p.layout) == "files") {  // the folder's mix, from the JPEG headers
+      EXPECT_EQ(m["data_mix"]["images"]["resolutions"]["640x480"], 104) << m["data_mix"].dump();
+    }
   } else {
     EXPECT_FALSE(m.contains("data"));
   }
 
   // Each step's wait lies inside the job's own (same clock: the hook's call-to-return is nested
   // in the job's perf_counter reads), and the two totals agree within 5 %.
-  const auto steps = run_dir.steps();
-  const std::vector<double> own = test::read_numbers(dir_.path() / "job-waits.txt");
-  ASSERT_EQ(steps.size(), 4u);
-  ASSERT_GE(own.size(), 12u);
-  double hook_total = 0, own_total = 0;
-  for (size_t k = 0; k < steps.size(); ++k) {
-    EXPECT_EQ(steps[k].samples, 8) << k;
-    EXPECT_LE(steps[k].wait_ms, own[8 + k] + 1e-3) << k;
-    hook_total += steps[k].wait_ms;
-    own_total += own[8 + k];
+  expect_waits_inside_the_jobs(run_dir);
+
+  // An ImageFolder's loader (decode) and transform (augment) inside each timed __getitem__,
+  // nested in it row by row; a dataset of its own __getitem__ has neither.
+  const json& stages = s["latency_ms"]["stages"];
+  EXPECT_EQ(stages["decode"]["count"], p.torchvision_dataset ? stages["getitem"]["count"] : json(0))
+      << stages.dump();
+  for (const StageRow& row : run_dir.stages()) {
+    EXPECT_EQ(row.decode_ms.has_value(), p.torchvision_dataset) << row.key;
+    EXPECT_LE(row.decode_ms.value_or(0) + row.augment_ms.value_or(0),
+              row.getitem_ms.value_or(0) + 1e-6)
+        << row.key;
   }
-  EXPECT_NEAR(hook_total, own_total, 0.05 * own_total);
 
   // Every worker the hook named has its PSS (read as it was named, whatever the epoch's length).
   const json& workers = s["memory"]["workers"];
@@ -168,10 +223,13 @@ TEST_P(LoaderJobs, WaitWorkersConfigurationAndDataAreTheJobsOwn) {
     EXPECT_TRUE(w["pss_peak_mib"].is_number()) << w.dump();
 
   // The terminal names the loader and its library.
-  EXPECT_NE(r.output.find(std::string("over ") + p.dataset + ", a " + p.library + " " +
-                          library["version"].get<std::string>() + " " + p.library_class),
-            std::string::npos)
-      << r.output;
+  EXPECT_NE(
+      output_.find(std::string("over ") + p.dataset +
+                   (of_library ? std::string(", a ") + p.library + " " +
+                                     library["version"].get<std::string>() + " " + p.library_class
+                               : std::string("\n"))),
+      std::string::npos)
+      << output_;
 
   // The advice fits the loader: DataLoader arguments the job's loader passes on, never the batch
   // size or the shuffle of a dataset that batches, partitions and orders itself.
@@ -180,13 +238,82 @@ TEST_P(LoaderJobs, WaitWorkersConfigurationAndDataAreTheJobsOwn) {
   ASSERT_EQ(report.exit_code, 0) << report.output;
   const json rep = test::read_json(dir_.path() / "report" / "report.json");
   for (const auto& c : rep["runs"][0]["recommended"]) {
-    const std::string factor = c.value("factor", "");
+    const std::string factor = c["factor"].is_string() ? c["factor"].get<std::string>() : "";
     EXPECT_TRUE(factor != "loader.batch_size" && factor != "loader.shuffle") << c.dump();
     if (c["experiment"].is_string()) {
       EXPECT_NE(c["experiment"].get<std::string>().find(std::string(p.script) + " train"),
                 std::string::npos);
     }
   }
+  // The folder's sources (its data mix) have 25 x the pixels of the batches' images: pre-resizing
+  // them is a change for this job (recommended where decode is its limit, which load can shift).
+  if (p.torchvision_dataset) {
+    const json& run0 = rep["runs"][0];
+    EXPECT_TRUE(run0["stages"]["per_batch_ms"]["decode"].is_number()) << run0["stages"].dump();
+    EXPECT_TRUE(run0["stages"]["per_batch_ms"]["augment"].is_number());
+    json pre_resize;
+    for (const char* list : {"recommended", "excluded"}) {
+      for (const auto& c : run0[list])
+        if (c["id"] == "pre-resize-offline") pre_resize = c;
+    }
+    ASSERT_TRUE(pre_resize.is_object());
+    EXPECT_EQ(pre_resize["preconditions"][0]["detail"],
+              "100 % of the 104 probed images have more than 4 x the pixels of the 128x96 output "
+              "of the job's batches (need 25 %)");
+  }
+}
+
+// NVIDIA DALI on the CPU: DALIGenericIterator over a file reader, the image decoder and a resize
+// (2 threads, batches of 8 of 96x128x3 uint8). Not a DataLoader: the hook times the iterator's
+// waits and records its pipeline's settings; no worker process, no DataLoader advice.
+using DaliJob = LoaderJobBase;
+
+TEST_F(DaliJob, WaitAndPipelineAreTheJobsOwnAndNoDataLoaderArgumentIsAdvised) {
+  ASSERT_NO_FATAL_FAILURE(run_job("dali_job.py", "96", "{dir} {out} 2 2"));
+  const fs::path& run = run_;
+  const json& s = summary_;
+  const json& loaders = s["job"]["dataloader"]["loaders"];
+  ASSERT_EQ(loaders.size(), 1u) << loaders.dump();
+  const json& config = loaders[0]["config"];
+  EXPECT_EQ(config["dataset"], "DALIGenericIterator");
+  EXPECT_EQ(config["batch_size"], 8);
+  EXPECT_TRUE(config["num_workers"].is_null());  // no DataLoader argument is made up
+  EXPECT_EQ(config["library"]["name"], "nvidia-dali");
+  EXPECT_EQ(config["library"]["settings"]["num_threads"], 2);
+  EXPECT_EQ(config["library"]["settings"]["reader_name"], "Reader");
+
+  // The iterator's waits nested in the job's own, totals within 5 %; the first batch counts the
+  // pipeline's construction (it fetches that batch in DALIGenericIterator.__init__).
+  const RunDir run_dir = RunDir::open(run);
+  expect_waits_inside_the_jobs(run_dir);
+  const std::vector<double> own = test::read_numbers(dir_.path() / "job-waits.txt");
+  const double first = s["time_to_first_batch_ms"].get<double>();  // the job's own[0] too
+  EXPECT_LE(first, own[0] + 1e-3);
+  EXPECT_NEAR(first, own[0], 0.05 * own[0]);
+  EXPECT_EQ(run_dir.manifest()["baseline_spec"]["sample_tensor"],
+            json::parse(R"({"dtype": "uint8", "shape": [96, 128, 3]})"));
+  EXPECT_TRUE(s["memory"]["workers"].empty());
+  EXPECT_NE(output_.find("loader: DALIGenericIterator(batch_size=8) over a nvidia-dali "),
+            std::string::npos)
+      << output_;
+  EXPECT_NE(output_.find("workers none (a DALI pipeline, not a DataLoader"), std::string::npos);
+
+  // No DataLoader argument is advised: each is excluded, saying the loader is DALI's.
+  const auto report = test::run_mmprof("report " + test::shell_quote(run) + " --out " +
+                                       test::shell_quote(dir_.path() / "report"));
+  ASSERT_EQ(report.exit_code, 0) << report.output;
+  const json rep = test::read_json(dir_.path() / "report" / "report.json");
+  for (const auto& c : rep["runs"][0]["recommended"])
+    EXPECT_FALSE(c["factor"].is_string()) << c.dump();
+  bool more_workers = false;
+  for (const auto& c : rep["runs"][0]["excluded"]) {
+    if (c["id"] != "more-workers") continue;
+    more_workers = true;
+    EXPECT_NE(c["reason"].get<std::string>().find("the job's loader is a DALI pipeline"),
+              std::string::npos)
+        << c.dump();
+  }
+  EXPECT_TRUE(more_workers);
 }
 
 INSTANTIATE_TEST_SUITE_P(Loaders, LoaderJobs, ::testing::ValuesIn(kJobs),

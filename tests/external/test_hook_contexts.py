@@ -166,6 +166,12 @@ class ImageFolderTests(JobCase):
         self.assertEqual([r["size"] for r in b], [2, 2, 2])
         self.assertEqual(b[0]["bytes"], 2 * 3 * 8 * 9 * 4 + 2 * 8)   # 2 x float 3x8x9 (Resize(8) of 12x10) + 2 int64 labels
         self.assertEqual(sorted(r["index"] for r in run.records("getitem")), list(range(6)))
+        # Inside __getitem__: the dataset's loader (its read and decode) and each transform of
+        # its Compose, nested in the item's own time.
+        for r in run.records("getitem"):
+            self.assertEqual(sorted(r["parts"]), ["Resize", "ToTensor", "decode"], r)
+            self.assertTrue(all(ns > 0 for ns in r["parts"].values()), r)
+            self.assertLessEqual(sum(r["parts"].values()), r["dur_ns"], r)
 
 
 @needs_torch

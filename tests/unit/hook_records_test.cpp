@@ -57,7 +57,7 @@ const char* const kGetitem =
     R"({"t":"getitem","loader":0,"worker":1,"index":1234,"start_ns":2610,"dur_ns":20150,"every":1})";
 const char* const kGetitems =
     R"({"t":"getitem","loader":0,"worker":1,"index":"'a/b.jpg'","start_ns":2700,"dur_ns":500,)"
-    R"("every":4,"items":8})";
+    R"("every":4,"items":8,"parts":{"decode":300,"Resize":120,"ToTensor":50}})";
 
 std::string lines(const std::vector<std::string>& v) {
   std::string out;
@@ -187,6 +187,9 @@ TEST_F(HookRecordsTest, EveryRecordTypeIsReadTypedWithThePidOfItsFile) {
   EXPECT_EQ(r.getitems[1].index, "'a/b.jpg'");  // a non-integer index: the hook's text
   EXPECT_EQ(r.getitems[1].every, 4);
   EXPECT_EQ(r.getitems[1].items, 8);
+  EXPECT_TRUE(r.getitems[0].parts.empty());
+  EXPECT_EQ(r.getitems[1].parts, (std::vector<std::pair<std::string, int64_t>>{
+                                     {"Resize", 120}, {"ToTensor", 50}, {"decode", 300}}));
   EXPECT_FALSE(r.empty());
 }
 
@@ -229,6 +232,12 @@ TEST_F(HookRecordsTest, AMalformedCompleteLineIsRefusedNamingFileAndLine) {
   write(file(100), lines({kMainProc, R"({"t":"fetch","loader":0})"}));
   const std::string missing = error_of([&] { read_hook_dir(dir_.path()); });
   EXPECT_NE(missing.find(":2: no field 'worker'"), std::string::npos) << missing;
+
+  write(file(100), lines({kMainProc, R"({"t":"getitem","loader":0,"worker":1,"index":1,)"
+                                     R"("start_ns":2,"dur_ns":5,"parts":{"decode":-3}})"}));
+  const std::string part = error_of([&] { read_hook_dir(dir_.path()); });
+  EXPECT_NE(part.find(":2: part 'decode' is not a duration in nanoseconds"), std::string::npos)
+      << part;
 
   write(file(100), lines({kMainProc, "[1,2]"}));
   EXPECT_NE(error_of([&] { read_hook_dir(dir_.path()); }).find(":2: not a JSON object"),

@@ -4,10 +4,12 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "mmprof/config.hpp"
+#include "support/jpeg_writer.hpp"
 #include "support/test_support.hpp"
 
 namespace mmprof::external {
@@ -67,8 +69,10 @@ TEST(JobConfig, AnMdsIndexIsCountedAndACorruptOrMissingOneIsListed) {
              {"samples": 2, "raw_data": {"basename": "shard.00001.mds", "bytes": 900},
               "zip_data": {"basename": "shard.00001.mds.zstd", "bytes": 400}}]})";
   std::ofstream(bad / "index.json") << R"({"version": 2, "shards": [{"samples": "three"}]})";
-  const json d = streamed_dataset(description(
-      {{"library", library("mosaicml-streaming", {good.string(), bad.string(), none.string()})}}));
+  const json d =
+      job_dataset(description({{"library", library("mosaicml-streaming",
+                                                   {good.string(), bad.string(), none.string()})}}))
+          .data;
   EXPECT_EQ(d["layout"], "mds");
   EXPECT_EQ(d["shards"], 2);
   EXPECT_EQ(d["samples"], 5);
@@ -89,17 +93,83 @@ TEST(JobConfig, ALitDataIndexIsCountedAndNoIndexLeavesTheFiguresUnknown) {
                         {"chunk_bytes": 7, "chunk_size": 1, "filename": "chunk-0-1.bin"}],
              "config": {}})";
   const json d =
-      streamed_dataset(description({{"library", library("litdata", {dir.path().string()})}}));
+      job_dataset(description({{"library", library("litdata", {dir.path().string()})}})).data;
   EXPECT_EQ(d["layout"], "litdata");
   EXPECT_EQ(d["samples"], 3);
   EXPECT_EQ(d["total_bytes"], 17);
-  const json unknown = streamed_dataset(
-      description({{"library", library("litdata", {(dir.path() / "absent").string()})}}));
+  const json unknown =
+      job_dataset(
+          description({{"library", library("litdata", {(dir.path() / "absent").string()})}}))
+          .data;
   EXPECT_TRUE(unknown["samples"].is_null());  // unknown, not none
   EXPECT_EQ(unknown["why_incomplete"].size(), 1u);
-  // A plain dataset, or a library without an index (WebDataset): no data record.
-  EXPECT_TRUE(streamed_dataset(description({{"dataset", "ImageFolder"}})).is_null());
-  EXPECT_TRUE(streamed_dataset(description({{"library", library("webdataset", {})}})).is_null());
+  // A plain dataset without a root, or a library without an index (WebDataset): no data record.
+  EXPECT_TRUE(job_dataset(description({{"dataset", "ImageFolder"}})).data.is_null());
+  EXPECT_TRUE(job_dataset(description({{"library", library("webdataset", {})}})).data.is_null());
+}
+
+TEST(JobConfig, AHuggingFaceDatasetIsItsRowsAndItsArrowFilesSizedOnDisk) {
+  test::TempDir dir;
+  const auto a = dir.path() / "data-00000-of-00002.arrow",
+             b = dir.path() / "data-00001-of-00002.arrow";
+  std::ofstream(a) << std::string(1000, 'a');
+  std::ofstream(b) << std::string(234, 'b');
+  json lib = library("datasets", {a.string(), b.string(), (dir.path() / "gone.arrow").string()});
+  lib["settings"] = {{"num_rows", 96}};
+  const json d = job_dataset(description({{"library", lib}})).data;
+  EXPECT_EQ(d["layout"], "arrow");
+  EXPECT_EQ(d["samples"], 96);  // the dataset's own count: Arrow files are not read
+  EXPECT_EQ(d["shards"], 2);
+  EXPECT_EQ(d["total_bytes"], 1234);
+  ASSERT_EQ(d["why_incomplete"].size(), 1u) << d.dump();
+  EXPECT_NE(d["why_incomplete"][0].get<std::string>().find("gone.arrow: its size cannot be read"),
+            std::string::npos);
+  // Built in memory: no file, no size; no row count: unknown.
+  lib["locations"] = json::array();
+  lib["settings"] = json::object();
+  const json memory = job_dataset(description({{"library", lib}})).data;
+  EXPECT_TRUE(memory["total_bytes"].is_null());
+  EXPECT_TRUE(memory["samples"].is_null());
+  EXPECT_EQ(memory["why_incomplete"].size(), 2u) << memory.dump();
+}
+
+TEST(JobConfig, AnImageFolderRootIsOpenedLikeMmprofsOwnDatasetWithItsDataMix) {
+  test::TempDir dir;
+  const auto root = dir.path() / "train";
+  std::filesystem::create_directories(root / "cat");
+  std::filesystem::create_directories(root / "dog");
+  const std::vector<uint8_t> small = test::progressive_jpeg(64, 48, 0),
+                             large = test::progressive_jpeg(128, 96, 0);
+  const auto write = [](const std::filesystem::path& p, const std::vector<uint8_t>& bytes) {
+    std::ofstream(p, std::ios::binary)
+        .write(reinterpret_cast<const char*>(bytes.data()),
+               static_cast<std::streamsize>(bytes.size()));
+  };
+  write(root / "cat" / "1.jpg", small);
+  write(root / "cat" / "2.jpg", small);
+  write(root / "dog" / "3.jpg", large);
+  const JobDataset d =
+      job_dataset(description({{"dataset", "ImageFolder"}, {"dataset_root", root.string()}}));
+  EXPECT_EQ(d.data["layout"], "files");
+  EXPECT_EQ(d.data["root_of"], "ImageFolder");
+  EXPECT_EQ(d.data["samples"], 3);
+  EXPECT_EQ(d.data["total_bytes"], 2 * small.size() + large.size());
+  EXPECT_EQ(d.data["per_extension"]["jpg"], 3);
+  // The data mix from the files' headers: two 64x48, one 128x96.
+  ASSERT_TRUE(d.data_mix.is_object());
+  EXPECT_EQ(d.data_mix["images"]["formats"]["jpeg"], 3) << d.data_mix.dump();
+  EXPECT_EQ(d.data_mix["images"]["resolutions"]["64x48"], 2) << d.data_mix.dump();
+  EXPECT_EQ(d.data_mix["images"]["resolutions"]["128x96"], 1) << d.data_mix.dump();
+  EXPECT_TRUE(d.data_reason.empty());
+  // A root that holds no sample: said, nothing made up.
+  std::filesystem::create_directories(dir.path() / "empty");
+  const JobDataset none = job_dataset(
+      description({{"dataset", "ImageFolder"}, {"dataset_root", (dir.path() / "empty").string()}}));
+  EXPECT_TRUE(none.data.is_null());
+  EXPECT_NE(none.data_reason.find("the ImageFolder root " + (dir.path() / "empty").string() +
+                                  " is not a dataset mmprof reads"),
+            std::string::npos)
+      << none.data_reason;
 }
 
 }  // namespace

@@ -411,6 +411,39 @@ TEST_F(JobTimelineTest, StageTimesAndPerSampleRowsOfTheFollowedLoader) {
   EXPECT_FALSE(row.read_ms || row.decode_ms || row.augment_ms || row.faults || row.majflt);
 }
 
+// Issue 31: inside a torchvision dataset's __getitem__ the hook times its loader ("decode") and
+// each transform; decode and augment (their sum) are per-item figures beside getitem.
+TEST_F(JobTimelineTest, TheLoaderAndTransformsTimedInsideGetitemAreDecodeAndAugment) {
+  const auto item = [](const std::string& index, double start, double dur,
+                       const std::string& parts) {
+    std::string g = getitem(0, 0, index, start, dur);
+    return g.substr(0, g.size() - 1) + R"(,"parts":)" + parts + "}";
+  };
+  write_training_job();
+  write(101, {proc(101, 0, 0, 100),
+              item("0", 12, 10, R"({"decode":6000000,"Resize":3000000,"ToTensor":1000000})"),
+              item("1", 22, 20, R"({"decode":12000000,"Resize":5000000,"ToTensor":1000000})"),
+              getitem(0, 0, "2", 42, 4)});
+  const RankTimeline t = job_timeline(records()).ranks[0];
+  const StageTimes& st = t.stage_times;
+  EXPECT_EQ(st.getitem_ms.count, 8u);  // worker 1's five have no parts
+  EXPECT_EQ(st.decode_ms.count, 2u);
+  EXPECT_NEAR(st.decode_ms.mean, 9, 1e-9);
+  EXPECT_NEAR(st.augment_ms.mean, 5, 1e-9);  // (3 + 1 + 5 + 1) / 2
+  ASSERT_EQ(st.transform_ms.size(), 2u);
+  EXPECT_NEAR(st.transform_ms.at("Resize").mean, 4, 1e-9);
+  EXPECT_NEAR(st.transform_ms.at("ToTensor").max, 1, 1e-9);
+  EXPECT_EQ(st.to_json()["transforms"]["Resize"]["count"], 2);
+  for (const StageRow& r : t.stages) {
+    if (r.key == "1") {
+      EXPECT_NEAR(r.decode_ms.value_or(0), 12, 1e-9);
+      EXPECT_NEAR(r.augment_ms.value_or(0), 6, 1e-9);
+    } else if (r.key != "0") {
+      EXPECT_FALSE(r.decode_ms || r.augment_ms) << r.key;
+    }
+  }
+}
+
 TEST_F(JobTimelineTest, WorkersBusyFractionsOverTheWindowAndNoImbalanceWhenEven) {
   write_training_job();
   const WorkerBalance w = job_timeline(records()).ranks[0].workers;

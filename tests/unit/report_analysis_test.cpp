@@ -141,6 +141,37 @@ TEST(ReportStages, PerSampleStagesScaleWithTheDeliveredBatchNotTheConfiguredOne)
 
 // When the stages explain more than the measured period, the residual is not clamped to 0: ipc
 // is null and the overshoot is reported with why.
+// Issue 31: a job's __getitem__ splits into its dataset's loader (decode), its transforms
+// (augment) and the rest where the hook timed them; a __getitems__ dataset's figure is one call
+// per batch, not one sample (multiplying it by the batch counted each batch 8 times).
+TEST(ReportStages, AJobsGetitemSplitsIntoItsLoaderAndTransformsAndAGetitemsCallIsOneBatch) {
+  json s;
+  s["source"] = "external";
+  s["job"]["dataloader"]["loaders"] =
+      json::array({{{"followed", true}, {"config", {{"batch_size", 8}, {"num_workers", 2}}}}});
+  s["throughput"]["end_to_end"]["samples_per_batch"] = 8;
+  s["latency_ms"]["step"]["mean"] = 100;
+  s["latency_ms"]["stages"]["getitem"]["mean"] = 20;
+  s["latency_ms"]["stages"]["decode"]["mean"] = 12;
+  s["latency_ms"]["stages"]["augment"]["mean"] = 6;
+  s["latency_ms"]["stages"]["collate"]["mean"] = 2;
+  json a = attribute_stages(s, json::object());
+  EXPECT_DOUBLE_EQ(a["per_batch_ms"]["decode"].get<double>(), 48);  // 12 x 8 / 2
+  EXPECT_DOUBLE_EQ(a["per_batch_ms"]["augment"].get<double>(), 24);
+  EXPECT_DOUBLE_EQ(a["per_batch_ms"]["getitem_rest"].get<double>(), 8);  // (20 - 18) x 8 / 2
+  EXPECT_FALSE(a["per_batch_ms"].contains("getitem"));
+  EXPECT_EQ(a["limit"], "decode");
+  EXPECT_NE(a["basis"].get<std::string>().find("the dataset's loader (decode)"), std::string::npos);
+
+  s["latency_ms"]["stages"].erase("decode");
+  s["latency_ms"]["stages"].erase("augment");
+  s["latency_ms"]["stages"]["getitem"]["mean"] = 80;  // one __getitems__ call: 8 samples
+  s["latency_ms"]["getitem_per_call"] = true;
+  a = attribute_stages(s, json::object());
+  EXPECT_DOUBLE_EQ(a["per_batch_ms"]["getitem"].get<double>(), 40);  // 80 / 2 workers
+  EXPECT_NE(a["basis"].get<std::string>().find("1 __getitems__ call per batch"), std::string::npos);
+}
+
 TEST(ReportStages, AModelAboveTheMeasuredPeriodSaysSoInsteadOfClampingIpc) {
   json s, m;
   m["config"]["loader"] = {{"batch_size", 32}, {"num_workers", 2}};

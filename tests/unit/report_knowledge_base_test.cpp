@@ -165,6 +165,20 @@ TEST(ReportKnowledgeBase, OversizedSourcesAreMeasuredFromTheDataMix) {
       check_precondition({{"oversized_sources", {{"pixels_over_output", 4}, {"min_share", 0.5}}}},
                          a, m)["ok"],
       false);
+  // A job has no image.size: its output is the sample tensor its batches hold (channels first
+  // or last), 128x96 here, 12288 pixels: every source is above 4x (the 256x256 ones too).
+  json job = m;
+  job["source"] = "external";
+  job["baseline_spec"]["sample_tensor"] = {{"dtype", "float32"}, {"shape", {3, 96, 128}}};
+  r = check_precondition(p, a, job);
+  EXPECT_EQ(r["detail"],
+            "100 % of the 10 probed images have more than 4 x the pixels of the 128x96 output of "
+            "the job's batches (need 25 %)");
+  job["baseline_spec"]["sample_tensor"]["shape"] = {96, 128, 3};
+  EXPECT_EQ(check_precondition(p, a, job)["detail"], r["detail"]);
+  job["baseline_spec"]["sample_tensor"]["shape"] = {77};  // not an image: unknown
+  EXPECT_EQ(check_precondition(p, a, job)["detail"].get<std::string>().rfind("cannot verify", 0),
+            0u);
   m.erase("data_mix");
   r = check_precondition(p, a, m);
   EXPECT_EQ(r["ok"], false);

@@ -2,6 +2,7 @@
 wait for every batch with perf_counter (job-waits.txt), the check of mmprof's figures."""
 import io
 import os
+import sys
 import time
 
 import numpy as np
@@ -21,6 +22,15 @@ def jpeg_samples(count):
     """(index, JPEG bytes, class) of samples 0 to count - 1."""
     for i in range(count):
         yield (i,) + jpeg_sample(i)
+
+
+def write_image_folder(root, samples):
+    """The samples as JPEG files in 10 class folders (ImageFolder's layout): ROOT/classC/NNNNN.jpg."""
+    for i, jpeg, cls in jpeg_samples(samples):
+        folder = os.path.join(root, "class%d" % cls)
+        os.makedirs(folder, exist_ok=True)
+        with open(os.path.join(folder, "%05d.jpg" % i), "wb") as f:
+            f.write(jpeg)
 
 
 def to_tensor(img):
@@ -48,3 +58,11 @@ def train(loader, out, step_ms, epochs=1000):
                 waits.write("%.6f\n" % ((time.perf_counter() - t0) * 1000))
                 waits.flush()
                 time.sleep(step_ms / 1000)  # the training step
+
+
+def main(write, train):
+    """The command line the jobs share: `write DIR SAMPLES` or `train DIR OUT STEP_MS WORKERS`."""
+    if sys.argv[1] == "write":
+        write(sys.argv[2], int(sys.argv[3]))
+    else:
+        train(sys.argv[2], sys.argv[3], float(sys.argv[4]), int(sys.argv[5]))

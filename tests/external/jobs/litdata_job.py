@@ -5,7 +5,6 @@ StreamingDataLoader (a torch DataLoader) batches them.
   litdata_job.py write DIR SAMPLES                   JPEG samples (480x640) with a class
   litdata_job.py train DIR OUT STEP_MS WORKERS
 """
-import sys
 
 import litdata as ld
 
@@ -34,7 +33,4 @@ def train(root, out, step_ms, workers):
 
 
 if __name__ == "__main__":
-    if sys.argv[1] == "write":
-        write(sys.argv[2], int(sys.argv[3]))
-    else:
-        train(sys.argv[2], sys.argv[3], float(sys.argv[4]), int(sys.argv[5]))
+    job_common.main(write, train)

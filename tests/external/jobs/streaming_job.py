@@ -5,7 +5,6 @@ torch DataLoader whose batch_size is the dataset's (Streaming partitions by it).
   streaming_job.py write DIR SAMPLES                 JPEG samples (480x640) with a class
   streaming_job.py train DIR OUT STEP_MS WORKERS
 """
-import sys
 
 import torch
 from streaming import MDSWriter, StreamingDataset
@@ -35,7 +34,4 @@ def train(root, out, step_ms, workers):
 
 
 if __name__ == "__main__":
-    if sys.argv[1] == "write":
-        write(sys.argv[2], int(sys.argv[3]))
-    else:
-        train(sys.argv[2], sys.argv[3], float(sys.argv[4]), int(sys.argv[5]))
+    job_common.main(write, train)

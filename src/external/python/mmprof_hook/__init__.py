@@ -28,10 +28,14 @@ def install():
         return False
     from . import _finder
     _installed = True
-    mod = sys.modules.get(_finder.TARGET)
-    if mod is not None:
-        # torch was imported before us (install() called by hand): patch now.
-        _finder.patch_now(mod)
-    else:
-        sys.meta_path.insert(0, _finder.Finder())
+    left = []
+    for name in _finder.TARGETS:  # torch's first: it starts the hook
+        mod = sys.modules.get(name)
+        if mod is not None:
+            # imported before us (install() called by hand): patch now.
+            _finder.patch_now(mod)
+        else:
+            left.append(name)
+    if left:
+        sys.meta_path.insert(0, _finder.Finder(left))
     return True

@@ -1,17 +1,20 @@
 """Lazy patching: a sys.meta_path finder that lets the normal machinery find
-``torch.utils.data.dataloader`` and wraps that one module's exec_module so the
-DataLoader is patched right after the module body ran.  Imports nothing but
-``sys``; the finder removes itself once it fired."""
+``torch.utils.data.dataloader`` (and NVIDIA DALI's ``nvidia.dali.plugin.pytorch``) and wraps
+that module's exec_module so it is patched right after the module body ran.  Imports nothing
+but ``sys``; the finder removes itself once every target fired."""
 
 import sys
 
 TARGET = "torch.utils.data.dataloader"
+# module -> the patching function that patches it (DALI's module imports torch first, so the
+# DataLoader's patch, which starts the hook, comes before it).
+TARGETS = {TARGET: "patch", "nvidia.dali.plugin.pytorch": "patch_dali"}
 
 
 def patch_now(module):
     try:
         from . import patching
-        patching.patch(module)
+        getattr(patching, TARGETS[module.__name__])(module)
     except Exception as exc:
         try:
             from . import records
@@ -40,11 +43,12 @@ class _LoaderProxy:
 
 
 class Finder:
-    def __init__(self):
+    def __init__(self, targets):
         self._busy = False
+        self._left = set(targets)
 
     def find_spec(self, fullname, path=None, target=None):
-        if fullname != TARGET or self._busy:
+        if fullname not in self._left or self._busy:
             return None
         self._busy = True
         try:
@@ -75,10 +79,12 @@ class Finder:
                 del loader.exec_module
             except (AttributeError, TypeError):
                 pass
-            try:
-                sys.meta_path.remove(finder)
-            except ValueError:
-                pass
+            finder._left.discard(spec.name)
+            if not finder._left:
+                try:
+                    sys.meta_path.remove(finder)
+                except ValueError:
+                    pass
             orig_exec(module)
             patch_now(module)
 

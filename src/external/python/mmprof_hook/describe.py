@@ -103,16 +103,19 @@ def effective_start_method(loader):
 
 
 # The dataset libraries whose own settings decide what a DataLoader around them delivers:
-# (distribution name, module prefix, dataset class, settings read from the dataset, the
-# attribute of its on-disk location). Their documented constructor arguments, read back.
+# (distribution name, top-level module, module prefix of its dataset classes, dataset class,
+# settings read from the dataset, the attribute of its on-disk location). Their documented
+# constructor arguments (Hugging Face datasets: the rows and features it holds), read back.
 _LIBRARIES = (
-    ("mosaicml-streaming", "streaming.", "StreamingDataset",
+    ("mosaicml-streaming", "streaming", "streaming.", "StreamingDataset",
      ("batch_size", "shuffle", "shuffle_algo", "shuffle_block_size", "predownload", "cache_limit",
       "num_canonical_nodes", "sampling_method", "partition_algo", "batching_method",
       "epoch_size"), "streams"),
-    ("litdata", "litdata.", "StreamingDataset",
+    ("litdata", "litdata", "litdata.", "StreamingDataset",
      ("shuffle", "drop_last", "seed", "max_cache_size", "max_pre_download"), "input_dir"),
-    ("webdataset", "webdataset.", None, (), None),
+    ("webdataset", "webdataset", "webdataset.", None, (), None),
+    ("datasets", "datasets", "datasets.arrow_dataset", "Dataset", ("num_rows", "features"),
+     "cache_files"),
 )
 
 
@@ -122,19 +125,23 @@ def _library_of(ds):
     for cls in getattr(type(ds), "__mro__", ()):
         mod = getattr(cls, "__module__", "") or ""
         for lib in _LIBRARIES:
-            if mod.startswith(lib[1]) and lib[2] in (None, cls.__name__):
+            if mod.startswith(lib[2]) and lib[3] in (None, cls.__name__):
                 return lib, cls.__name__
     return None, None
 
 
 def _locations(ds, attr):
-    """The dataset's on-disk (local) and remote locations: MDS streams, a LitData Dir."""
+    """The dataset's on-disk (local) and remote locations: MDS streams, a LitData Dir, the Arrow
+    files of a Hugging Face dataset ({"filename": ...})."""
     out = []
     try:
         value = getattr(ds, attr, None)
         for item in value if isinstance(value, (list, tuple)) else [value]:
-            local = getattr(item, "local", None) or getattr(item, "path", None)
-            remote = getattr(item, "remote", None) or getattr(item, "url", None)
+            if isinstance(item, dict):
+                local, remote = item.get("filename"), None
+            else:
+                local = getattr(item, "local", None) or getattr(item, "path", None)
+                remote = getattr(item, "remote", None) or getattr(item, "url", None)
             if local is not None or remote is not None:
                 out.append({"local": json_value(local), "remote": json_value(remote)})
     except Exception:
@@ -148,8 +155,8 @@ def library_config(ds):
     while ds is not None and seen < 4:  # through wrappers (Subset, the DataPipe wrapper)
         lib, cls = _library_of(ds)
         if lib is not None:
-            name, prefix, _, settings, where = lib
-            out = {"name": name, "version": _module_version(prefix[:-1], name),
+            name, module, _, _, settings, where = lib
+            out = {"name": name, "version": _module_version(module, name),
                    "class": cls, "settings": {}}
             for key in settings:
                 try:
@@ -201,10 +208,42 @@ def loader_config(loader):
         "collate_fn": callable_name(get("collate_fn")),
         "worker_init_fn": callable_name(get("worker_init_fn")),
         "transform": short_repr(transform) if transform is not None else None,
-        "dataset_root": os.fspath(root) if isinstance(root, (str, os.PathLike)) else
-                        (short_repr(root) if root is not None else None),
+        "dataset_root": os.path.abspath(os.fspath(root)) if isinstance(root, (str, os.PathLike))
+                        else (short_repr(root) if root is not None else None),
         "library": library_config(ds),
     })
+    return cfg
+
+
+def dali_config(it):
+    """A DALI framework iterator (DALIGenericIterator) in the loader record's shape: the
+    DataLoader keys it has not are null, its pipeline's own settings are the library's."""
+    pipes = getattr(it, "_pipes", None) or []
+    pipe = pipes[0] if pipes else None
+
+    def of(obj, name):
+        try:
+            return json_value(getattr(obj, name, None))
+        except Exception:
+            return None
+
+    settings = {"num_threads": of(pipe, "num_threads"),
+                "prefetch_queue_depth": of(pipe, "prefetch_queue_depth"),
+                "device_id": of(pipe, "device_id"),
+                "pipelines": len(pipes),
+                "reader_name": of(it, "_reader_name"),
+                "last_batch_policy": getattr(getattr(it, "_last_batch_policy", None), "name", None),
+                "auto_reset": of(it, "_auto_reset")}
+    cfg = {k: None for k in ("num_workers", "prefetch_factor", "pin_memory", "persistent_workers",
+                             "in_order", "drop_last", "timeout", "multiprocessing_context",
+                             "sampler", "batch_sampler", "collate_fn", "worker_init_fn",
+                             "transform", "dataset_root")}
+    cls = type(it).__name__
+    cfg.update({"batch_size": of(it, "batch_size"), "dataset": cls, "dataset_len": _len(it),
+                "library": {"name": "nvidia-dali",
+                            "version": _module_version("nvidia.dali", "nvidia-dali-cuda130",
+                                                       "nvidia-dali-cuda120", "nvidia-dali"),
+                            "class": cls, "settings": settings}})
     return cfg
 
 

@@ -132,7 +132,7 @@ def _register(loader):
     elif isinstance(sel, int):
         ls.follow = lid == sel
     else:
-        ls.follow = describe.dataset_class(loader.dataset) == sel
+        ls.follow = describe.dataset_class(getattr(loader, "dataset", loader)) == sel
     key = id(loader)
 
     def _gone(ref, key=key):
@@ -164,11 +164,13 @@ def _on_loader(loader, t0, outcome, frame):
         ov["applied"] = outcome.applied
         ov["rejected"] = outcome.rejected
         ov["original"] = outcome.original
+    config = describe.dali_config(loader) if _is_dali(loader) else describe.loader_config(loader)
     rec = {"t": "loader", "loader": ls.lid, "ns": t0,
            "origin": stack[0] if stack else None, "stack": stack,
-           "config": describe.loader_config(loader), "overrides": ov,
+           "config": config, "overrides": ov,
            "follow": ls.follow}
     emit(dumps(rec), now_ns())
+    return ls
 
 
 def _construct(orig_init, base_cls, self, args, kwargs, ov):
@@ -381,8 +383,8 @@ def _batch(ep, ls, data, t0, t1):
 def _make_next(orig_next):
     @functools.wraps(orig_next)
     def __next__(self):
-        if not S.active or _tls.nexting is self:
-            return orig_next(self)
+        if not S.active or _tls.nexting is self or _tls.initing is self:
+            return orig_next(self)  # (a DALI iterator's __init__ fetches its first batch)
         d = getattr(self, "__dict__", None)
         ep = d.get("_mmprof_ep") if d is not None else None
         if ep is None:
@@ -534,7 +536,8 @@ def _shutdown_live_iterators():
 # fetchers (worker processes, or the main process when num_workers=0)
 
 class _Ctx:
-    __slots__ = ("lid", "wid", "pid", "every", "count", "size", "collate_ns")
+    # parts: {stage: ns} of the item being timed (None outside a timed item: _Part falls through)
+    __slots__ = ("lid", "wid", "pid", "every", "count", "size", "collate_ns", "parts")
 
 
 def _ctx_for(lid, wid):
@@ -548,6 +551,7 @@ def _ctx_for(lid, wid):
         c.count = 0
         c.size = None
         c.collate_ns = 0
+        c.parts = None
         _ctxs[(lid, wid)] = c
     return c
 
@@ -566,15 +570,98 @@ def _jidx(idx):
     return dumps(describe.short_repr(idx, 200))
 
 
-def _getitem_record(c, idx, t0, t1, items=None):
+def _getitem_record(c, idx, t0, t1, items=None, parts=None):
     if _fault is not None:
         _fault_hit("getitem")
-    if items is None:
-        emit('{"t":"getitem","loader":%d,"worker":%d,"index":%s,"start_ns":%d,"dur_ns":%d,"every":%d}'
-             % (c.lid, c.wid, _jidx(idx), t0, t1 - t0, c.every), t1)
-    else:
-        emit('{"t":"getitem","loader":%d,"worker":%d,"index":%s,"start_ns":%d,"dur_ns":%d,"every":%d,"items":%d}'
-             % (c.lid, c.wid, _jidx(idx), t0, t1 - t0, c.every, items), t1)
+    tail = "" if items is None else ',"items":%d' % items
+    if parts:
+        tail += ',"parts":' + dumps(parts)
+    emit('{"t":"getitem","loader":%d,"worker":%d,"index":%s,"start_ns":%d,"dur_ns":%d,"every":%d%s}'
+         % (c.lid, c.wid, _jidx(idx), t0, t1 - t0, c.every, tail), t1)
+
+
+class _Part:
+    """One stage inside a torchvision dataset's __getitem__: its loader (the file's read and
+    decode, "decode") or one transform of its Compose (named by its class), in place of the
+    original on that dataset in this process. Timed on the items TimedMap times (ctx.parts is a
+    dict then), a plain call otherwise; everything else is the original's."""
+
+    __slots__ = ("_mm_fn", "_mm_name", "_mm_ctx")
+
+    def __init__(self, fn, name, ctx):
+        self._mm_fn = fn
+        self._mm_name = name
+        self._mm_ctx = ctx
+
+    def __call__(self, *args, **kwargs):
+        parts = self._mm_ctx.parts
+        if parts is None:
+            return self._mm_fn(*args, **kwargs)
+        t0 = now_ns()
+        r = self._mm_fn(*args, **kwargs)
+        parts[self._mm_name] = parts.get(self._mm_name, 0) + now_ns() - t0
+        return r
+
+    def __getattr__(self, name):
+        if name.startswith("_mm_"):
+            raise AttributeError(name)
+        return getattr(self._mm_fn, name)
+
+    def __repr__(self):
+        return repr(self._mm_fn)
+
+    def __str__(self):
+        return str(self._mm_fn)
+
+
+def _torchvision_dataset(ds):
+    """The torchvision dataset (ImageFolder, CIFAR10, a subclass) under a map-style dataset, looking
+    through wrappers such as Subset (.dataset), or None."""
+    for _ in range(4):
+        if ds is None:
+            return None
+        if any((getattr(k, "__module__", "") or "").startswith("torchvision.datasets")
+               for k in getattr(type(ds), "__mro__", ())):
+            return ds
+        ds = getattr(ds, "dataset", None)
+    return None
+
+
+def _part_name(fn):
+    """A transform's name: a function's own, else its class's (Resize, ToTensor)."""
+    name = getattr(fn, "__name__", None)
+    return name if isinstance(name, str) else type(fn).__name__
+
+
+def _instrument_parts(ds, c):
+    """Times a torchvision dataset's loader and transforms inside __getitem__ (docs/external-hook.md,
+    "Stages inside __getitem__"): the loader as "decode", each transform of a torchvision Compose
+    (else the transform itself) by its class or function name, a repeated name numbered."""
+    target = _torchvision_dataset(ds)
+    if target is None:
+        return
+    d = getattr(target, "__dict__", {})
+    loader = d.get("loader")
+    if callable(loader) and not isinstance(loader, _Part):
+        d["loader"] = _Part(loader, "decode", c)
+    tf = d.get("transform")
+    if tf is None or isinstance(tf, _Part):
+        return
+    inner = getattr(tf, "transforms", None)
+    compose = (type(tf).__name__ == "Compose" and isinstance(inner, list)
+               and (type(tf).__module__ or "").startswith("torchvision.transforms"))
+    if not compose:
+        d["transform"] = _Part(tf, _part_name(tf), c)
+        return
+    if any(isinstance(t, _Part) for t in inner):
+        return
+    seen = {}
+    wrapped = []
+    for t in inner:
+        name = _part_name(t)
+        seen[name] = seen.get(name, 0) + 1
+        wrapped.append(_Part(t, name if seen[name] == 1 else "%s#%d" % (name, seen[name]), c))
+    tf.transforms = wrapped  # a new list: another Compose sharing the old one keeps it
 
 
 class TimedMap:
@@ -596,12 +683,16 @@ class TimedMap:
             item = self._mm_ds[idx]
             c.count = n + 1
             return item
+        c.parts = {}
         t0 = now_ns()
-        item = self._mm_ds[idx]
-        t1 = now_ns()
+        try:
+            item = self._mm_ds[idx]
+        finally:
+            t1 = now_ns()
+            parts, c.parts = c.parts, None
         c.count = n + 1
         try:
-            _getitem_record(c, idx, t0, t1)
+            _getitem_record(c, idx, t0, t1, None, parts)
         except Exception as exc:
             fail("getitem", exc)
         return item
@@ -631,13 +722,17 @@ class TimedMapBatched(TimedMap):
             items = get(indices)
             c.count = n + 1
             return items
+        c.parts = {}
         t0 = now_ns()
-        items = get(indices)
-        t1 = now_ns()
+        try:
+            items = get(indices)
+        finally:
+            t1 = now_ns()
+            parts, c.parts = c.parts, None
         c.count = n + 1
         try:
             first = indices[0] if len(indices) else None
-            _getitem_record(c, first, t0, t1, len(indices))
+            _getitem_record(c, first, t0, t1, len(indices), parts)
         except Exception as exc:
             fail("getitem", exc)
         return items
@@ -756,6 +851,7 @@ def _instrument_fetcher(f, lid, wid):
         except Exception:
             batched = False
         d["dataset"] = (TimedMapBatched if batched else TimedMap)(ds, c)
+        _instrument_parts(ds, c)
     else:
         _partial_once("fetcher " + type(f).__name__, "__getitem__ times",
                       "it holds neither dataset nor dataset_iter")
@@ -782,6 +878,75 @@ def _make_create_fetcher(orig):
                 fail("fetcher", exc)
         return f
     return staticmethod(create_fetcher)
+
+
+# --------------------------------------------------------------------------
+# NVIDIA DALI: its framework iterators (DALIGenericIterator) are the job's loader, not a DataLoader.
+# The iterator is loader and iterator at once: __init__ records the loader, __next__ is timed by
+# the same wrapper as a DataLoader iterator's (batch, epoch_end, the stop), reset() ends the
+# epoch so the next __next__ starts another. DALI's threads run inside this process: no workers.
+
+_dali_base = None
+
+
+def _is_dali(obj):
+    return _dali_base is not None and isinstance(obj, _dali_base)
+
+
+def _make_dali_init(orig_init):
+    @functools.wraps(orig_init)
+    def __init__(self, *args, **kwargs):
+        if not S.active or _tls.initing is self:
+            return orig_init(self, *args, **kwargs)
+        t0 = now_ns()
+        outer = _tls.initing
+        _tls.initing = self
+        try:
+            orig_init(self, *args, **kwargs)
+        finally:
+            _tls.initing = outer
+        if S.active:
+            try:
+                # Its first epoch starts with its construction, which built the pipeline and
+                # fetched the first batch: the time to the first batch counts both.
+                _begin_epoch(_on_loader(self, t0, None, sys._getframe(1)), self, t0, self)
+            except Exception as exc:
+                fail("loader", exc)
+        return None
+    return __init__
+
+
+def _make_dali_reset(orig_reset):
+    @functools.wraps(orig_reset)
+    def reset(self, *args, **kwargs):
+        d = getattr(self, "__dict__", None)
+        if d is not None:
+            d.pop("_mmprof_ep", None)
+        return orig_reset(self, *args, **kwargs)
+    return reset
+
+
+def patch_dali(mod):
+    """Patch the freshly executed nvidia.dali.plugin.pytorch module (torch's DataLoader module,
+    which it imports first, started the hook)."""
+    global _dali_base
+    if not S.active:
+        return
+    base = getattr(sys.modules.get("nvidia.dali.plugin.base_iterator"), "_DaliBaseIterator", None)
+    if not isinstance(base, type):
+        _partial("nvidia.dali.plugin.base_iterator._DaliBaseIterator",
+                 "the DALI iterator's configuration, batches and waits", "not in this DALI")
+        return
+    _dali_base = base
+    _wrap_method(base, "_DaliBaseIterator", "reset", _make_dali_reset, "DALI's epochs")
+    for name in ("DALIGenericIterator", "DALIRaggedIterator"):
+        cls = getattr(mod, name, None)
+        # Its own __init__, not the base's: it fetches the first batch itself after the base's
+        # (prepare_first_batch), and that fetch is part of constructing the loader.
+        _wrap_method(cls, name, "__init__", _make_dali_init,
+                     "the DALI iterator's configuration (it is not followed without it)")
+        _wrap_method(cls, name, "__next__", _make_next,
+                     "each DALI batch's wait, hence the stall and the step time")
 
 
 # --------------------------------------------------------------------------
