@@ -385,8 +385,8 @@ ArmResult analyze_arm(const ExperimentDesign& d, size_t arm, const TrialIndex& i
     r.reason = fmt::format("trial {}: {}", invalid->run_dir, invalid->invalid);
   } else if (failed != trials.end()) {
     r.verdict = "INVALID";
-    r.reason = fmt::format("trial {} exited with status {}; see {}.log", failed->run_dir,
-                           failed->exit_code, failed->run_dir);
+    r.reason = fmt::format("trial {} exited with status {}{}; see {}.log", failed->run_dir,
+                           failed->exit_code, failure_text(*failed), failed->run_dir);
   } else if (r.correctness.ok == false) {
     r.verdict = "INVALID";
     r.reason = fmt::format("content check failed for a {} factor: {}", to_string(r.content),

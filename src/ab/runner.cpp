@@ -183,9 +183,10 @@ class Experiment {
     if (arm == 0 && done.status == "failed") {
       throw Error(
           ExitCode::failure,
-          fmt::format("the base's trial {} exited with status {} (see {}.log): with no base "
+          fmt::format("the base's trial {} exited with status {}{} (see {}.log): with no base "
                       "to compare against, the experiment stops",
-                      done.run_dir, done.exit_code, (o_.out / done.run_dir).string()));
+                      done.run_dir, done.exit_code, failure_text(done),
+                      (o_.out / done.run_dir).string()));
     }
   }
 

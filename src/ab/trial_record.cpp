@@ -111,6 +111,7 @@ void read_trial_outputs(const std::filesystem::path& run_dir, const MetricChoice
     t.errors = std::isfinite(errors) ? static_cast<int64_t>(errors) : 0;
     t.invalid = refused_override(summary);
     t.iterable_dataset = iterable_dataset(summary);
+    if (summary.value("status", "") == "failed") t.failure = summary.value("message", "");
   }
   if (const auto steady = run.steady()) {
     if (steady->contains(metric.phase)) {
@@ -145,6 +146,10 @@ std::string unexercised_factor(const std::string& key, const TrialRecord& t) {
   return "";
 }
 
+std::string failure_text(const TrialRecord& t) {
+  return t.failure.empty() ? "" : " (" + t.failure + ")";
+}
+
 nlohmann::json to_json(const TrialRecord& t, const std::string& arm_id) {
   const auto opt_bool = [](const std::optional<bool>& b) {
     return b ? nlohmann::json(*b) : nlohmann::json();
@@ -171,7 +176,8 @@ nlohmann::json to_json(const TrialRecord& t, const std::string& arm_id) {
           {"shuffle_gap_ratio", finite_or_null(t.shuffle_gap_ratio)},
           {"sequential_fraction", finite_or_null(t.sequential_fraction)},
           {"resident_at_window", finite_or_null(t.resident_at_window)},
-          {"errors", t.errors}};
+          {"errors", t.errors},
+          {"failure", t.failure.empty() ? nlohmann::json() : nlohmann::json(t.failure)}};
 }
 
 }  // namespace mmprof

@@ -47,6 +47,9 @@ struct TrialRecord {
   // Why the trial does not test its arm although it ran (a job whose torch refused the factor's
   // DataLoader argument); empty when it does.
   std::string invalid;
+  // A failed trial's summary message: how the job ended and the exception it raised (empty
+  // when it did not fail, or failed before writing its summary).
+  std::string failure;
   // Samples of the metric phase's measured steps by modality (image, video), from stages.csv:
   // mmprof's loader; empty for a user's job, whose rows name no modality.
   std::map<std::string, int64_t> measured_by_modality;
@@ -63,6 +66,9 @@ void read_trial_outputs(const std::filesystem::path& run_dir, const MetricChoice
                         TrialRecord& t);
 
 nlohmann::json to_json(const TrialRecord& t, const std::string& arm_id);
+
+// " (<failure>)" of a failed trial that wrote why (its job's exit and exception), else "".
+std::string failure_text(const TrialRecord& t);
 
 // Why trial `t` cannot test a factor `key` that concerns one modality (image.*, video.*): its
 // measured steps held no sample of it, so the setting was never applied. Empty when they held

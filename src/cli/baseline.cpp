@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <set>
 
 #include "cli/ranks.hpp"
 #include "cli/resume.hpp"
@@ -130,11 +131,41 @@ std::string pss_values(const std::vector<double>& v) {
                      sorted.size());
 }
 
+// The group a worker's PSS is shown in: the phase it started in, or, where the job's workers
+// serve several DataLoaders (a training and a validation loader), its loader: "loader 1
+// (ImageFolder, followed)", from `loaders` (summary job.dataloader.loaders).
+std::string worker_group(const json& w, const json& loaders, bool by_loader) {
+  if (!by_loader || !w.contains("loader")) return w.value("phase", "?");
+  std::string what;
+  for (const auto& l : loaders.is_array() ? loaders : json::array()) {
+    if (l.value("pid", 0) != w.value("main_pid", -1) || l.value("loader", -1) != w["loader"])
+      continue;
+    what = fmt::format(" ({}{})", report::string_at(l, "/config/dataset", "?"),
+                       l.value("followed", false) ? ", followed" : "");
+  }
+  return fmt::format("loader {}{}", w["loader"].get<int>(), what);
+}
+
+// Why a run shows no worker's PSS: its loader has none, or (a job's loaders start some) no
+// sample read them before the run ended.
+std::string no_workers_why(const json& loaders) {
+  int64_t most = 0;
+  for (const auto& l : loaders.is_array() ? loaders : json::array())
+    most = std::max(most,
+                    static_cast<int64_t>(report::number_at(l, "/config/num_workers").value_or(0)));
+  if (most == 0) return "loader.num_workers=0";
+  return fmt::format(
+      "the job's DataLoader starts {} workers, but no sample read their PSS before "
+      "the run ended: too short a run for the sampler",
+      most);
+}
+
 // The memory a user sizes a host by: the host's used memory at its peak (MemTotal -
 // MemAvailable) and the run's PSS (a page shared by N processes counted 1/N in each): the peak of
-// their sum, the main process's, and each worker's by phase. The *_mb keys hold MiB.
+// their sum, the main process's, and each worker's by phase, or by loader where a job's workers
+// serve several (`loaders`: the job's, null for mmprof's loader). The *_mb keys hold MiB.
 // `no_workers`: why the run has no worker process (shown when none was sampled).
-std::string format_memory(const json& m, const std::string& no_workers) {
+std::string format_memory(const json& m, const json& loaders, const std::string& no_workers) {
   if (!m.is_object()) return "memory: n/a (summary.json has no memory block)\n";
   if (m.value("sampler_error", json()).is_string()) {
     return fmt::format("memory: n/a (the resource sampler failed: {})\n",
@@ -145,18 +176,22 @@ std::string format_memory(const json& m, const std::string& no_workers) {
                                 mib(m.value("host_used_peak_mib", json())),
                                 mib(m.value("host_total_mib", json())),
                                 mib(m.value("total_pss_peak_mib", json())));
-  std::vector<std::pair<std::string, std::vector<double>>> by_phase;
-  for (const auto& w : m.value("workers", json::array())) {
+  const json all = m.value("workers", json::array());
+  std::set<std::pair<int, int>> served;  // (main pid, loader) of the workers
+  for (const auto& w : all)
+    if (w.contains("loader")) served.emplace(w.value("main_pid", 0), w["loader"].get<int>());
+  std::vector<std::pair<std::string, std::vector<double>>> groups;
+  for (const auto& w : all) {
     if (!w.value("pss_peak_mib", json()).is_number()) continue;
-    const std::string phase = w.value("phase", "?");
-    auto it = std::find_if(by_phase.begin(), by_phase.end(),
-                           [&](const auto& p) { return p.first == phase; });
-    if (it == by_phase.end()) it = by_phase.insert(by_phase.end(), {phase, {}});
+    const std::string group = worker_group(w, loaders, served.size() > 1);
+    auto it =
+        std::find_if(groups.begin(), groups.end(), [&](const auto& p) { return p.first == group; });
+    if (it == groups.end()) it = groups.insert(groups.end(), {group, {}});
     it->second.push_back(w["pss_peak_mib"].get<double>());
   }
   std::string workers;
-  for (const auto& [phase, values] : by_phase)
-    workers += fmt::format("{}{} {}", workers.empty() ? "" : "; ", phase, pss_values(values));
+  for (const auto& [group, values] : groups)
+    workers += fmt::format("{}{} {}", workers.empty() ? "" : "; ", group, pss_values(values));
   out += fmt::format("  PSS: main {}; workers {}\n", mib(report::value_at(m, "/main/pss_peak_mib")),
                      workers.empty() ? "none (" + no_workers + ")" : workers);
   return out;
@@ -426,8 +461,9 @@ std::string format_summary(const json& s, const json& config) {
     out += format_breakdown(s["stage_breakdown"]);
   if (s.contains("workers_balance") && s["workers_balance"].is_object())
     out += format_workers(s["workers_balance"]);
-  out += format_memory(s.value("memory", json()),
-                       dali ? report::kDaliNotADataLoader : "loader.num_workers=0");
+  const json loaders = report::value_at(s, "/job/dataloader/loaders");
+  out += format_memory(s.value("memory", json()), loaders,
+                       dali ? report::kDaliNotADataLoader : no_workers_why(loaders));
   out += format_device(s);
   // The report's sentence (report/analysis): the run's cores, the host's, contention.
   out += "cpu: " + report::cpu_text(report::attribute_resources(s, json::object())["cpu"]) + "\n";

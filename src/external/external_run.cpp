@@ -260,6 +260,8 @@ class ExternalRun {
       status_ = "failed";
       message_ = fmt::format("the job ({}) ended with {} before mmprof stopped it",
                              o_.command.front(), exit_.describe());
+      if (const ExceptionRecord* e = first_exception(records_))
+        message_ += fmt::format(": it raised {}", e->text());
     }
   }
 
@@ -283,6 +285,7 @@ class ExternalRun {
     figures(parts, primary);
     const ResourceUsage usage = sampler_.usage();
     add_resource_parts(parts, usage, {{kPhase, primary != nullptr ? primary->samples : 0}}, kPhase);
+    name_workers(parts.memory);
     const GpuTraceResult gpu_trace = read_gpu_trace();
     gpu_part(parts, primary, gpu_trace);
     if (o_.trace) parts.trace = trace_part(timeline, gpu_trace);
@@ -421,6 +424,34 @@ class ExternalRun {
             {"source", "the hook's records, after the run"}};
   }
 
+  // Every process the hook names a DataLoader worker is one in `memory`, with its loader (its
+  // construction order in its main process, and that process): a worker sampled before its
+  // first records were read (a short run) is moved out of `external`, and a job with a training
+  // and a validation loader has workers of both.
+  void name_workers(json& memory) const {
+    if (!memory.is_object() || !memory["workers"].is_array() || !memory["external"].is_array())
+      return;
+    json external = json::array();
+    for (json& p : memory["external"]) {
+      const auto id = p.contains("role") ? std::nullopt : identify(records_, p["pid"].get<int>());
+      if (!id || !id->worker) {
+        external.push_back(std::move(p));
+        continue;
+      }
+      p.erase("comm");
+      p["index"] = id->worker_id.value_or(-1);
+      if (id->rank) p["rank"] = *id->rank;
+      memory["workers"].push_back(std::move(p));
+    }
+    memory["external"] = std::move(external);
+    for (json& w : memory["workers"]) {
+      const auto id = identify(records_, w["pid"].get<int>());
+      if (!id || !id->loader || !id->main_pid) continue;
+      w["loader"] = *id->loader;
+      w["main_pid"] = *id->main_pid;
+    }
+  }
+
   // Copy-on-write growth of every DataLoader worker over the measured window.
   json cow_part(const RankTimeline* r) const {
     json out = json::array();
@@ -482,6 +513,7 @@ class ExternalRun {
     j["stopped_by"] = stop_name(stop_);
     j["forced"] = forced_;  // the stop took SIGKILL: records of the last moments may be lost
     j["killed_at_end"] = leftovers_;
+    j["exception"] = exception_part();
     j["hook"] = job.hook.to_json();
     j["digests"] = digest_cost(primary);
     j["dataloader"] = job.to_json();
@@ -490,6 +522,18 @@ class ExternalRun {
     for (const auto& u : unavailable_)
       unavailable.push_back(u);
     j["unavailable"] = unavailable;
+    return j;
+  }
+
+  // The exception that ended the job (its type, message and lines, and the process that raised
+  // it), null when it raised none or completed (a helper process of its own may have raised).
+  json exception_part() const {
+    const ExceptionRecord* e = first_exception(records_);
+    if (e == nullptr || status_ == "complete") return nullptr;
+    json j = e->to_json();
+    j["pid"] = e->pid;
+    const auto who = identify(records_, e->pid);
+    j["process"] = who ? json(who->label()) : json(nullptr);
     return j;
   }
 

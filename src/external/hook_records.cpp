@@ -73,6 +73,20 @@ std::optional<bool> opt_bool(const json& j, const char* key) {
 }
 
 // Text of a value that is meant to be a string (a repr where the hook could not do better).
+// {"file", "line", "function"} at `key`; nullopt for null or absent.
+std::optional<CodeLine> code_line(const json& j, const char* key) {
+  const auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return std::nullopt;
+  if (!it->is_object()) throw BadRecord(fmt::format("'{}' is not an object", key));
+  return CodeLine{req_str(*it, "file"), opt_str(*it, "function").value_or(""),
+                  opt_int(*it, "line").value_or(0)};
+}
+
+json code_line_json(const std::optional<CodeLine>& c) {
+  if (!c) return nullptr;
+  return {{"file", c->file}, {"line", c->line}, {"function", c->function}};
+}
+
 std::string text_of(const json& v) {
   return v.is_string() ? v.get<std::string>() : v.dump();
 }
@@ -276,6 +290,19 @@ void parse_record(const json& j, int pid, int& section, HookRecords& out) {
     r.why = opt_str(j, "why").value_or("");
     r.ns = opt_int(j, "ns").value_or(0);
     out.partials.push_back(std::move(r));
+  } else if (t == "exception") {
+    auto r = with_source<ExceptionRecord>(pid, section);
+    r.type = req_str(j, "type");
+    r.message = opt_str(j, "message").value_or("");
+    r.script = code_line(j, "script");
+    r.raised_at = code_line(j, "raised_at");
+    if (const auto w = j.find("worker"); w != j.end() && !w->is_null()) {
+      if (!w->is_object()) throw BadRecord("'worker' is not an object");
+      r.worker = ExceptionRecord::Worker{req_str(*w, "process"), req_str(*w, "error"),
+                                         code_line(*w, "raised_at")};
+    }
+    r.ns = opt_int(j, "ns").value_or(0);
+    out.exceptions.push_back(std::move(r));
   } else {
     out.unknown++;
     out.unknown_types[t]++;
@@ -334,10 +361,49 @@ nlohmann::json VersionsRecord::to_json() const {
           {"cuda_check", cuda_check}};
 }
 
+std::string CodeLine::text() const {
+  return function.empty() ? fmt::format("{}:{}", file, line)
+                          : fmt::format("{}:{} in {}", file, line, function);
+}
+
+std::string ExceptionRecord::text() const {
+  const std::string first = message.substr(0, message.find('\n'));
+  const std::string head = worker ? fmt::format("{} in {}", worker->error, worker->process)
+                                  : type + (first.empty() ? "" : ": " + first);
+  const std::optional<CodeLine>& where = script ? script : raised_at;
+  const std::optional<CodeLine>& raised = worker ? worker->raised_at : raised_at;
+  if (!where) return head;
+  return fmt::format("{} (at {}{})", head, where->text(),
+                     raised && raised != where ? ", raised at " + raised->text() : "");
+}
+
+nlohmann::json ExceptionRecord::to_json() const {
+  json w = nullptr;
+  if (worker) {
+    w = {{"process", worker->process},
+         {"error", worker->error},
+         {"raised_at", code_line_json(worker->raised_at)}};
+  }
+  return {{"type", type},
+          {"message", message},
+          {"script", code_line_json(script)},
+          {"raised_at", code_line_json(raised_at)},
+          {"worker", w},
+          {"text", text()}};
+}
+
+const ExceptionRecord* first_exception(const HookRecords& records) noexcept {
+  const auto first = std::min_element(
+      records.exceptions.begin(), records.exceptions.end(),
+      [](const ExceptionRecord& a, const ExceptionRecord& b) { return a.ns < b.ns; });
+  return first == records.exceptions.end() ? nullptr : &*first;
+}
+
 bool HookRecords::empty() const noexcept {
   return procs.empty() && versions.empty() && loaders.empty() && epochs.empty() &&
          batches.empty() && epoch_ends.empty() && fetches.empty() && getitems.empty() &&
-         pins.empty() && stops.empty() && errors.empty() && partials.empty() && unknown == 0;
+         pins.empty() && stops.empty() && errors.empty() && partials.empty() &&
+         exceptions.empty() && unknown == 0;
 }
 
 const ProcRecord* HookRecords::section(int index) const noexcept {

@@ -158,6 +158,37 @@ struct PartialRecord : RecordSource {
   int64_t ns = 0;
 };
 
+// A line of the job's code in a traceback.
+struct CodeLine {
+  std::string file, function;
+  int64_t line = 0;
+  std::string text() const;  // "/path/train.py:42 in load"
+  bool operator==(const CodeLine&) const = default;
+};
+
+// `exception`: an exception that ended a main process of the job (sys.excepthook; the hook's
+// own stop is not one). `script`: the last line of the job's script (sys.argv[0]) in its
+// traceback; `raised_at`: the line that raised it. Either is empty when the traceback has none.
+// `worker`: torch's re-raise in the main process of what a DataLoader worker raised, read from
+// its message: the worker ("DataLoader worker process 0"), its last line ("ValueError: sample 5
+// is corrupt") and the line that raised it there.
+struct ExceptionRecord : RecordSource {
+  std::string type, message;
+  std::optional<CodeLine> script, raised_at;
+  struct Worker {
+    std::string process, error;
+    std::optional<CodeLine> raised_at;
+  };
+  std::optional<Worker> worker;
+  int64_t ns = 0;
+  // "ValueError: bad sample 17 (at /path/train.py:42 in main, raised at /path/data.py:9 in
+  // load)", or "ValueError: sample 5 is corrupt in DataLoader worker process 0 (at ...)": the
+  // message's first line (the worker's error), the script's line, else the raising one, and
+  // the raising one where it is another.
+  std::string text() const;
+  nlohmann::json to_json() const;  // type, message, script, raised_at, worker, text
+};
+
 struct HookRecords {
   std::vector<ProcRecord> procs;  // every section's proc line; RecordSource::section indexes it
   std::vector<VersionsRecord> versions;
@@ -171,6 +202,7 @@ struct HookRecords {
   std::vector<StopRecord> stops;
   std::vector<ErrorRecord> errors;
   std::vector<PartialRecord> partials;
+  std::vector<ExceptionRecord> exceptions;
 
   std::vector<int> pids;  // the files read, by pid (ascending)
   int64_t lines = 0;      // complete lines read (blank ones included)
@@ -183,6 +215,10 @@ struct HookRecords {
   // The proc line of `section`, nullptr for -1 or out of range.
   const ProcRecord* section(int index) const noexcept;
 };
+
+// The exception that ended the job: the first one raised (a rank's before torchrun's, which
+// reports its child's failure after it), nullptr when none was recorded.
+const ExceptionRecord* first_exception(const HookRecords& records) noexcept;
 
 // Reads every hook-<pid>.jsonl of `dir`. A missing directory gives no records. Throws InputError
 // ("<file>:<line>: ...") for a complete line that is not a record of the protocol.

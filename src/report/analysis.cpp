@@ -46,6 +46,16 @@ std::string input_bound_level(double stall) {
 
 namespace {
 
+// Why a user's job has no measured step: it failed (how, and what it raised), the hook saw no
+// DataLoader, or its followed loader delivered no batch after the warm-up.
+std::string unmeasured_job(const json& s) {
+  if (string_at(s, "/status") == "failed") return string_at(s, "/message", "it failed");
+  const std::string hook = string_at(s, "/job/hook/status");
+  if (!hook.empty() && hook != "ok" && !hook.starts_with("partial"))
+    return "the DataLoader hook is " + hook;
+  return "its followed loader delivered no batch after the warm-up";
+}
+
 json classify_bound(const json& s) {
   json c;
   const auto stall = number_at(s, "/stall_fraction");
@@ -59,8 +69,14 @@ json classify_bound(const json& s) {
                      {"highly_input_bound", kHighlyInputBound},
                      {"transfer_bound_h2d_share", kTransferBoundShare}};
   if (!stall) {
-    c["primary"] = "pipeline-only";
     c["input_bound"] = nullptr;
+    if (string_at(s, "/source") == "external") {
+      // A user's job is end to end by nature: no stall means no step of it was measured.
+      c["primary"] = "not-established";
+      c["why"] = "no step of the job was measured: " + unmeasured_job(s);
+      return c;
+    }
+    c["primary"] = "pipeline-only";
     c["why"] = "no end-to-end phase (step.kind none): only the pipeline's own rate is known";
     return c;
   }

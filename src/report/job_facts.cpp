@@ -224,6 +224,7 @@ json job_view(const json& summary) {
           {"exit", value_at(job, "/exit")},
           {"stopped_by", value_at(job, "/stopped_by")},
           {"hook", value_at(job, "/hook/status")},
+          {"exception", value_at(job, "/exception")},
           {"ranks", ranks}};
 }
 

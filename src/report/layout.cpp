@@ -112,6 +112,12 @@ void run_job(const json& run, std::vector<Section>& out, int level) {
   s.blocks.push_back(
       Paragraph{fmt::format("Ended with {} (stopped by mmprof: {}); DataLoader hook: {}.",
                             str(j["exit"]), str(j["stopped_by"]), str(j["hook"]))});
+  if (j["exception"].is_object()) {
+    const json& e = j["exception"];
+    s.blocks.push_back(Paragraph{
+        fmt::format("It raised {}{}.", str(e["text"]),
+                    e["process"].is_string() ? " in its " + e["process"].get<std::string>() : "")});
+  }
   if (j["ranks"].size() > 1) {
     Table t{{"rank", "pid", "steps", "stall fraction", "step p50 ms", "step p99 ms", "samples/s",
              "slowest"},

@@ -31,18 +31,20 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 // The planted job: argv = out_dir items getitem_ms step_ms batch_size num_workers persistent
-// [exit_code]. It writes job-waits.txt (its own perf_counter wait per batch, ms) and
-// job-workers.json (the pids of its iterator's workers, as torch has them). Under torchrun its
-// ranks load independently but end as a DDP job's do, together (a gloo barrier on the way out):
-// otherwise the first rank to reach mmprof's planned stop exits, and torchrun tears down a
-// slower rank before it measured its steps (a loaded machine starts rank 1 seconds late).
+// [exit_code after the first step, or "raise": sample 5 raises ValueError]. It writes job-waits.txt
+// (its own perf_counter wait per batch, ms) and job-workers.json (the pids of its iterator's
+// workers, as torch has them). Under torchrun its ranks load independently but end as a DDP job's
+// do, together (a gloo barrier on the way out): otherwise the first rank to reach mmprof's planned
+// stop exits, and torchrun tears down a slower rank before it measured its steps (a loaded machine
+// starts rank 1 seconds late).
 constexpr const char* kJob = R"PY(
 import json, os, sys, time
 import torch
 from torch.utils.data import DataLoader, Dataset
 
 out, n, getitem_ms, step_ms, bs, nw, persistent = sys.argv[1:8]
-exit_code = int(sys.argv[8]) if len(sys.argv) > 8 else 0
+fail = sys.argv[8] if len(sys.argv) > 8 else "0"
+exit_code = int(fail) if fail != "raise" else 0
 n, getitem_ms, step_ms, bs, nw = int(n), float(getitem_ms), float(step_ms), int(bs), int(nw)
 # Under torchrun: rank 1's samples are made 3x slower (a straggler), and each rank logs its own.
 rank = int(os.environ.get("RANK", "0"))
@@ -59,6 +61,8 @@ class Planted(Dataset):
         return n
     def __getitem__(self, i):
         time.sleep(getitem_ms / 1000)
+        if fail == "raise" and i == 5:
+            raise ValueError("sample %d is corrupt" % i)
         return torch.full((3, 8, 8), float(i))
 
 loader = DataLoader(Planted(), batch_size=bs, num_workers=nw, shuffle=False,
@@ -198,6 +202,87 @@ TEST_F(ExternalCli, AFailingJobKeepsItsRunDirectoryAndExitsOne) {
   EXPECT_EQ(run_dir.summary()["status"], "failed");
   EXPECT_NE(run_dir.summary()["message"].get<std::string>().find("exit code 3"), std::string::npos);
   EXPECT_EQ(run_dir.summary()["job"]["exit_code"], 3);
+}
+
+// Issue 32 case 17: the exception that ended the job (here torch's re-raise of a worker's) is
+// on the terminal, in the summary and in the report, with the job's line and the worker's.
+TEST_F(ExternalCli, TheExceptionThatEndedTheJobIsNamedWithItsLines) {
+  const auto r = baseline("--warmup-steps 0 --steps 50", "40 1 1 4 1 0 raise");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  const std::string job_py = job().string();
+  const std::string text = "ValueError: sample 5 is corrupt in DataLoader worker process 0 (at " +
+                           job_py + ":39 in <module>, raised at " + job_py + ":26 in __getitem__)";
+  EXPECT_NE(r.output.find("before mmprof stopped it: it raised " + text), std::string::npos)
+      << r.output;
+  const json s = RunDir::open(run()).summary();
+  EXPECT_EQ(s["status"], "failed");
+  const json& e = s["job"]["exception"];
+  EXPECT_EQ(e["type"], "ValueError");
+  EXPECT_EQ(e["text"], text);
+  EXPECT_EQ(e["process"], "main process");
+  EXPECT_EQ(e["worker"]["error"], "ValueError: sample 5 is corrupt");
+  const auto report = test::run_mmprof("report " + test::shell_quote(run()) + " --out " +
+                                       test::shell_quote(dir_.path() / "report"));
+  ASSERT_EQ(report.exit_code, 0) << report.output;
+  const json rep = test::read_json(dir_.path() / "report" / "report.json");
+  const json& run0 = rep["runs"][0];
+  EXPECT_EQ(run0["job"]["exception"]["text"], text);
+  EXPECT_NE(text_or_empty(dir_.path() / "report" / "report.md")
+                .find("It raised ValueError: sample 5 is corrupt in DataLoader worker process 0"),
+            std::string::npos);
+  // No step was measured: no class and no hypothesis, the failure said instead.
+  EXPECT_EQ(run0["classification"]["primary"], "not-established");
+  EXPECT_NE(run0["classification"]["why"].get<std::string>().find("it raised " + text),
+            std::string::npos)
+      << run0["classification"].dump();
+  EXPECT_TRUE(run0["hypotheses"].empty()) << run0["hypotheses"].dump();
+}
+
+// Issue 32 case 17: a job's workers of two DataLoaders (a validation loader's, then the training
+// loader's, each persistent) are shown by loader on the terminal, the followed one named, not
+// grouped as if they were phases; each is a worker in the summary, also one sampled before the
+// hook's records named it.
+TEST_F(ExternalCli, WorkersOfTwoLoadersAreShownByLoader) {
+  std::ofstream(dir_.path() / "two.py") << R"PY(
+import time
+import torch
+from torch.utils.data import DataLoader, Dataset
+
+class Val(Dataset):
+    def __len__(self):
+        return 8
+    def __getitem__(self, i):
+        return torch.zeros(3, 8, 8)
+
+class Train(Dataset):
+    def __len__(self):
+        return 400
+    def __getitem__(self, i):
+        time.sleep(0.005)
+        return torch.zeros(3, 8, 8)
+
+val = DataLoader(Val(), batch_size=4, num_workers=1, persistent_workers=True)
+train = DataLoader(Train(), batch_size=4, num_workers=2, persistent_workers=True)
+for epoch in range(1000):
+    for batch in val:
+        pass
+    for batch in train:
+        time.sleep(0.02)
+)PY";
+  const auto r = test::run_mmprof("baseline --warmup-steps 4 --steps 8 --loader Train --out " +
+                                  test::shell_quote(run()) + " -- " + python() + " " +
+                                  test::shell_quote(dir_.path() / "two.py"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const json s = RunDir::open(run()).summary();
+  std::map<int, int> by_loader;
+  for (const auto& w : s["memory"]["workers"]) {
+    ASSERT_TRUE(w["loader"].is_number()) << w.dump();
+    EXPECT_EQ(w["main_pid"], s["job"]["pid"]);
+    by_loader[w["loader"].get<int>()]++;
+  }
+  EXPECT_EQ(by_loader, (std::map<int, int>{{0, 1}, {1, 2}}));
+  EXPECT_NE(r.output.find("; workers loader 0 (Val) "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("; loader 1 (Train, followed) "), std::string::npos) << r.output;
 }
 
 TEST_F(ExternalCli, AMissingCommandIsExitThree) {
@@ -410,9 +495,14 @@ TEST_F(ExternalCli, AbOnTheJobCatchesAFalsePreservingClaimInItsFirstRound) {
 TEST_F(ExternalCli, AbOfAJobThatCrashesFailsAtTheBasesFirstTrial) {
   const auto r = test::run_mmprof("ab --rounds 6 --factor loader.num_workers=1,2 --out " +
                                   test::shell_quote(dir_.path() / "exp") + " -- " + python() +
-                                  " -c 'import sys; sys.exit(3)'");
+                                  " -c 'raise OSError(\"no shards under /data\")'");
   EXPECT_EQ(r.exit_code, 1) << r.output;
-  EXPECT_NE(r.output.find("the base's trial trials/r00-base exited with status"), std::string::npos)
+  EXPECT_NE(r.output.find("the base's trial trials/r00-base exited with status 1 (the job"),
+            std::string::npos)
+      << r.output;
+  // What the job raised, from the trial's summary (issue 32, case 17).
+  EXPECT_NE(r.output.find("it raised OSError: no shards under /data (at <string>:1 in <module>)"),
+            std::string::npos)
       << r.output;
   const json e = test::read_json(dir_.path() / "exp" / "experiment.json");
   EXPECT_EQ(e["status"], "failed");

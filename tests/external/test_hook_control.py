@@ -119,6 +119,12 @@ print(json.dumps({"batches": len(list(dl)), "params": list(inspect.signature(Dat
         self.assertIn("persistent_workers option needs num_workers > 0", plain.stderr)
         self.assertEqual(hooked.stderr.strip().splitlines()[-1], plain.stderr.strip().splitlines()[-1])
         self.assertEqual(hooked.main("loader"), [])
+        # ... and the exception that ended it is recorded, at the job's own line.
+        exc, = hooked.records("exception")
+        self.assertEqual(exc["type"], "ValueError")
+        self.assertIn("persistent_workers option needs num_workers > 0", exc["message"])
+        self.assertEqual(exc["script"]["file"], os.path.join(hooked.workdir, "job.py"))
+        self.assertIsNone(exc["worker"])
 
     def test_bad_override_json_is_reported_not_fatal(self):
         run = self.run_job("badjson", {"loaders": [loader_spec(n=4, sleep=0, batch_size=2)],
@@ -129,6 +135,45 @@ print(json.dumps({"batches": len(list(dl)), "params": list(inspect.signature(Dat
         self.assertEqual(sorted(e["where"] for e in errs),
                          ["MMPROF_HOOK_MAX_BATCHES", "MMPROF_HOOK_OVERRIDES"])
         self.assertEqual(len(run.main("batch")), 2)   # the hook stayed on
+
+
+# A worker's exception, re-raised by torch in the main process: recorded once (by the main
+# process), with the worker's own error and line read from torch's message.
+RAISING_JOB = r'''
+import torch
+from torch.utils.data import DataLoader, Dataset
+
+
+class Corrupt(Dataset):
+    def __len__(self):
+        return 16
+
+    def __getitem__(self, i):
+        if i == 5:
+            raise ValueError("sample %d is corrupt" % i)
+        return i
+
+
+if __name__ == "__main__":
+    for batch in DataLoader(Corrupt(), batch_size=2, num_workers=1):
+        pass
+'''
+
+
+@needs_torch
+class ExceptionTests(JobCase):
+    def test_a_workers_exception_is_recorded_with_its_own_line(self):
+        run = self.run_script("raising", RAISING_JOB)
+        self.assertNotEqual(run.rc, 0)
+        self.assertIn("ValueError: sample 5 is corrupt", run.stderr)  # still printed as before
+        script = os.path.join(run.workdir, "job.py")
+        exc, = run.records("exception")
+        self.assertEqual(exc, run.main("exception")[0])
+        self.assertEqual(exc["type"], "ValueError")
+        self.assertEqual(exc["script"], {"file": script, "line": 17, "function": "<module>"})
+        self.assertEqual(exc["worker"], {
+            "process": "DataLoader worker process 0", "error": "ValueError: sample 5 is corrupt",
+            "raised_at": {"file": script, "line": 12, "function": "__getitem__"}})
 
 
 @needs_torch
@@ -150,6 +195,7 @@ class StopTests(JobCase):
         self.assertEqual(stop[0]["loader"], 0)
         self.assertEqual(main[-1]["t"], "stop")
         self.assertGreater(stop[0]["ns"], run.main("batch")[-1]["ret_ns"])
+        self.assertEqual(run.records("exception"), [])  # the hook's own stop is no exception
         # workers' records were flushed before the job went down: every fetch
         # the main process received, with all its getitems
         workers = run.worker_files()

@@ -193,6 +193,50 @@ TEST_F(HookRecordsTest, EveryRecordTypeIsReadTypedWithThePidOfItsFile) {
   EXPECT_FALSE(r.empty());
 }
 
+// The exception that ended the job: its text names the script's line and, for torch's re-raise
+// of a worker's exception, the worker's own error and line; the first raised is the job's.
+TEST_F(HookRecordsTest, TheJobsExceptionIsReadAndTheFirstRaisedIsTheJobs) {
+  write(file(100),
+        lines({kMainProc,
+               R"({"t":"exception","type":"ValueError","message":"Caught ValueError in DataLoader )"
+               R"(worker process 0.\nOriginal Traceback ...\nValueError: sample 5 is corrupt\n",)"
+               R"("script":{"file":"/src/train.py","line":63,"function":"main"},)"
+               R"("raised_at":{"file":"/torch/_utils.py","line":543,"function":"reraise"},)"
+               R"("worker":{"process":"DataLoader worker process 0","error":"ValueError: sample )"
+               R"(5 is corrupt","raised_at":{"file":"/src/data.py","line":9,"function":"load"}},)"
+               R"("ns":5000})"}));
+  write(file(200),
+        lines({R"({"t":"proc","pid":200,"ppid":1,"role":"main","argv":["torchrun"],"ns":10})",
+               R"({"t":"exception","type":"torch.distributed.elastic.ChildFailedError",)"
+               R"("message":"train.py FAILED","script":null,"raised_at":{"file":"/bin/torchrun",)"
+               R"("line":8,"function":"<module>"},"ns":7000})"}));
+  const HookRecords r = read_hook_dir(dir_.path());
+  ASSERT_EQ(r.exceptions.size(), 2u);
+  EXPECT_FALSE(r.empty());
+  const ExceptionRecord* first = first_exception(r);
+  ASSERT_NE(first, nullptr);
+  EXPECT_EQ(first->pid, 100);
+  EXPECT_EQ(first->text(),
+            "ValueError: sample 5 is corrupt in DataLoader worker process 0 (at /src/train.py:63 "
+            "in main, raised at /src/data.py:9 in load)");
+  const nlohmann::json j = first->to_json();
+  EXPECT_EQ(j["worker"]["raised_at"]["line"], 9);
+  EXPECT_EQ(j["script"]["file"], "/src/train.py");
+  EXPECT_EQ(r.exceptions[1].text(),
+            "torch.distributed.elastic.ChildFailedError: train.py FAILED (at /bin/torchrun:8 in "
+            "<module>)");
+
+  ExceptionRecord plain;
+  plain.type = "KeyError";
+  plain.raised_at = plain.script = CodeLine{"/src/train.py", "main", 12};
+  EXPECT_EQ(plain.text(), "KeyError (at /src/train.py:12 in main)");  // no message, one line
+  EXPECT_EQ(first_exception(HookRecords{}), nullptr);
+
+  write(file(200), lines({kMainProc, R"({"t":"exception","type":"E","worker":"w"})"}));
+  EXPECT_NE(error_of([&] { read_hook_dir(dir_.path()); }).find(":2: 'worker' is not an object"),
+            std::string::npos);
+}
+
 TEST_F(HookRecordsTest, AMissingDirectoryIsNoRecords) {
   const HookRecords r = read_hook_dir(dir_.path() / "never-created");
   EXPECT_TRUE(r.empty());

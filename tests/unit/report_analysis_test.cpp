@@ -46,6 +46,29 @@ TEST(ReportClassify, PipelineOnlyWithoutAnEndToEndPhase) {
   EXPECT_TRUE(c["input_bound"].is_null());
 }
 
+// A user's job is end to end: with no stall, none of its steps was measured, and why is said
+// (its failure, a hook that saw no DataLoader) instead of "step.kind none".
+TEST(ReportClassify, AJobWithNoMeasuredStepIsNotEstablishedAndSaysWhy) {
+  json s = {{"source", "external"},
+            {"stall_fraction", nullptr},
+            {"status", "failed"},
+            {"message", "the job (python3) ended with exit code 1: it raised OSError: gone"}};
+  json c = classify(s);
+  EXPECT_EQ(c["primary"], "not-established");
+  EXPECT_EQ(c["why"],
+            "no step of the job was measured: the job (python3) ended with exit code 1: it raised "
+            "OSError: gone");
+  s["status"] = "complete";
+  s["job"]["hook"]["status"] = "unavailable: the job never imported torch's DataLoader";
+  EXPECT_EQ(classify(s)["why"],
+            "no step of the job was measured: the DataLoader hook is unavailable: the job never "
+            "imported torch's DataLoader");
+  s["job"]["hook"]["status"] = "ok";
+  EXPECT_EQ(classify(s)["why"],
+            "no step of the job was measured: its followed loader delivered no batch after the "
+            "warm-up");
+}
+
 TEST(ReportPrediction, InterferenceBelowNinetyPercent) {
   json s;
   s["throughput"]["predicted_end_to_end"]["samples_per_s"] = 100.0;

@@ -2,8 +2,9 @@
 
 ``install()`` is all that runs at interpreter start (from mmprof's
 sitecustomize.py): when MMPROF_HOOK_DIR is set it puts a finder in front of
-sys.meta_path that waits for ``torch.utils.data.dataloader``; nothing else is
-imported until torch itself imports that module.  The protocol is described
+sys.meta_path that waits for ``torch.utils.data.dataloader``, and wraps
+sys.excepthook to record the job's uncaught exception; nothing else is
+imported until torch itself imports that module (or the job raises).  The protocol is described
 in docs/external-hook.md.
 """
 
@@ -14,6 +15,17 @@ from . import config
 __all__ = ["install"]
 
 _installed = False
+_job_excepthook = None
+
+
+def _excepthook(kind, exc, tb):
+    """The job's uncaught exception: recorded (records.exception), then shown as before."""
+    try:
+        from . import records
+        records.exception(exc)
+    except Exception:
+        pass
+    _job_excepthook(kind, exc, tb)
 
 
 def install():
@@ -27,7 +39,10 @@ def install():
     if config.hook_dir() is None:
         return False
     from . import _finder
+    global _job_excepthook
     _installed = True
+    _job_excepthook = sys.excepthook
+    sys.excepthook = _excepthook
     left = []
     for name in _finder.TARGETS:  # torch's first: it starts the hook
         mod = sys.modules.get(name)

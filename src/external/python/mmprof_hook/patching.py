@@ -135,10 +135,12 @@ def _register(loader):
         ls.follow = describe.dataset_class(getattr(loader, "dataset", loader)) == sel
     key = id(loader)
 
-    def _gone(ref, key=key):
-        cur = _by_id.get(key)
+    # The table is bound now: a loader held by a module global goes at interpreter shutdown,
+    # after this module's globals were cleared.
+    def _gone(ref, key=key, by_id=_by_id):
+        cur = by_id.get(key)
         if cur is not None and cur.ref is ref:
-            del _by_id[key]
+            del by_id[key]
 
     ls.ref = weakref.ref(loader, _gone)
     _by_id[key] = ls

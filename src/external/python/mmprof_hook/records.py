@@ -21,6 +21,7 @@ import time
 
 FLUSH_RECORDS = 256
 FLUSH_NS = 200_000_000
+MESSAGE_CHARS = 4000  # of an exception's message (a worker's carries its whole traceback)
 
 if time.get_clock_info("monotonic").implementation == "clock_gettime(CLOCK_MONOTONIC)":
     now_ns = time.monotonic_ns  # the same clock, without the extra argument
@@ -188,6 +189,65 @@ def fail(where, exc):
         flush()
     except Exception:
         pass
+
+
+def _frame(f):
+    return {"file": f.filename, "line": f.lineno, "function": f.name}
+
+
+# torch re-raises a worker's exception in the main process with the worker's traceback in its
+# message (torch/_utils.py, ExceptionWrapper.reraise): "Caught ValueError in DataLoader worker
+# process 0.\nOriginal Traceback (most recent call last):\n  File ..., line N, in f\n...".
+_WORKER = None
+
+
+def _in_worker(message):
+    """What a worker raised ({process, error, raised_at}), from such a message; None otherwise."""
+    global _WORKER
+    import re
+    if _WORKER is None:
+        _WORKER = (re.compile(r"Caught \w+ in (DataLoader worker process \d+)\.\n"
+                              r"Original Traceback"),
+                   re.compile(r'^  File "(.*)", line (\d+), in (.*)$', re.M))
+    head, frame = _WORKER
+    m = head.match(message)
+    if m is None:
+        return None
+    frames = frame.findall(message)
+    lines = [line for line in message.splitlines() if line.strip()]
+    return {"process": m.group(1), "error": lines[-1],
+            "raised_at": {"file": frames[-1][0], "line": int(frames[-1][1]),
+                          "function": frames[-1][2]} if frames else None}
+
+
+def exception(exc):
+    """The job's uncaught exception (from sys.excepthook, in a main process): its type, its
+    message (at most MESSAGE_CHARS), the last line of the job's own script in its traceback,
+    the line that raised it, and what a DataLoader worker raised when it is torch's re-raise
+    of that.  The KeyboardInterrupt of the hook's own stop is not one.
+    Written at once, before the interpreter goes down; works before torch was imported."""
+    if S.stopped and isinstance(exc, KeyboardInterrupt):
+        return
+    if S.dir is None:
+        from . import config
+        S.dir = config.hook_dir()
+    import traceback
+    frames = traceback.extract_tb(exc.__traceback__)
+    script = os.path.abspath(sys.argv[0]) if getattr(sys, "argv", None) else None
+    own = [f for f in frames if os.path.abspath(f.filename) == script]
+    kind = type(exc)
+    try:
+        message = str(exc)
+    except Exception as inner:
+        message = "(its message could not be read: %s)" % error_message(inner)
+    S.queue.append(dumps({
+        "t": "exception",
+        "type": kind.__qualname__ if kind.__module__ == "builtins"
+        else "%s.%s" % (kind.__module__, kind.__qualname__),
+        "message": message[:MESSAGE_CHARS], "script": _frame(own[-1]) if own else None,
+        "raised_at": _frame(frames[-1]) if frames else None, "worker": _in_worker(message),
+        "ns": now_ns()}))
+    flush()
 
 
 def problem(where, message):
