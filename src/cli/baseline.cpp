@@ -150,9 +150,10 @@ std::string worker_group(const json& w, const json& loaders, bool by_loader) {
 // sample read them before the run ended.
 std::string no_workers_why(const json& loaders) {
   int64_t most = 0;
-  for (const auto& l : loaders.is_array() ? loaders : json::array())
+  for (const auto& l : loaders.is_array() ? loaders : json::array()) {
     most = std::max(most,
                     static_cast<int64_t>(report::number_at(l, "/config/num_workers").value_or(0)));
+  }
   if (most == 0) return "loader.num_workers=0";
   return fmt::format(
       "the job's DataLoader starts {} workers, but no sample read their PSS before "

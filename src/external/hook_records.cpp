@@ -368,8 +368,8 @@ std::string CodeLine::text() const {
 
 std::string ExceptionRecord::text() const {
   const std::string first = message.substr(0, message.find('\n'));
-  const std::string head = worker ? fmt::format("{} in {}", worker->error, worker->process)
-                                  : type + (first.empty() ? "" : ": " + first);
+  std::string head = worker ? fmt::format("{} in {}", worker->error, worker->process)
+                            : type + (first.empty() ? "" : ": " + first);
   const std::optional<CodeLine>& where = script ? script : raised_at;
   const std::optional<CodeLine>& raised = worker ? worker->raised_at : raised_at;
   if (!where) return head;
