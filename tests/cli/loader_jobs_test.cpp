@@ -5,6 +5,7 @@
 // table, one row a DataLoader-based loader; DALI, which is not one, has its own test.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -84,20 +85,26 @@ class LoaderJobBase : public ::testing::Test {
     return test::shell_quote(test::source_dir() / "tests" / "external" / "jobs" / name);
   }
   // The run's 4 measured steps (8 samples each) after 8 warm-up batches: each wait at most the
-  // job's own for that batch (job-waits.txt), and the totals within 5 %.
+  // job's own for that batch (job-waits.txt), and the job's own at most 0.5 ms longer in the
+  // median step. Not a total within 5 %: what the job times besides the loader's __next__ (its
+  // wrapper's own code, a garbage collection or a preemption of its main process between its
+  // clock and the call) is a few ms in one step of four now and then (2.9 and 7.1 ms seen, on
+  // totals of 5-110 ms), which the median passes over and a total does not.
   void expect_waits_inside_the_jobs(const RunDir& run_dir) const {
     const auto steps = run_dir.steps();
     const std::vector<double> own = test::read_numbers(dir_.path() / "job-waits.txt");
     ASSERT_EQ(steps.size(), 4u);
     ASSERT_GE(own.size(), 12u);
-    double hook_total = 0, own_total = 0;
+    std::vector<double> gaps;
     for (size_t k = 0; k < steps.size(); ++k) {
       EXPECT_EQ(steps[k].samples, 8) << k;
       EXPECT_LE(steps[k].wait_ms, own[8 + k] + 1e-3) << k;
-      hook_total += steps[k].wait_ms;
-      own_total += own[8 + k];
+      gaps.push_back(own[8 + k] - steps[k].wait_ms);
     }
-    EXPECT_NEAR(hook_total, own_total, 0.05 * own_total);
+    std::sort(gaps.begin(), gaps.end());
+    EXPECT_LE((gaps[1] + gaps[2]) / 2, 0.5)
+        << "the job's own wait minus mmprof's, per step: " << gaps[0] << " " << gaps[1] << " "
+        << gaps[2] << " " << gaps[3] << " ms";
   }
   // Writes the job's data (`SCRIPT write DIR WRITE_ARGS`) and runs `SCRIPT train TRAIN_ARGS`
   // ({dir} the data, {out} where job-waits.txt goes) under `mmprof baseline`, 8 warm-up steps
@@ -201,7 +208,7 @@ TEST_P(LoaderJobs, WaitWorkersConfigurationAndDataAreTheJobsOwn) {
   }
 
   // Each step's wait lies inside the job's own (same clock: the hook's call-to-return is nested
-  // in the job's perf_counter reads), and the two totals agree within 5 %.
+  // in the job's perf_counter reads), and the two agree to 0.5 ms in the median step.
   expect_waits_inside_the_jobs(run_dir);
 
   // An ImageFolder's loader (decode) and transform (augment) inside each timed __getitem__,
@@ -282,8 +289,8 @@ TEST_F(DaliJob, WaitAndPipelineAreTheJobsOwnAndNoDataLoaderArgumentIsAdvised) {
   EXPECT_EQ(config["library"]["settings"]["num_threads"], 2);
   EXPECT_EQ(config["library"]["settings"]["reader_name"], "Reader");
 
-  // The iterator's waits nested in the job's own, totals within 5 %; the first batch counts the
-  // pipeline's construction (it fetches that batch in DALIGenericIterator.__init__).
+  // The iterator's waits nested in the job's own (the median step within 0.5 ms); the first batch
+  // counts the pipeline's construction (it fetches that batch in DALIGenericIterator.__init__).
   const RunDir run_dir = RunDir::open(run);
   expect_waits_inside_the_jobs(run_dir);
   const std::vector<double> own = test::read_numbers(dir_.path() / "job-waits.txt");
