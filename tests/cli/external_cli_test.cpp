@@ -450,12 +450,14 @@ TEST_F(ExternalCli, ATorchrunJobWithAStragglerNamesTheSlowRank) {
 }
 
 // mmprof ab on the job itself: a second worker doubles a loader-bound job (ADOPT: the loader's
-// 4 x 10 ms of sleep per batch halves, the 5 ms step stays), and the A/A copy is never adopted.
+// 4 x 4 ms of sleep per batch halves, the 2 ms step stays), and the A/A copy is never adopted.
+// Its 18 trials are each a job's start (torch's import is 2.0 of about 2.5 s): the planted
+// times are short to keep the test near 45 s.
 TEST_F(ExternalCli, AbOnTheJobAdoptsMoreWorkers) {
   const auto r = test::run_mmprof(
       "ab --rounds 6 --set phases.steps=8 --factor loader.num_workers=1,2 --out " +
       test::shell_quote(dir_.path() / "exp") + " -- " + python() + " " + test::shell_quote(job()) +
-      " " + test::shell_quote(dir_.path()) + " 4000 10 5 4 1 1");
+      " " + test::shell_quote(dir_.path()) + " 4000 4 2 4 1 1");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const json e = test::read_json(dir_.path() / "exp" / "experiment.json");
   std::map<std::string, std::string> verdicts, reported;
