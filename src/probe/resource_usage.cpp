@@ -174,7 +174,7 @@ void ResourceUsage::add_to_window(Window& w, const Snapshot& s) {
     const ProcessKey key{p.pid, p.starttime_ticks};
     auto it = w.tracks.find(key);
     if (it == w.tracks.end()) {
-      Track t{p, p};
+      Track t{p, p, s.t_ns, s.t_ns};
       if (!first) {
         // Born inside the window: the kernel starts a new process's counters at zero (fork
         // resets utime, faults and I/O accounting), so all it has used belongs to the window.
@@ -186,6 +186,7 @@ void ResourceUsage::add_to_window(Window& w, const Snapshot& s) {
       it = w.tracks.emplace(key, std::move(t)).first;
       w.order.push_back(key);
     }
+    it->second.last_ns = s.t_ns;
     ProcessSample& last = it->second.last;
     procfs::ProcIo io = last.io;
     keep_readable(io, p.io);
@@ -221,6 +222,7 @@ std::optional<WindowUse> ResourceUsage::window(const std::string& name) const {
     u.role = t.last.role;
     u.worker = t.last.worker;
     u.cpu_s = std::max(0.0, t.last.cpu_s() - t.first.cpu_s());
+    u.observed_s = static_cast<double>(t.last_ns - t.first_ns) / 1e9;
     u.minflt = std::max<int64_t>(0, t.last.minflt - t.first.minflt);
     u.majflt = std::max<int64_t>(0, t.last.majflt - t.first.majflt);
     u.io.rchar = delta(t.first.io.rchar, t.last.io.rchar);

@@ -89,6 +89,10 @@ struct ProcessUse {
   int64_t minflt = 0, majflt = 0;
   procfs::ProcIo io;
   std::optional<double> run_queue_delay_s;  // waiting for a CPU while runnable (schedstat)
+  // Wall seconds of the window in which samples saw it: from the window's first sample (or its
+  // first sighting, born inside) to its last sighting. Less than the window's wall for a process
+  // that ended inside it (a worker whose epoch was done): its use covers only that part.
+  double observed_s = 0;
 };
 
 struct WindowUse {
@@ -148,7 +152,8 @@ class ResourceUsage {
 
  private:
   struct Track {
-    ProcessSample first, last;  // first: zeros for a process born inside the window
+    ProcessSample first, last;          // first: zeros for a process born inside the window
+    int64_t first_ns = 0, last_ns = 0;  // the samples that saw it first and last in the window
   };
   struct Window {
     bool pending = true, closed = false;

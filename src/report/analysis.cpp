@@ -351,12 +351,14 @@ json loader_activity(const json& s, const json& m) {
   const json workers_cfg = run_config_value("loader.num_workers", m);
   const bool main_loads = workers_cfg.is_number() && workers_cfg.get<double>() < 1;
   const std::string role = main_loads ? "main" : "worker";
-  double cores = 0, delay = 0;
+  double cores = 0, delay = 0, observed = 0;
   int processes = 0, delays = 0;
   for (const auto& p : value_at(s, "/cpu/per_process")) {
     if (p.value("role", "") != role || !p["cores"].is_number()) continue;
     ++processes;
     cores += p["cores"].get<double>();
+    // A summary without the field (an older run's) saw each process through the window.
+    observed += p.value("observed_fraction", json(1.0)).get<double>();
     if (p["run_queue_delay_fraction"].is_number()) {
       delay += p["run_queue_delay_fraction"].get<double>();
       ++delays;
@@ -365,6 +367,27 @@ json loader_activity(const json& s, const json& m) {
   if (processes == 0) return nullptr;
   const double slots =
       main_loads || !workers_cfg.is_number() ? processes : std::max(1.0, workers_cfg.get<double>());
+  const std::string who =
+      main_loads ? "the main process (it loads the data)"
+                 : fmt::format("each of {:g} worker slot{}", slots, slots == 1 ? "" : "s");
+  // Workers that ended as the window began (their epoch's batches were all fetched) used no CPU
+  // in it because they were gone, not because they waited: what they do is not known.
+  if (observed / slots < kLoaderObserved) {
+    return {{"role", role},
+            {"processes", processes},
+            {"slots", slots},
+            {"cores_each", nullptr},
+            {"run_queue_fraction", nullptr},
+            {"off_cpu_fraction", nullptr},
+            {"observed_fraction", observed / slots},
+            {"kind", "not-established"},
+            {"thresholds", {{"observed", kLoaderObserved}}},
+            {"source", "summary cpu.per_process: observed_fraction per process"},
+            {"text", fmt::format("what {} did is not established: samples saw {} {:.0f} % of the "
+                                 "measured window (need {:.0f} %): {} ended inside it",
+                                 who, main_loads ? "it" : "them", 100 * observed / slots,
+                                 100 * kLoaderObserved, main_loads ? "it" : "they")}};
+  }
   const double on = cores / slots;
   // NaN when no process had its run-queue delay read.
   const double queued = delays > 0 ? delay / delays : NAN;
@@ -374,9 +397,6 @@ json loader_activity(const json& s, const json& m) {
                            : waiting >= kCpuContended ? "cpu-contended"
                            : off >= kLoaderOffCpu     ? "off-cpu"
                                                       : "mixed";
-  const std::string who =
-      main_loads ? "the main process (it loads the data)"
-                 : fmt::format("each of {:g} worker slot{}", slots, slots == 1 ? "" : "s");
   std::string text = fmt::format("{} was on a CPU {:.0f} % of the time", who, 100 * on);
   if (std::isfinite(queued)) text += fmt::format(", waited for one {:.0f} %", 100 * queued);
   text += fmt::format(", off CPU (I/O, a sleep, a lock) {:.0f} %: {}", 100 * off,
@@ -391,6 +411,7 @@ json loader_activity(const json& s, const json& m) {
           {"cores_each", on},
           {"run_queue_fraction", finite_or_null(queued)},
           {"off_cpu_fraction", off},
+          {"observed_fraction", observed / slots},
           {"kind", kind},
           {"thresholds", {{"cpu_bound", kLoaderCpuBound}, {"off_cpu", kLoaderOffCpu}}},
           {"source", "summary cpu.per_process: cpu_s / wall and run_queue_delay per process"},

@@ -32,6 +32,9 @@ constexpr double kCpuContended = 0.10;
 // waits on I/O, a sleep or a lock: another one costs the host only what one of them used.
 constexpr double kLoaderCpuBound = 0.70;
 constexpr double kLoaderOffCpu = 0.50;
+// What the loading processes did is established only when samples saw them over at least this
+// share of the measured window, summed over the processes of each worker slot.
+constexpr double kLoaderObserved = 0.50;
 constexpr double kStorageSaturated = 0.80;
 constexpr double kMemoryPressure = 0.90;
 constexpr double kGpuSaturated = 0.90;  // kernels cover this share of the GPU window

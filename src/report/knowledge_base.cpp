@@ -390,6 +390,8 @@ WorkerCoreNeed worker_core_need(const json& analysis) {
   const json loading = value_at(analysis, "/resources/cpu/loading");
   if (!loading.is_object())
     return {1, false, "a worker more needs a core (what the loading processes did: not measured)"};
+  if (!loading["cores_each"].is_number())
+    return {1, false, "a worker more needs a core (" + loading["text"].get<std::string>() + ")"};
   const double each = loading["cores_each"].get<double>();
   const bool waits = loading["kind"] == "off-cpu";
   // A process that mostly waits still runs a little: never less than a twentieth of a core each.

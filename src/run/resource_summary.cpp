@@ -170,7 +170,8 @@ json cpu_window_json(const WindowUse& w, const SamplerFacts& f) {
         {"cpu_s", p.cpu_s},
         {"cores", wall > 0 ? json(p.cpu_s / wall) : json(nullptr)},
         {"run_queue_delay_s", p.run_queue_delay_s ? json(*p.run_queue_delay_s) : json(nullptr)},
-        {"run_queue_delay_fraction", fraction(p.run_queue_delay_s)}};
+        {"run_queue_delay_fraction", fraction(p.run_queue_delay_s)},
+        {"observed_fraction", fraction(p.observed_s)}};
     if (p.role == "worker") j["index"] = p.worker;
     per_process.push_back(std::move(j));
   }

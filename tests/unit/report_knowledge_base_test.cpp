@@ -372,6 +372,28 @@ TEST(ReportKnowledgeBase, AWorkerThatWaitsGetsMoreWorkersWhateverTheHostsLoad) {
               std::string::npos)
         << c["reason"];
   }
+
+  // A worker that ended as the measured window began (its epoch's batches all fetched: samples
+  // saw it over 10 % of the window) used no CPU in it because it was gone: not "it waits", and
+  // another one is costed at a whole core.
+  s["cpu"]["per_process"][1]["cores"] = 0.0;
+  s["cpu"]["per_process"][1]["observed_fraction"] = 0.1;
+  a["resources"] = attribute_resources(s, m);
+  EXPECT_EQ(a["resources"]["cpu"]["loading"]["kind"], "not-established");
+  EXPECT_EQ(a["resources"]["cpu"]["loading"]["text"],
+            "what each of 1 worker slot did is not established: samples saw them 10 % of the "
+            "measured window (need 50 %): they ended inside it");
+  EXPECT_NE(a["resources"]["limit"], "off-cpu wait");
+  r = evaluate_knowledge_base(embedded_kb(), a, m);
+  for (const auto& c : r["recommended"])
+    EXPECT_NE(c["id"], "more-workers");
+  for (const auto& c : r["excluded"]) {
+    if (c["id"] != "more-workers") continue;
+    EXPECT_NE(c["reason"].get<std::string>().find("a worker more needs a core (what each of 1 "
+                                                  "worker slot did is not established"),
+              std::string::npos)
+        << c["reason"];
+  }
 }
 
 // Issue 32 case 11: with num_workers=0 torch refuses prefetch_factor and persistent_workers, so

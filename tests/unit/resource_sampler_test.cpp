@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <map>
 #include <sstream>
 #include <string>
 
@@ -190,6 +191,22 @@ TEST_F(ResourceSamplerTest, WindowsMeasureCpuIoAndFaultsBetweenTheirSamples) {
   const auto later = sampler.usage().window("later");
   ASSERT_TRUE(later.has_value());
   EXPECT_NEAR(later->cpu_s(), 40 * tick_, 1e-9);  // 104's 40 ticks; 103 was already there
+
+  // A process that ends inside a window was seen over part of it only (observed_s): what it
+  // used covers that part (a worker whose epoch was done), the rest of the window is not its.
+  sampler.begin_window("ending");
+  clock_.t += 500'000'000;
+  sampler.sample_now("");
+  fs::remove_all(proc() / "102");
+  clock_.t += 1'500'000'000;
+  sampler.end_window("ending");
+  const auto ending = sampler.usage().window("ending");
+  ASSERT_TRUE(ending.has_value());
+  std::map<int, double> observed;
+  for (const ProcessUse& p : ending->processes)
+    observed[p.pid] = p.observed_s;
+  EXPECT_DOUBLE_EQ(observed.at(100), 2.0);
+  EXPECT_DOUBLE_EQ(observed.at(102), 0.5);
 }
 
 // /proc/stat lines of a 2-CPU host: CPU 1 at `busy` user ticks, `idle`, `iowait` and `steal`.
