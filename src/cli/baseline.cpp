@@ -219,12 +219,19 @@ std::string format_device(const json& s) {
   for (const auto& loader : loaders.is_array() ? loaders : json::array()) {
     if (loader.value("followed", false)) job_pin = report::value_at(loader, "/config/pin_memory");
   }
-  const std::string pinning =
-      pin.is_string()                      ? pin.get<std::string>()
-      : job_pin.is_boolean()               ? fmt::format("the job's DataLoader has pin_memory={}",
-                                           job_pin.get<bool>() ? "True" : "False")
-      : report::followed_loader_is_dali(s) ? fmt::format("n/a ({})", report::kDaliNotADataLoader)
-                                           : "n/a (no loader ran)";
+  const std::string foreign = report::not_a_dataloader(s);
+  std::string pinning = "n/a (no loader ran)";
+  if (pin.is_string()) {
+    pinning = pin.get<std::string>();
+  } else if (job_pin.is_boolean() && !foreign.empty()) {  // torchdata.nodes: a PinMemory node
+    pinning = fmt::format("the job's torchdata.nodes Loader has {}PinMemory node",
+                          job_pin.get<bool>() ? "a " : "no ");
+  } else if (job_pin.is_boolean()) {
+    pinning = fmt::format("the job's DataLoader has pin_memory={}",
+                          job_pin.get<bool>() ? "True" : "False");
+  } else if (!foreign.empty()) {  // DALI: no pin_memory of a DataLoader
+    pinning = fmt::format("n/a ({})", foreign);
+  }
   return fmt::format("pin: {}\ngpu: {}\n", pinning, gpu);
 }
 
@@ -295,25 +302,36 @@ std::string followed_loader_text(const json& summary) {
     return out;
   };
   const json lib = c.value("library", json());
-  // DALI's iterator is the loader itself: its batch size, then its pipeline's settings.
+  // DALI's iterator is the loader itself: its batch size, then its pipeline's settings. A
+  // torchdata.nodes Loader: what its nodes hold of the DataLoader's keys, then its graph.
+  const bool dali = report::followed_loader_is_dali(summary);
+  if (!dali && !report::not_a_dataloader(summary).empty()) {
+    std::string graph;
+    for (const auto& n : report::value_at(lib, "/settings/nodes")) {
+      graph += fmt::format("{}{}", graph.empty() ? "" : " <- ", n.value("class", "?"));
+      if (n.contains("num_workers"))
+        graph += fmt::format("({} {})", n["num_workers"].dump(), n.value("method", "?"));
+    }
+    return fmt::format("torchdata.nodes.Loader({}) over {}, torchdata {}: {}",
+                       args(c, {"batch_size", "prefetch_factor", "pin_memory", "in_order"}),
+                       c.value("dataset", "?"), lib.value("version", "?"), graph);
+  }
   std::string text =
-      report::followed_loader_is_dali(summary)
-          ? fmt::format("{}({}) over", c.value("dataset", "?"), args(c, {"batch_size"}))
-          : fmt::format("DataLoader({}) over {}",
-                        args(c, {"batch_size", "num_workers", "prefetch_factor", "pin_memory",
-                                 "persistent_workers", "in_order"}),
-                        c.value("dataset", "?"));
+      dali ? fmt::format("{}({}) over", c.value("dataset", "?"), args(c, {"batch_size"}))
+           : fmt::format("DataLoader({}) over {}",
+                         args(c, {"batch_size", "num_workers", "prefetch_factor", "pin_memory",
+                                  "persistent_workers", "in_order"}),
+                         c.value("dataset", "?"));
   if (lib.is_object()) {
     const json settings = lib.value("settings", json::object());
     std::string all;
     for (const auto& [k, v] : settings.items())
       all += fmt::format("{}{}={}", all.empty() ? "" : ", ", k, v.dump());
     const json version = lib.value("version", json());
-    text +=
-        fmt::format("{} a {} {} {}{}", report::followed_loader_is_dali(summary) ? "" : ",",
-                    lib.value("name", "?"), version.is_string() ? version.get<std::string>() : "?",
-                    report::followed_loader_is_dali(summary) ? "pipeline" : lib.value("class", "?"),
-                    all.empty() ? "" : " (" + all + ")");
+    text += fmt::format("{} a {} {} {}{}", dali ? "" : ",", lib.value("name", "?"),
+                        version.is_string() ? version.get<std::string>() : "?",
+                        dali ? "pipeline" : lib.value("class", "?"),
+                        all.empty() ? "" : " (" + all + ")");
   }
   return text;
 }
@@ -436,7 +454,8 @@ std::string format_summary(const json& s, const json& config) {
   out += dist_line("step", l["step"]);
   out += dist_line("wait", l["wait"]);
   const bool job = s.value("source", "mmprof") == "external";
-  const bool dali = job && report::followed_loader_is_dali(s);
+  // DALI's pipeline, a torchdata.nodes Loader: no DataLoader stage, worker or argument of theirs.
+  const std::string foreign = job ? report::not_a_dataloader(s) : "";
   out += fmt::format("per-sample stages (ms, {} phase):\n",
                      l["stages_phase"].is_string() ? l["stages_phase"].get<std::string>() : "no");
   const std::vector<const char*> stages =
@@ -444,7 +463,7 @@ std::string format_summary(const json& s, const json& config) {
           : std::vector<const char*>{"read", "decode", "augment", "collate", "pin"};
   // pin_mode says why nothing was pinned ("pageable: loader.pin_memory=false").
   const std::string pin_mode = s["pin_mode"].is_string() ? s["pin_mode"].get<std::string>() : "";
-  for (const char* stage : dali ? std::vector<const char*>{} : stages) {
+  for (const char* stage : !foreign.empty() ? std::vector<const char*>{} : stages) {
     out += dist_line(
         stage, l["stages"][stage],
         std::string(stage) == "pin" && !pin_mode.empty() && pin_mode != "pinned"
@@ -453,10 +472,8 @@ std::string format_summary(const json& s, const json& config) {
                           l["stages_phase"].is_string() ? l["stages_phase"].get<std::string>()
                                                         : "pipeline"));
   }
-  if (dali) {
-    out += fmt::format("  n/a: {}; the hook times its iterator's waits\n",
-                       report::kDaliNotADataLoader);
-  }
+  if (!foreign.empty())
+    out += fmt::format("  n/a: {}; the hook times its iterator's waits\n", foreign);
   if (job) out += format_getitem_parts(l);
   if (s.contains("stage_breakdown") && s["stage_breakdown"].is_object())
     out += format_breakdown(s["stage_breakdown"]);
@@ -464,7 +481,7 @@ std::string format_summary(const json& s, const json& config) {
     out += format_workers(s["workers_balance"]);
   const json loaders = report::value_at(s, "/job/dataloader/loaders");
   out += format_memory(s.value("memory", json()), loaders,
-                       dali ? report::kDaliNotADataLoader : no_workers_why(loaders));
+                       !foreign.empty() ? foreign : no_workers_why(loaders));
   out += format_device(s);
   // The report's sentence (report/analysis): the run's cores, the host's, contention.
   out += "cpu: " + report::cpu_text(report::attribute_resources(s, json::object())["cpu"]) + "\n";

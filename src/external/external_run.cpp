@@ -18,6 +18,7 @@
 #include "external/job_process.hpp"
 #include "external/job_timeline.hpp"
 #include "external/job_trace.hpp"
+#include "external/optimizer_steps.hpp"
 #include "gpu/gpu_events_file.hpp"
 #include "mmprof/error.hpp"
 #include "mmprof/run_dir.hpp"
@@ -260,7 +261,7 @@ class ExternalRun {
       status_ = "failed";
       message_ = fmt::format("the job ({}) ended with {} before mmprof stopped it",
                              o_.command.front(), exit_.describe());
-      if (const ExceptionRecord* e = first_exception(records_))
+      if (const auto e = job_exception(records_))
         message_ += fmt::format(": it raised {}", e->text());
     }
   }
@@ -528,8 +529,8 @@ class ExternalRun {
   // The exception that ended the job (its type, message and lines, and the process that raised
   // it), null when it raised none or completed (a helper process of its own may have raised).
   json exception_part() const {
-    const ExceptionRecord* e = first_exception(records_);
-    if (e == nullptr || status_ == "complete") return nullptr;
+    const auto e = job_exception(records_);
+    if (!e || status_ == "complete") return nullptr;
     json j = e->to_json();
     j["pid"] = e->pid;
     const auto who = identify(records_, e->pid);
@@ -551,10 +552,16 @@ class ExternalRun {
                  {"world_size_source", nullptr},
                  {"per_device_batch", nullptr},
                  {"per_device_batch_source", nullptr},
+                 {"accum_steps", nullptr},
+                 {"accum_steps_source", nullptr},
                  {"global_batch", nullptr},
+                 {"global_batch_source", nullptr},
                  {"batch_tensors", nullptr},
                  {"sample_tensor", nullptr}};
     if (r == nullptr) return spec;
+    const json accum = gradient_accumulation(records_, *r);
+    spec["accum_steps"] = accum["accum_steps"];
+    spec["accum_steps_source"] = accum["source"];
     std::vector<int64_t> sizes;
     for (const StepRow& s : r->steps)
       sizes.push_back(s.samples);
@@ -578,8 +585,15 @@ class ExternalRun {
           p.world_size ? "WORLD_SIZE, as torchrun sets it" : "no WORLD_SIZE: one process";
     }
     if (spec["per_device_batch"].is_number() && spec["world_size"].is_number()) {
-      spec["global_batch"] =
-          spec["per_device_batch"].get<int64_t>() * spec["world_size"].get<int64_t>();
+      // Samples per optimizer step, as the stand-in's: per-device batch x accumulation x world.
+      const bool accumulated = spec["accum_steps"].is_number();
+      spec["global_batch"] = spec["per_device_batch"].get<int64_t>() *
+                             (accumulated ? spec["accum_steps"].get<int64_t>() : 1) *
+                             spec["world_size"].get<int64_t>();
+      spec["global_batch_source"] =
+          accumulated ? "per_device_batch x accum_steps x world_size: samples per optimizer step"
+                      : "per_device_batch x world_size: samples per batch of all ranks (the "
+                        "optimizer's steps were not seen)";
     }
     for (const BatchRecord& b : records_.batches) {
       if (b.pid != r->pid || !r->loader || b.loader != *r->loader || !b.shapes.is_array()) continue;

@@ -3,8 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cstdio>
 #include <stdexcept>
+#include <system_error>
 #include <type_traits>
 #include <utility>
 
@@ -303,6 +305,31 @@ void parse_record(const json& j, int pid, int& section, HookRecords& out) {
     }
     r.ns = opt_int(j, "ns").value_or(0);
     out.exceptions.push_back(std::move(r));
+  } else if (t == "item_error") {
+    auto r = with_source<ItemErrorRecord>(pid, section);
+    r.loader = req_small_int(j, "loader");
+    r.worker = req_small_int(j, "worker");
+    if (j.contains("index")) {
+      r.item = "index " + text_of(j["index"]);
+    } else if (j.contains("indices")) {
+      r.item = "indices " + text_of(j["indices"]);
+    } else {
+      r.item = fmt::format("position {} of the dataset's iterator", req_int(j, "position"));
+    }
+    r.type = req_str(j, "type");
+    r.message = opt_str(j, "message").value_or("");
+    r.ns = req_int(j, "ns");
+    out.item_errors.push_back(std::move(r));
+  } else if (t == "optim_step") {
+    auto r = with_source<OptimStepRecord>(pid, section);
+    r.opt = req_small_int(j, "opt");
+    r.ns = req_int(j, "ns");
+    out.optim_steps.push_back(r);
+  } else if (t == "optim_watch") {
+    auto r = with_source<OptimWatchRecord>(pid, section);
+    r.available = opt_bool(j, "available").value_or(false);
+    r.why = opt_str(j, "why").value_or("");
+    out.optim_watches.push_back(std::move(r));
   } else {
     out.unknown++;
     out.unknown_types[t]++;
@@ -366,10 +393,21 @@ std::string CodeLine::text() const {
                           : fmt::format("{}:{} in {}", file, line, function);
 }
 
+std::optional<int> ExceptionRecord::Worker::id() const {
+  static constexpr std::string_view kPrefix = "DataLoader worker process ";
+  if (!process.starts_with(kPrefix)) return std::nullopt;
+  int n = 0;
+  const char* end = process.data() + process.size();
+  const auto [at, ec] = std::from_chars(process.data() + kPrefix.size(), end, n);
+  if (ec != std::errc() || at != end) return std::nullopt;
+  return n;
+}
+
 std::string ExceptionRecord::text() const {
   const std::string first = message.substr(0, message.find('\n'));
   std::string head = worker ? fmt::format("{} in {}", worker->error, worker->process)
                             : type + (first.empty() ? "" : ": " + first);
+  if (!item.empty()) head += " for item " + item;
   const std::optional<CodeLine>& where = script ? script : raised_at;
   const std::optional<CodeLine>& raised = worker ? worker->raised_at : raised_at;
   if (!where) return head;
@@ -389,21 +427,47 @@ nlohmann::json ExceptionRecord::to_json() const {
           {"script", code_line_json(script)},
           {"raised_at", code_line_json(raised_at)},
           {"worker", w},
+          {"item", item.empty() ? json(nullptr) : json(item)},
           {"text", text()}};
 }
 
-const ExceptionRecord* first_exception(const HookRecords& records) noexcept {
+std::optional<ExceptionRecord> job_exception(const HookRecords& records) {
   const auto first = std::min_element(
       records.exceptions.begin(), records.exceptions.end(),
       [](const ExceptionRecord& a, const ExceptionRecord& b) { return a.ns < b.ns; });
-  return first == records.exceptions.end() ? nullptr : &*first;
+  if (first == records.exceptions.end()) return std::nullopt;
+  ExceptionRecord e = *first;
+  // The item: raised by the worker torch names (of this main process), or in this process.
+  const std::optional<int> worker = e.worker ? e.worker->id() : std::nullopt;
+  const auto raised_here = [&](const ItemErrorRecord& r) {
+    if (!e.worker) return r.pid == e.pid;
+    const ProcRecord* p = records.section(r.section);
+    return worker && p != nullptr && p->is_worker() && p->worker_id == worker &&
+           p->main_pid.value_or(e.pid) == e.pid;
+  };
+  // Its type: the worker's error line starts with it ("ValueError: ..."); a main process's
+  // exception is of it (a module's type is "module.Name", the record has "Name").
+  const auto same_type = [&](const ItemErrorRecord& r) {
+    const std::string& of = e.worker ? e.worker->error : e.type;
+    const size_t end = e.worker ? of.find(':') : of.size();
+    const std::string_view name = std::string_view(of).substr(0, end);
+    return name == r.type || name.ends_with("." + r.type);
+  };
+  for (auto r = records.item_errors.rbegin(); r != records.item_errors.rend(); ++r) {
+    if (r->ns <= e.ns && raised_here(*r) && same_type(*r)) {
+      e.item = r->item;
+      break;
+    }
+  }
+  return e;
 }
 
 bool HookRecords::empty() const noexcept {
   return procs.empty() && versions.empty() && loaders.empty() && epochs.empty() &&
          batches.empty() && epoch_ends.empty() && fetches.empty() && getitems.empty() &&
          pins.empty() && stops.empty() && errors.empty() && partials.empty() &&
-         exceptions.empty() && unknown == 0;
+         exceptions.empty() && item_errors.empty() && optim_steps.empty() &&
+         optim_watches.empty() && unknown == 0;
 }
 
 const ProcRecord* HookRecords::section(int index) const noexcept {

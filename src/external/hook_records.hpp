@@ -178,15 +178,42 @@ struct ExceptionRecord : RecordSource {
   struct Worker {
     std::string process, error;
     std::optional<CodeLine> raised_at;
+    std::optional<int> id() const;  // N of "DataLoader worker process N"
   };
   std::optional<Worker> worker;
   int64_t ns = 0;
+  // The dataset item it was raised for ("index 5", "indices [4, 5]", "position 12 of the
+  // worker's iterator"), from the matching `item_error` record (job_exception); empty if none.
+  std::string item;
   // "ValueError: bad sample 17 (at /path/train.py:42 in main, raised at /path/data.py:9 in
-  // load)", or "ValueError: sample 5 is corrupt in DataLoader worker process 0 (at ...)": the
-  // message's first line (the worker's error), the script's line, else the raising one, and
-  // the raising one where it is another.
+  // load)", or "ValueError: sample 5 is corrupt in DataLoader worker process 0 for item index 5
+  // (at ...)": the message's first line (the worker's error), the item, the script's line, else
+  // the raising one, and the raising one where it is another.
   std::string text() const;
-  nlohmann::json to_json() const;  // type, message, script, raised_at, worker, text
+  nlohmann::json to_json() const;  // type, message, script, raised_at, worker, item, text
+};
+
+// `item_error`: the job's dataset raised for an item (in a worker, or in the main process with
+// num_workers=0); torch's re-raise in the main process does not name the item, this does.
+// `item`: "index 5", "indices [4, 5]" (a __getitems__ call) or "position 12 of the worker's
+// iterator" (an iterable dataset).
+struct ItemErrorRecord : RecordSource {
+  int loader = 0, worker = -1;
+  std::string item, type, message;
+  int64_t ns = 0;
+};
+
+// `optim_step`: a torch.optim optimizer stepped (torch's global post-step hook); `opt` numbers
+// the process's optimizers in the order they first stepped.
+struct OptimStepRecord : RecordSource {
+  int opt = 0;
+  int64_t ns = 0;
+};
+
+// `optim_watch`: whether the process's optimizer steps are recorded (torch >= 2.0), and why not.
+struct OptimWatchRecord : RecordSource {
+  bool available = false;
+  std::string why;
 };
 
 struct HookRecords {
@@ -203,6 +230,9 @@ struct HookRecords {
   std::vector<ErrorRecord> errors;
   std::vector<PartialRecord> partials;
   std::vector<ExceptionRecord> exceptions;
+  std::vector<ItemErrorRecord> item_errors;
+  std::vector<OptimStepRecord> optim_steps;
+  std::vector<OptimWatchRecord> optim_watches;
 
   std::vector<int> pids;  // the files read, by pid (ascending)
   int64_t lines = 0;      // complete lines read (blank ones included)
@@ -217,8 +247,10 @@ struct HookRecords {
 };
 
 // The exception that ended the job: the first one raised (a rank's before torchrun's, which
-// reports its child's failure after it), nullptr when none was recorded.
-const ExceptionRecord* first_exception(const HookRecords& records) noexcept;
+// reports its child's failure after it), with the item its dataset raised it for (the last
+// `item_error` of the same type before it, from the worker torch names, or from the same main
+// process); nullopt when none was recorded.
+std::optional<ExceptionRecord> job_exception(const HookRecords& records);
 
 // Reads every hook-<pid>.jsonl of `dir`. A missing directory gives no records. Throws InputError
 // ("<file>:<line>: ...") for a complete line that is not a record of the protocol.

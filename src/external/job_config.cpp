@@ -177,10 +177,12 @@ JobDataset job_dataset(const json& dataloader) {
     if (name == "mosaicml-streaming" || name == "litdata")
       return {indexed_dataset(library, name == "mosaicml-streaming"), nullptr, ""};
     if (name == "datasets") return {arrow_dataset(library), nullptr, ""};
-    return {};
+    // A torchdata.nodes Loader reads a dataset of its own (its root below), DALI its reader.
+    if (name != "torchdata") return {};
   }
-  // A dataset with a folder root (torchvision's ImageFolder and its kind): the folder as mmprof
-  // opens its own datasets, and its data mix probed from the files' headers.
+  // A dataset with a folder root (torchvision's ImageFolder and its kind, under a DataLoader or a
+  // torchdata.nodes Loader): the folder as mmprof opens its own datasets, and its data mix probed
+  // from the files' headers.
   const json root = config.value("dataset_root", json());
   std::error_code ec;
   if (!root.is_string() || !fs::is_directory(root.get<std::string>(), ec)) return {};

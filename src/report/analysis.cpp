@@ -237,6 +237,13 @@ json attribute_job_stages(const json& s) {
                         "and the rest of __getitem__ (getitem_rest)"
                       : ""));
   a["samples_per_batch"] = batch;
+  if (!number_at(s, "/stall_fraction")) {
+    // The stage times then come from the warm-up's items: no limit of a window that held no step.
+    a["limit"] = nullptr;
+    a["limit_not_established"] =
+        "no step of the job was measured, so the stage times (from the warm-up's items) limit "
+        "nothing that was measured";
+  }
   return a;
 }
 

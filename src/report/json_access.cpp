@@ -120,6 +120,13 @@ bool followed_loader_is_dali(const json& tree) {
   return value_at(followed_loader_config(tree), "/library/name") == "nvidia-dali";
 }
 
+std::string not_a_dataloader(const json& tree) {
+  if (followed_loader_is_dali(tree)) return kDaliNotADataLoader;
+  if (value_at(followed_loader_config(tree), "/library/class") == "torchdata.nodes.Loader")
+    return kNodesNotADataLoader;
+  return "";
+}
+
 json fact(const std::string& id, const std::string& text, const std::string& metric,
           const json& value, const std::string& unit) {
   return {{"id", id}, {"text", text}, {"metric", metric}, {"value", value}, {"unit", unit}};

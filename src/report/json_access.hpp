@@ -50,6 +50,13 @@ bool followed_loader_is_dali(const nlohmann::json& tree);
 // Why a DALI loader has none of the DataLoader's stages, workers or arguments (one sentence).
 inline constexpr const char* kDaliNotADataLoader =
     "a DALI pipeline, not a DataLoader: its operators run on DALI's threads in the job's process";
+// The same for a torchdata.nodes Loader (a graph of nodes; its mappers' workers are its own).
+inline constexpr const char* kNodesNotADataLoader =
+    "a torchdata.nodes Loader, not a DataLoader: its ParallelMapper nodes run the dataset on "
+    "their own threads or processes";
+// Why the job's followed loader has none of the DataLoader's stages, workers or arguments
+// (kDaliNotADataLoader, kNodesNotADataLoader), or "" for a DataLoader (or no job).
+std::string not_a_dataloader(const nlohmann::json& tree);
 
 // An observed fact of a run: {id, text, metric, value, unit}.
 nlohmann::json fact(const std::string& id, const std::string& text, const std::string& metric,

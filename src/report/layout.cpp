@@ -34,6 +34,10 @@ void run_overview(const json& run, Section& s) {
   for (const auto& caveat : run.value("caveats", json::array()))
     s.blocks.push_back(Paragraph{"Caveat: " + str(caveat["text"]) + ".", true});
   const json& st = run["stages"];
+  if (const json why = value_at(st, "/limit_not_established"); why.is_string()) {
+    s.blocks.push_back(Paragraph{"Limit: not established: " + why.get<std::string>() + ".", true});
+    return;
+  }
   s.blocks.push_back(Paragraph{
       fmt::format(
           "Limit: stage {} ({} of the per-batch time), resource: {}.", str(st["limit"]),

@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <filesystem>
 
@@ -213,6 +214,38 @@ std::string ab_command(const json& manifest, const std::string& factor,
   return cmd;
 }
 
+namespace {
+
+// Why a change is not recommended to a job whose loader is no DataLoader (`foreign` says what
+// it is). The DataLoader keys the hook applies to a DALI pipeline (num_workers as num_threads,
+// prefetch_factor as prefetch_queue_depth) get the experiment that compares the pipeline's value
+// with twice it, since nothing in the run tells whether more of its threads would help.
+std::string foreign_loader_reason(const std::string& factor, const config::KeySpec* key,
+                                  const json& manifest, const std::string& foreign) {
+  static constexpr std::array<std::pair<const char*, const char*>, 2> kDaliNames = {
+      {{"loader.num_workers", "num_threads"}, {"loader.prefetch_factor", "prefetch_queue_depth"}}};
+  for (const auto& [name, dali] : kDaliNames) {
+    if (factor != name || !followed_loader_is_dali(manifest)) continue;
+    const auto now =
+        number_at(followed_loader_config(manifest), fmt::format("/library/settings/{}", dali));
+    if (!now || *now < 1) break;
+    const std::vector<std::string> values = {value_text(json(*now)), value_text(json(2 * *now))};
+    return fmt::format(
+        "the job's loader is {}; {} reaches it as its {} ({} now), but whether more helps is not "
+        "established from this run (DALI's threads are not worker processes to measure): "
+        "compare with {}",
+        kDaliNotADataLoader, factor, dali, values[0], ab_command(manifest, factor, values));
+  }
+  return fmt::format(
+      "{} is {}, and the job's loader is {}: try it on the stand-in, mmprof baseline --like RUN",
+      factor,
+      key != nullptr && !key->dataloader.empty() ? "a DataLoader argument"
+                                                 : "a setting of mmprof's own loader",
+      foreign);
+}
+
+}  // namespace
+
 json evaluate_knowledge_base(const json& kb, const json& analysis, const json& manifest) {
   const json scope = pipeline_only_run(analysis) ? json(kPipelineOnlyScope) : json(nullptr);
   json out = {{"knowledge_base_version", kb["version"]},
@@ -240,15 +273,9 @@ json evaluate_knowledge_base(const json& kb, const json& analysis, const json& m
     const config::KeySpec* key = change["factor"].is_string()
                                      ? config::find_key(change["factor"].get<std::string>())
                                      : nullptr;
-    const bool dali = job && followed_loader_is_dali(manifest);
-    if (dali && change["factor"].is_string()) {
-      reason = fmt::format(
-          "{} is {}, and the job's loader is {} (its num_threads and prefetch_queue_depth are "
-          "the pipeline's own): try it on the stand-in, mmprof baseline --like RUN",
-          value_text(change["factor"]),
-          key != nullptr && !key->dataloader.empty() ? "a DataLoader argument"
-                                                     : "a setting of mmprof's own loader",
-          kDaliNotADataLoader);
+    const std::string foreign = job ? not_a_dataloader(manifest) : "";
+    if (!foreign.empty() && change["factor"].is_string()) {
+      reason = foreign_loader_reason(change["factor"].get<std::string>(), key, manifest, foreign);
     } else if (job && change["factor"].is_string() && (key == nullptr || key->dataloader.empty())) {
       reason = fmt::format(
           "{} is a setting of mmprof's own loader, not an argument of the job's DataLoader (the "

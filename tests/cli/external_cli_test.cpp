@@ -210,8 +210,9 @@ TEST_F(ExternalCli, TheExceptionThatEndedTheJobIsNamedWithItsLines) {
   const auto r = baseline("--warmup-steps 0 --steps 50", "40 1 1 4 1 0 raise");
   EXPECT_EQ(r.exit_code, 1) << r.output;
   const std::string job_py = job().string();
-  const std::string text = "ValueError: sample 5 is corrupt in DataLoader worker process 0 (at " +
-                           job_py + ":39 in <module>, raised at " + job_py + ":26 in __getitem__)";
+  const std::string text =
+      "ValueError: sample 5 is corrupt in DataLoader worker process 0 for item index 5 (at " +
+      job_py + ":39 in <module>, raised at " + job_py + ":26 in __getitem__)";
   EXPECT_NE(r.output.find("before mmprof stopped it: it raised " + text), std::string::npos)
       << r.output;
   const json s = RunDir::open(run()).summary();
@@ -236,6 +237,11 @@ TEST_F(ExternalCli, TheExceptionThatEndedTheJobIsNamedWithItsLines) {
             std::string::npos)
       << run0["classification"].dump();
   EXPECT_TRUE(run0["hypotheses"].empty()) << run0["hypotheses"].dump();
+  // Nor a limiting stage: the warm-up's item times limit no measured step.
+  EXPECT_TRUE(run0["stages"]["limit"].is_null()) << run0["stages"].dump();
+  const std::string md = text_or_empty(dir_.path() / "report" / "report.md");
+  EXPECT_NE(md.find("Limit: not established: no step of the job was measured"), std::string::npos);
+  EXPECT_EQ(md.find("Limit: stage"), std::string::npos);
 }
 
 // Issue 32 case 17: a job's workers of two DataLoaders (a validation loader's, then the training

@@ -34,6 +34,7 @@ struct LoaderJob {
                               // its count and total_bytes against the files on disk
   bool torchvision_dataset;   // its loader and transforms are timed inside __getitem__, and the
                               // report names pre-resizing its 640x480 sources for its 128x96
+  int accum_steps;            // batches per optimizer step mmprof must find; 0: no optimizer
 };
 
 // 96 JPEGs (480x640) a dataset, 8 a batch over 2 workers: 12 batches an epoch, and a 2 ms step,
@@ -43,33 +44,28 @@ struct LoaderJob {
 const LoaderJob kJobs[] = {
     // WebDataset 1.0: 4 tar shards of 24, split by worker, batched in the dataset, wds.WebLoader.
     {"WebDataset", "webdataset_job.py", "4 24", "{dir} 4 {out} 2 2", "WebDataset", "webdataset",
-     "WebDataset", true, "null", "", "", false},
+     "WebDataset", true, "null", "", "", false, 0},
     // MosaicML Streaming: MDSWriter's 1 MB shards (3 samples each), a StreamingDataset subclass.
     {"MosaicStreaming", "streaming_job.py", "96", "{dir} {out} 2 2", "Images", "mosaicml-streaming",
-     "StreamingDataset", false, "null", "mds", ".mds", false},
+     "StreamingDataset", false, "null", "mds", ".mds", false, 0},
     // LitData: optimize()'s 1 MB chunks, a StreamingDataset subclass, StreamingDataLoader.
     {"LitData", "litdata_job.py", "96", "{dir} {out} 2 2", "Images", "litdata", "StreamingDataset",
-     false, "null", "litdata", ".bin", false},
+     false, "null", "litdata", ".bin", false, 0},
     // Lightning: Trainer.fit over a DataModule's shuffled DataLoader of an ImageFolder; the job's
     // own timing is Lightning's SimpleProfiler's, its data the folder (with its data mix). 104
     // samples, 13 batches: Lightning fetches a batch ahead, and at 12 the look-ahead would start
     // the next epoch's workers just as mmprof stops the job (too briefly alive to be sampled).
+    // It accumulates gradients over 2 batches (Trainer(accumulate_grad_batches=2)).
     {"Lightning", "lightning_job.py", "104", "{dir} {out} 2 2", "ImageFolder", "", "", false,
-     "true", "files", ".jpg", true},
+     "true", "files", ".jpg", true, 2},
     // Hugging Face datasets: save_to_disk's 10 MB Arrow shards, load_from_disk, with_transform.
     {"HuggingFaceDatasets", "hf_datasets_job.py", "96", "{dir} {out} 2 2", "Dataset", "datasets",
-     "Dataset", false, "false", "arrow", ".arrow", false},
+     "Dataset", false, "false", "arrow", ".arrow", false, 0},
 };
 
 // The test's name in ctest's list (gtest prints a parameter's bytes otherwise).
 void PrintTo(const LoaderJob& job, std::ostream* os) {
   *os << job.name;
-}
-
-std::string replaced(std::string text, const std::string& what, const std::string& with) {
-  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at))
-    text.replace(at, what.size(), with);
-  return text;
 }
 
 class LoaderJobBase : public ::testing::Test {
@@ -108,16 +104,19 @@ class LoaderJobBase : public ::testing::Test {
   }
   // Writes the job's data (`SCRIPT write DIR WRITE_ARGS`) and runs `SCRIPT train TRAIN_ARGS`
   // ({dir} the data, {out} where job-waits.txt goes) under `mmprof baseline`, 8 warm-up steps
-  // and 4 measured: its terminal output, its summary.json, the hook's status ok.
-  void run_job(const char* script, const char* write_args, const char* train_args) {
+  // and 4 measured (and `mmprof_args`): its terminal output, its summary.json, the hook's status
+  // ok.
+  void run_job(const char* script, const char* write_args, const char* train_args,
+               const std::string& mmprof_args = "") {
     const auto write = test::run_command(python_ + " " + job(script) + " write " +
                                          test::shell_quote(data_) + " " + write_args + " 2>&1");
     ASSERT_EQ(write.exit_code, 0) << write.output;
-    const std::string train = replaced(replaced(train_args, "{dir}", test::shell_quote(data_)),
-                                       "{out}", test::shell_quote(dir_.path()));
-    const auto r =
-        test::run_mmprof("baseline --warmup-steps 8 --steps 4 --out " + test::shell_quote(run_) +
-                         " -- " + python_ + " " + job(script) + " train " + train);
+    const std::string train =
+        test::replaced(test::replaced(train_args, "{dir}", test::shell_quote(data_)), "{out}",
+                       test::shell_quote(dir_.path()));
+    const auto r = test::run_mmprof("baseline --warmup-steps 8 --steps 4 " + mmprof_args +
+                                    " --out " + test::shell_quote(run_) + " -- " + python_ + " " +
+                                    job(script) + " train " + train);
     ASSERT_EQ(r.exit_code, 0) << r.output;
     output_ = r.output;
     summary_ = test::read_json(run_ / "summary.json");
@@ -182,7 +181,18 @@ TEST_P(LoaderJobs, WaitWorkersConfigurationAndDataAreTheJobsOwn) {
   const json& spec = m["baseline_spec"];
   EXPECT_EQ(spec["per_device_batch"], 8) << spec.dump();
   EXPECT_EQ(spec["world_size"], 1);
-  EXPECT_EQ(spec["global_batch"], 8);
+  // Gradient accumulation from the optimizer's steps among the measured batches: the global batch
+  // is per optimizer step then; a job that steps no optimizer says so.
+  if (p.accum_steps > 0) {
+    EXPECT_EQ(spec["accum_steps"], p.accum_steps) << spec.dump();
+    EXPECT_EQ(spec["global_batch"], 8 * p.accum_steps);
+  } else {
+    EXPECT_TRUE(spec["accum_steps"].is_null()) << spec.dump();
+    EXPECT_NE(spec["accum_steps_source"].get<std::string>().find("no torch.optim optimizer"),
+              std::string::npos)
+        << spec.dump();
+    EXPECT_EQ(spec["global_batch"], 8);
+  }
   EXPECT_EQ(spec["sample_tensor"], json::parse(R"({"dtype": "float32", "shape": [3, 96, 128]})"))
       << spec.dump();
   EXPECT_EQ(spec["batch_tensors"][0], json::parse(R"(["float32", [8, 3, 96, 128]])"));
@@ -271,12 +281,14 @@ TEST_P(LoaderJobs, WaitWorkersConfigurationAndDataAreTheJobsOwn) {
 }
 
 // NVIDIA DALI on the CPU: DALIGenericIterator over a file reader, the image decoder and a resize
-// (2 threads, batches of 8 of 96x128x3 uint8). Not a DataLoader: the hook times the iterator's
-// waits and records its pipeline's settings; no worker process, no DataLoader advice.
+// (the job's 1 thread, 3 through mmprof's override; batches of 8 of 96x128x3 uint8). Not a
+// DataLoader: the hook times the iterator's waits and records its pipeline's settings; no worker
+// process; DataLoader advice only as the experiment over the pipeline's threads.
 using DaliJob = LoaderJobBase;
 
 TEST_F(DaliJob, WaitAndPipelineAreTheJobsOwnAndNoDataLoaderArgumentIsAdvised) {
-  ASSERT_NO_FATAL_FAILURE(run_job("dali_job.py", "96", "{dir} {out} 2 2"));
+  ASSERT_NO_FATAL_FAILURE(
+      run_job("dali_job.py", "96", "{dir} {out} 2 1", "--set loader.num_workers=3"));
   const fs::path& run = run_;
   const json& s = summary_;
   const json& loaders = s["job"]["dataloader"]["loaders"];
@@ -286,7 +298,10 @@ TEST_F(DaliJob, WaitAndPipelineAreTheJobsOwnAndNoDataLoaderArgumentIsAdvised) {
   EXPECT_EQ(config["batch_size"], 8);
   EXPECT_TRUE(config["num_workers"].is_null());  // no DataLoader argument is made up
   EXPECT_EQ(config["library"]["name"], "nvidia-dali");
-  EXPECT_EQ(config["library"]["settings"]["num_threads"], 2);
+  // loader.num_workers reached the pipeline as its num_threads (the job asked for 1).
+  EXPECT_EQ(config["library"]["settings"]["num_threads"], 3);
+  EXPECT_EQ(loaders[0]["overrides"]["applied"], json::parse(R"({"num_workers": 3})"))
+      << loaders[0].dump();
   EXPECT_EQ(config["library"]["settings"]["reader_name"], "Reader");
 
   // The iterator's waits nested in the job's own (the closest step within 0.5 ms); the first batch
@@ -320,11 +335,63 @@ TEST_F(DaliJob, WaitAndPipelineAreTheJobsOwnAndNoDataLoaderArgumentIsAdvised) {
   for (const auto& c : rep["runs"][0]["excluded"]) {
     if (c["id"] != "more-workers") continue;
     more_workers = true;
-    EXPECT_NE(c["reason"].get<std::string>().find("the job's loader is a DALI pipeline"),
+    const std::string reason = c["reason"];
+    EXPECT_NE(reason.find("the job's loader is a DALI pipeline"), std::string::npos) << reason;
+    EXPECT_NE(reason.find("loader.num_workers reaches it as its num_threads (3 now)"),
               std::string::npos)
-        << c.dump();
+        << reason;
+    EXPECT_NE(reason.find("compare with mmprof ab "), std::string::npos) << reason;
+    EXPECT_NE(reason.find(" --factor loader.num_workers=3,6 -- "), std::string::npos) << reason;
   }
   EXPECT_TRUE(more_workers);
+}
+
+// torchdata.nodes: an ImageFolder read by a ParallelMapper of 2 threads, batched, collated and
+// prefetched, through a Loader. Not a DataLoader: the hook times the Loader's waits and records
+// its graph; its threads are no worker processes; no DataLoader argument is advised or applied.
+using NodesJob = LoaderJobBase;
+
+TEST_F(NodesJob, WaitAndGraphAreTheJobsOwnAndNoDataLoaderArgumentIsApplied) {
+  ASSERT_NO_FATAL_FAILURE(
+      run_job("nodes_job.py", "96", "{dir} {out} 2 2", "--set loader.prefetch_factor=4"));
+  const json& s = summary_;
+  const json& loaders = s["job"]["dataloader"]["loaders"];
+  ASSERT_EQ(loaders.size(), 1u) << loaders.dump();
+  const json& config = loaders[0]["config"];
+  EXPECT_EQ(config["library"]["name"], "torchdata");
+  EXPECT_EQ(config["library"]["class"], "torchdata.nodes.Loader");
+  EXPECT_EQ(config["dataset"], "ImageFolder");
+  EXPECT_EQ(config["batch_size"], 8);
+  EXPECT_EQ(config["prefetch_factor"], 2);       // the Prefetcher's: the override reached no node
+  EXPECT_TRUE(config["num_workers"].is_null());  // threads, not worker processes
+  EXPECT_NE(loaders[0]["overrides"]["rejected"]["prefetch_factor"].get<std::string>().find(
+                "has no DataLoader arguments"),
+            std::string::npos)
+      << loaders[0].dump();
+  const RunDir run_dir = RunDir::open(run_);
+  expect_waits_inside_the_jobs(run_dir);
+  EXPECT_TRUE(s["memory"]["workers"].empty());
+  EXPECT_NE(output_.find("pin: the job's torchdata.nodes Loader has no PinMemory node"),
+            std::string::npos)
+      << output_;
+  EXPECT_NE(output_.find("loader: torchdata.nodes.Loader(batch_size=8, prefetch_factor=2, "
+                         "pin_memory=false, in_order=true) over ImageFolder, torchdata "),
+            std::string::npos)
+      << output_;
+  EXPECT_NE(output_.find("ParallelMapper(2 thread) <- SamplerWrapper"), std::string::npos)
+      << output_;
+  EXPECT_NE(output_.find("workers none (a torchdata.nodes Loader, not a DataLoader"),
+            std::string::npos)
+      << output_;
+  // The folder's data is the job's (the ImageFolder's root).
+  EXPECT_EQ(run_dir.manifest()["data"]["files"], 96) << run_dir.manifest()["data"].dump();
+
+  const auto report = test::run_mmprof("report " + test::shell_quote(run_) + " --out " +
+                                       test::shell_quote(dir_.path() / "report"));
+  ASSERT_EQ(report.exit_code, 0) << report.output;
+  const json rep = test::read_json(dir_.path() / "report" / "report.json");
+  for (const auto& c : rep["runs"][0]["recommended"])
+    EXPECT_FALSE(c["factor"].is_string()) << c.dump();
 }
 
 INSTANTIATE_TEST_SUITE_P(Loaders, LoaderJobs, ::testing::ValuesIn(kJobs),

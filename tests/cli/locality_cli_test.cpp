@@ -93,8 +93,13 @@ TEST_F(LocalityCli, WarmReadsNothingFromTheDevice) {
   EXPECT_EQ(p["prepared"], "read");
   EXPECT_EQ(p["resident_before"], 1.0);
   EXPECT_EQ(p["resident_at_window"], 1.0);
-  EXPECT_LE(p["device_bytes"].get<double>(), 0.02 * p["loader_bytes"].get<double>());
-  EXPECT_GE(p["page_cache_fraction"].get<double>(), 0.98);
+  // device_bytes is every storage read of the run's processes in the window: on a host short of
+  // page cache (a build beside the suite under stress-ng) the kernel drops and reads back pages
+  // of the binary and its libraries too, 144 KiB once against 6.7 MB of samples. The dataset
+  // itself was resident (above): at most 2 % of the loader's bytes and 256 KiB of those.
+  const double loader = p["loader_bytes"].get<double>(), slack = 0.02 * loader + 256 * 1024;
+  EXPECT_LE(p["device_bytes"].get<double>(), slack);
+  EXPECT_GE(p["page_cache_fraction"].get<double>(), 1 - slack / loader);
 }
 
 TEST_F(LocalityCli, AnUnknownCacheRegimeIsAUsageError) {

@@ -137,6 +137,46 @@ print(json.dumps({"batches": len(list(dl)), "params": list(inspect.signature(Dat
         self.assertEqual(len(run.main("batch")), 2)   # the hook stayed on
 
 
+# Gradient accumulation as a job writes it: its optimizer steps every third batch.
+ACCUMULATING = r'''
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+
+model = torch.nn.Linear(4, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for i, (x,) in enumerate(DataLoader(TensorDataset(torch.ones(24, 4)), batch_size=2)):
+    model(x).sum().backward()
+    if (i + 1) % 3 == 0:
+        opt.step()
+        opt.zero_grad()
+'''
+
+
+@needs_torch
+class OptimizerTests(JobCase):
+    def test_optimizer_steps_are_recorded_where_torch_has_the_hook(self):
+        run = self.run_script("accumulating", ACCUMULATING)
+        self.assertOk(run)
+        self.assertNoErrors(run)
+        watch, = run.main("optim_watch")
+        major = int(torch_info()["version"].split(".")[0])
+        self.assertEqual(watch["available"], major >= 2, watch)
+        steps = run.main("optim_step")
+        if major >= 2:
+            self.assertIsNone(watch["why"])
+            self.assertEqual([s["opt"] for s in steps], [0] * 4)  # 12 batches, every third
+            # each between the batches it follows and the next one's call
+            calls = [b["call_ns"] for b in run.main("batch")]
+            for k, s in enumerate(steps):
+                self.assertLess(calls[3 * k + 2], s["ns"])
+                if 3 * k + 3 < len(calls):
+                    self.assertLess(s["ns"], calls[3 * k + 3])
+        else:
+            self.assertIn("register_optimizer_step_post_hook", watch["why"])
+            self.assertEqual(steps, [])
+        self.assertEqual(run.main("partial"), [])  # not a partial hook on either torch
+
+
 @needs_torch
 class StopTests(JobCase):
     def test_max_batches_stops_like_ctrl_c(self):

@@ -44,7 +44,13 @@ class ExceptionTests(JobCase):
         self.assertEqual(exc["worker"], {
             "process": "DataLoader worker process 0", "error": "ValueError: sample 5 is corrupt",
             "raised_at": {"file": script, "line": 12, "function": "__getitem__"}})
-
+        # The item it was raised for, which torch's message does not name: from the worker.
+        item, = run.records("item_error")
+        self.assertEqual({k: item[k] for k in ("loader", "worker", "index", "type", "message")},
+                         {"loader": 0, "worker": 0, "index": 5, "type": "ValueError",
+                          "message": "sample 5 is corrupt"})
+        self.assertEqual(run.main("item_error"), [])  # the worker's own record
+        self.assertLess(item["ns"], exc["ns"])
 
 
 KILL_JOB = r'''

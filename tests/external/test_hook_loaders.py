@@ -79,6 +79,49 @@ loader = wds.WebLoader(dataset, batch_size=None, num_workers=2)
 print(json.dumps({"batches": sum(1 for _ in loader)}))
 '''
 
+# A DALI pipeline as its documentation writes one (pipeline_def, the PyTorch plugin's iterator).
+DALI = r'''
+import json
+from nvidia.dali import fn, pipeline_def
+from nvidia.dali.plugin.pytorch import DALIGenericIterator
+
+@pipeline_def
+def numbers():
+    return fn.random.uniform(shape=[4])
+
+p = numbers(batch_size=8, num_threads=2, device_id=None, prefetch_queue_depth=2)
+it = DALIGenericIterator([p], ["x"], size=32)
+print(json.dumps({"threads": p.num_threads, "depth": p.prefetch_queue_depth,
+                  "batch": p.max_batch_size, "batches": sum(1 for _ in it)}))
+'''
+
+# torchdata.nodes as its documentation builds a loader: a map-style dataset through
+# MapStyleWrapper (a ParallelMapper of threads), a Batcher, a Prefetcher, a Loader; two epochs.
+NODES = r'''
+import json, time
+import torch
+from torch.utils.data import Dataset, RandomSampler
+import torchdata.nodes as tn
+
+class Items(Dataset):
+    def __len__(self):
+        return 20
+    def __getitem__(self, i):
+        time.sleep(0.002)
+        return torch.full((3,), float(i))
+
+ds = Items()
+node = tn.MapStyleWrapper(map_dataset=ds, sampler=RandomSampler(ds))
+node = tn.ParallelMapper(node, map_fn=lambda x: x * 2, num_workers=2, method="thread")
+node = tn.Batcher(node, batch_size=4, drop_last=False)
+node = tn.ParallelMapper(node, map_fn=torch.utils.data.default_collate, num_workers=1,
+                         method="thread")
+node = tn.Prefetcher(node, prefetch_factor=3)
+loader = tn.Loader(node)
+sizes = [[len(b) for b in loader] for _ in range(2)]
+print(json.dumps({"sizes": sizes}))
+'''
+
 
 def _imports(module):
     py = torch_python()
@@ -171,6 +214,69 @@ print(json.dumps({"stateful": [s.num_workers, s.batch_size], "named": [n.num_wor
         self.assertIsNone(loader["config"]["batch_size"])
         self.assertEqual(len(run.main("batch")), 4)
         self.assertEqual({f["worker"] for f in run.records("fetch")}, {0, 1})
+
+    def test_overrides_reach_a_dali_pipeline_in_its_own_names(self):
+        # loader.num_workers is DALI's num_threads, prefetch_factor its prefetch_queue_depth; a
+        # DataLoader key DALI has not is refused, and so is what DALI cannot take.
+        self.need("nvidia.dali.plugin.pytorch")
+        ov = '{"num_workers": 3, "prefetch_factor": 1, "batch_size": 4, "pin_memory": true}'
+        run = self.run_script("dali-overrides", DALI, env={"MMPROF_HOOK_OVERRIDES": ov})
+        self.assertOk(run)
+        self.assertNoErrors(run)
+        out = json.loads(run.stdout.strip().splitlines()[-1])
+        self.assertEqual(out, {"threads": 3, "depth": 1, "batch": 4, "batches": 8})
+        rec = run.main("loader")[0]
+        self.assertEqual(rec["overrides"]["applied"],
+                         {"num_workers": 3, "prefetch_factor": 1, "batch_size": 4})
+        self.assertEqual(rec["overrides"]["original"],
+                         {"num_workers": 2, "prefetch_factor": 2, "batch_size": 8})
+        self.assertIn("a DALI pipeline has no such setting",
+                      rec["overrides"]["rejected"]["pin_memory"])
+        self.assertEqual(rec["config"]["library"]["settings"]["num_threads"], 3)
+        self.assertEqual(len(run.main("batch")), 8)
+
+        run = self.run_script("dali-refused", DALI,
+                              env={"MMPROF_HOOK_OVERRIDES": '{"num_workers": 0}'})
+        self.assertOk(run)
+        out = json.loads(run.stdout.strip().splitlines()[-1])
+        self.assertEqual(out["threads"], 2)  # the job's own
+        rec = run.main("loader")[0]
+        self.assertEqual(rec["overrides"]["applied"], {})
+        self.assertIn("needs num_threads >= 1", rec["overrides"]["rejected"]["num_workers"])
+
+    def test_a_torchdata_nodes_loader_is_followed_like_a_dataloader(self):
+        self.need("torchdata.nodes")
+        run = self.run_script("torchdata-nodes", NODES)
+        self.assertOk(run)
+        self.assertNoErrors(run)
+        self.assertEqual(json.loads(run.stdout.strip().splitlines()[-1]),
+                         {"sizes": [[4] * 5, [4] * 5]})
+        rec, = run.main("loader")
+        cfg = rec["config"]
+        self.assertEqual(cfg["library"]["name"], "torchdata")
+        self.assertEqual(cfg["library"]["class"], "torchdata.nodes.Loader")
+        self.assertEqual([n["class"] for n in cfg["library"]["settings"]["nodes"]],
+                         ["Prefetcher", "ParallelMapper", "Batcher", "ParallelMapper",
+                          "ParallelMapper", "SamplerWrapper"])  # MapStyleWrapper's mapper 5th
+        self.assertEqual(cfg["batch_size"], 4)
+        self.assertEqual(cfg["prefetch_factor"], 3)
+        self.assertIsNone(cfg["num_workers"])  # threads are not worker processes
+        self.assertEqual(cfg["dataset"], "Items")
+        self.assertEqual(cfg["dataset_len"], 20)
+        self.assertEqual(cfg["sampler"], "RandomSampler")
+        # each batch once (the Loader's look-ahead is not one), two epochs of 5
+        batches = run.main("batch")
+        self.assertEqual([(b["epoch"], b["i"], b["size"]) for b in batches],
+                         [(e, i, 4) for e in range(2) for i in range(5)])
+        self.assertEqual([e["batches"] for e in run.main("epoch_end")], [5, 5])
+        self.assertEqual(len(run.main("epoch")), 2)
+        # a DataLoader override reaches none of its nodes: refused, not silently ignored
+        run = self.run_script("torchdata-nodes-overrides", NODES,
+                              env={"MMPROF_HOOK_OVERRIDES": '{"num_workers": 4}'})
+        self.assertOk(run)
+        rec, = run.main("loader")
+        self.assertEqual(rec["overrides"]["applied"], {})
+        self.assertIn("has no DataLoader arguments", rec["overrides"]["rejected"]["num_workers"])
 
 
 if __name__ == "__main__":

@@ -76,6 +76,12 @@ std::vector<uint8_t> read_bytes(const std::filesystem::path& path) {
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
+std::string replaced(std::string text, const std::string& what, const std::string& with) {
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + with.size()))
+    text.replace(at, what.size(), with);
+  return text;
+}
+
 std::string read_text(const std::filesystem::path& path) {
   const auto bytes = read_bytes(path);
   return {bytes.begin(), bytes.end()};

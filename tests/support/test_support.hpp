@@ -57,6 +57,8 @@ std::vector<uint8_t> read_bytes(const std::filesystem::path& path);
 // The whitespace-separated numbers of a text file (a job's own log of its waits); none if absent.
 std::vector<double> read_numbers(const std::filesystem::path& path);
 std::string read_text(const std::filesystem::path& path);  // throws when it cannot be read
+// `text` with every `what` replaced by `with` (a command's {placeholders}).
+std::string replaced(std::string text, const std::string& what, const std::string& with);
 // The file's text, "" when it does not exist (or cannot be read).
 std::string text_or_empty(const std::filesystem::path& path);
 nlohmann::json read_json(const std::filesystem::path& path);

@@ -3,6 +3,7 @@
 // reading only complete lines of files that grow and appear while the job runs.
 #include "external/hook_records.hpp"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -210,18 +211,37 @@ TEST_F(HookRecordsTest, TheJobsExceptionIsReadAndTheFirstRaisedIsTheJobs) {
                R"({"t":"exception","type":"torch.distributed.elastic.ChildFailedError",)"
                R"("message":"train.py FAILED","script":null,"raised_at":{"file":"/bin/torchrun",)"
                R"("line":8,"function":"<module>"},"ns":7000})"}));
+  // Worker 0 of pid 100 raised for item 5, after a worker 1 and another job's worker 0 did.
+  const auto worker = [&](int pid, int id, int main_pid, const std::string& item_error) {
+    write(file(pid), lines({fmt::format(R"({{"t":"proc","pid":{},"ppid":{},"role":"worker",)"
+                                        R"("worker_id":{},"loader":0,"main_pid":{},"ns":1}})",
+                                        pid, main_pid, id, main_pid),
+                            item_error}));
+  };
+  worker(101, 1, 100,
+         R"({"t":"item_error","loader":0,"worker":1,"index":3,"type":"ValueError",)"
+         R"("message":"sample 3 is corrupt","ns":3000})");
+  worker(111, 0, 110,
+         R"({"t":"item_error","loader":0,"worker":0,"index":4,"type":"ValueError",)"
+         R"("message":"sample 4 is corrupt","ns":3500})");
+  worker(102, 0, 100,
+         R"({"t":"item_error","loader":0,"worker":0,"index":5,"type":"ValueError",)"
+         R"("message":"sample 5 is corrupt","ns":4000})");
   const HookRecords r = read_hook_dir(dir_.path());
   ASSERT_EQ(r.exceptions.size(), 2u);
+  ASSERT_EQ(r.item_errors.size(), 3u);
   EXPECT_FALSE(r.empty());
-  const ExceptionRecord* first = first_exception(r);
-  ASSERT_NE(first, nullptr);
+  const auto first = job_exception(r);
+  ASSERT_TRUE(first.has_value());
   EXPECT_EQ(first->pid, 100);
+  EXPECT_EQ(first->item, "index 5");
   EXPECT_EQ(first->text(),
-            "ValueError: sample 5 is corrupt in DataLoader worker process 0 (at /src/train.py:63 "
-            "in main, raised at /src/data.py:9 in load)");
+            "ValueError: sample 5 is corrupt in DataLoader worker process 0 for item index 5 (at "
+            "/src/train.py:63 in main, raised at /src/data.py:9 in load)");
   const nlohmann::json j = first->to_json();
   EXPECT_EQ(j["worker"]["raised_at"]["line"], 9);
   EXPECT_EQ(j["script"]["file"], "/src/train.py");
+  EXPECT_EQ(j["item"], "index 5");
   EXPECT_EQ(r.exceptions[1].text(),
             "torch.distributed.elastic.ChildFailedError: train.py FAILED (at /bin/torchrun:8 in "
             "<module>)");
@@ -230,10 +250,54 @@ TEST_F(HookRecordsTest, TheJobsExceptionIsReadAndTheFirstRaisedIsTheJobs) {
   plain.type = "KeyError";
   plain.raised_at = plain.script = CodeLine{"/src/train.py", "main", 12};
   EXPECT_EQ(plain.text(), "KeyError (at /src/train.py:12 in main)");  // no message, one line
-  EXPECT_EQ(first_exception(HookRecords{}), nullptr);
+  EXPECT_FALSE(job_exception(HookRecords{}).has_value());
+
+  // In the main process (num_workers=0): its own item error of the same type, an iterable's
+  // position; one of another type is not it.
+  HookRecords main_only;
+  main_only.exceptions.push_back(plain);
+  main_only.exceptions[0].pid = 7;
+  main_only.exceptions[0].ns = 90;
+  ItemErrorRecord other;
+  other.pid = 7;
+  other.type = "OSError";
+  other.item = "index 1";
+  other.ns = 10;
+  main_only.item_errors.push_back(other);
+  EXPECT_EQ(job_exception(main_only)->item, "");
+  other.type = "KeyError";
+  other.item = "position 12 of the dataset's iterator";
+  main_only.item_errors.push_back(other);
+  EXPECT_EQ(
+      job_exception(main_only)->text(),
+      "KeyError for item position 12 of the dataset's iterator (at /src/train.py:12 in main)");
+  main_only.item_errors.back().pid = 8;  // another process's
+  EXPECT_EQ(job_exception(main_only)->item, "");
 
   write(file(200), lines({kMainProc, R"({"t":"exception","type":"E","worker":"w"})"}));
   EXPECT_NE(error_of([&] { read_hook_dir(dir_.path()); }).find(":2: 'worker' is not an object"),
+            std::string::npos);
+}
+
+TEST_F(HookRecordsTest, OptimizerStepsAndTheirWatchAreRead) {
+  write(file(100),
+        lines({kMainProc, R"({"t":"optim_watch","available":true,"why":null,"ns":10})",
+               R"({"t":"optim_step","opt":0,"ns":20})", R"({"t":"optim_step","opt":1,"ns":30})"}));
+  write(file(200), lines({R"({"t":"proc","pid":200,"ppid":1,"role":"main","ns":1})",
+                          R"({"t":"optim_watch","available":false,"why":"old torch","ns":10})"}));
+  const HookRecords r = read_hook_dir(dir_.path());
+  ASSERT_EQ(r.optim_steps.size(), 2u);
+  EXPECT_EQ(r.optim_steps[1].opt, 1);
+  EXPECT_EQ(r.optim_steps[1].ns, 30);
+  EXPECT_EQ(r.optim_steps[1].pid, 100);
+  ASSERT_EQ(r.optim_watches.size(), 2u);
+  EXPECT_TRUE(r.optim_watches[0].available);
+  EXPECT_FALSE(r.optim_watches[1].available);
+  EXPECT_EQ(r.optim_watches[1].why, "old torch");
+  EXPECT_EQ(r.unknown, 0);
+
+  write(file(200), lines({kMainProc, R"({"t":"optim_step","ns":5})"}));
+  EXPECT_NE(error_of([&] { read_hook_dir(dir_.path()); }).find(":2: no field 'opt'"),
             std::string::npos);
 }
 

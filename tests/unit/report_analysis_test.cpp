@@ -174,6 +174,7 @@ TEST(ReportStages, AJobsGetitemSplitsIntoItsLoaderAndTransformsAndAGetitemsCallI
       json::array({{{"followed", true}, {"config", {{"batch_size", 8}, {"num_workers", 2}}}}});
   s["throughput"]["end_to_end"]["samples_per_batch"] = 8;
   s["latency_ms"]["step"]["mean"] = 100;
+  s["stall_fraction"] = 0.4;
   s["latency_ms"]["stages"]["getitem"]["mean"] = 20;
   s["latency_ms"]["stages"]["decode"]["mean"] = 12;
   s["latency_ms"]["stages"]["augment"]["mean"] = 6;
@@ -193,6 +194,15 @@ TEST(ReportStages, AJobsGetitemSplitsIntoItsLoaderAndTransformsAndAGetitemsCallI
   a = attribute_stages(s, json::object());
   EXPECT_DOUBLE_EQ(a["per_batch_ms"]["getitem"].get<double>(), 40);  // 80 / 2 workers
   EXPECT_NE(a["basis"].get<std::string>().find("1 __getitems__ call per batch"), std::string::npos);
+  EXPECT_FALSE(a.contains("limit_not_established"));
+
+  // A job with no measured step: its stage times are the warm-up's, and they limit nothing.
+  s.erase("stall_fraction");
+  a = attribute_stages(s, json::object());
+  EXPECT_TRUE(a["limit"].is_null());
+  EXPECT_NE(a["limit_not_established"].get<std::string>().find("no step of the job was measured"),
+            std::string::npos);
+  EXPECT_DOUBLE_EQ(a["per_batch_ms"]["getitem"].get<double>(), 40);  // still shown, as measured
 }
 
 TEST(ReportStages, AModelAboveTheMeasuredPeriodSaysSoInsteadOfClampingIpc) {

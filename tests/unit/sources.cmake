@@ -10,6 +10,7 @@ list(APPEND MMPROF_TEST_SOURCES
   unit/hook_records_test.cpp
   unit/job_config_test.cpp
   unit/job_timeline_test.cpp
+  unit/optimizer_steps_test.cpp
   unit/media_format_test.cpp
   unit/page_cache_test.cpp
   unit/bad_input_test.cpp

@@ -1,6 +1,6 @@
 """A Lightning training loop written the way its documentation shows one: a LightningDataModule
 whose train_dataloader() is a torch DataLoader over a torchvision ImageFolder of JPEG files, a
-LightningModule, Trainer.fit on the CPU. Lightning's own SimpleProfiler times every fetch of a
+LightningModule, Trainer.fit on the CPU, accumulating gradients over 2 batches. Lightning's own SimpleProfiler times every fetch of a
 batch ("[_TrainingEpochLoop].train_dataloader_next"); the job writes those durations to
 OUT/job-waits.txt, the check of mmprof's figures.
 
@@ -66,6 +66,7 @@ class Waits(L.Callback):
 def train(root, out, step_ms, workers):
     profiler = SimpleProfiler()
     trainer = L.Trainer(accelerator="cpu", devices=1, max_epochs=1000, profiler=profiler,
+                        accumulate_grad_batches=2,
                         callbacks=[Waits(profiler, out)], logger=False,
                         enable_checkpointing=False, enable_progress_bar=False,
                         enable_model_summary=False)

@@ -1,14 +1,16 @@
 """Lazy patching: a sys.meta_path finder that lets the normal machinery find
-``torch.utils.data.dataloader`` (and NVIDIA DALI's ``nvidia.dali.plugin.pytorch``) and wraps
+``torch.utils.data.dataloader`` (and NVIDIA DALI's ``nvidia.dali.plugin.pytorch``, torchdata's
+``torchdata.nodes.loader``) and wraps
 that module's exec_module so it is patched right after the module body ran.  Imports nothing
 but ``sys``; the finder removes itself once every target fired."""
 
 import sys
 
 TARGET = "torch.utils.data.dataloader"
-# module -> the patching function that patches it (DALI's module imports torch first, so the
-# DataLoader's patch, which starts the hook, comes before it).
-TARGETS = {TARGET: "patch", "nvidia.dali.plugin.pytorch": "patch_dali"}
+# module -> the patching function that patches it (DALI's and torchdata's modules import torch
+# first, so the DataLoader's patch, which starts the hook, comes before them).
+TARGETS = {TARGET: "patch", "nvidia.dali.plugin.pytorch": "patch_dali",
+           "torchdata.nodes.loader": "patch_nodes"}
 
 
 def patch_now(module):

@@ -247,6 +247,70 @@ def dali_config(it):
     return cfg
 
 
+# A torchdata.nodes node's own settings, where it has them.
+_NODE_SETTINGS = ("num_workers", "method", "in_order", "multiprocessing_context", "max_concurrent",
+                  "batch_size", "drop_last", "prefetch_factor", "pin_memory_device",
+                  "snapshot_frequency")
+
+
+def nodes_config(loader):
+    """A torchdata.nodes Loader in the loader record's shape: its graph walked from the root
+    through each node's ``source``; the DataLoader keys read from the nodes that hold them (a
+    process ParallelMapper's workers, which threads are not; the first Batcher's batch size; a
+    Prefetcher's depth; a PinMemory), the dataset from the bound ``__getitem__`` a mapper calls
+    (MapStyleWrapper), each node's class and settings in the library's settings."""
+    nodes = []
+    node = getattr(loader, "root", None)
+    seen = set()
+    while node is not None and id(node) not in seen and len(nodes) < 32:
+        seen.add(id(node))
+        nodes.append(node)
+        node = getattr(node, "source", None)
+
+    def first(cls_name):
+        return next((n for n in nodes if type(n).__name__ == cls_name), None)
+
+    settings = []
+    for n in nodes:
+        s = {"class": type(n).__name__}
+        for key in _NODE_SETTINGS:
+            if key in getattr(n, "__dict__", {}):
+                v = n.__dict__[key]
+                s[key] = context_name(v) if key == "multiprocessing_context" else json_value(v)
+        settings.append(s)
+    # The mapper with the most workers is the one that loads (a collate mapper has one).
+    mappers = [n for n in nodes if type(n).__name__ == "ParallelMapper"]
+    mapper = max(mappers, key=lambda n: getattr(n, "num_workers", 0) or 0) if mappers else None
+    batcher = first("Batcher")
+    prefetch, sampler = first("Prefetcher"), first("SamplerWrapper")
+    ds = next((getattr(getattr(n, "map_fn", None), "__self__", None) for n in nodes
+               if getattr(getattr(n, "map_fn", None), "__self__", None) is not None), None)
+    processes = mapper is not None and getattr(mapper, "method", None) == "process"
+    root = _unwrap_chain(ds, "root") if ds is not None else None
+    cfg = {k: None for k in ("persistent_workers", "timeout", "batch_sampler", "collate_fn",
+                             "worker_init_fn", "transform")}
+    cfg.update({
+        "num_workers": getattr(mapper, "num_workers", None) if processes else None,
+        "batch_size": getattr(batcher, "batch_size", None),
+        "prefetch_factor": getattr(prefetch, "prefetch_factor", None),
+        "pin_memory": first("PinMemory") is not None,
+        "in_order": getattr(mapper, "in_order", None),
+        "drop_last": getattr(batcher, "drop_last", None),
+        "multiprocessing_context": context_name(getattr(mapper, "multiprocessing_context", None))
+                                   if processes else None,
+        "sampler": type(sampler.sampler).__name__ if getattr(sampler, "sampler", None) is not None
+                   else None,
+        "dataset": dataset_class(ds) if ds is not None else type(nodes[-1]).__name__ if nodes
+                   else None,
+        "dataset_len": _len(ds) if ds is not None else None,
+        "dataset_root": os.path.abspath(os.fspath(root)) if isinstance(root, (str, os.PathLike))
+                        else None,
+        "library": {"name": "torchdata", "version": _module_version("torchdata", "torchdata"),
+                    "class": "torchdata.nodes.Loader", "settings": {"nodes": settings}},
+    })
+    return cfg
+
+
 def json_value(v):
     """A value as the loader record can hold it (JSON scalars as they are)."""
     if type(v).__module__ == "numpy" and getattr(v, "shape", None) == ():

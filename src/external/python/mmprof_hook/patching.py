@@ -166,13 +166,56 @@ def _on_loader(loader, t0, outcome, frame):
         ov["applied"] = outcome.applied
         ov["rejected"] = outcome.rejected
         ov["original"] = outcome.original
-    config = describe.dali_config(loader) if _is_dali(loader) else describe.loader_config(loader)
+    if _is_dali(loader):
+        config = describe.dali_config(loader)
+    elif _is_nodes(loader):
+        config = describe.nodes_config(loader)
+    else:
+        config = describe.loader_config(loader)
     rec = {"t": "loader", "loader": ls.lid, "ns": t0,
            "origin": stack[0] if stack else None, "stack": stack,
            "config": config, "overrides": ov,
            "follow": ls.follow}
     emit(dumps(rec), now_ns())
+    if not _optimizers_watched:
+        _watch_optimizers()
     return ls
+
+
+_optimizers = {}  # id(optimizer) -> its index in this process, in the order they first stepped
+_optimizers_watched = False
+
+
+def _optimizer_stepped(optimizer, args, kwargs):
+    if not S.active:
+        return
+    try:
+        k = _optimizers.setdefault(id(optimizer), len(_optimizers))
+        t = now_ns()
+        emit('{"t":"optim_step","opt":%d,"ns":%d}' % (k, t), t)
+    except Exception as exc:
+        fail("optim_step", exc)
+
+
+def _watch_optimizers():
+    """Every torch.optim optimizer step of the process (an ``optim_step`` record), through torch's
+    global post-step hook (torch >= 2.0), so mmprof can tell batches per optimizer step (gradient
+    accumulation). Registered after the first DataLoader's record, when torch is wholly
+    imported."""
+    global _optimizers_watched
+    _optimizers_watched = True
+    mod = sys.modules.get("torch.optim.optimizer")
+    register = getattr(mod, "register_optimizer_step_post_hook", None)
+    why = None
+    if register is None:
+        # torch 1.13 has none: gradient accumulation is then not detectable (not a partial hook:
+        # no figure the hook promises is missing).
+        why = ("torch.optim.optimizer has no register_optimizer_step_post_hook in this torch"
+               if mod is not None else "torch.optim is not imported")
+    else:
+        register(_optimizer_stepped)
+    emit(dumps({"t": "optim_watch", "available": why is None, "why": why, "ns": now_ns()}),
+         now_ns())
 
 
 def _construct(orig_init, base_cls, self, args, kwargs, ov):
@@ -582,6 +625,20 @@ def _getitem_record(c, idx, t0, t1, items=None, parts=None):
          % (c.lid, c.wid, _jidx(idx), t0, t1 - t0, c.every, tail), t1)
 
 
+def _item_failed(c, key, where, exc):
+    """The dataset raised for an item: which one (its index, a __getitems__ call's indices, or
+    an iterable's position in this worker), written at once, so the exception the job ends with
+    (torch re-raises a worker's in the main process, without the index) can name it."""
+    try:
+        kind = type(exc)
+        emit('{"t":"item_error","loader":%d,"worker":%d,"%s":%s,"type":%s,"message":%s,"ns":%d}'
+             % (c.lid, c.wid, key, where, dumps(kind.__qualname__), dumps(str(exc)[:500]),
+                now_ns()), 0)
+        R.flush()
+    except Exception as inner:
+        fail("item_error", inner)
+
+
 class _Part:
     """One stage inside a torchvision dataset's __getitem__: its loader (the file's read and
     decode, "decode") or one transform of its Compose (named by its class), in place of the
@@ -682,13 +739,20 @@ class TimedMap:
             return self._mm_ds[idx]
         n = c.count
         if n % every:
-            item = self._mm_ds[idx]
+            try:
+                item = self._mm_ds[idx]
+            except Exception as exc:
+                _item_failed(c, "index", _jidx(idx), exc)
+                raise
             c.count = n + 1
             return item
         c.parts = {}
         t0 = now_ns()
         try:
             item = self._mm_ds[idx]
+        except Exception as exc:
+            _item_failed(c, "index", _jidx(idx), exc)
+            raise
         finally:
             t1 = now_ns()
             parts, c.parts = c.parts, None
@@ -721,13 +785,20 @@ class TimedMapBatched(TimedMap):
             return get(indices)
         n = c.count
         if n % every:
-            items = get(indices)
+            try:
+                items = get(indices)
+            except Exception as exc:
+                _item_failed(c, "indices", _jidx(indices), exc)
+                raise
             c.count = n + 1
             return items
         c.parts = {}
         t0 = now_ns()
         try:
             items = get(indices)
+        except Exception as exc:
+            _item_failed(c, "indices", _jidx(indices), exc)
+            raise
         finally:
             t1 = now_ns()
             parts, c.parts = c.parts, None
@@ -758,12 +829,19 @@ class TimedIter:
         if not every or not S.active:
             return next(self._mm_it)
         n = c.count
-        if n % every:
+        timed = not n % every
+        if timed:
+            t0 = now_ns()
+        try:
             item = next(self._mm_it)
+        except StopIteration:
+            raise
+        except Exception as exc:
+            _item_failed(c, "position", str(n), exc)
+            raise
+        if not timed:
             c.count = n + 1
             return item
-        t0 = now_ns()
-        item = next(self._mm_it)
         t1 = now_ns()
         c.count = n + 1
         try:
@@ -895,7 +973,10 @@ def _is_dali(obj):
     return _dali_base is not None and isinstance(obj, _dali_base)
 
 
-def _make_dali_init(orig_init):
+def _make_library_init(orig_init, first_epoch, outcome_of=None):
+    """__init__ of a loader that is not a DataLoader (a DALI iterator, a torchdata.nodes Loader):
+    records the loader with outcome_of(self), the overrides' outcome; first_epoch: its
+    construction begins its first epoch (a DALI iterator fetches its first batch there)."""
     @functools.wraps(orig_init)
     def __init__(self, *args, **kwargs):
         if not S.active or _tls.initing is self:
@@ -909,9 +990,12 @@ def _make_dali_init(orig_init):
             _tls.initing = outer
         if S.active:
             try:
-                # Its first epoch starts with its construction, which built the pipeline and
-                # fetched the first batch: the time to the first batch counts both.
-                _begin_epoch(_on_loader(self, t0, None, sys._getframe(1)), self, t0, self)
+                outcome = outcome_of(self) if outcome_of is not None else None
+                ls = _on_loader(self, t0, outcome, sys._getframe(1))
+                if first_epoch:
+                    # The time to the first batch counts the construction, which built the
+                    # pipeline and fetched the first batch.
+                    _begin_epoch(ls, self, t0, self)
             except Exception as exc:
                 fail("loader", exc)
         return None
@@ -928,12 +1012,94 @@ def _make_dali_reset(orig_reset):
     return reset
 
 
+# The DataLoader settings a DALI pipeline has (docs/external-hook.md, "Overrides"): its CPU
+# threads stand where a DataLoader's workers do, its prefetch queue where the prefetch factor.
+_DALI_ARGS = {"num_workers": "num_threads", "prefetch_factor": "prefetch_queue_depth",
+              "batch_size": "batch_size"}
+
+
+def _make_dali_pipeline_init(orig_init):
+    """Pipeline.__init__ with MMPROF_HOOK_OVERRIDES' DataLoader keys in DALI's names; the
+    outcome is kept on the pipeline for its iterator's loader record. DALI decides what is valid:
+    a construction it refuses with the overrides is made again with the caller's arguments."""
+    try:
+        sig = inspect.signature(orig_init)
+    except (TypeError, ValueError):
+        sig = None
+    names = list(sig.parameters)[1:] if sig is not None else []
+
+    @functools.wraps(orig_init)
+    def __init__(self, *args, **kwargs):
+        ov = S.cfg.overrides if S.active else None
+        if not ov:
+            return orig_init(self, *args, **kwargs)
+        outcome = _overrides.Outcome()
+        if len(args) > len(names):
+            return orig_init(self, *args, **kwargs)  # DALI's own error, as without the hook
+        given = dict(zip(names, args))
+        given.update(kwargs)
+        mine = dict(given)  # every argument by keyword: the same call for DALI
+        for key, value in ov.items():
+            arg = _DALI_ARGS.get(key)
+            if arg is None:
+                outcome.rejected[key] = "a DALI pipeline has no such setting (it takes %s)" % (
+                    ", ".join("loader.%s as %s" % kv for kv in _DALI_ARGS.items()))
+            elif key == "num_workers" and (not isinstance(value, int) or value < 1):
+                outcome.rejected[key] = "a DALI pipeline needs num_threads >= 1, not %r" % (value,)
+            else:
+                outcome.original[key] = describe.json_value(given.get(arg))
+                outcome.applied[key] = value
+                mine[arg] = value
+        if not outcome.applied:
+            orig_init(self, *args, **kwargs)
+        else:
+            _dali_construct(orig_init, self, args, kwargs, mine, outcome)
+        try:
+            self.__dict__["_mmprof_overrides"] = outcome
+        except Exception:
+            pass
+        return None
+    if sig is not None:
+        # pipeline_def sorts its keyword arguments by Pipeline.__init__'s own parameters
+        # (inspect.getfullargspec, which does not follow __wrapped__).
+        __init__.__signature__ = sig
+    return __init__
+
+
+def _dali_construct(orig_init, self, args, kwargs, mine, outcome):
+    """With the overrides; if DALI refuses them, as the caller asked (outside the handler, so
+    a failure then reads as DALI's own)."""
+    try:
+        orig_init(self, **mine)
+        return
+    except Exception as exc:
+        why = "refused by DALI: %s: %s" % (type(exc).__name__, exc)
+    for key in list(outcome.applied):
+        del outcome.applied[key]
+        outcome.rejected[key] = why
+    orig_init(self, *args, **kwargs)
+
+
+def _dali_outcome(it):
+    """The overrides' outcome of a DALI iterator's first pipeline, None without overrides."""
+    pipes = getattr(it, "_pipes", None) or []
+    return getattr(pipes[0], "__dict__", {}).get("_mmprof_overrides") if pipes else None
+
+
 def patch_dali(mod):
     """Patch the freshly executed nvidia.dali.plugin.pytorch module (torch's DataLoader module,
     which it imports first, started the hook)."""
     global _dali_base
     if not S.active:
         return
+    if S.cfg.overrides:
+        pipeline = getattr(sys.modules.get("nvidia.dali.pipeline"), "Pipeline", None)
+        if isinstance(pipeline, type):
+            _wrap_method(pipeline, "Pipeline", "__init__", _make_dali_pipeline_init,
+                         "the overrides of a DALI pipeline's settings")
+        else:
+            _partial("nvidia.dali.pipeline.Pipeline", "the overrides of a DALI pipeline's settings",
+                     "not in this DALI")
     base = getattr(sys.modules.get("nvidia.dali.plugin.base_iterator"), "_DaliBaseIterator", None)
     if not isinstance(base, type):
         _partial("nvidia.dali.plugin.base_iterator._DaliBaseIterator",
@@ -945,10 +1111,72 @@ def patch_dali(mod):
         cls = getattr(mod, name, None)
         # Its own __init__, not the base's: it fetches the first batch itself after the base's
         # (prepare_first_batch), and that fetch is part of constructing the loader.
-        _wrap_method(cls, name, "__init__", _make_dali_init,
+        _wrap_method(cls, name, "__init__",
+                     lambda orig: _make_library_init(orig, True, _dali_outcome),
                      "the DALI iterator's configuration (it is not followed without it)")
         _wrap_method(cls, name, "__next__", _make_next,
                      "each DALI batch's wait, hence the stall and the step time")
+
+
+# --------------------------------------------------------------------------
+# torchdata.nodes: a graph of nodes read through a Loader, not a DataLoader. Loader.__init__
+# records the loader, Loader.__iter__ begins an epoch (it resets the same LoaderIterator each
+# time), LoaderIterator.__next__ is timed by the DataLoader iterator's wrapper; its has_next()
+# looks one item ahead through __next__, which is not a batch the job took.
+
+_nodes_loader = None
+
+
+def _is_nodes(obj):
+    return _nodes_loader is not None and isinstance(obj, _nodes_loader)
+
+
+def _make_has_next(orig):
+    @functools.wraps(orig)
+    def has_next(self):
+        outer = _tls.nexting
+        _tls.nexting = self
+        try:
+            return orig(self)
+        finally:
+            _tls.nexting = outer
+    return has_next
+
+
+def _nodes_outcome(_loader):
+    """Overrides reach no torchdata.nodes Loader: each is rejected, saying so."""
+    ov = S.cfg.overrides
+    if not ov:
+        return None
+    out = _overrides.Outcome()
+    for key in ov:
+        out.rejected[key] = ("a torchdata.nodes Loader has no DataLoader arguments: its nodes "
+                             "(ParallelMapper, Batcher, Prefetcher) take their own")
+    return out
+
+
+def patch_nodes(mod):
+    """Patch the freshly executed torchdata.nodes.loader module."""
+    global _nodes_loader
+    if not S.active:
+        return
+    loader = getattr(mod, "Loader", None)
+    it = getattr(mod, "LoaderIterator", None)
+    base = getattr(sys.modules.get("torchdata.nodes.base_node"), "BaseNode", None)
+    if not all(isinstance(c, type) for c in (loader, it, base)) or "__next__" not in base.__dict__:
+        _partial("torchdata.nodes.Loader", "the torchdata.nodes loader's configuration, batches "
+                 "and waits", "Loader, LoaderIterator or BaseNode.__next__ not in this torchdata")
+        return
+    _nodes_loader = loader
+    _wrap_method(loader, "torchdata.nodes.Loader", "__init__",
+                 lambda orig: _make_library_init(orig, False, _nodes_outcome),
+                 "the torchdata.nodes loader's configuration (it is not followed without it)")
+    _wrap_method(loader, "torchdata.nodes.Loader", "__iter__", _make_iter,
+                 "the start of each epoch of a torchdata.nodes loader")
+    # Its own __next__ (BaseNode's), so the graph's other nodes are not timed as batches.
+    it.__next__ = _make_next(base.__dict__["__next__"])
+    _wrap_method(it, "torchdata.nodes.LoaderIterator", "has_next", _make_has_next,
+                 "a torchdata.nodes loader's look-ahead, which is not a batch")
 
 
 # --------------------------------------------------------------------------
