@@ -28,7 +28,8 @@ struct Claim {
   // mmprof's arguments, run in turn; the datasets of kSources ({files}: 96 images of the
   // default mix, {shard}: one tar shard of 48, {straggle}: a shard of 64 small JPEGs and one of
   // 64 big PNGs, {unequal}: a shard of 64 small JPEGs and one of 16), {out} the run the report
-  // reads, {copy} and {copy2} staged copies, {python} Debian's python3.
+  // reads, {copy} and {copy2} staged copies, {python} Debian's python3, {torch} the Python of
+  // the torch the job tests run on, {sleepy} kSleepyJob.
   std::vector<const char*> commands;
   int exit_code;                         // of the last command (a failed job: 1)
   std::vector<const char*> says, never;  // in report.md
@@ -135,7 +136,39 @@ const Claim kClaims[] = {
      0,
      {"the ranks take unequal steps per epoch"},
      {"every rank takes"}},
+    // A PyTorch job whose one worker sleeps 30 ms an item (waiting, not computing): more workers
+    // are the lever whatever the host's idle cores; with no worker, the DataLoader refuses
+    // prefetch_factor and persistent_workers, so neither is advised.
+    {"AWaitingWorkerMakesMoreWorkersTheLever",
+     "hypotheses (the limiting resource)",
+     {"baseline --quiet --warmup-steps 2 --steps 8 --out {out} -- {torch} {sleepy} 30 1"},
+     0,
+     {": input-bound (", "--factor loader.num_workers=1,2 -- "},
+     {}},
+    {"NoWorkerGetsNoAdviceTheDataLoaderRefuses",
+     "hypotheses (preconditions)",
+     {"baseline --quiet --warmup-steps 2 --steps 8 --out {out} -- {torch} {sleepy} 5 0"},
+     0,
+     {": input-bound ("},
+     {"--factor loader.prefetch_factor", "--factor loader.persistent_workers"}},
 };
+
+// The PyTorch job of the hypotheses' rows: `{sleepy} ITEM_MS WORKERS`, 64 items of 4 a batch,
+// each item a sleep (a read that waits), a 2 ms step.
+constexpr const char* kSleepyJob = R"PY(
+import sys, time, torch
+from torch.utils.data import DataLoader, Dataset
+item_ms, workers = float(sys.argv[1]), int(sys.argv[2])
+class Sleepy(Dataset):
+    def __len__(self):
+        return 64
+    def __getitem__(self, i):
+        time.sleep(item_ms / 1000)
+        return torch.zeros(3, 8, 8)
+for epoch in range(1000):
+    for batch in DataLoader(Sleepy(), batch_size=4, num_workers=workers):
+        time.sleep(0.002)
+)PY";
 #undef MMPROF_CLAIMS_AB
 
 void PrintTo(const Claim& c, std::ostream* os) {
@@ -209,6 +242,12 @@ class Claims : public ::testing::TestWithParam<Claim> {
                                     {"{copy2}", here / "copy2"}}) {
       c = test::replaced(c, key, test::shell_quote(path));
     }
+    if (c.find("{sleepy}") != std::string::npos) {
+      const fs::path job = dir_->path() / "sleepy.py";
+      if (!fs::exists(job)) std::ofstream(job) << kSleepyJob;
+      c = test::replaced(c, "{sleepy}", test::shell_quote(job));
+    }
+    c = test::replaced(c, "{torch}", test::job_torch().python);
     return test::replaced(c, "{python}", "/usr/bin/python3");
   }
 
@@ -220,6 +259,11 @@ std::unique_ptr<test::TempDir> Claims::dir_;
 TEST_P(Claims, TheReportSaysWhatTheScenarioSupportsAndNothingElse) {
   const Claim& c = GetParam();
   SCOPED_TRACE(c.what);
+  if (test::job_torch().python.empty() &&
+      std::any_of(c.commands.begin(), c.commands.end(), [](const char* cmd) {
+        return std::string(cmd).find("{torch}") != std::string::npos;
+      }))
+    MMPROF_SKIP_WITHOUT(test::job_torch().capability, test::job_torch().why);
   const fs::path here = dir_->path() / c.name;
   fs::create_directories(here);
   for (size_t i = 0; i < c.commands.size(); ++i) {
