@@ -136,15 +136,8 @@ const Claim kClaims[] = {
      0,
      {"the ranks take unequal steps per epoch"},
      {"every rank takes"}},
-    // A PyTorch job whose one worker sleeps 30 ms an item (waiting, not computing): more workers
-    // are the lever whatever the host's idle cores; with no worker, the DataLoader refuses
-    // prefetch_factor and persistent_workers, so neither is advised.
-    {"AWaitingWorkerMakesMoreWorkersTheLever",
-     "hypotheses (the limiting resource)",
-     {"baseline --quiet --warmup-steps 2 --steps 8 --out {out} -- {torch} {sleepy} 30 1"},
-     0,
-     {": input-bound (", "--factor loader.num_workers=1,2 -- "},
-     {}},
+    // A PyTorch job with no worker: the DataLoader refuses prefetch_factor and persistent_workers
+    // then, so neither is advised (the advice's precondition read from the job's own loader).
     {"NoWorkerGetsNoAdviceTheDataLoaderRefuses",
      "hypotheses (preconditions)",
      {"baseline --quiet --warmup-steps 2 --steps 8 --out {out} -- {torch} {sleepy} 5 0"},
@@ -153,7 +146,7 @@ const Claim kClaims[] = {
      {"--factor loader.prefetch_factor", "--factor loader.persistent_workers"}},
 };
 
-// The PyTorch job of the hypotheses' rows: `{sleepy} ITEM_MS WORKERS`, 64 items of 4 a batch,
+// The PyTorch job of the hypotheses' row: `{sleepy} ITEM_MS WORKERS`, 64 items of 4 a batch,
 // each item a sleep (a read that waits), a 2 ms step.
 constexpr const char* kSleepyJob = R"PY(
 import sys, time, torch
