@@ -36,7 +36,11 @@ set(MMPROF_SERIAL_TESTS AbCliTest.PlantedSlowerStepIsRejected
     ExternalCli.AbOnTheJobAdoptsMoreWorkers
     # Load generators, alone so that they do not starve their neighbours: three busy loops
     # pinned to one CPU (and, below, four ranks with a worker each).
-    CliTest.PlantedCpuContentionIsMeasuredAndReported)
+    CliTest.PlantedCpuContentionIsMeasuredAndReported
+    # As root the storage probe empties the whole machine's page cache (drop_caches,
+    # docs/provenance.md): a warm run beside it read its whole dataset from the device again
+    # (LocalityCli.WarmReadsNothingFromTheDevice under make test-under-load).
+    InspectTest.ProbeStorageReportsBothPatternsAndTheCacheState)
 # Only where dist_cli_test.cpp is built (the sanitizer presets leave libtorch out): an entry for
 # a test the binary lacks would run nothing, which tests/CMakeLists.txt makes a failure.
 if(MMPROF_HAVE_TORCH)
