@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -64,6 +65,12 @@ class Dataset {
   // scanned). `remote` bounds those requests.
   static Dataset open(const std::filesystem::path& path, Layout layout,
                       const RemoteConfig& remote = {});
+  // Only the tar shards `shards` (paths relative to `folder`) of a local folder, indexed as
+  // open(folder, Layout::tar) indexes its shards: a WebDataset job's shard list, which may be a
+  // part of its folder. A listed shard that is missing is not a sample; none found throws as
+  // open().
+  static Dataset open_shards(const std::filesystem::path& folder,
+                             const std::vector<std::string>& shards);
 
   // The folder, or the URL of a remote dataset.
   const std::filesystem::path& root() const noexcept { return root_; }
@@ -94,6 +101,9 @@ class Dataset {
   nlohmann::json summary() const;
 
  private:
+  // open() of the files under `path` that `only` lists (null: all of them).
+  static Dataset open_listed(const std::filesystem::path& path, Layout layout,
+                             const RemoteConfig& remote, const std::set<std::string>* only);
   // `found`: the folder walk's files (sorted here); `why`: how the files layout was chosen.
   void index_folder(std::vector<FoundFile>& found, const std::string& why, DatasetStore& store);
   void index_shards(std::vector<FoundFile>& found, DatasetStore& store);

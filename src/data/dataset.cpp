@@ -81,14 +81,24 @@ bool is_shard(const std::string& rel) {
 }  // namespace
 
 Dataset Dataset::open(const fs::path& path, Layout layout, const RemoteConfig& remote) {
+  return open_listed(path, layout, remote, nullptr);
+}
+
+Dataset Dataset::open_shards(const fs::path& folder, const std::vector<std::string>& shards) {
+  const std::set<std::string> only(shards.begin(), shards.end());
+  return open_listed(folder, Layout::tar, {}, &only);
+}
+
+Dataset Dataset::open_listed(const fs::path& path, Layout layout, const RemoteConfig& remote,
+                             const std::set<std::string>* only) {
   // A folder of `mmprof gen --layout both` holds the samples twice, as files/ and as shards/:
   // the layout picks one (auto: the files), so --factor data.layout=files,tar compares the two.
   std::error_code gen_ec;
   if (!is_remote(path.string()) && fs::exists(path / "dataset.json", gen_ec)) {
     const bool files = fs::is_directory(path / "files", gen_ec);
     const bool shards = fs::is_directory(path / "shards", gen_ec);
-    if (layout == Layout::tar && shards) return open(path / "shards", layout, remote);
-    if (layout != Layout::tar && files) return open(path / "files", layout, remote);
+    if (layout == Layout::tar && shards) return open_listed(path / "shards", layout, remote, only);
+    if (layout != Layout::tar && files) return open_listed(path / "files", layout, remote, only);
   }
   Dataset ds;
   ds.root_ = path;
@@ -108,6 +118,10 @@ Dataset Dataset::open(const fs::path& path, Layout layout, const RemoteConfig& r
     walk.files.push_back({"shards.json", 0});
   }
   ds.ignored_ = std::move(walk.skipped);
+  if (only != nullptr) {  // the folder's other files are not the dataset's: neither read nor listed
+    std::erase_if(walk.files, [&](const FoundFile& f) { return only->count(f.rel) == 0; });
+    std::erase_if(ds.ignored_, [&](const IgnoredFile& f) { return only->count(f.file) == 0; });
+  }
   // Layout auto follows what holds the samples: tar when the top-level .tar files are at least as
   // many as the media files, so one stray .tar in a folder of images does not hide the images.
   size_t shards = 0, media = 0;

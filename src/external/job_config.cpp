@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <filesystem>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -166,6 +167,46 @@ json arrow_dataset(const json& library) {
   return out;
 }
 
+// A WebDataset's shards as mmprof indexes its own (tar layout, data.layout=tar): the samples, their
+// bytes and their data mix, when the shard list names local files of one folder; else why not.
+JobDataset shard_dataset(const json& library) {
+  std::vector<std::string> names, remote;
+  std::set<fs::path> folders;
+  for (const auto& where : library.value("locations", json::array())) {
+    if (!where.is_object()) continue;
+    if (where["local"].is_string()) {
+      const fs::path shard = where["local"].get<std::string>();
+      folders.insert(shard.parent_path());
+      names.push_back(shard.filename().string());
+    } else if (where["remote"].is_string()) {
+      remote.push_back(where["remote"].get<std::string>());
+    }
+  }
+  std::string why;
+  if (!remote.empty()) {
+    why = fmt::format("the job streams {} of its shards from URLs (the first: {})", remote.size(),
+                      remote.front());
+  } else if (folders.size() != 1) {
+    why = folders.empty() ? "the WebDataset names no shard list"
+                          : fmt::format("the job's shards lie in {} folders", folders.size());
+  } else {
+    try {
+      const Dataset d = Dataset::open_shards(*folders.begin(), names);
+      json data = d.summary();
+      data["library"] = library.value("name", "");
+      if (d.files().size() < names.size()) {
+        data["why_incomplete"] = {fmt::format("{} of the job's {} shards are not in {}",
+                                              names.size() - d.files().size(), names.size(),
+                                              folders.begin()->string())};
+      }
+      return {data, env::data_mix(d), ""};
+    } catch (const Error& e) {
+      why = e.what();
+    }
+  }
+  return {nullptr, nullptr, "the WebDataset's shards are not a dataset mmprof reads: " + why};
+}
+
 }  // namespace
 
 JobDataset job_dataset(const json& dataloader) {
@@ -177,6 +218,7 @@ JobDataset job_dataset(const json& dataloader) {
     if (name == "mosaicml-streaming" || name == "litdata")
       return {indexed_dataset(library, name == "mosaicml-streaming"), nullptr, ""};
     if (name == "datasets") return {arrow_dataset(library), nullptr, ""};
+    if (name == "webdataset") return shard_dataset(library);
     // A torchdata.nodes Loader reads a dataset of its own (its root below), DALI its reader.
     if (name != "torchdata") return {};
   }

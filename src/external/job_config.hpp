@@ -24,6 +24,10 @@ nlohmann::json job_config_tree(const nlohmann::json& tree, const nlohmann::json&
 // - a Hugging Face datasets Dataset: its num_rows and its Arrow cache files, each a shard, sized
 //   on disk: data = {layout "arrow", library, paths, shards, samples, total_bytes,
 //   why_incomplete};
+// - a WebDataset whose shard list names local files of one folder: those shards opened as mmprof
+//   opens its own tar shards (Dataset::open_shards; summary() with library "webdataset") and
+//   their data mix probed from the members' headers; data_reason says why not otherwise (a
+//   shard streamed from a URL, shards in several folders);
 // - a dataset with a folder root (an ImageFolder): the folder opened as mmprof opens its own
 //   (Dataset::summary(): layout, files, samples, images, videos, bytes, per extension) with
 //   library null and root_of the dataset's class, and its data mix probed from the headers

@@ -1,6 +1,7 @@
 #include "report/analysis.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <array>
@@ -100,20 +101,31 @@ json classify_bound(const json& s) {
   return c;
 }
 
-// Whether the workers waited to run (kCpuContended), and the words the classification adds.
+// Whether the workers or the main process (the training loop, and the loading it does itself
+// with no worker or decode placed there) waited to run (kCpuContended), and the words the
+// classification adds.
 std::pair<json, std::string> cpu_contention(const json& s) {
-  const auto delay = number_at(s, "/cpu/run_queue_delay/workers_mean_fraction");
-  if (!delay) return {nullptr, ""};
-  if (*delay < kCpuContended) return {false, ""};
+  const auto workers = number_at(s, "/cpu/run_queue_delay/workers_mean_fraction");
+  const auto main = number_at(s, "/cpu/run_queue_delay/main_fraction");
+  if (!workers && !main) return {nullptr, ""};
+  std::vector<std::string> waited;
+  if (workers && *workers >= kCpuContended) {
+    waited.push_back(
+        fmt::format("the workers waited for a CPU {:.1f} % of their time", 100 * *workers));
+  }
+  if (main && *main >= kCpuContended) {
+    waited.push_back(
+        fmt::format("the main process waited for a CPU {:.1f} % of its time", 100 * *main));
+  }
+  if (waited.empty()) return {false, ""};
   // Oversubscribed by whom: other processes on the run's CPUs, or the run's own.
   const auto others = number_at(s, "/cpu/host/others_busy_cores");
   const std::string by =
       !others          ? "more runnable processes than free CPUs"
       : *others >= 0.5 ? fmt::format("other processes kept {:.2f} of the run's CPUs busy", *others)
                        : "the run's own processes outnumber its CPUs";
-  return {true, fmt::format("; CPU-contended: the workers waited for a CPU {:.1f} % of their time "
-                            "(>= {:.0f} %): {}",
-                            100 * *delay, 100 * kCpuContended, by)};
+  return {true, fmt::format("; CPU-contended: {} (>= {:.0f} %): {}", fmt::join(waited, ", and "),
+                            100 * kCpuContended, by)};
 }
 
 }  // namespace
@@ -337,11 +349,14 @@ std::string cpu_text(const json& c) {
   }
   if (const auto some = number_at(c, "/pressure_some_fraction"))
     text += fmt::format("; CPU pressure {:.0f} % of the time", 100 * *some);
-  if (const auto delay = number_at(c, "/workers_run_queue_delay_fraction")) {
-    text += fmt::format("; workers waited for a CPU {:.1f} % of their time", 100 * *delay);
-    if (value_at(c, "/contended") == true)
-      text += fmt::format(": CPU-contended (>= {:.0f} %)", 100 * kCpuContended);
-  }
+  const auto delay = number_at(c, "/workers_run_queue_delay_fraction");
+  const auto main = number_at(c, "/main_run_queue_delay_fraction");
+  if (delay) text += fmt::format("; workers waited for a CPU {:.1f} % of their time", 100 * *delay);
+  if (main && delay) text += fmt::format(", the main process {:.1f} % of its", 100 * *main);
+  if (main && !delay)
+    text += fmt::format("; the main process waited for a CPU {:.1f} % of its time", 100 * *main);
+  if (value_at(c, "/contended") == true)
+    text += fmt::format(": CPU-contended (>= {:.0f} %)", 100 * kCpuContended);
   if (const auto idle = number_at(c, "/idle_cores")) text += fmt::format("; {:.2f} idle", *idle);
   if (value_at(c, "/saturated") == true) text += " (saturated)";
   if (const json loading = value_at(c, "/loading"); loading.is_object())
@@ -459,7 +474,10 @@ json cpu_resource(const json& s, const json& m) {
   const bool own = used && cores && *used >= kCpuSaturated * *cores;
   c["saturated"] =
       used && cores ? json(own || (host && *busy + steal >= kCpuSaturated)) : json(nullptr);
-  c["contended"] = delay ? json(*delay >= kCpuContended) : json(nullptr);
+  const auto main = number_at(s, "/cpu/run_queue_delay/main_fraction");
+  c["contended"] =
+      delay || main ? json(delay.value_or(0) >= kCpuContended || main.value_or(0) >= kCpuContended)
+                    : json(nullptr);
   // Idle cores are idle on the host, not merely unused by mmprof; a cgroup quota caps them at
   // what the run's own use leaves of it.
   if (host && cores && used) {
@@ -599,15 +617,29 @@ json attribute_resources(const json& s, const json& m, const json& stages) {
                                                                      {"gpu", "saturated"}}};
   // A busy host limits the loader only when its loading processes compute or queue for a CPU: a
   // worker that sleeps or waits on I/O is limited by what it waits for, whoever keeps the CPUs
-  // busy.
-  const bool off_cpu = value_at(r, "/cpu/loading/kind") == "off-cpu";
+  // busy; one whose activity was not seen is not shown to be limited by a host others keep busy
+  // (the run's own use saturating its cores still is).
+  const json& cpu = r["cpu"];
+  const bool off_cpu = value_at(cpu, "/loading/kind") == "off-cpu";
+  const auto used = number_at(cpu, "/utilization_cores");
+  const auto cores = number_at(cpu, "/available_cores");
+  const bool own = used && cores && *used >= kCpuSaturated * *cores;
+  const bool host_only =
+      cpu["saturated"] == true && !own && value_at(cpu, "/loading/kind") == "not-established";
   for (const auto& [resource, flag] : order) {
-    if (r[resource][flag] == true && !(off_cpu && std::string(resource) == "cpu")) {
+    const bool is_cpu = std::string(resource) == "cpu";
+    if (r[resource][flag] == true && !(is_cpu && off_cpu) &&
+        !(is_cpu && host_only && std::string(flag) == "saturated")) {
       r["limit"] = resource;
       break;
     }
   }
   if (off_cpu && r["limit"] == "none saturated") r["limit"] = "off-cpu wait";
+  if (host_only && r["limit"] == "none saturated") {
+    r["limit"] = "not established";
+    r["limit_why"] = "other processes kept the host's CPUs busy, and " +
+                     value_at(cpu, "/loading/text").get<std::string>();
+  }
   return r;
 }
 

@@ -6,6 +6,8 @@
 #include <cmath>
 #include <filesystem>
 #include <optional>
+#include <string>
+#include <tuple>
 #include <vector>
 
 #include "report/analysis.hpp"
@@ -69,14 +71,23 @@ void resource_facts(const json& r, json& facts) {
     facts.push_back(
         fact("cpu", cpu_text(value_at(r, "/cpu")), "cpu.utilization_cores", *used, "cores"));
   }
-  if (const auto delay = num("/cpu/workers_run_queue_delay_fraction")) {
-    facts.push_back(fact(
-        "cpu.contention",
-        fmt::format("the workers waited on a run queue {:.1f} % of their time{}", 100 * *delay,
-                    flag("/cpu/contended")
-                        ? fmt::format(": CPU-contended (>= {:.0f} %)", 100 * kCpuContended)
-                        : fmt::format(": not CPU-contended (< {:.0f} %)", 100 * kCpuContended)),
-        "cpu.run_queue_delay.workers_mean_fraction", *delay, "fraction of wall time"));
+  // The workers' wait for a CPU and the main process's (which loads itself with no worker).
+  const std::string contended =
+      flag("/cpu/contended")
+          ? fmt::format(": the run is CPU-contended (>= {:.0f} %)", 100 * kCpuContended)
+          : fmt::format(": not CPU-contended (< {:.0f} %)", 100 * kCpuContended);
+  for (const auto& [id, pointer, words, source] :
+       {std::tuple{"cpu.contention", "/cpu/workers_run_queue_delay_fraction",
+                   "the workers waited on a run queue {:.1f} % of their time{}",
+                   "workers_mean_fraction"},
+        std::tuple{"cpu.contention.main", "/cpu/main_run_queue_delay_fraction",
+                   "the main process waited on a run queue {:.1f} % of its time{}",
+                   "main_fraction"}}) {
+    if (const auto delay = num(pointer)) {
+      facts.push_back(fact(id, fmt::format(fmt::runtime(words), 100 * *delay, contended),
+                           std::string("cpu.run_queue_delay.") + source, *delay,
+                           "fraction of wall time"));
+    }
   }
   if (const auto read = num("/storage/read_mb_per_s")) {
     std::string text = fmt::format("storage delivered {:.1f} MB/s", *read);

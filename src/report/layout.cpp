@@ -40,9 +40,12 @@ void run_overview(const json& run, Section& s) {
   }
   s.blocks.push_back(Paragraph{
       fmt::format(
-          "Limit: stage {} ({} of the per-batch time), resource: {}.", str(st["limit"]),
+          "Limit: stage {} ({} of the per-batch time), resource: {}{}.", str(st["limit"]),
           st["limit"].is_string() ? pct(st["shares"][st["limit"].get<std::string>()]) : "n/a",
-          str(value_at(run, "/resources/limit"))),
+          str(value_at(run, "/resources/limit")),
+          value_at(run, "/resources/limit_why").is_string()
+              ? ": " + str(value_at(run, "/resources/limit_why"))
+              : ""),
       true});
 }
 

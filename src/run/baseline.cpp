@@ -125,6 +125,7 @@ class BaselineRun {
  private:
   nlohmann::json write_summary() {
     outcome_.pin_mode = phases_.pin_mode();
+    outcome_.step_kind = config_.step.kind;
     outcome_.error_events = recorder_.error_events();
     outcome_.error_samples = recorder_.error_samples();
     const ResourceUsage resources = recorder_.sampler().usage();

@@ -1,5 +1,7 @@
 #include "run/phase_metrics.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <numeric>
@@ -178,12 +180,22 @@ rundir::SummaryParts summarize(const PhaseMetrics& compute, const PhaseMetrics& 
          p.device_decode_fallback_reason.empty() ? json() : json(p.device_decode_fallback_reason)},
         {"nvml", nvml_summary(p.nvml_readings)}};
     // What decode (or anything else in the loop) takes from training: the step's compute with
-    // the loader running, against the compute phase alone.
+    // the loader running, against the compute phase alone. A sleep computes nothing: what makes
+    // it longer is a late wake-up (the run queue), not a resource decode took.
     const double alone = compute.compute_ms.empty() ? NAN : median(compute.compute_ms);
     const double loaded = end_to_end.compute_ms.empty() ? NAN : median(end_to_end.compute_ms);
-    s.decode_placement["compute_inflation"] = {{"compute_phase_p50_ms", finite_or_null(alone)},
-                                               {"end_to_end_p50_ms", finite_or_null(loaded)},
-                                               {"pct", finite_or_null(100 * (loaded / alone - 1))}};
+    const bool computes =
+        outcome.step_kind != StepKind::sleep && outcome.step_kind != StepKind::none;
+    json inflation = {{"compute_phase_p50_ms", finite_or_null(alone)},
+                      {"end_to_end_p50_ms", finite_or_null(loaded)},
+                      {"pct", computes ? finite_or_null(100 * (loaded / alone - 1)) : json()}};
+    if (!computes) {
+      inflation["why_null"] = fmt::format(
+          "step.kind={} computes nothing decode could take (a sleep's lengthening is a late "
+          "wake-up)",
+          to_string(outcome.step_kind));
+    }
+    s.decode_placement["compute_inflation"] = inflation;
   }
   // The loader's order (the pipeline phase's: no step decides it), against a global permutation.
   s.shuffle = pipeline.ran

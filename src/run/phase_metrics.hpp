@@ -70,6 +70,9 @@ struct RunOutcome {
   int64_t error_events = 0;         // lines in errors.jsonl
   int64_t error_samples = 0;        // distinct keys among them
   std::string pin_mode;
+  // The step's kind (step.kind): a sleep or no step takes nothing that decode could take, so its
+  // lengthening beside the loader is no compute inflation.
+  StepKind step_kind = StepKind::none;
 };
 
 // The summary's parts from the three phases; a phase that did not run gives nulls. `resources`

@@ -26,10 +26,11 @@ struct Claim {
   const char* name;  // the test's suffix
   const char* what;  // the claim type it holds back
   // mmprof's arguments, run in turn; the datasets of kSources ({files}: 96 images of the
-  // default mix, {shard}: one tar shard of 48, {straggle}: a shard of 64 small JPEGs and one of
-  // 64 big PNGs, {unequal}: a shard of 64 small JPEGs and one of 16), {out} the run the report
-  // reads, {copy} and {copy2} staged copies, {python} Debian's python3, {torch} the Python of
-  // the torch the job tests run on, {sleepy} kSleepyJob.
+  // default mix, {shard}: one tar shard of 48, {straggle}: a shard of 64 big PNGs and one of 64
+  // small JPEGs, so rank 1 is the straggler, {unequal}: a shard of 64 small JPEGs and one of 16),
+  // {out} the run the report reads, {copy} and {copy2} staged copies, {python} Debian's python3,
+  // {torch} the Python of the torch the job tests run on, {sleepy} and {crowded} the jobs of
+  // kClaimJobs.
   std::vector<const char*> commands;
   int exit_code;                         // of the last command (a failed job: 1)
   std::vector<const char*> says, never;  // in report.md
@@ -112,22 +113,24 @@ const Claim kClaims[] = {
      {"/stage.json is a copy of ", "not of the base arm's data.path"},
      {}},
     {"AShardOfBigSamplesIsTheStragglerAndReshardingFixesIt",
-     "straggler and layout advice",
+     "straggler, layout advice and whose figures the run's are",
      {"baseline --quiet --nproc-per-node 2 --data {straggle} --set data.layout=tar_stream --set "
       "data.shuffle_buffer=8 --set loader.batch_size=4 --set loader.num_workers=1 --set "
       "image.size=64 --set step.kind=sleep --set step.ms=2 --set dist.sync=allreduce --steps 10 "
       "--warmup-steps 3 --out {out}"},
      0,
-     {"its data pipeline is the straggler", "--by-size", "every rank takes 16 steps per epoch"},
-     {"No straggler established", "unequal steps per epoch"}},
+     {"Rank 1 is the straggler", "its data pipeline is the straggler", "--by-size",
+      "every rank takes 16 steps per epoch", "The slowest rank's run is analysed below as Run ",
+      "/rank-1: input-bound"},
+     {"No straggler established", "unequal steps per epoch", "/rank-0"}},
     {"RanksOfOnePermutationGetNoReshardAdvice",
-     "layout advice",
+     "layout advice and a straggler on noise",
      {"baseline --quiet --nproc-per-node 2 --data {files} --set loader.batch_size=4 --set "
       "loader.num_workers=1 --set image.size=64 --set step.kind=sleep --set step.ms=2 --set "
       "dist.sync=allreduce --steps 10 --warmup-steps 3 --out {out}"},
      0,
      {},
-     {"--by-size", "mmprof shard "}},
+     {"--by-size", "mmprof shard ", "its data pipeline is the straggler"}},
     {"UnequalEpochsAcrossRanksAreNamed",
      "ranks' samples per epoch",
      {"baseline --quiet --nproc-per-node 2 --data {unequal} --set data.layout=tar_stream --set "
@@ -144,10 +147,28 @@ const Claim kClaims[] = {
      0,
      {": input-bound ("},
      {"--factor loader.prefetch_factor", "--factor loader.persistent_workers"}},
+    // Issue 32 case 14: 10 steps of a 16-batch epoch cross no epoch boundary, so persistent
+    // workers (which act there) are not advised: the trials could not show their effect.
+    {"AChangeAtTheEpochBoundaryIsNotAdvisedWithinAnEpoch",
+     "hypotheses (what a trial can exercise)",
+     {"baseline --quiet --warmup-steps 2 --steps 8 --out {out} -- {torch} {sleepy} 5 1"},
+     0,
+     {"no epoch boundary in the measured steps"},
+     {"--factor loader.persistent_workers"}},
+    // Issue 32 case 8: the main process loads (no worker) on a CPU it shares with a busy process
+    // of the job's: it waits for the CPU about half the time, and the run is called CPU-contended
+    // for it (before, only workers were checked).
+    {"AMainProcessThatWaitsForACpuIsContention",
+     "CPU contention",
+     {"baseline --quiet --warmup-steps 2 --steps 8 --out {out} -- {torch} {crowded}"},
+     0,
+     {"CPU-contended: the main process waited for a CPU"},
+     {}},
 };
 
-// The PyTorch job of the hypotheses' row: `{sleepy} ITEM_MS WORKERS`, 64 items of 4 a batch,
-// each item a sleep (a read that waits), a 2 ms step.
+// The PyTorch jobs of the rows: {sleepy} `ITEM_MS WORKERS`, 64 items of 4 a batch, each item a
+// sleep (a read that waits), a 2 ms step; {crowded}, the same with no worker and each item 2 ms
+// of CPU, on one CPU it shares with a busy process it forks.
 constexpr const char* kSleepyJob = R"PY(
 import sys, time, torch
 from torch.utils.data import DataLoader, Dataset
@@ -162,6 +183,27 @@ for epoch in range(1000):
     for batch in DataLoader(Sleepy(), batch_size=4, num_workers=workers):
         time.sleep(0.002)
 )PY";
+constexpr const char* kCrowdedJob = R"PY(
+import os, time, torch
+from torch.utils.data import DataLoader, Dataset
+os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+if os.fork() == 0:
+    while True:
+        pass
+class Busy(Dataset):
+    def __len__(self):
+        return 64
+    def __getitem__(self, i):
+        t = time.process_time()
+        while time.process_time() - t < 0.002:
+            pass
+        return torch.zeros(3, 8, 8)
+for epoch in range(1000):
+    for batch in DataLoader(Busy(), batch_size=4, num_workers=0):
+        time.sleep(0.002)
+)PY";
+const std::pair<const char*, const char*> kClaimJobs[] = {{"{sleepy}", kSleepyJob},
+                                                          {"{crowded}", kCrowdedJob}};
 #undef MMPROF_CLAIMS_AB
 
 void PrintTo(const Claim& c, std::ostream* os) {
@@ -186,7 +228,7 @@ const Source kSources[] = {
      {},
      ""},
     {"{few}", "--images 16 --png-fraction 0 --image-size 320x240 --layout tar --seed 7", {}, ""},
-    {"{straggle}", nullptr, {"{jpegs}", "{pngs}"}, ""},
+    {"{straggle}", nullptr, {"{pngs}", "{jpegs}"}, ""},
     {"{unequal}", nullptr, {"{jpegs}", "{few}"}, ""},
 };
 
@@ -235,10 +277,12 @@ class Claims : public ::testing::TestWithParam<Claim> {
                                     {"{copy2}", here / "copy2"}}) {
       c = test::replaced(c, key, test::shell_quote(path));
     }
-    if (c.find("{sleepy}") != std::string::npos) {
-      const fs::path job = dir_->path() / "sleepy.py";
-      if (!fs::exists(job)) std::ofstream(job) << kSleepyJob;
-      c = test::replaced(c, "{sleepy}", test::shell_quote(job));
+    for (const auto& [placeholder, source] : kClaimJobs) {
+      if (c.find(placeholder) == std::string::npos) continue;
+      const std::string name = placeholder;
+      const fs::path job = dir_->path() / (name.substr(1, name.size() - 2) + ".py");
+      if (!fs::exists(job)) std::ofstream(job) << source;
+      c = test::replaced(c, placeholder, test::shell_quote(job));
     }
     c = test::replaced(c, "{torch}", test::job_torch().python);
     return test::replaced(c, "{python}", "/usr/bin/python3");

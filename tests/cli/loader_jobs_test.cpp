@@ -31,9 +31,10 @@ struct LoaderJob {
   const char* shuffle;        // the manifest's loader.shuffle (JSON): null where the dataset orders
   const char* layout;         // the manifest's data.layout, or "" (no data record)
   const char* data_files;     // the suffix of the files data counts (shards, or files), to check
-                              // its count and total_bytes against the files on disk
-  bool torchvision_dataset;   // its loader and transforms are timed inside __getitem__, and the
-                              // report names pre-resizing its 640x480 sources for its 128x96
+                              // its count and total_bytes against the files on disk; files and
+                              // tar layouts have a data mix, and the report names pre-resizing
+                              // their 640x480 sources for the batches' 128x96
+  bool torchvision_dataset;   // its loader and transforms are timed inside __getitem__
   int accum_steps;            // batches per optimizer step mmprof must find; 0: no optimizer
 };
 
@@ -42,9 +43,10 @@ struct LoaderJob {
 // own time inside the job's wait); the 4 measured steps are inside epoch 0, so no worker start
 // is inside the job's own wait either.
 const LoaderJob kJobs[] = {
-    // WebDataset 1.0: 4 tar shards of 24, split by worker, batched in the dataset, wds.WebLoader.
-    {"WebDataset", "webdataset_job.py", "4 24", "{dir} 4 {out} 2 2", "WebDataset", "webdataset",
-     "WebDataset", true, "null", "", "", false, 0},
+    // WebDataset 1.0: 4 tar shards of 24, split by worker, batched in the dataset, wds.WebLoader;
+    // its data the shards its URL pattern names (a 5th in their folder is not the job's).
+    {"WebDataset", "webdataset_job.py", "5 24", "{dir} 4 {out} 2 2", "WebDataset", "webdataset",
+     "WebDataset", true, "null", "tar", ".tar", false, 0},
     // MosaicML Streaming: MDSWriter's 1 MB shards (3 samples each), a StreamingDataset subclass.
     {"MosaicStreaming", "streaming_job.py", "96", "{dir} {out} 2 2", "Images", "mosaicml-streaming",
      "StreamingDataset", false, "null", "mds", ".mds", false, 0},
@@ -196,22 +198,39 @@ TEST_P(LoaderJobs, WaitWorkersConfigurationAndDataAreTheJobsOwn) {
   EXPECT_EQ(spec["sample_tensor"], json::parse(R"({"dtype": "float32", "shape": [3, 96, 128]})"))
       << spec.dump();
   EXPECT_EQ(spec["batch_tensors"][0], json::parse(R"(["float32", [8, 3, 96, 128]])"));
-  if (*p.layout) {
+  const std::string layout = p.layout;
+  const bool mixed = layout == "files" || layout == "tar";  // opened as mmprof's own datasets
+  const int samples = layout == "tar" ? 96 : std::stoi(p.write);
+  if (!layout.empty()) {
     const json& d = m["data"];
-    EXPECT_EQ(d["layout"], p.layout) << d.dump();
-    EXPECT_EQ(d["samples"], std::stoi(p.write)) << d.dump();
+    EXPECT_EQ(d["layout"], layout) << d.dump();
+    EXPECT_EQ(d["samples"], samples) << d.dump();
+    // The files the job reads, on disk: a WebDataset's are its 4 shards, not the 5th beside them.
     int64_t files = 0, bytes = 0;
+    std::string shards;
     for (const auto& e : fs::recursive_directory_iterator(data)) {
-      if (e.path().extension() == p.data_files) {
-        ++files;
-        bytes += static_cast<int64_t>(e.file_size());
-      }
+      if (e.path().extension() != p.data_files || e.path().filename() == "shard-000004.tar")
+        continue;
+      ++files;
+      bytes += static_cast<int64_t>(e.file_size());
+      shards += " " + test::shell_quote(e.path());
     }
     EXPECT_GE(files, 3);
-    EXPECT_EQ(d[std::string(p.layout) == "files" ? "files" : "shards"], files) << d.dump();
-    EXPECT_EQ(d["total_bytes"], bytes) << d.dump();
-    if (std::string(p.layout) == "files") {  // the folder's mix, from the JPEG headers
-      EXPECT_EQ(m["data_mix"]["images"]["resolutions"]["640x480"], 104) << m["data_mix"].dump();
+    EXPECT_EQ(d[mixed ? "files" : "shards"], files) << d.dump();
+    if (layout == "tar") {  // the members' bytes (JPEGs), as Python's tarfile reads them
+      const auto jpeg_bytes = test::run_command(
+          python_ +
+          " -c 'import sys, tarfile; print(sum(m.size for f in sys.argv[1:] for m in "
+          "tarfile.open(f) if m.name.endswith(\".jpg\")))'" +
+          shards);
+      ASSERT_EQ(jpeg_bytes.exit_code, 0) << jpeg_bytes.output;
+      EXPECT_EQ(d["total_bytes"], std::stoll(jpeg_bytes.output)) << d.dump();
+      EXPECT_EQ(d["ignored_files"], samples) << d.dump();  // each sample's .cls member, listed
+    } else {
+      EXPECT_EQ(d["total_bytes"], bytes) << d.dump();
+    }
+    if (mixed) {  // the mix, from the JPEG headers
+      EXPECT_EQ(m["data_mix"]["images"]["resolutions"]["640x480"], samples) << m["data_mix"].dump();
     }
   } else {
     EXPECT_FALSE(m.contains("data"));
@@ -262,12 +281,14 @@ TEST_P(LoaderJobs, WaitWorkersConfigurationAndDataAreTheJobsOwn) {
                 std::string::npos);
     }
   }
-  // The folder's sources (its data mix) have 25 x the pixels of the batches' images: pre-resizing
-  // them is a change for this job (recommended where decode is its limit, which load can shift).
+  // The sources (the data mix) have 25 x the pixels of the batches' images: pre-resizing them is a
+  // change for this job (recommended where decode is its limit, which load can shift).
+  const json& run0 = rep["runs"][0];
   if (p.torchvision_dataset) {
-    const json& run0 = rep["runs"][0];
     EXPECT_TRUE(run0["stages"]["per_batch_ms"]["decode"].is_number()) << run0["stages"].dump();
     EXPECT_TRUE(run0["stages"]["per_batch_ms"]["augment"].is_number());
+  }
+  if (mixed) {
     json pre_resize;
     for (const char* list : {"recommended", "excluded"}) {
       for (const auto& c : run0[list])
@@ -275,8 +296,9 @@ TEST_P(LoaderJobs, WaitWorkersConfigurationAndDataAreTheJobsOwn) {
     }
     ASSERT_TRUE(pre_resize.is_object());
     EXPECT_EQ(pre_resize["preconditions"][0]["detail"],
-              "100 % of the 104 probed images have more than 4 x the pixels of the 128x96 output "
-              "of the job's batches (need 25 %)");
+              "100 % of the " + std::to_string(samples) +
+                  " probed images have more than 4 x the pixels of the 128x96 output of the "
+                  "job's batches (need 25 %)");
   }
 }
 

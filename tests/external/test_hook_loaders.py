@@ -4,6 +4,7 @@ WebDataset's WebLoader (a DataLoader inside a pipeline). Each batch is recorded 
 the workers' fetches are found, nothing is reported as an error."""
 
 import json
+import os
 import subprocess
 import unittest
 
@@ -71,7 +72,8 @@ with wds.ShardWriter(os.path.join(root, "shard-%06d.tar"), maxcount=8) as sink:
         buf = io.BytesIO()
         Image.fromarray(np.full((16, 16, 3), i, np.uint8)).save(buf, format="PNG")
         sink.write({"__key__": "%04d" % i, "png": buf.getvalue(), "cls": str(i)})
-urls = os.path.join(root, "shard-{000000..000001}.tar")
+os.chdir(root)  # a relative URL pattern: the hook records it absolute
+urls = "shard-{000000..000001}.tar"
 dataset = (wds.WebDataset(urls, shardshuffle=False, nodesplitter=wds.split_by_node,
                           workersplitter=wds.split_by_worker)
            .decode("rgb8").to_tuple("png", "cls").batched(4))
@@ -214,6 +216,9 @@ print(json.dumps({"stateful": [s.num_workers, s.batch_size], "named": [n.num_wor
         self.assertIsNone(loader["config"]["batch_size"])
         self.assertEqual(len(run.main("batch")), 4)
         self.assertEqual({f["worker"] for f in run.records("fetch")}, {0, 1})
+        self.assertEqual(loader["config"]["library"]["locations"],
+                         [{"local": os.path.join(os.path.realpath(wd), "shard-%06d.tar" % i),
+                           "remote": None} for i in (0, 1)])
 
     def test_overrides_reach_a_dali_pipeline_in_its_own_names(self):
         # loader.num_workers is DALI's num_threads, prefetch_factor its prefetch_queue_depth; a

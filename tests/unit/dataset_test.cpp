@@ -101,6 +101,30 @@ TEST(DatasetTest, AllShardsBadIsAnInputErrorNamingTheFirstRefusal) {
   }
 }
 
+// A WebDataset job's shard list, a part of its folder: only the listed shards are the dataset,
+// the folder's other shards and files are neither indexed nor listed as ignored, and a listed
+// shard that is not there is no sample.
+TEST(DatasetTest, OpenShardsIndexesOnlyTheListedShards) {
+  test::TempDir dir;
+  for (const char* shard : {"a.tar", "b.tar", "c.tar"}) {
+    std::vector<uint8_t> tar;
+    test::append_tar_member(tar, std::string(1, shard[0]) + "1.jpg", {1, 2, 3});
+    test::append_tar_member(tar, std::string(1, shard[0]) + "1.cls", {7});
+    test::end_tar(tar);
+    test::write_bytes(dir.path() / shard, tar);
+  }
+  touch(dir.path() / "notes.md");
+  const Dataset ds = Dataset::open_shards(dir.path(), {"a.tar", "c.tar", "missing.tar"});
+  EXPECT_EQ(ds.layout(), Layout::tar);
+  EXPECT_EQ(keys(ds), (std::vector<std::string>{"a1", "c1"}));
+  EXPECT_EQ(ds.files(), (std::vector<std::string>{"a.tar", "c.tar"}));
+  EXPECT_EQ(ds.total_bytes(), 6u);
+  const auto listed = ignored(ds);
+  EXPECT_EQ(listed.size(), 2u);  // the listed shards' .cls members only
+  EXPECT_EQ(listed.count("a.tar:a1.cls") + listed.count("c.tar:c1.cls"), 2u);
+  EXPECT_THROW(Dataset::open_shards(dir.path(), {"missing.tar"}), InputError);
+}
+
 // Links inside the root are followed and keyed by their own path; links out of the root, broken
 // links and loops (a link to itself, a directory link to an ancestor) are listed, never followed,
 // and never crash the index (before: the self-loop threw std::filesystem_error, an internal

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "mmprof/config.hpp"
+#include "support/bad_corpus.hpp"
 #include "support/jpeg_writer.hpp"
 #include "support/test_support.hpp"
 
@@ -103,9 +104,52 @@ TEST(JobConfig, ALitDataIndexIsCountedAndNoIndexLeavesTheFiguresUnknown) {
           .data;
   EXPECT_TRUE(unknown["samples"].is_null());  // unknown, not none
   EXPECT_EQ(unknown["why_incomplete"].size(), 1u);
-  // A plain dataset without a root, or a library without an index (WebDataset): no data record.
+  // A plain dataset without a root: no data record.
   EXPECT_TRUE(job_dataset(description({{"dataset", "ImageFolder"}})).data.is_null());
-  EXPECT_TRUE(job_dataset(description({{"library", library("webdataset", {})}})).data.is_null());
+}
+
+// A WebDataset's shard list: local shards of one folder are opened as mmprof's tar shards (one
+// listed shard missing is said); streamed ones, or shards in two folders, are no data record,
+// and data_reason says why.
+TEST(JobConfig, AWebDatasetsLocalShardsAreOpenedAsTarShardsAndTheRestIsSaid) {
+  test::TempDir dir;
+  std::filesystem::create_directories(dir.path() / "other");
+  std::vector<uint8_t> tar;
+  test::append_tar_member(tar, "k1.jpg", test::progressive_jpeg(64, 48, 0));
+  test::end_tar(tar);
+  for (const char* shard : {"a.tar", "b.tar", "other/c.tar"})
+    test::write_bytes(dir.path() / shard, tar);
+  const auto shards = [&](const std::vector<std::string>& names) {
+    std::vector<std::string> paths;
+    for (const auto& n : names)
+      paths.push_back((dir.path() / n).string());
+    json lib = library("webdataset", paths);
+    for (auto& where : lib["locations"])
+      where["remote"] = nullptr;
+    return job_dataset(description({{"library", lib}}));
+  };
+  const JobDataset d = shards({"a.tar", "gone.tar"});
+  EXPECT_EQ(d.data["layout"], "tar");
+  EXPECT_EQ(d.data["library"], "webdataset");
+  EXPECT_EQ(d.data["files"], 1);  // b.tar is in the folder, not in the job's list
+  EXPECT_EQ(d.data["samples"], 1);
+  EXPECT_EQ(d.data["why_incomplete"],
+            json::array({"1 of the job's 2 shards are not in " + dir.path().string()}));
+  EXPECT_EQ(d.data_mix["images"]["resolutions"]["64x48"], 1) << d.data_mix.dump();
+  const JobDataset two = shards({"a.tar", "other/c.tar"});
+  EXPECT_TRUE(two.data.is_null());
+  EXPECT_NE(two.data_reason.find("the job's shards lie in 2 folders"), std::string::npos)
+      << two.data_reason;
+  json streamed = library("webdataset", {});
+  streamed["locations"].push_back({{"local", nullptr}, {"remote", "pipe:curl -s http://x/a.tar"}});
+  const JobDataset remote = job_dataset(description({{"library", streamed}}));
+  EXPECT_TRUE(remote.data.is_null());
+  EXPECT_EQ(remote.data_reason,
+            "the WebDataset's shards are not a dataset mmprof reads: the job streams 1 of its "
+            "shards from URLs (the first: pipe:curl -s http://x/a.tar)");
+  EXPECT_NE(job_dataset(description({{"library", library("webdataset", {})}}))
+                .data_reason.find("names no shard list"),
+            std::string::npos);
 }
 
 TEST(JobConfig, AHuggingFaceDatasetIsItsRowsAndItsArrowFilesSizedOnDisk) {

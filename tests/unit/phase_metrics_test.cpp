@@ -461,7 +461,9 @@ TEST(PhaseMetricsTest, DecodePlacementAveragesNvmlAndGivesTheComputeInflation) {
                              {"sm_util_pct", 30},
                              {"jpeg_util_pct", nullptr},
                              {"process_memory_mib", 700}}};
-  const json s = summary_of(compute_phase(), pipeline, end_to_end_phase(), outcome());
+  RunOutcome gemm = outcome();
+  gemm.step_kind = StepKind::gemm;
+  const json s = summary_of(compute_phase(), pipeline, end_to_end_phase(), gemm);
   EXPECT_EQ(at(s, "decode_placement.where"), "main process decodes video: nvdec");
   EXPECT_EQ(at(s, "decode_placement.phase"), "pipeline");
   EXPECT_DOUBLE_EQ(at(s, "decode_placement.device_decode_ms.p50").get<double>(), 20.0);
@@ -478,6 +480,14 @@ TEST(PhaseMetricsTest, DecodePlacementAveragesNvmlAndGivesTheComputeInflation) {
   EXPECT_DOUBLE_EQ(at(s, "decode_placement.compute_inflation.end_to_end_p50_ms").get<double>(),
                    9.0);
   EXPECT_NEAR(at(s, "decode_placement.compute_inflation.pct").get<double>(), -98.2, 1e-9);
+  // Issue 32 case 8: a sleep computes nothing decode could take; its lengthening is no inflation.
+  RunOutcome sleep = outcome();
+  sleep.step_kind = StepKind::sleep;
+  const json slept = summary_of(compute_phase(), pipeline, end_to_end_phase(), sleep);
+  EXPECT_TRUE(at(slept, "decode_placement.compute_inflation.pct").is_null());
+  EXPECT_EQ(at(slept, "decode_placement.compute_inflation.why_null"),
+            "step.kind=sleep computes nothing decode could take (a sleep's lengthening is a late "
+            "wake-up)");
 
   pipeline.nvml_readings = {{{"reason", "NVML is unavailable: no library"}}};
   const json without = summary_of(compute_phase(), pipeline, end_to_end_phase(), outcome());

@@ -281,6 +281,39 @@ TEST(ReportResources, WorkersWaitingToRunAreCpuContendedAndIdleCoresAreTheHosts)
   EXPECT_TRUE(classify(old)["cpu_contended"].is_null());
 }
 
+// Issue 32 case 8: decode in the main process (no worker), which waited for a CPU 90 % of its
+// time while no worker existed to wait: the run is CPU-contended, and says who waited.
+TEST(ReportResources, AMainProcessWaitingToRunIsCpuContendedToo) {
+  json s = cpu_summary(0.9, 0.99, 0.0);
+  s["cpu"]["run_queue_delay"] = {{"workers_mean_fraction", nullptr}, {"main_fraction", 0.9}};
+  const json r = attribute_resources(s, json::object());
+  EXPECT_EQ(r["cpu"]["contended"], true);
+  const json c = classify(s);
+  EXPECT_EQ(c["cpu_contended"], true);
+  EXPECT_NE(c["why"].get<std::string>().find("CPU-contended: the main process waited for a CPU "
+                                             "90.0 % of its time (>= 10 %): other processes kept "
+                                             "1.08 of the run's CPUs busy"),
+            std::string::npos)
+      << c["why"];
+  const std::string text = cpu_text(r["cpu"]);
+  EXPECT_NE(text.find("; the main process waited for a CPU 90.0 % of its time: CPU-contended"),
+            std::string::npos)
+      << text;
+  // Both waited: both are named.
+  s["cpu"]["run_queue_delay"]["workers_mean_fraction"] = 0.2;
+  EXPECT_NE(classify(s)["why"].get<std::string>().find(
+                "the workers waited for a CPU 20.0 % of their time, and the main process waited "
+                "for a CPU 90.0 % of its time"),
+            std::string::npos);
+  EXPECT_NE(cpu_text(attribute_resources(s, json::object())["cpu"])
+                .find("workers waited for a CPU 20.0 % of their time, the main process 90.0 % of "
+                      "its: CPU-contended"),
+            std::string::npos);
+  // A main process that hardly waited, and workers that did not: not contended.
+  s["cpu"]["run_queue_delay"] = {{"workers_mean_fraction", 0.01}, {"main_fraction", 0.05}};
+  EXPECT_EQ(classify(s)["cpu_contended"], false);
+}
+
 // A figure the sampler could not read is null in summary.json (a worker seen only as it exited):
 // the report reads it as missing rather than failing (it did, on a worker's swap_peak_mib).
 TEST(ReportResources, ANullWorkerFigureIsMissingNotAnError) {

@@ -383,7 +383,12 @@ TEST(ReportKnowledgeBase, AWorkerThatWaitsGetsMoreWorkersWhateverTheHostsLoad) {
   EXPECT_EQ(a["resources"]["cpu"]["loading"]["text"],
             "what each of 1 worker slot did is not established: samples saw them 10 % of the "
             "measured window (need 50 %): they ended inside it");
-  EXPECT_NE(a["resources"]["limit"], "off-cpu wait");
+  // Nor is the host others keep busy its limit: what limits it is not established.
+  EXPECT_EQ(a["resources"]["limit"], "not established");
+  EXPECT_EQ(a["resources"]["limit_why"],
+            "other processes kept the host's CPUs busy, and what each of 1 worker slot did is not "
+            "established: samples saw them 10 % of the measured window (need 50 %): they ended "
+            "inside it");
   r = evaluate_knowledge_base(embedded_kb(), a, m);
   for (const auto& c : r["recommended"])
     EXPECT_NE(c["id"], "more-workers");

@@ -113,7 +113,7 @@ _LIBRARIES = (
       "epoch_size"), "streams"),
     ("litdata", "litdata", "litdata.", "StreamingDataset",
      ("shuffle", "drop_last", "seed", "max_cache_size", "max_pre_download"), "input_dir"),
-    ("webdataset", "webdataset", "webdataset.", None, (), None),
+    ("webdataset", "webdataset", "webdataset.", None, (), "pipeline"),
     ("datasets", "datasets", "datasets.arrow_dataset", "Dataset", ("num_rows", "features"),
      "cache_files"),
 )
@@ -130,12 +130,30 @@ def _library_of(ds):
     return None, None
 
 
+def _shard_urls(pipeline):
+    """A WebDataset pipeline's shards, from its first stage's list (SimpleShardList,
+    ResampledShards): each local file as an absolute path (the job's working directory resolves a
+    relative one), any other URL (http://, pipe:, s3://) as remote."""
+    urls = getattr(pipeline[0], "urls", None) if pipeline else None
+    out = []
+    for url in urls if isinstance(urls, (list, tuple)) else []:
+        url = str(url)
+        local = url[len("file:"):] if url.startswith("file:") else url
+        if ":" in local.split("/", 1)[0]:
+            out.append({"local": None, "remote": url})
+        else:
+            out.append({"local": os.path.abspath(local), "remote": None})
+    return out
+
+
 def _locations(ds, attr):
     """The dataset's on-disk (local) and remote locations: MDS streams, a LitData Dir, the Arrow
-    files of a Hugging Face dataset ({"filename": ...})."""
+    files of a Hugging Face dataset ({"filename": ...}), a WebDataset's shards."""
     out = []
     try:
         value = getattr(ds, attr, None)
+        if attr == "pipeline":
+            return _shard_urls(value)
         for item in value if isinstance(value, (list, tuple)) else [value]:
             if isinstance(item, dict):
                 local, remote = item.get("filename"), None
