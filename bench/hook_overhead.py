@@ -12,6 +12,10 @@ This cannot be an `mmprof ab` arm: with the hook off mmprof has no figure of the
 since the hook is how mmprof sees inside it. The job's own clock is the independent measure.
 
     /usr/bin/python3 bench/hook_overhead.py --mmprof build/release/src/mmprof [--rounds 10]
+        [--python "$(scripts/torch2-python)"] [--real IMAGES]
+
+--real IMAGES times a real-style job instead: torchvision's ImageFolder over IMAGES JPEGs
+(480x640, written first), a Compose of Resize and ToTensor, shuffled, persistent workers.
 """
 import argparse
 import os
@@ -32,6 +36,31 @@ class D(Dataset):
         return torch.zeros(3, 32, 32)
 loader = DataLoader(D(), batch_size=int(bs), num_workers=int(nw), persistent_workers=True)
 it = iter(loader)
+for _ in range(int(warm)):
+    next(it); time.sleep(step_ms / 1000)
+t0 = time.perf_counter()
+for _ in range(int(steps)):
+    next(it); time.sleep(step_ms / 1000)
+print("MEAN_STEP_MS %.6f" % ((time.perf_counter() - t0) * 1000 / steps))
+'''
+
+# The real-style job (--real): a torchvision ImageFolder of 640x480 JPEGs, decoded, resized to
+# 128x96 and made tensors by a Compose (whose loader and transforms the hook times, sampled),
+# shuffled, epoch after epoch over persistent workers.
+REAL_JOB = r'''
+import sys, time, torch
+from torch.utils.data import DataLoader
+from torchvision import datasets, transforms
+root = sys.argv[1]
+step_ms, bs, nw, warm, steps = map(float, sys.argv[2:7])
+tf = transforms.Compose([transforms.Resize((96, 128)), transforms.ToTensor()])
+loader = DataLoader(datasets.ImageFolder(root, transform=tf), batch_size=int(bs),
+                    num_workers=int(nw), shuffle=True, persistent_workers=True)
+def batches():
+    while True:
+        for b in loader:
+            yield b
+it = batches()
 for _ in range(int(warm)):
     next(it); time.sleep(step_ms / 1000)
 t0 = time.perf_counter()
@@ -61,12 +90,24 @@ def main():
     ap.add_argument("--warmup", type=int, default=20)
     ap.add_argument("--steps", type=int, default=200)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--real", type=int, default=0, metavar="IMAGES",
+                    help="the real-style job over an ImageFolder of IMAGES JPEGs (written first) "
+                         "instead of the planted one; --getitem-ms is then unused")
     a = ap.parse_args()
     tmp = tempfile.mkdtemp(prefix="mmprof-hook-overhead-")
     job = os.path.join(tmp, "job.py")
     with open(job, "w") as f:
-        f.write(JOB)
-    plan = [str(x) for x in (a.getitem_ms, a.step_ms, a.batch, a.workers, a.warmup, a.steps)]
+        f.write(REAL_JOB if a.real else JOB)
+    if a.real:
+        root = os.path.join(tmp, "images")
+        jobs = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "external",
+                            "jobs")
+        subprocess.run([a.python, "-c", "import sys; sys.path.insert(0, sys.argv[1]); import "
+                        "job_common; job_common.write_image_folder(sys.argv[2], int(sys.argv[3]))",
+                        jobs, root, str(a.real)], check=True)
+        plan = [root] + [str(x) for x in (a.step_ms, a.batch, a.workers, a.warmup, a.steps)]
+    else:
+        plan = [str(x) for x in (a.getitem_ms, a.step_ms, a.batch, a.workers, a.warmup, a.steps)]
     plain_cmd = [a.python, job] + plan
     rng = random.Random(a.seed)
     plain, hooked, ratios = [], [], []
@@ -89,8 +130,10 @@ def main():
         print("round %d: plain %.3f ms, hooked %.3f ms, ratio %.4f"
               % (r, got["plain"], got["hooked"], ratios[-1]), file=sys.stderr)
     med = statistics.median
-    print("job: %s ms getitem, %s ms step, batch %d, %d workers, %d measured steps"
-          % (a.getitem_ms, a.step_ms, a.batch, a.workers, a.steps))
+    what = ("an ImageFolder of %d JPEGs (640x480 to 128x96)" % a.real if a.real
+            else "%s ms getitem" % a.getitem_ms)
+    print("job: %s, %s ms step, batch %d, %d workers, %d measured steps"
+          % (what, a.step_ms, a.batch, a.workers, a.steps))
     print("plain  mean step: median %.3f ms (%.3f..%.3f)" % (med(plain), min(plain), max(plain)))
     print("hooked mean step: median %.3f ms (%.3f..%.3f)" % (med(hooked), min(hooked), max(hooked)))
     print("ratio hooked/plain per round: median %.4f (%.4f..%.4f) over %d rounds"
