@@ -36,6 +36,10 @@ class D(Dataset):
         return torch.zeros(3, 32, 32)
 loader = DataLoader(D(), batch_size=int(bs), num_workers=int(nw), persistent_workers=True)
 it = iter(loader)
+'''
+
+# What both jobs run on `it`, their batches: `warm` steps, then `steps` timed by the job's clock.
+LOOP = r'''
 for _ in range(int(warm)):
     next(it); time.sleep(step_ms / 1000)
 t0 = time.perf_counter()
@@ -61,12 +65,6 @@ def batches():
         for b in loader:
             yield b
 it = batches()
-for _ in range(int(warm)):
-    next(it); time.sleep(step_ms / 1000)
-t0 = time.perf_counter()
-for _ in range(int(steps)):
-    next(it); time.sleep(step_ms / 1000)
-print("MEAN_STEP_MS %.6f" % ((time.perf_counter() - t0) * 1000 / steps))
 '''
 
 
@@ -97,7 +95,7 @@ def main():
     tmp = tempfile.mkdtemp(prefix="mmprof-hook-overhead-")
     job = os.path.join(tmp, "job.py")
     with open(job, "w") as f:
-        f.write(REAL_JOB if a.real else JOB)
+        f.write((REAL_JOB if a.real else JOB) + LOOP)
     if a.real:
         root = os.path.join(tmp, "images")
         jobs = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "external",
