@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The device check of issues 4 and 19, run ONCE on the lent GPU machine from the repository root,
 # with .device/ carried (made here by scripts/device-bundle.sh). Results go to $OUT (default
-# ./device-out), 5 files (the device tool returns 8 at most): summary.txt, a_env.log and
-# h_decode.log as they are, logs.tar.gz (every part's log) and runs.tar.gz (the run directories).
+# ./device-out), 6 files (the device tool returns 8 at most): summary.txt, a_env.log,
+# h_decode.log and i_hook.log as they are, logs.tar.gz (every part's log) and runs.tar.gz (the run directories).
 #
 #   a_env       nvidia-smi, the libraries found, `mmprof inspect` (provenance, GPUs), dataset gen
 #   b_gemm_pinned    mmprof baseline, step.kind=gemm (~20 ms), loader.pin_memory=true, CUPTI
@@ -11,6 +11,9 @@
 #   e_pytorch   the injection library on an unmodified PyTorch script; `mmprof inspect EVENTS`
 #   f_trace     `mmprof trace` with gemm, when that subcommand exists
 #   g_torch     the torch step plugin built against the machine's CUDA libtorch, step.device=cuda
+#   h_decode    mmprof's loader decoding on the GPU (nvJPEG / NVDEC) and its placement ab
+#   i_hook      the main use: `mmprof baseline -- python3 job.py` on the machine's torch 2.x with
+#               CUDA, pinned and pageable, against the job's own planted schedule (CUDA events)
 #
 # Every part is independent (a failure never stops the others), runs under its own timeout and
 # ends its log with one "RESULT: PASS|FAIL ..." line; the summary of all parts is printed last.
@@ -385,8 +388,104 @@ PY
   return $rc
 }
 
+part_i_hook() {
+  # A torch 2.x job with a planted schedule: 1 worker makes each batch of 16 items (2 ms each)
+  # slower than a step, so the job waits for data; each step copies the batch to the GPU
+  # (non_blocking, pinned when asked), keeps the GPU busy with 4096^3 matmuls (CUDA events) and
+  # then sleeps 6 ms on the host with the GPU idle. The job's own figures per batch go to OWN.
+  cat >"$WORK/hook_job.py" <<'PY'
+import json, sys, time, torch
+from torch.utils.data import DataLoader, Dataset
+own, pin = open(sys.argv[1], "w"), sys.argv[2] == "pinned"
+class Items(Dataset):
+    def __len__(self): return 100000
+    def __getitem__(self, i):
+        time.sleep(0.002)
+        return torch.full((3, 224, 224), float(i % 7))
+if __name__ == "__main__":
+    assert torch.cuda.is_available(), "torch sees no GPU"
+    loader = DataLoader(Items(), batch_size=16, num_workers=1, pin_memory=pin, prefetch_factor=2)
+    w = torch.randn(4096, 4096, device="cuda", dtype=torch.float16)
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    it, i, t_prev = iter(loader), 0, None
+    while True:
+        t_step = time.perf_counter()
+        if t_prev is not None:  # the previous step ran from its next() to this one
+            own.write(json.dumps({"i": i - 1, "step_ms": (t_step - t_prev) * 1e3, **rec}) + "\n")
+            own.flush()
+        t0 = time.perf_counter()
+        batch = next(it)
+        t1 = time.perf_counter()
+        start.record()
+        x = batch.cuda(non_blocking=True)
+        h = w * x.view(-1)[0].half()  # the step's work depends on its batch
+        for _ in range(60):  # 60 x 137 GFLOP: about 15-20 ms on an H100/H200
+            h = torch.tanh(h @ w)
+        end.record()
+        torch.cuda.synchronize()
+        rec = {"wait_ms": (t1 - t0) * 1e3, "busy_ms": start.elapsed_time(end),
+               "bytes": batch.numel() * batch.element_size(), "pinned": batch.is_pinned()}
+        time.sleep(0.006)
+        t_prev, i = t_step, i + 1
+PY
+  local rc=0 mode
+  for mode in pinned pageable; do
+    MMPROF_HOOK_PYTHONPATH=$ROOT/src/external/python MMPROF_CUPTI_INJECT=$INJECT \
+      mm baseline --warmup-steps 10 --steps 60 --out "$RUNS/i_hook_$mode" -- \
+      env LD_LIBRARY_PATH="$WORK/inject_lib" python3 "$WORK/hook_job.py" "$WORK/own_$mode.jsonl" "$mode"
+    echo "mmprof baseline -- python3 hook_job.py $mode: exit $?"
+    cp "$WORK/own_$mode.jsonl" "$RUNS/i_hook_$mode/" 2>/dev/null
+    python3 - "$RUNS/i_hook_$mode" "$WORK/own_$mode.jsonl" "$mode" <<'PY' || rc=1
+import json, os, statistics, sys
+run, own_path, mode = sys.argv[1:4]
+s = json.load(open(os.path.join(run, "summary.json")))
+own = [json.loads(l) for l in open(own_path) if l.strip()]
+def at(d, *keys):
+    for k in keys:
+        d = d.get(k) if isinstance(d, dict) else None
+    return d
+gpu, problems = s.get("gpu"), []
+print(mode, "status", s.get("status"), "| hook", at(s, "job", "hook", "status"),
+      "| gpu_unavailable", s.get("gpu_unavailable"))
+print(mode, "gpu", json.dumps(gpu))
+steps = [r for r in own if 10 <= r["i"] < 70]  # the hook's measured batches (after 10 warm-up)
+if steps:
+    print(f"{mode} wait p50: mmprof {at(s, 'latency_ms', 'wait', 'p50')} ms, job's own "
+          f"{statistics.median(r['wait_ms'] for r in steps):.3f} ms; step p50: mmprof "
+          f"{at(s, 'latency_ms', 'step', 'p50')} ms, job's own "
+          f"{statistics.median(r['step_ms'] for r in steps):.3f} ms ({len(steps)} steps)")
+if len(steps) != 60 or gpu is None:
+    problems.append(f"{len(steps)} own steps of 60, gpu {s.get('gpu_unavailable')}")
+else:
+    total = sum(r["step_ms"] for r in steps)
+    own_idle = 1 - sum(r["busy_ms"] for r in steps) / total
+    own_wait = sum(r["wait_ms"] for r in steps) / total
+    own_bytes = sum(r["bytes"] for r in steps)
+    h = gpu["h2d"]
+    print(f"{mode} GPU idle: mmprof {gpu['idle_fraction']:.4f}, job's own {own_idle:.4f}; "
+          f"idle waiting for data: mmprof {gpu['data_wait_idle_fraction']:.4f}, job's own wait "
+          f"{own_wait:.4f}; H2D bytes: mmprof {h['bytes']}, job's own {own_bytes} "
+          f"({len(steps)} batches); MB/s pinned {h['mb_per_s_pinned']} pageable "
+          f"{h['mb_per_s_pageable']}; batches pinned {all(r['pinned'] for r in steps)}")
+    if abs(gpu["idle_fraction"] - own_idle) > 0.03: problems.append("GPU idle off by > 3 points")
+    if abs(gpu["data_wait_idle_fraction"] - own_wait) > 0.03:
+        problems.append("data-wait idle off by > 3 points")
+    if abs(h["bytes"] - own_bytes) > steps[0]["bytes"]: problems.append("H2D bytes off by > 1 batch")
+    want, other = ("mb_per_s_pinned", "mb_per_s_pageable")[:: 1 if mode == "pinned" else -1]
+    if h[want] is None or h[other] is not None: problems.append(f"H2D not all {mode}")
+    if (gpu.get("cupti") or {}).get("dropped_records"): problems.append("CUPTI dropped records")
+if at(s, "job", "hook", "status") != "ok": problems.append("hook " + str(at(s, "job", "hook", "status")))
+print(mode, "CHECK:", "ok" if not problems else "; ".join(problems))
+sys.exit(1 if problems else 0)
+PY
+  done
+  if ((rc == 0)); then echo "RESULT: PASS hook on torch $(python3 -c 'import torch; print(torch.__version__)' 2>&1) + CUDA: $(grep 'pinned GPU idle' "$LOGS/i_hook.log" | head -n1)"
+  else echo "RESULT: FAIL hook on torch 2.x + CUDA ($(grep 'CHECK:' "$LOGS/i_hook.log" | tr '\n' ' '))"; fi
+  return $rc
+}
+
 export -f part_a_env gemm_run part_b_gemm_pinned part_c_gemm_pageable part_d_planted \
-  part_e_pytorch part_f_trace part_g_torch part_h_decode
+  part_e_pytorch part_f_trace part_g_torch part_h_decode part_i_hook
 
 # ---- driver --------------------------------------------------------------------------------------
 results=()
@@ -410,7 +509,7 @@ run_part() {  # name timeout_s
   echo "   ${line:-RESULT: FAIL no result line (exit $rc)}"
 }
 
-rm -f "$OUT"/[a-h]_*.log "$OUT"/{summary.txt,logs.tar.gz,runs.tar.gz}
+rm -f "$OUT"/[a-i]_*.log "$OUT"/{summary.txt,logs.tar.gz,runs.tar.gz}
 setup >"$LOGS/a_env.log" 2>&1
 setup_rc=$?
 cat "$LOGS/a_env.log"
@@ -421,20 +520,21 @@ if ((setup_rc == 0)); then
   run_part b_gemm_pinned 75
   run_part c_gemm_pageable 75
   run_part d_planted 60
+  run_part i_hook 120
   run_part e_pytorch 90
   run_part f_trace 60
   run_part g_torch 150
   run_part h_decode 200
   kill "$TORCH_BUILD_PID" 2>/dev/null
 else
-  for p in a_env b_gemm_pinned c_gemm_pageable d_planted e_pytorch f_trace g_torch h_decode; do
+  for p in a_env b_gemm_pinned c_gemm_pageable d_planted i_hook e_pytorch f_trace g_torch h_decode; do
     echo "RESULT: FAIL setup failed (see a_env.log)" >>"$LOGS/$p.log"
     results+=("$p  FAIL setup failed")
   done
 fi
 tar -C "$WORK" -czf "$OUT/runs.tar.gz" runs 2>/dev/null
 tar -C "$WORK" -czf "$OUT/logs.tar.gz" logs 2>/dev/null
-cp "$LOGS/a_env.log" "$LOGS/h_decode.log" "$OUT/" 2>/dev/null
+cp "$LOGS/a_env.log" "$LOGS/h_decode.log" "$LOGS/i_hook.log" "$OUT/" 2>/dev/null
 {
   echo
   echo "== device-check summary ($((SECONDS - t_begin)) s, results in $OUT)"

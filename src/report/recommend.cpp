@@ -222,19 +222,33 @@ namespace {
 // with twice it, since nothing in the run tells whether more of its threads would help.
 std::string foreign_loader_reason(const std::string& factor, const config::KeySpec* key,
                                   const json& manifest, const std::string& foreign) {
-  static constexpr std::array<std::pair<const char*, const char*>, 2> kDaliNames = {
-      {{"loader.num_workers", "num_threads"}, {"loader.prefetch_factor", "prefetch_queue_depth"}}};
-  for (const auto& [name, dali] : kDaliNames) {
-    if (factor != name || !followed_loader_is_dali(manifest)) continue;
-    const auto now =
-        number_at(followed_loader_config(manifest), fmt::format("/library/settings/{}", dali));
+  // The DataLoader arguments the hook sets on a foreign loader's own settings: where each lands,
+  // where the loader record holds its value, and why the run cannot weigh a change of it.
+  struct Reach {
+    const char* factor;
+    const char* as;
+    const char* pointer;
+  };
+  static constexpr std::array<Reach, 2> kDali = {
+      {{"loader.num_workers", "num_threads", "/library/settings/num_threads"},
+       {"loader.prefetch_factor", "prefetch_queue_depth",
+        "/library/settings/prefetch_queue_depth"}}};
+  static constexpr std::array<Reach, 2> kNodes = {
+      {{"loader.num_workers", "loading ParallelMapper's worker processes", "/num_workers"},
+       {"loader.prefetch_factor", "Prefetcher's prefetch_factor", "/prefetch_factor"}}};
+  const bool dali = followed_loader_is_dali(manifest);
+  for (const Reach& r : dali ? kDali : kNodes) {
+    if (factor != r.factor) continue;
+    const auto now = number_at(followed_loader_config(manifest), r.pointer);
     if (!now || *now < 1) break;
     const std::vector<std::string> values = {value_text(json(*now)), value_text(json(2 * *now))};
     return fmt::format(
         "the job's loader is {}; {} reaches it as its {} ({} now), but whether more helps is not "
-        "established from this run (DALI's threads are not worker processes to measure): "
-        "compare with {}",
-        kDaliNotADataLoader, factor, dali, values[0], ab_command(manifest, factor, values));
+        "established from this run ({}): compare with {}",
+        foreign, factor, r.as, values[0],
+        dali ? "DALI's threads are not worker processes to measure"
+             : "the knowledge base weighs a DataLoader's workers and queue, not a graph's nodes",
+        ab_command(manifest, factor, values));
   }
   return fmt::format(
       "{} is {}, and the job's loader is {}: try it on the stand-in, mmprof baseline --like RUN",

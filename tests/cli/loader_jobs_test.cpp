@@ -3,10 +3,12 @@
 // documentation shows (tests/external/jobs/) and times its own wait for every batch with
 // perf_counter (Lightning: its SimpleProfiler), the independent check of mmprof's figures. One
 // table, one row a DataLoader-based loader; DALI, which is not one, has its own test.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -123,6 +125,38 @@ class LoaderJobBase : public ::testing::Test {
     output_ = r.output;
     summary_ = test::read_json(run_ / "summary.json");
     EXPECT_EQ(summary_["job"]["hook"]["status"], "ok");
+  }
+  // report.json of the run, which recommends no DataLoader argument to a loader that is not a
+  // DataLoader.
+  json report_advising_no_dataloader_argument() {
+    const auto report = test::run_mmprof("report " + test::shell_quote(run_) + " --out " +
+                                         test::shell_quote(dir_.path() / "report"));
+    EXPECT_EQ(report.exit_code, 0) << report.output;
+    const json rep = test::read_json(dir_.path() / "report" / "report.json");
+    for (const auto& c : rep["runs"][0]["recommended"])
+      EXPECT_FALSE(c["factor"].is_string()) << c.dump();
+    return rep;
+  }
+  // More workers excluded from that report with the words of the loader (`loader`), where
+  // loader.num_workers lands (`reaches`: "num_threads (3 now)") and the ab that weighs it.
+  void expect_more_workers_left_to_ab(const std::string& loader, const std::string& reaches) {
+    const json rep = report_advising_no_dataloader_argument();
+    bool more_workers = false;
+    for (const auto& c : rep["runs"][0]["excluded"]) {
+      if (c["id"] != "more-workers") continue;
+      more_workers = true;
+      const std::string reason = c["reason"];
+      EXPECT_NE(reason.find("the job's loader is " + loader), std::string::npos) << reason;
+      EXPECT_NE(reason.find("loader.num_workers reaches it as its " + reaches), std::string::npos)
+          << reason;
+      EXPECT_NE(reason.find("compare with mmprof ab "), std::string::npos) << reason;
+      const std::string now = reaches.substr(reaches.rfind('(') + 1);
+      const int n = std::stoi(now);
+      EXPECT_NE(reason.find(fmt::format(" --factor loader.num_workers={},{} -- ", n, 2 * n)),
+                std::string::npos)
+          << reason;
+    }
+    EXPECT_TRUE(more_workers);
   }
   std::string python_;
   test::TempDir dir_;
@@ -346,36 +380,20 @@ TEST_F(DaliJob, WaitAndPipelineAreTheJobsOwnAndNoDataLoaderArgumentIsAdvised) {
       << output_;
   EXPECT_NE(output_.find("workers none (a DALI pipeline, not a DataLoader"), std::string::npos);
 
-  // No DataLoader argument is advised: each is excluded, saying the loader is DALI's.
-  const auto report = test::run_mmprof("report " + test::shell_quote(run) + " --out " +
-                                       test::shell_quote(dir_.path() / "report"));
-  ASSERT_EQ(report.exit_code, 0) << report.output;
-  const json rep = test::read_json(dir_.path() / "report" / "report.json");
-  for (const auto& c : rep["runs"][0]["recommended"])
-    EXPECT_FALSE(c["factor"].is_string()) << c.dump();
-  bool more_workers = false;
-  for (const auto& c : rep["runs"][0]["excluded"]) {
-    if (c["id"] != "more-workers") continue;
-    more_workers = true;
-    const std::string reason = c["reason"];
-    EXPECT_NE(reason.find("the job's loader is a DALI pipeline"), std::string::npos) << reason;
-    EXPECT_NE(reason.find("loader.num_workers reaches it as its num_threads (3 now)"),
-              std::string::npos)
-        << reason;
-    EXPECT_NE(reason.find("compare with mmprof ab "), std::string::npos) << reason;
-    EXPECT_NE(reason.find(" --factor loader.num_workers=3,6 -- "), std::string::npos) << reason;
-  }
-  EXPECT_TRUE(more_workers);
+  // No DataLoader argument is advised: each is excluded, saying the loader is DALI's; more
+  // workers names the ab that would weigh its threads.
+  expect_more_workers_left_to_ab("a DALI pipeline", "num_threads (3 now)");
 }
 
 // torchdata.nodes: an ImageFolder read by a ParallelMapper of 2 threads, batched, collated and
 // prefetched, through a Loader. Not a DataLoader: the hook times the Loader's waits and records
-// its graph; its threads are no worker processes; no DataLoader argument is advised or applied.
+// its graph; its threads are no worker processes; a DataLoader key lands on the node that holds
+// it (the Prefetcher's prefetch_factor) or is refused, saying why (a thread mapper's workers).
 using NodesJob = LoaderJobBase;
 
-TEST_F(NodesJob, WaitAndGraphAreTheJobsOwnAndNoDataLoaderArgumentIsApplied) {
-  ASSERT_NO_FATAL_FAILURE(
-      run_job("nodes_job.py", "96", "{dir} {out} 2 2", "--set loader.prefetch_factor=4"));
+TEST_F(NodesJob, WaitAndGraphAreTheJobsOwnAndKeysLandOnTheirNodes) {
+  ASSERT_NO_FATAL_FAILURE(run_job("nodes_job.py", "96", "{dir} {out} 2 2",
+                                  "--set loader.prefetch_factor=4 --set loader.num_workers=3"));
   const json& s = summary_;
   const json& loaders = s["job"]["dataloader"]["loaders"];
   ASSERT_EQ(loaders.size(), 1u) << loaders.dump();
@@ -384,10 +402,11 @@ TEST_F(NodesJob, WaitAndGraphAreTheJobsOwnAndNoDataLoaderArgumentIsApplied) {
   EXPECT_EQ(config["library"]["class"], "torchdata.nodes.Loader");
   EXPECT_EQ(config["dataset"], "ImageFolder");
   EXPECT_EQ(config["batch_size"], 8);
-  EXPECT_EQ(config["prefetch_factor"], 2);       // the Prefetcher's: the override reached no node
+  EXPECT_EQ(config["prefetch_factor"], 4);       // the Prefetcher's, as the override set it
   EXPECT_TRUE(config["num_workers"].is_null());  // threads, not worker processes
-  EXPECT_NE(loaders[0]["overrides"]["rejected"]["prefetch_factor"].get<std::string>().find(
-                "has no DataLoader arguments"),
+  EXPECT_EQ(loaders[0]["overrides"]["applied"], json::parse(R"({"prefetch_factor": 4})"));
+  EXPECT_NE(loaders[0]["overrides"]["rejected"]["num_workers"].get<std::string>().find(
+                "runs threads (method='thread')"),
             std::string::npos)
       << loaders[0].dump();
   const RunDir run_dir = RunDir::open(run_);
@@ -396,7 +415,7 @@ TEST_F(NodesJob, WaitAndGraphAreTheJobsOwnAndNoDataLoaderArgumentIsApplied) {
   EXPECT_NE(output_.find("pin: the job's torchdata.nodes Loader has no PinMemory node"),
             std::string::npos)
       << output_;
-  EXPECT_NE(output_.find("loader: torchdata.nodes.Loader(batch_size=8, prefetch_factor=2, "
+  EXPECT_NE(output_.find("loader: torchdata.nodes.Loader(batch_size=8, prefetch_factor=4, "
                          "pin_memory=false, in_order=true) over ImageFolder, torchdata "),
             std::string::npos)
       << output_;
@@ -407,13 +426,32 @@ TEST_F(NodesJob, WaitAndGraphAreTheJobsOwnAndNoDataLoaderArgumentIsApplied) {
       << output_;
   // The folder's data is the job's (the ImageFolder's root).
   EXPECT_EQ(run_dir.manifest()["data"]["files"], 96) << run_dir.manifest()["data"].dump();
+  report_advising_no_dataloader_argument();
+}
 
-  const auto report = test::run_mmprof("report " + test::shell_quote(run_) + " --out " +
-                                       test::shell_quote(dir_.path() / "report"));
-  ASSERT_EQ(report.exit_code, 0) << report.output;
-  const json rep = test::read_json(dir_.path() / "report" / "report.json");
-  for (const auto& c : rep["runs"][0]["recommended"])
-    EXPECT_FALSE(c["factor"].is_string()) << c.dump();
+// The same graph with a process ParallelMapper: its processes are the loader's workers (PSS,
+// the loader they serve), loader.num_workers sets how many, and more workers is left to an ab.
+TEST_F(NodesJob, AProcessMappersWorkersAreFollowedAndItsWorkerCountSet) {
+  ASSERT_NO_FATAL_FAILURE(
+      run_job("nodes_job.py", "96", "{dir} {out} 2 2 process", "--set loader.num_workers=3"));
+  const json& loader = summary_["job"]["dataloader"]["loaders"][0];
+  EXPECT_EQ(loader["config"]["num_workers"], 3) << loader.dump();
+  EXPECT_EQ(loader["overrides"]["applied"], json::parse(R"({"num_workers": 3})"));
+  const json& workers = summary_["memory"]["workers"];
+  ASSERT_EQ(workers.size(), 3u) << summary_["memory"].dump();
+  std::set<int> indexes;
+  for (const json& w : workers) {
+    EXPECT_EQ(w["loader"], 0) << w.dump();
+    EXPECT_TRUE(w["pss_peak_mib"].is_number()) << w.dump();
+    indexes.insert(w["index"].get<int>());
+  }
+  EXPECT_EQ(indexes, (std::set<int>{0, 1, 2}));
+  EXPECT_NE(output_.find("ParallelMapper(3 process) <- SamplerWrapper"), std::string::npos)
+      << output_;
+  EXPECT_EQ(output_.find("workers none"), std::string::npos) << output_;
+  expect_waits_inside_the_jobs(RunDir::open(run_));
+  expect_more_workers_left_to_ab("a torchdata.nodes Loader",
+                                 "loading ParallelMapper's worker processes (3 now)");
 }
 
 INSTANTIATE_TEST_SUITE_P(Loaders, LoaderJobs, ::testing::ValuesIn(kJobs),

@@ -125,6 +125,35 @@ print(json.dumps({"sizes": sizes}))
 '''
 
 
+# A process ParallelMapper (the start method from argv) over a map-style dataset, its items
+# carrying the pid of the worker that made them, batched and prefetched: one epoch.
+NODES_PROCESSES = r'''
+import json, os, sys, time
+import torch
+from torch.utils.data import Dataset, SequentialSampler
+import torchdata.nodes as tn
+
+class Items(Dataset):
+    def __len__(self):
+        return 24
+    def __getitem__(self, i):
+        time.sleep(0.002)
+        return torch.tensor([float(i), float(os.getpid())])
+
+if __name__ == "__main__":
+    ds = Items()
+    node = tn.SamplerWrapper(SequentialSampler(ds))
+    node = tn.ParallelMapper(node, map_fn=ds.__getitem__, num_workers=2, method="process",
+                             multiprocessing_context=sys.argv[1], max_concurrent=2)
+    node = tn.Batcher(node, batch_size=4, drop_last=False)
+    node = tn.Prefetcher(node, prefetch_factor=2)
+    loader = tn.Loader(node)
+    batches = list(torch.stack(b) for b in loader)
+    print(json.dumps({"sizes": [len(b) for b in batches],
+                      "pids": sorted({int(p) for b in batches for p in b[:, 1].tolist()})}))
+'''
+
+
 def _imports(module):
     py = torch_python()
     return py is not None and subprocess.run([py, "-c", "import " + module],
@@ -281,7 +310,60 @@ print(json.dumps({"stateful": [s.num_workers, s.batch_size], "named": [n.num_wor
         self.assertOk(run)
         rec, = run.main("loader")
         self.assertEqual(rec["overrides"]["applied"], {})
-        self.assertIn("has no DataLoader arguments", rec["overrides"]["rejected"]["num_workers"])
+        self.assertIn("runs threads (method='thread')", rec["overrides"]["rejected"]["num_workers"])
+
+    def check_mapper_workers(self, run, workers):
+        """The processes that made the items are the loader's workers, each with its section."""
+        self.assertOk(run)
+        self.assertNoErrors(run)
+        out = json.loads(run.stdout.strip().splitlines()[-1])
+        files = run.worker_files()
+        self.assertEqual(len(files), workers, run.describe())
+        self.assertTrue(set(out["pids"]) <= set(files), (out["pids"], sorted(files)))
+        self.assertEqual(sorted(lines[0]["worker_id"] for lines in files.values()),
+                         list(range(workers)))
+        for lines in files.values():
+            self.assertEqual((lines[0]["loader"], lines[0]["main_pid"]), (0, run.main_pid))
+        return out
+
+    def test_a_process_mappers_workers_are_the_loaders_workers(self):
+        self.need("torchdata.nodes")
+        for method in ("fork", "spawn"):
+            with self.subTest(method=method):
+                run = self.run_script("nodes-processes-" + method, NODES_PROCESSES, args=(method,))
+                out = self.check_mapper_workers(run, 2)
+                self.assertEqual(out["sizes"], [4] * 6)
+                cfg = run.main("loader")[0]["config"]
+                self.assertEqual((cfg["num_workers"], cfg["multiprocessing_context"]), (2, method))
+
+    def test_the_dataloader_keys_a_graphs_nodes_hold_are_set_on_them(self):
+        self.need("torchdata.nodes")
+        ov = {"num_workers": 3, "batch_size": 6, "prefetch_factor": 4, "in_order": False,
+              "pin_memory": True, "persistent_workers": True}
+        run = self.run_script("nodes-overrides", NODES_PROCESSES, args=("fork",),
+                              env={"MMPROF_HOOK_OVERRIDES": json.dumps(ov)})
+        out = self.check_mapper_workers(run, 3)
+        self.assertEqual(out["sizes"], [6] * 4)  # 24 items in batches of 6
+        rec, = run.main("loader")
+        self.assertEqual(rec["overrides"]["applied"], {"num_workers": 3, "batch_size": 6,
+                                                       "prefetch_factor": 4, "in_order": False})
+        self.assertEqual(rec["overrides"]["original"], {"num_workers": 2, "batch_size": 4,
+                                                        "prefetch_factor": 2, "in_order": True})
+        rejected = rec["overrides"]["rejected"]
+        self.assertIn("add a PinMemory node", rejected["pin_memory"])
+        self.assertIn("no node that takes loader.persistent_workers", rejected["persistent_workers"])
+        cfg = rec["config"]
+        self.assertEqual((cfg["num_workers"], cfg["batch_size"], cfg["prefetch_factor"],
+                          cfg["in_order"]), (3, 6, 4, False))
+        # the node's own checks: a worker count under its max_concurrent, a start method that
+        # does not exist
+        run = self.run_script("nodes-overrides-refused", NODES_PROCESSES, args=("fork",),
+                              env={"MMPROF_HOOK_OVERRIDES": json.dumps(
+                                  {"num_workers": 1, "multiprocessing_context": "threads"})})
+        self.check_mapper_workers(run, 2)
+        rejected = run.main("loader")[0]["overrides"]["rejected"]
+        self.assertIn("max_concurrent=2 > num_workers=1", rejected["num_workers"])
+        self.assertIn("threads", rejected["multiprocessing_context"])
 
 
 if __name__ == "__main__":

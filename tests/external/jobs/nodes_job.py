@@ -1,11 +1,13 @@
 """A torchdata.nodes training loop written the way its documentation shows one: a torchvision
 ImageFolder of JPEG files, its indices from a RandomSampler (SamplerWrapper), read and decoded by
-a ParallelMapper of WORKERS threads, batched, collated, prefetched and read through a Loader (not
-a DataLoader).
+a ParallelMapper of WORKERS threads (or processes: METHOD process), batched, collated, prefetched
+and read through a Loader (not a DataLoader).
 
   nodes_job.py write DIR SAMPLES                 JPEG files (480x640) in 10 class folders
-  nodes_job.py train DIR OUT STEP_MS WORKERS
+  nodes_job.py train DIR OUT STEP_MS WORKERS [METHOD]
 """
+import sys
+
 import torch
 import torchdata.nodes as tn
 from torch.utils.data import RandomSampler, default_collate
@@ -18,7 +20,8 @@ def train(root, out, step_ms, workers):
     ds = datasets.ImageFolder(root, transform=job_common.to_tensor)
     # MapStyleWrapper with its Mapper replaced by a ParallelMapper, as its docstring says to.
     node = tn.SamplerWrapper(RandomSampler(ds))
-    node = tn.ParallelMapper(node, map_fn=ds.__getitem__, num_workers=workers, method="thread")
+    method = sys.argv[6] if len(sys.argv) > 6 else "thread"
+    node = tn.ParallelMapper(node, map_fn=ds.__getitem__, num_workers=workers, method=method)
     node = tn.Batcher(node, batch_size=8, drop_last=True)
     node = tn.ParallelMapper(node, map_fn=default_collate, num_workers=1, method="thread")
     node = tn.Prefetcher(node, prefetch_factor=2)

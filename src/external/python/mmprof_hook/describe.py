@@ -271,12 +271,8 @@ _NODE_SETTINGS = ("num_workers", "method", "in_order", "multiprocessing_context"
                   "snapshot_frequency")
 
 
-def nodes_config(loader):
-    """A torchdata.nodes Loader in the loader record's shape: its graph walked from the root
-    through each node's ``source``; the DataLoader keys read from the nodes that hold them (a
-    process ParallelMapper's workers, which threads are not; the first Batcher's batch size; a
-    Prefetcher's depth; a PinMemory), the dataset from the bound ``__getitem__`` a mapper calls
-    (MapStyleWrapper), each node's class and settings in the library's settings."""
+def nodes_of(loader):
+    """A torchdata.nodes Loader's graph, walked from its root through each node's ``source``."""
     nodes = []
     node = getattr(loader, "root", None)
     seen = set()
@@ -284,6 +280,22 @@ def nodes_config(loader):
         seen.add(id(node))
         nodes.append(node)
         node = getattr(node, "source", None)
+    return nodes
+
+
+def loading_mapper(nodes):
+    """The ParallelMapper that loads: the one with the most workers (a collate mapper has one)."""
+    mappers = [n for n in nodes if type(n).__name__ == "ParallelMapper"]
+    return max(mappers, key=lambda n: getattr(n, "num_workers", 0) or 0) if mappers else None
+
+
+def nodes_config(loader):
+    """A torchdata.nodes Loader in the loader record's shape: its graph (nodes_of); the
+    DataLoader keys read from the nodes that hold them (a process ParallelMapper's workers, which
+    threads are not; the first Batcher's batch size; a Prefetcher's depth; a PinMemory), the
+    dataset from the bound ``__getitem__`` a mapper calls (MapStyleWrapper), each node's class
+    and settings in the library's settings."""
+    nodes = nodes_of(loader)
 
     def first(cls_name):
         return next((n for n in nodes if type(n).__name__ == cls_name), None)
@@ -296,9 +308,7 @@ def nodes_config(loader):
                 v = n.__dict__[key]
                 s[key] = context_name(v) if key == "multiprocessing_context" else json_value(v)
         settings.append(s)
-    # The mapper with the most workers is the one that loads (a collate mapper has one).
-    mappers = [n for n in nodes if type(n).__name__ == "ParallelMapper"]
-    mapper = max(mappers, key=lambda n: getattr(n, "num_workers", 0) or 0) if mappers else None
+    mapper = loading_mapper(nodes)
     batcher = first("Batcher")
     prefetch, sampler = first("Prefetcher"), first("SamplerWrapper")
     ds = next((getattr(getattr(n, "map_fn", None), "__self__", None) for n in nodes

@@ -482,6 +482,23 @@ def _make_next(orig_next):
     return __next__
 
 
+def _enter_worker(loader, worker_id, main_pid):
+    """The first thing a loader's worker does: it says which loader it serves (a worker process
+    starts its records' section; a worker thread of the main process marks its thread)."""
+    if not S.active:
+        return
+    try:
+        _tls.worker = (loader, worker_id)
+        if os.getpid() != main_pid:
+            R.become_worker(loader, worker_id, main_pid)
+        else:  # a worker thread of the main process (newer torch)
+            _tls.loader = loader
+        if _fault is not None:
+            _fault_hit("worker_init")
+    except Exception as exc:
+        fail("worker_init", exc)
+
+
 class WorkerInit:
     """Stands in for the loader's worker_init_fn while its workers start.
 
@@ -500,17 +517,7 @@ class WorkerInit:
         return (WorkerInit, (self.loader, self.mmprof_wrapped_fn, self.main_pid))
 
     def __call__(self, worker_id):
-        if S.active:
-            try:
-                _tls.worker = (self.loader, worker_id)
-                if os.getpid() != self.main_pid:
-                    R.become_worker(self.loader, worker_id, self.main_pid)
-                else:  # a worker thread of the main process (newer torch)
-                    _tls.loader = self.loader
-                if _fault is not None:
-                    _fault_hit("worker_init")
-            except Exception as exc:
-                fail("worker_init", exc)
+        _enter_worker(self.loader, worker_id, self.main_pid)
         fn = self.mmprof_wrapped_fn
         if fn is not None:
             return fn(worker_id)
@@ -1125,6 +1132,7 @@ def patch_dali(mod):
 # looks one item ahead through __next__, which is not a batch the job took.
 
 _nodes_loader = None
+_nodes_loaders = weakref.WeakSet()  # the Loaders recorded (_nodes_outcome)
 
 
 def _is_nodes(obj):
@@ -1143,16 +1151,152 @@ def _make_has_next(orig):
     return has_next
 
 
-def _nodes_outcome(_loader):
-    """Overrides reach no torchdata.nodes Loader: each is rejected, saying so."""
+# The DataLoader keys a graph's nodes take (docs/external-hook.md, "Overrides"): the loading
+# ParallelMapper's (the one with the most workers), the first Batcher's, the first Prefetcher's.
+_NODE_KEYS = {"num_workers": "ParallelMapper", "in_order": "ParallelMapper",
+              "multiprocessing_context": "ParallelMapper", "batch_size": "Batcher",
+              "drop_last": "Batcher", "prefetch_factor": "Prefetcher"}
+_NODE_KEYS_TEXT = ("num_workers, in_order and multiprocessing_context of its loading "
+                   "ParallelMapper, batch_size and drop_last of a Batcher, prefetch_factor of a "
+                   "Prefetcher")
+
+
+def _mapper_impl(mapper):
+    """The _ParallelMapperImpl a ParallelMapper made at construction (behind an Unbatcher when it
+    pre-batches): it holds the settings its reset reads."""
+    impl = getattr(mapper, "_it", None)
+    if type(impl).__name__ == "Unbatcher":
+        impl = getattr(impl, "source", None)
+    return impl if type(impl).__name__ == "_ParallelMapperImpl" else None
+
+
+def _node_override(nodes, key, value):
+    """Applies one override to the graph's node that holds it: (previous value, None), or
+    (None, why it was refused). The checks are the nodes' own (their constructors' errors)."""
+    cls = _NODE_KEYS.get(key)
+    if cls is None:
+        extra = (": the hook adds no node, so add a PinMemory node to the graph"
+                 if key == "pin_memory" else "")
+        return None, ("a torchdata.nodes graph has no node that takes loader.%s (its nodes take "
+                      "%s)%s" % (key, _NODE_KEYS_TEXT, extra))
+    if cls == "ParallelMapper":
+        node = describe.loading_mapper(nodes)
+    else:
+        node = next((n for n in nodes if type(n).__name__ == cls), None)
+    if node is None:
+        return None, "the job's torchdata.nodes graph has no %s node" % cls
+    targets = [node]
+    if cls == "ParallelMapper":
+        impl = _mapper_impl(node)
+        if impl is None:
+            return None, ("this torchdata's ParallelMapper keeps its settings where the hook "
+                          "cannot reach them")
+        targets.append(impl)
+        processes = getattr(node, "method", None) == "process"
+        if key != "in_order" and not processes:
+            return None, ("its loading ParallelMapper runs threads (method='thread'), and "
+                          "loader.%s sets a process mapper's worker processes" % key)
+    if key in ("in_order", "drop_last"):
+        if not isinstance(value, bool):
+            return None, "%s takes true or false, not %r" % (key, value)
+    elif key == "multiprocessing_context":
+        try:
+            import torch.multiprocessing as tmp
+            ctx = tmp.get_context(value)
+        except Exception as exc:
+            return None, _overrides._message(exc)
+    else:
+        least = 0 if key == "num_workers" else 1
+        if not isinstance(value, int) or isinstance(value, bool) or value < least:
+            return None, "%s %s needs an integer >= %d, not %r" % (cls, key, least, value)
+        cap = getattr(node, "max_concurrent", None)
+        if key == "num_workers" and isinstance(cap, int) and value > 0 and cap > value:
+            return None, ("ParallelMapper refuses max_concurrent=%d > num_workers=%d"
+                          % (cap, value))
+    before = describe.json_value(getattr(node, key, None))
+    if key == "multiprocessing_context":
+        before = describe.context_name(getattr(node, key, None))
+    for t in targets:
+        setattr(t, key, value)
+    if key == "multiprocessing_context":
+        targets[1]._mp_context = ctx
+    return before, None
+
+
+def _nodes_outcome(loader):
+    """MMPROF_HOOK_OVERRIDES applied to the nodes of a just-constructed torchdata.nodes Loader
+    (before its first reset, which reads them); a key no node takes is refused, saying why. The
+    loader is kept (weakly) for its mappers' workers to find it."""
+    _nodes_loaders.add(loader)
     ov = S.cfg.overrides
     if not ov:
         return None
     out = _overrides.Outcome()
-    for key in ov:
-        out.rejected[key] = ("a torchdata.nodes Loader has no DataLoader arguments: its nodes "
-                             "(ParallelMapper, Batcher, Prefetcher) take their own")
+    nodes = describe.nodes_of(loader)
+    for key, value in ov.items():
+        before, why = _node_override(nodes, key, value)
+        if why is not None:
+            out.rejected[key] = why
+        else:
+            out.original[key] = before
+            out.applied[key] = value
     return out
+
+
+class NodesWorker:
+    """Stands in for torchdata.nodes' _apply_udf as the target of a process ParallelMapper's
+    worker while the mapper starts them: the worker says which loader it serves, then runs the
+    mapper's own loop. Picklable (spawn / forkserver pickle the target)."""
+
+    __slots__ = ("loader", "target", "main_pid")
+
+    def __init__(self, loader, target, main_pid):
+        self.loader = loader
+        self.target = target
+        self.main_pid = main_pid
+
+    def __reduce__(self):
+        return (NodesWorker, (self.loader, self.target, self.main_pid))
+
+    def __call__(self, worker_id, *args, **kwargs):
+        _enter_worker(self.loader, worker_id, self.main_pid)
+        if S.active:
+            R.announce()
+        return self.target(worker_id, *args, **kwargs)
+
+
+def _graph_loader(source):
+    """The followed torchdata.nodes Loader whose graph holds ``source`` (a mapper's source
+    node), or None. A graph is reset from a Prefetcher's thread too, so no thread-local state
+    can say which Loader resets it."""
+    for loader in list(_nodes_loaders):
+        if any(n is source for n in describe.nodes_of(loader)):
+            return loader
+    return None
+
+
+def _make_nodes_mapper_init(module):
+    """_ParallelMapperIter.__init__, which starts a mapper's workers: a process mapper of a
+    followed Loader starts them through a NodesWorker."""
+    def make(orig):
+        @functools.wraps(orig)
+        def __init__(self, *args, **kwargs):
+            ls = None
+            if S.active and kwargs.get("method") == "process":
+                try:
+                    ls = _state_of(_graph_loader(kwargs.get("source")))
+                except Exception as exc:
+                    fail("nodes_workers", exc)
+            target = getattr(module, "_apply_udf", None)
+            if ls is None or target is None or isinstance(target, NodesWorker):
+                return orig(self, *args, **kwargs)
+            module._apply_udf = NodesWorker(ls.lid, target, os.getpid())
+            try:
+                return orig(self, *args, **kwargs)
+            finally:
+                module._apply_udf = target
+        return __init__
+    return make
 
 
 def patch_nodes(mod):
@@ -1177,6 +1321,16 @@ def patch_nodes(mod):
     it.__next__ = _make_next(base.__dict__["__next__"])
     _wrap_method(it, "torchdata.nodes.LoaderIterator", "has_next", _make_has_next,
                  "a torchdata.nodes loader's look-ahead, which is not a batch")
+    mapper_mod = sys.modules.get("torchdata.nodes.map")
+    mapper_iter = getattr(mapper_mod, "_ParallelMapperIter", None)
+    if isinstance(mapper_iter, type) and callable(getattr(mapper_mod, "_apply_udf", None)):
+        _wrap_method(mapper_iter, "torchdata.nodes.map._ParallelMapperIter", "__init__",
+                     _make_nodes_mapper_init(mapper_mod),
+                     "which processes are a process ParallelMapper's workers (their memory)")
+    else:
+        _partial("torchdata.nodes.map._ParallelMapperIter",
+                 "which processes are a process ParallelMapper's workers (their memory)",
+                 "_ParallelMapperIter or _apply_udf not in this torchdata")
 
 
 # --------------------------------------------------------------------------

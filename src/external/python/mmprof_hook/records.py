@@ -137,6 +137,19 @@ def _write_all(fd, data):
         view = view[n:]
 
 
+def announce():
+    """Write this process's proc line now: a worker that records nothing of its own (a
+    torchdata.nodes mapper's) is then still found, with its loader. Never raises."""
+    with S.lock:
+        try:
+            if S.fd is None:
+                _open()
+                _write_all(S.fd, (proc_record() + "\n").encode("utf-8", "backslashreplace"))
+        except Exception:
+            S.active = False
+            S.queue.clear()
+
+
 def flush(block=True):
     """Write every pending line.  Never raises."""
     lock = S.lock
