@@ -344,9 +344,9 @@ std::string format_job(const json& s) {
   std::string cmd;
   for (const auto& a : j.value("command", json::array()))
     cmd += (cmd.empty() ? "" : " ") + a.get<std::string>();
-  std::string out = fmt::format("job: {}\n  {} (stopped by mmprof: {}){}\n", cmd,
-                                j.value("exit", "?"), j.value("stopped_by", "?"),
-                                j.value("forced", false) ? ", killed after the grace period" : "");
+  std::string out = fmt::format("job: {}\n  {}\n", cmd, j.value("ended", "?"));
+  if (const json why = report::value_at(j, "/steps/short_why"); why.is_string())
+    out += fmt::format("  warning: {}\n", why.get<std::string>());
   out += fmt::format("  hook: {}\n", j["hook"].value("status", "?"));
   if (j.value("primary_why", "") != "")
     out += fmt::format("  figures above: {}\n", j["primary_why"].get<std::string>());

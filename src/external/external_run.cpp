@@ -512,6 +512,8 @@ class ExternalRun {
     j["exit_signal"] = exit_.signal != 0 ? json(exit_.signal) : json(nullptr);
     j["exit"] = exit_.describe();
     j["stopped_by"] = stop_name(stop_);
+    j["ended"] = ended();
+    j["steps"] = steps_part(primary);
     j["forced"] = forced_;  // the stop took SIGKILL: records of the last moments may be lost
     j["killed_at_end"] = leftovers_;
     j["exception"] = exception_part();
@@ -524,6 +526,56 @@ class ExternalRun {
       unavailable.push_back(u);
     j["unavailable"] = unavailable;
     return j;
+  }
+
+  // How the job ended, in one sentence: a stop mmprof planned is not a failure or a signal.
+  std::string ended() const {
+    const std::string exit = exit_.describe();
+    std::string out;
+    switch (stop_) {
+      case Stop::hook_steps:
+        out = fmt::format(
+            "stopped by mmprof after the {} warm-up and {} measured batches asked "
+            "({})",
+            o_.warmup_steps, o_.steps.value_or(0), exit);
+        break;
+      case Stop::duration:
+        out = fmt::format("stopped by mmprof when the asked --duration of {} s was over ({})",
+                          o_.duration_s.value_or(0), exit);
+        break;
+      case Stop::interrupt:
+        out = fmt::format("interrupted (Ctrl-C or SIGTERM forwarded to it): {}", exit);
+        break;
+      case Stop::none:
+        out = fmt::format("{} ({})", exit_.exit_code == 0 ? "ended by itself" : "failed", exit);
+        break;
+    }
+    if (forced_) out += "; it did not exit within the grace period and was killed";
+    return out;
+  }
+
+  // The measured steps against those asked; `short_why` says why a complete run measured too
+  // little to stand on (the job ended by itself before the steps asked, or before any step).
+  json steps_part(const RankTimeline* r) const {
+    const auto measured = static_cast<int64_t>(r != nullptr ? r->steps.size() : 0);
+    json why = nullptr;
+    if (status_ == "complete" && stop_ == Stop::none) {
+      if (measured == 0) {
+        why = fmt::format(
+            "the job ended by itself before any measured step (after {} warm-up "
+            "batches asked): nothing was measured",
+            o_.warmup_steps);
+      } else if (o_.steps && measured < *o_.steps) {
+        why = fmt::format(
+            "the job ended by itself after {} of the {} measured steps asked "
+            "(--steps {}): its figures rest on {} steps",
+            measured, *o_.steps, *o_.steps, measured);
+      }
+    }
+    return {{"warmup_asked", o_.warmup_steps},
+            {"asked", o_.steps ? json(*o_.steps) : json(nullptr)},
+            {"measured", measured},
+            {"short_why", why}};
   }
 
   // The exception that ended the job (its type, message and lines, and the process that raised

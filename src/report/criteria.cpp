@@ -334,6 +334,10 @@ json gate_run(const json& analysis, const Criteria& c) {
             {"reason",
              fmt::format("run {} did not complete ({})", dir, string_at(analysis, "/status"))}};
   }
+  if (const json why = value_at(analysis, "/short_why"); why.is_string()) {
+    return {{"outcome", "inconclusive"},
+            {"reason", fmt::format("run {} measured too little: {}", dir, why.get<std::string>())}};
+  }
   if (!stall) {
     return {{"outcome", "inconclusive"},
             {"reason",

@@ -256,6 +256,8 @@ json analyze_run(const RunData& run) {
   a["dir"] = std::filesystem::absolute(run.dir).lexically_normal().string();
   a["name"] = run.dir.string();  // as given on the command line, for the Markdown and HTML
   a["status"] = string_at(s, "/status", "unknown");
+  // A job's run that completed but measured too little to stand on (job.steps.short_why).
+  a["short_why"] = value_at(s, "/job/steps/short_why");
   a["config"] = value_at(run.manifest, "/config");
   a["classification"] = classify(s);
   a["prediction"] = prediction(s);

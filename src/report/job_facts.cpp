@@ -223,6 +223,8 @@ json job_view(const json& summary) {
   return {{"command", fmt::format("{}", fmt::join(command, " "))},
           {"exit", value_at(job, "/exit")},
           {"stopped_by", value_at(job, "/stopped_by")},
+          {"ended", value_at(job, "/ended")},
+          {"short_why", value_at(job, "/steps/short_why")},
           {"hook", value_at(job, "/hook/status")},
           {"exception", value_at(job, "/exception")},
           {"ranks", ranks}};

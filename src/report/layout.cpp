@@ -116,9 +116,14 @@ void run_job(const json& run, std::vector<Section>& out, int level) {
   const json& j = run["job"];
   Section s{level, "The job", {}};
   s.blocks.push_back(CodeLines{{str(j["command"])}});
+  // `ended` is one sentence (runs before it had the exit and who stopped the job).
   s.blocks.push_back(
-      Paragraph{fmt::format("Ended with {} (stopped by mmprof: {}); DataLoader hook: {}.",
-                            str(j["exit"]), str(j["stopped_by"]), str(j["hook"]))});
+      Paragraph{j["ended"].is_string()
+                    ? fmt::format("It {}; DataLoader hook: {}.", str(j["ended"]), str(j["hook"]))
+                    : fmt::format("Ended with {} (stopped by mmprof: {}); DataLoader hook: {}.",
+                                  str(j["exit"]), str(j["stopped_by"]), str(j["hook"]))});
+  if (j["short_why"].is_string())
+    s.blocks.push_back(Paragraph{"Warning: " + str(j["short_why"]) + ".", true});
   if (j["exception"].is_object()) {
     const json& e = j["exception"];
     s.blocks.push_back(Paragraph{
@@ -561,12 +566,14 @@ std::string format_number(const json& v, int decimals) {
 std::vector<Section> layout_report(const json& report) {
   std::vector<Section> out;
   Section title{1, "mmprof report", {}};
-  const bool gated = value_at(report, "/gate/requested") == true;
-  title.blocks.push_back(Paragraph{
-      fmt::format("{}: {} (exit {}; criteria: {})", gated ? "Gate" : "Gate (not requested)",
-                  str(value_at(report, "/gate/reason")), str(value_at(report, "/gate/exit_code")),
-                  str(value_at(report, "/criteria/file"))),
-      true});
+  // The gate's verdict only when one was asked for (--gate); report.json keeps it either way.
+  if (value_at(report, "/gate/requested") == true) {
+    title.blocks.push_back(Paragraph{
+        fmt::format("Gate: {} (exit {}; criteria: {})", str(value_at(report, "/gate/reason")),
+                    str(value_at(report, "/gate/exit_code")),
+                    str(value_at(report, "/criteria/file"))),
+        true});
+  }
   out.push_back(std::move(title));
   for (const auto& j : report.value("jobs", json::array()))
     job_sections(j, out);

@@ -4,6 +4,7 @@
 // so the job's wait, step and per-sample figures are known in advance; the job also logs its own
 // perf_counter wait per batch and its workers' pids, the independent check of mmprof's figures.
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -31,7 +32,8 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 // The planted job: argv = out_dir items getitem_ms step_ms batch_size num_workers persistent
-// [exit_code after the first step, or "raise": sample 5 raises ValueError]. It writes job-waits.txt
+// [exit_code after the first step, "raise": sample 5 raises ValueError, or "end": one epoch, then
+// it prints "epoch 0: N batches" and ends by itself]. It writes job-waits.txt
 // (its own perf_counter wait per batch, ms) and job-workers.json (the pids of its iterator's
 // workers, as torch has them). Under torchrun its ranks load independently but end as a DDP job's
 // do, together (a gloo barrier on the way out): otherwise the first rank to reach mmprof's planned
@@ -44,7 +46,7 @@ from torch.utils.data import DataLoader, Dataset
 
 out, n, getitem_ms, step_ms, bs, nw, persistent = sys.argv[1:8]
 fail = sys.argv[8] if len(sys.argv) > 8 else "0"
-exit_code = int(fail) if fail != "raise" else 0
+exit_code = int(fail) if fail not in ("raise", "end") else 0
 n, getitem_ms, step_ms, bs, nw = int(n), float(getitem_ms), float(step_ms), int(bs), int(nw)
 # Under torchrun: rank 1's samples are made 3x slower (a straggler), and each rank logs its own.
 rank = int(os.environ.get("RANK", "0"))
@@ -70,14 +72,16 @@ loader = DataLoader(Planted(), batch_size=bs, num_workers=nw, shuffle=False,
 waits = open(os.path.join(out, "job-waits%s.txt" % suffix), "w")
 wrote_pids = False
 try:
-    for epoch in range(1000):
+    for epoch in range(1 if fail == "end" else 1000):
         it = iter(loader)
+        batches = 0
         while True:
             t0 = time.perf_counter()
             try:
                 batch = next(it)
             except StopIteration:
                 break
+            batches += 1
             waits.write("%.6f\n" % ((time.perf_counter() - t0) * 1000))
             waits.flush()
             if not wrote_pids and nw > 0:
@@ -87,6 +91,8 @@ try:
             time.sleep(step_ms / 1000)
             if exit_code:
                 sys.exit(exit_code)
+        if fail == "end":
+            print("epoch %d: %d batches" % (epoch, batches), flush=True)
 finally:
     waits.close()
     if "RANK" in os.environ:
@@ -129,6 +135,13 @@ TEST_F(ExternalCli, PlantedLoaderBoundJobGivesTheWaitStepAndStallItWasBuiltWith)
   EXPECT_EQ(s["source"], "external");
   EXPECT_EQ(s["status"], "complete");
   EXPECT_EQ(s["job"]["stopped_by"], "steps");
+  // A planned stop looks planned: no traceback, exit code 0, one sentence.
+  EXPECT_EQ(r.output.find("Traceback"), std::string::npos) << r.output;
+  EXPECT_EQ(s["job"]["exit_code"], 0);
+  EXPECT_EQ(s["job"]["ended"],
+            "stopped by mmprof after the 3 warm-up and 15 measured batches asked (exit code 0)");
+  EXPECT_EQ(s["job"]["steps"],
+            json::parse(R"({"warmup_asked": 3, "asked": 15, "measured": 15, "short_why": null})"));
   EXPECT_EQ(s["job"]["hook"]["status"], "ok");
   const RunDir run_dir = RunDir::open(run());
   const auto steps = run_dir.steps();
@@ -195,6 +208,30 @@ TEST_F(ExternalCli, PlantedLoaderBoundJobGivesTheWaitStepAndStallItWasBuiltWith)
   EXPECT_FALSE(dl["versions"]["torch"].is_null()) << dl.dump();
 }
 
+// A job that ends by itself after 3 of the 30 steps asked: complete, but the terminal warns, the
+// summary says how many were measured against asked, and a gate on the run is inconclusive.
+TEST_F(ExternalCli, AJobThatEndsBeforeTheStepsAskedIsAShortMeasurement) {
+  const auto r = test::run_mmprof(
+      "baseline --warmup-steps 2 --steps 30 --out " + test::shell_quote(run()) + " -- " + python() +
+      " " + test::shell_quote(job()) + " " + test::shell_quote(dir_.path()) + " 20 1 1 4 0 0 end");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const json s = RunDir::open(run()).summary();
+  EXPECT_EQ(s["status"], "complete");
+  EXPECT_EQ(s["job"]["ended"], "ended by itself (exit code 0)");
+  const std::string why =
+      "the job ended by itself after 3 of the 30 measured steps asked (--steps 30): its figures "
+      "rest on 3 steps";
+  EXPECT_EQ(s["job"]["steps"]["short_why"], why);
+  EXPECT_EQ(s["job"]["steps"]["measured"], 3);
+  EXPECT_NE(r.output.find("  warning: " + why), std::string::npos) << r.output;
+  const auto report = test::run_mmprof("report " + test::shell_quote(run()) + " --gate default");
+  EXPECT_EQ(report.exit_code, 5) << report.output;  // inconclusive
+  const json gate = json::parse(text_or_empty(run() / "report.json"))["gate"];
+  EXPECT_EQ(gate["reason"], "inconclusive: run " + run().string() + " measured too little: " + why)
+      << gate.dump();
+  EXPECT_NE(text_or_empty(run() / "report.md").find("Warning: " + why), std::string::npos);
+}
+
 TEST_F(ExternalCli, AFailingJobKeepsItsRunDirectoryAndExitsOne) {
   const auto r = baseline("--warmup-steps 0 --steps 50", "40 1 1 4 0 0 3");
   EXPECT_EQ(r.exit_code, 1) << r.output;
@@ -210,9 +247,16 @@ TEST_F(ExternalCli, TheExceptionThatEndedTheJobIsNamedWithItsLines) {
   const auto r = baseline("--warmup-steps 0 --steps 50", "40 1 1 4 1 0 raise");
   EXPECT_EQ(r.exit_code, 1) << r.output;
   const std::string job_py = job().string();
-  const std::string text =
-      "ValueError: sample 5 is corrupt in DataLoader worker process 0 for item index 5 (at " +
-      job_py + ":39 in <module>, raised at " + job_py + ":26 in __getitem__)";
+  // The job's lines: where its loop calls next() and where __getitem__ raises.
+  const auto line_of = [](const std::string& code) {
+    const std::string job = kJob;
+    return 1 +
+           std::count(job.begin(), job.begin() + static_cast<std::ptrdiff_t>(job.find(code)), '\n');
+  };
+  const std::string text = fmt::format(
+      "ValueError: sample 5 is corrupt in DataLoader worker process 0 for item index 5 (at "
+      "{}:{} in <module>, raised at {}:{} in __getitem__)",
+      job_py, line_of("batch = next(it)"), job_py, line_of("raise ValueError"));
   EXPECT_NE(r.output.find("before mmprof stopped it: it raised " + text), std::string::npos)
       << r.output;
   const json s = RunDir::open(run()).summary();

@@ -21,7 +21,11 @@ def train(root, out, step_ms, workers):
     # MapStyleWrapper with its Mapper replaced by a ParallelMapper, as its docstring says to.
     node = tn.SamplerWrapper(RandomSampler(ds))
     method = sys.argv[6] if len(sys.argv) > 6 else "thread"
-    node = tn.ParallelMapper(node, map_fn=ds.__getitem__, num_workers=workers, method=method)
+    # Processes are spawned: torchdata forks them from a Prefetcher's thread, and a fork while
+    # another thread of the job is inside torch can leave a worker locked for ever (3 of 5 runs
+    # of this job with the default fork context, without mmprof).
+    node = tn.ParallelMapper(node, map_fn=ds.__getitem__, num_workers=workers, method=method,
+                             multiprocessing_context="spawn" if method == "process" else None)
     node = tn.Batcher(node, batch_size=8, drop_last=True)
     node = tn.ParallelMapper(node, map_fn=default_collate, num_workers=1, method="thread")
     node = tn.Prefetcher(node, prefetch_factor=2)

@@ -401,9 +401,17 @@ def _stop(ls, t0, reason):
             R.flush()
     except Exception as exc:
         fail("stop", exc)
-    if reason == "max_batches":
-        raise KeyboardInterrupt("mmprof: MMPROF_HOOK_MAX_BATCHES=%d reached" % _max_batches)
-    raise KeyboardInterrupt("mmprof: stop requested (%s)" % _stop_file)
+    # A planned stop looks planned: one line, no traceback, exit status 0 (SystemExit runs the
+    # job's finally blocks and atexit handlers, and a launcher sees its rank succeed).
+    try:
+        sys.stderr.write("mmprof: stopped the job after %d batches: %s\n" % (
+            ls.total, "the warm-up and steps mmprof was asked to measure (MMPROF_HOOK_MAX_"
+            "BATCHES=%d)" % _max_batches if reason == "max_batches"
+            else "mmprof asked it to stop (%s)" % _stop_file))
+        sys.stderr.flush()
+    except Exception:
+        pass
+    raise SystemExit(0)
 
 
 def _batch(ep, ls, data, t0, t1):
