@@ -39,6 +39,8 @@ inline constexpr const char* reserve = ".mmprof-reserve";
 // A user's own job: the hook's records and the CUPTI injection's events (folders).
 inline constexpr const char* hook = "hook";
 inline constexpr const char* gpu = "gpu";
+// ...and what it printed (stdout and stderr as one stream), never on mmprof's stdout.
+inline constexpr const char* job_log = "job.log";
 // mmprof report's output, by default into the one run or experiment directory it reports on.
 inline constexpr const char* report_md = "report.md";
 inline constexpr const char* report_html = "report.html";

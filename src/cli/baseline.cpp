@@ -604,6 +604,7 @@ int run_job(const BaselineCliOptions& o, const std::vector<std::string>& argv,
   }
   e.repo = o.run.repo;
   e.progress = progress_style(o.run.verbosity, o.json);
+  e.show_job_output = !o.run.verbosity.quiet;
   e.trace = trace;
   print_result(o, external::run_external(e), e.config_tree, e.out);
   return 0;

@@ -13,6 +13,7 @@ struct GenCliOptions {
   std::string video_codec = "h264";  // h264 | vp9 | mpeg4
   std::string image_size;  // --image-size WxH: fixed bounds, empty = the long-tailed default
   bool json = false;       // --json: dataset.json on stdout, nothing else there
+  bool force = false;      // --force: replace an --out that holds a dataset mmprof generated
   Verbosity verbosity;
 };
 

@@ -101,6 +101,7 @@ class ExternalRun {
       throw;
     }
     leftovers_ = job_->kill_leftovers();
+    output_->drain(true);  // every writer is gone now
     sampler_.set_phase("done");
     sampler_.stop();
     progress_.finish();
@@ -126,9 +127,15 @@ class ExternalRun {
     fs::create_directories(hook_dir_);
     fs::create_directories(o_.out / run_file::gpu);
     auto env = job_environment(hook, o_.out / run_file::gpu / "events-%p.jsonl", unavailable_);
+    // Its prints reach the log and the terminal as it makes them, not when a pipe's buffer fills
+    // (Python buffers a pipe; a terminal it writes line by line). The job's own setting stands.
+    if (std::getenv("PYTHONUNBUFFERED") == nullptr) env.emplace_back("PYTHONUNBUFFERED", "1");
     env.insert(env.end(), o_.env.begin(), o_.env.end());
+    output_ = std::make_unique<JobOutput>(o_.out / run_file::job_log, [this](const std::string& l) {
+      if (o_.show_job_output) progress_.print_above(l);
+    });
     t_launch_ns_ = clock_.now_ns();
-    job_ = std::make_unique<JobProcess>(o_.command, env);
+    job_ = std::make_unique<JobProcess>(o_.command, env, output_.get());
     sampler_.sample_now("job_started");
   }
 
@@ -136,6 +143,7 @@ class ExternalRun {
   void monitor() {
     int64_t last_tail = 0;
     while (!job_->poll()) {
+      output_->drain();
       const int64_t now = clock_.now_ns();
       if (now - last_tail >= kTailPeriodNs) {
         last_tail = now;
@@ -670,6 +678,7 @@ class ExternalRun {
   MonotonicClock clock_;
   ResourceSampler sampler_;
   ProgressLine progress_;
+  std::unique_ptr<JobOutput> output_;  // before job_: the job's pipe outlives the job's end
   std::unique_ptr<JobProcess> job_;
   RunFacts start_;
   std::vector<std::string> unavailable_, leftovers_;

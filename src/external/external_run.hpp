@@ -35,8 +35,9 @@ struct ExternalRunOptions {
   std::vector<std::pair<std::string, std::string>> env;  // more variables for the job
   std::filesystem::path repo;                            // the user's repository (empty: the cwd)
   ProgressStyle progress = ProgressStyle::none;          // the job's batches on stderr
-  bool trace = false;   // `mmprof trace`: trace.json from the hook's records
-  double grace_s = 10;  // how long a stopped job may take to exit
+  bool show_job_output = true;  // the job's own lines on stderr ("  | ..."; always in job.log)
+  bool trace = false;           // `mmprof trace`: trace.json from the hook's records
+  double grace_s = 10;          // how long a stopped job may take to exit
 };
 
 // Runs the job and writes the run directory; returns summary.json's content. A job that fails

@@ -1,6 +1,8 @@
 #include "external/job_process.hpp"
 
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <poll.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/prctl.h>
@@ -8,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -16,11 +19,15 @@
 
 #include "mmprof/error.hpp"
 #include "probe/procfs.hpp"
+#include "util/error.hpp"
+#include "util/files.hpp"
 
 extern char** environ;
 
 namespace mmprof::external {
 namespace {
+
+namespace fs = std::filesystem;
 
 bool is_executable_file(const std::string& path) {
   struct stat st {};
@@ -95,8 +102,78 @@ std::string resolve_command(const std::string& name) {
   throw InputError(fmt::format("command '{}' was not found on PATH ({})", name, dirs));
 }
 
+JobOutput::JobOutput(const fs::path& log, std::function<void(const std::string&)> show)
+    : show_(std::move(show)) {
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) {
+    throw RunError(
+        fmt::format("cannot make a pipe for the job's output: {}", std::strerror(errno)));
+  }
+  read_fd_ = fds[0];
+  write_fd_ = fds[1];
+  ::fcntl(read_fd_, F_SETFL, ::fcntl(read_fd_, F_GETFL) | O_NONBLOCK);
+  log_fd_ = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+  if (log_fd_ < 0) throw_output_errno("cannot create", log.string());
+}
+
+JobOutput::~JobOutput() {
+  close_writer();
+  for (int fd : {read_fd_, log_fd_})
+    if (fd >= 0) ::close(fd);
+}
+
+void JobOutput::close_writer() noexcept {
+  if (write_fd_ >= 0) ::close(write_fd_);
+  write_fd_ = -1;
+}
+
+void JobOutput::drain(bool to_end) {
+  char buf[65536];
+  while (true) {
+    const ssize_t n = ::read(read_fd_, buf, sizeof buf);
+    if (n > 0) {
+      take(buf, static_cast<size_t>(n));
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && errno == EAGAIN && to_end) {
+      // Another process still holds the pipe (one the job left): wait for it a little.
+      pollfd p{read_fd_, POLLIN, 0};
+      if (::poll(&p, 1, 200) > 0) continue;
+    }
+    break;  // nothing more now (EAGAIN), or the end (0: every writer closed)
+  }
+  if (to_end && !line_.empty()) show_line();
+}
+
+void JobOutput::take(const char* data, size_t n) {
+  if (!log_full_) {
+    const size_t room = static_cast<size_t>(std::min<uint64_t>(n, kMaxLogBytes - logged_));
+    if (room > 0 && write_all(log_fd_, std::string_view(data, room))) logged_ += room;
+    if (logged_ >= kMaxLogBytes) {
+      write_all(log_fd_, "\n[mmprof: the job's output goes on, but this log stops at 64 MiB]\n");
+      log_full_ = true;
+    }
+  }
+  for (size_t i = 0; i < n; ++i) {
+    if (data[i] == '\n') {
+      show_line();
+    } else if (data[i] == '\r') {
+      line_.clear();  // a progress bar rewrote its line: its last form is shown
+    } else if (line_.size() < 4096) {
+      line_ += data[i];
+    }
+  }
+}
+
+void JobOutput::show_line() {
+  show_("  | " + line_ + "\n");
+  line_.clear();
+}
+
 JobProcess::JobProcess(const std::vector<std::string>& argv,
-                       const std::vector<std::pair<std::string, std::string>>& env) {
+                       const std::vector<std::pair<std::string, std::string>>& env,
+                       JobOutput* output) {
   if (argv.empty()) throw UsageError("no command after --: mmprof baseline -- python train.py");
   const std::string exe = resolve_command(argv[0]);
   become_subreaper();
@@ -126,8 +203,16 @@ JobProcess::JobProcess(const std::vector<std::string>& argv,
   posix_spawnattr_setpgroup(&attr, 0);
   posix_spawnattr_setflags(&attr,
                            POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
-  const int rc = posix_spawn(&pid_, exe.c_str(), nullptr, &attr, args.data(), envp.data());
+  posix_spawn_file_actions_t files;
+  posix_spawn_file_actions_init(&files);
+  if (output != nullptr) {
+    posix_spawn_file_actions_adddup2(&files, output->writer(), STDOUT_FILENO);
+    posix_spawn_file_actions_adddup2(&files, output->writer(), STDERR_FILENO);
+  }
+  const int rc = posix_spawn(&pid_, exe.c_str(), &files, &attr, args.data(), envp.data());
+  posix_spawn_file_actions_destroy(&files);
   posix_spawnattr_destroy(&attr);
+  if (output != nullptr) output->close_writer();  // the job holds it now
   if (rc != 0) {
     pid_ = -1;
     throw RunError(fmt::format("cannot start {}: {}", exe, std::strerror(rc)));

@@ -6,6 +6,9 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <utility>
@@ -25,12 +28,46 @@ struct JobExit {
 // executable.
 std::string resolve_command(const std::string& name);
 
+// What the job prints (stdout and stderr as one stream, through a pipe): kept whole in a log
+// file of the run directory and shown on mmprof's stderr, a line at a time, each line as
+// "  | LINE" (of a line rewritten with \r, its last form), apart from mmprof's own output (its
+// stdout stays mmprof's: --json is JSON alone). The log stops at kMaxLogBytes, saying so.
+class JobOutput {
+ public:
+  static constexpr uint64_t kMaxLogBytes = 64ull << 20;
+  // `log`: the file to keep it in; `show`: where each line goes (mmprof's terminal).
+  JobOutput(const std::filesystem::path& log, std::function<void(const std::string&)> show);
+  ~JobOutput();
+  JobOutput(const JobOutput&) = delete;
+  JobOutput& operator=(const JobOutput&) = delete;
+  // The pipe's write end, for the job's fds 1 and 2; closed here once the job has it.
+  int writer() const noexcept { return write_fd_; }
+  void close_writer() noexcept;
+  // Reads what is there without blocking; `to_end`: until every writer closed the pipe (the
+  // job and whatever inherited it ended), then shows a last line that had no newline.
+  void drain(bool to_end = false);
+
+ private:
+  void take(const char* data, size_t n);
+  void show_line();
+
+  int read_fd_ = -1;
+  int write_fd_ = -1;
+  int log_fd_ = -1;
+  uint64_t logged_ = 0;
+  bool log_full_ = false;
+  std::string line_;
+  std::function<void(const std::string&)> show_;
+};
+
 class JobProcess {
  public:
-  // Starts `argv` with the current environment plus `env` (set or replaced). Throws InputError
-  // (exit 3) for a command that is missing or not executable, RunError when it cannot start.
+  // Starts `argv` with the current environment plus `env` (set or replaced), its stdout and
+  // stderr to `output` (null: mmprof's own). Throws InputError (exit 3) for a command that is
+  // missing or not executable, RunError when it cannot start.
   JobProcess(const std::vector<std::string>& argv,
-             const std::vector<std::pair<std::string, std::string>>& env);
+             const std::vector<std::pair<std::string, std::string>>& env,
+             JobOutput* output = nullptr);
   ~JobProcess() noexcept;
   JobProcess(const JobProcess&) = delete;
   JobProcess& operator=(const JobProcess&) = delete;

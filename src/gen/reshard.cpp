@@ -98,13 +98,7 @@ json reshard(const Dataset& source, const ReshardOptions& o) {
   if (fs::exists(o.out) && !o.force) {
     throw UsageError(fmt::format("--out {} exists; --force replaces it", o.out.string()));
   }
-  const fs::path out = fs::absolute(o.out).lexically_normal();
-  const fs::path tmp = out.parent_path() / ("." + out.filename().string() + ".partial");
-  std::error_code ec;
-  fs::remove_all(tmp, ec);  // what an interrupted run left
-  if (!fs::create_directories(tmp, ec) && ec) {
-    throw OutputError(fmt::format("cannot create {}: {}", tmp.string(), ec.message()));
-  }
+  const fs::path tmp = fresh_partial_dir(o.out);
   std::vector<uint64_t> bytes;
   bytes.reserve(source.size());
   for (const auto& s : source.samples())
@@ -117,6 +111,7 @@ json reshard(const Dataset& source, const ReshardOptions& o) {
     if (interrupted()) {
       // Nothing of a cut set of shards is left, under any name: --out is as it was.
       writer.end_shard();
+      std::error_code ec;
       fs::remove_all(tmp, ec);
       throw Error(ExitCode::interrupted,
                   fmt::format("interrupted after {} of {} samples: nothing written to {}", i,
@@ -166,15 +161,7 @@ json reshard(const Dataset& source, const ReshardOptions& o) {
                    {"source_ignored", source.ignored().size()}};
   write_json_atomic(tmp / "shards.json", manifest);
   // Into place: the old --out (with --force) goes only once the new one is whole.
-  const fs::path old = out.parent_path() / ("." + out.filename().string() + ".old");
-  fs::remove_all(old, ec);
-  if (fs::exists(out)) fs::rename(out, old, ec);
-  if (!ec) fs::rename(tmp, out, ec);
-  if (ec) {
-    throw OutputError(
-        fmt::format("cannot move {} to {}: {}", tmp.string(), out.string(), ec.message()));
-  }
-  fs::remove_all(old, ec);
+  replace_dir(tmp, o.out);
   return manifest;
 }
 

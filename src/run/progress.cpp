@@ -95,6 +95,12 @@ void ProgressLine::unit_done(const std::string& what, int64_t done, int64_t tota
        true);
 }
 
+void ProgressLine::print_above(const std::string& text) {
+  finish();
+  out_(text);
+  last_draw_ns_ = 0;
+}
+
 void ProgressLine::finish() {
   if (drawn_) out_("\r\033[K");
   drawn_ = false;

@@ -26,6 +26,9 @@ class ProgressLine {
   // each; the ETA is the whole sequence's.
   void unit_done(const std::string& what, int64_t done, int64_t total, const std::string& result);
   void finish();
+  // `text` (whole lines) printed above the progress line, which the next update redraws: output
+  // that is not mmprof's (a job's), whatever the style.
+  void print_above(const std::string& text);
 
  private:
   void draw(const std::string& text, bool final);

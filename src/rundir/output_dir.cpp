@@ -23,7 +23,7 @@ constexpr std::array kRunEntries = {
     run_file::resources,  run_file::host,      run_file::errors,      run_file::digests,
     run_file::checkpoint, run_file::steady,    run_file::trace,       run_file::hook,
     run_file::gpu,        run_file::report_md, run_file::report_html, run_file::report_json,
-    run_file::reserve};
+    run_file::reserve,    run_file::job_log};
 constexpr std::array kExperimentEntries = {
     run_file::experiment, run_file::matrix_csv,  run_file::matrix_md,  run_file::trials,
     run_file::report_md,  run_file::report_html, run_file::report_json};

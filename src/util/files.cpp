@@ -52,6 +52,31 @@ void write_json_atomic(const fs::path& path, const nlohmann::json& value) {
                     value.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
 }
 
+fs::path fresh_partial_dir(const fs::path& out) {
+  const fs::path dir = fs::absolute(out).lexically_normal();
+  const fs::path tmp = dir.parent_path() / ("." + dir.filename().string() + ".partial");
+  std::error_code ec;
+  fs::remove_all(tmp, ec);  // what an interrupted run left
+  if (!fs::create_directories(tmp, ec) && ec) {
+    throw OutputError(fmt::format("cannot create {}: {}", tmp.string(), ec.message()));
+  }
+  return tmp;
+}
+
+void replace_dir(const fs::path& partial, const fs::path& out) {
+  const fs::path dir = fs::absolute(out).lexically_normal();
+  const fs::path old = dir.parent_path() / ("." + dir.filename().string() + ".old");
+  std::error_code ec;
+  fs::remove_all(old, ec);
+  if (fs::exists(dir)) fs::rename(dir, old, ec);
+  if (!ec) fs::rename(partial, dir, ec);
+  if (ec) {
+    throw OutputError(
+        fmt::format("cannot move {} to {}: {}", partial.string(), dir.string(), ec.message()));
+  }
+  fs::remove_all(old, ec);
+}
+
 AppendFile::AppendFile(const fs::path& path, std::string_view header) : path_(path) {
   fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd_ < 0) throw_output_errno("cannot create", path.string());

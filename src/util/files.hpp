@@ -20,6 +20,13 @@ bool write_all(int fd, std::string_view content);
 void write_file_atomic(const std::filesystem::path& path, std::string_view content);
 void write_json_atomic(const std::filesystem::path& path, const nlohmann::json& value);
 
+// A folder written whole or not at all. fresh_partial_dir(out) is where to write it:
+// .NAME.partial beside `out`, emptied of what an interrupted run left and created. replace_dir()
+// then moves it into place; an existing `out` goes only once the new one is there. Both throw
+// OutputError naming the folders.
+std::filesystem::path fresh_partial_dir(const std::filesystem::path& out);
+void replace_dir(const std::filesystem::path& partial, const std::filesystem::path& out);
+
 // An append-only text file, written through to the kernel by every write call. A write that
 // fails part way (a full disk, a quota, a file size limit) is cut back to where it started, so
 // the file only ever holds whole writes (whole CSV rows), and throws OutputError naming it.

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <string>
@@ -129,6 +130,43 @@ TEST_F(ContractCli, GenJsonPrintsDatasetJsonAloneOnStdout) {
   ASSERT_EQ(human.exit_code, 0) << human.output << human.errors;
   EXPECT_EQ(human.output, "dataset: " + (tmp.path() / "ds2").string() +
                               " (2 samples; described in dataset.json)\n");
+}
+
+// Issue 33 item 6: gen writes into a new or empty folder; a dataset of its own is replaced only
+// with --force, once the new one is whole, and a folder of anyone else's never.
+TEST_F(ContractCli, GenReplacesADatasetOnlyWithForceAndNeverAForeignFolder) {
+  const fs::path ds = tmp.path() / "ds";
+  const std::string gen = "gen -q --out " + shell_quote(ds) + " --videos 0 --threads 1 ";
+  ASSERT_EQ(test::run_mmprof(gen + "--images 2 --seed 1").exit_code, 0);
+  const std::string before = test::read_text(ds / "dataset.json");
+  const auto refused = [](const test::CommandResult& r, const std::string& words) {
+    EXPECT_EQ(r.exit_code, 2) << r.output;
+    EXPECT_NE(r.output.find(words), std::string::npos) << r.output;
+  };
+  auto r = test::run_mmprof(gen + "--images 3 --seed 2");
+  refused(r,
+          "mmprof: error: --out " + ds.string() + " holds a dataset already; --force replaces it");
+  EXPECT_EQ(test::read_text(ds / "dataset.json"), before);  // nothing written
+  r = test::run_mmprof(gen + "--images 3 --seed 2 --force");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(test::read_json(ds / "dataset.json")["samples"], 3);
+  size_t files = 0;  // the old dataset's files are gone with it: 3 images, 3 captions
+  for ([[maybe_unused]] const auto& e : fs::directory_iterator(ds / "files"))
+    ++files;
+  EXPECT_EQ(files, 6u);
+  EXPECT_FALSE(fs::exists(tmp.path() / ".ds.partial"));
+  // A file of the user's beside the dataset: --force would delete it, so it refuses.
+  std::ofstream(ds / "notes.txt") << "mine\n";
+  refused(test::run_mmprof(gen + "--images 2 --force"),
+          "holds notes.txt, which mmprof gen did not write");
+  EXPECT_TRUE(fs::exists(ds / "notes.txt"));
+  // A folder that is not a dataset of gen's: refused even with --force.
+  const fs::path mine = tmp.path() / "mine";
+  fs::create_directories(mine);
+  std::ofstream(mine / "photo.jpg") << "x";
+  refused(test::run_mmprof("gen -q --out " + shell_quote(mine) + " --images 1 --videos 0 --force"),
+          "is not empty and holds no dataset of mmprof gen");
+  EXPECT_TRUE(fs::exists(mine / "photo.jpg"));
 }
 
 // Progress on stderr: in a log (not a terminal), one plain line when the work is done; --quiet

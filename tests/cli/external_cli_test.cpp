@@ -232,6 +232,20 @@ TEST_F(ExternalCli, AJobThatEndsBeforeTheStepsAskedIsAShortMeasurement) {
   EXPECT_NE(text_or_empty(run() / "report.md").find("Warning: " + why), std::string::npos);
 }
 
+// Issue 33 item 1: what the job prints never reaches mmprof's stdout (--json is JSON alone): it
+// is on stderr, each line as "  | LINE", and whole in the run directory's job.log.
+TEST_F(ExternalCli, TheJobsOwnOutputStaysOffMmprofsStdout) {
+  const auto r = test::run_mmprof_split("baseline --warmup-steps 1 --steps 10 --json --out " +
+                                        test::shell_quote(run()) + " -- " + python() + " " +
+                                        test::shell_quote(job()) + " " +
+                                        test::shell_quote(dir_.path()) + " 20 1 1 4 0 0 end");
+  ASSERT_EQ(r.exit_code, 0) << r.output << r.errors;
+  const json s = json::parse(r.output);  // throws (failing the test) on any text around it
+  EXPECT_EQ(s["status"], "complete");
+  EXPECT_NE(r.errors.find("  | epoch 0: 5 batches\n"), std::string::npos) << r.errors;
+  EXPECT_EQ(text_or_empty(run() / "job.log"), "epoch 0: 5 batches\n");
+}
+
 TEST_F(ExternalCli, AFailingJobKeepsItsRunDirectoryAndExitsOne) {
   const auto r = baseline("--warmup-steps 0 --steps 50", "40 1 1 4 0 0 3");
   EXPECT_EQ(r.exit_code, 1) << r.output;
