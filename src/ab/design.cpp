@@ -119,7 +119,7 @@ ContentKind content_kind(const std::string& key) {
 }
 
 ExperimentSpec load_experiment_file(const std::string& path) {
-  const YAML::Node root = config::load_yaml_file(path, "experiment file " + path);
+  const YAML::Node root = config::load_yaml_file(path, "experiment file");
   if (!root.IsMap()) throw UsageError(fmt::format("experiment file {} is not a mapping", path));
   static const std::set<std::string> known = {"config", "data", "set",   "factors", "preserving",
                                               "rounds", "seed", "cache", "warmup_s"};

@@ -30,7 +30,7 @@ ResolvedRun resolve_arm(const RunOptions& r, const std::string& what) {
   try {
     return resolve_run(r);
   } catch (const Error& e) {
-    throw UsageError(fmt::format("{}: {}", what, e.what()));
+    throw Error(e.code(), fmt::format("{}: {}", what, e.what()));  // its own exit code
   }
 }
 

@@ -4,8 +4,6 @@
 
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "cli/common.hpp"
 #include "mmprof/error.hpp"
@@ -16,6 +14,7 @@
 #include "report/writers.hpp"
 #include "run/job_summary.hpp"
 #include "run/progress.hpp"
+#include "util/did_you_mean.hpp"
 #include "util/files.hpp"
 
 namespace mmprof::cli {
@@ -24,12 +23,15 @@ namespace {
 namespace fs = std::filesystem;
 using report::InputKind;
 
+// A criteria or knowledge-base file, read whole (16 MiB at most; exit 3 when it cannot be).
 std::string read_option_file(const std::string& path, const char* option) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(fmt::format("{} {}: cannot read the file", option, path));
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
+  std::error_code ec;
+  if (!fs::exists(path, ec) && std::string_view(option) == "--gate") {
+    // `--gate defualt`: a typo of the keyword, not a missing file.
+    if (const std::string hint = did_you_mean(path, {"default"}, "", ": "); !hint.empty())
+      throw UsageError(fmt::format("--gate {}: no such criteria file{}", path, hint));
+  }
+  return read_input_file(path, fmt::format("{} file", option), 16u << 20);
 }
 
 report::RunData load_compare_run(const std::string& dir) {

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cctype>
 #include <functional>
 
@@ -132,8 +133,15 @@ std::string parse_error_text(const CLI::App& app, const CLI::ParseError& e,
   if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr) {
     const std::string option = unknown_option(*sub, args, at + 1, args.size());
     if (!option.empty()) {
-      return error_text(fmt::format("{} has no option '{}'", path, option),
-                        did_you_mean(option, long_option_names(*sub)), path);
+      std::string hint = did_you_mean(option, long_option_names(*sub));
+      // `mmprof baseline python train.py --epochs 3`: the job's own options need the `--`.
+      const bool no_separator = std::find(args.begin(), args.end(), "--") == args.end();
+      if (hint.empty() && no_separator && sub->get_option_no_throw("command") != nullptr) {
+        hint = fmt::format(
+            "if {} is the job's, the job goes after --: {} [OPTIONS] -- python train.py {} ...",
+            option, path, option);
+      }
+      return error_text(fmt::format("{} has no option '{}'", path, option), hint, path);
     }
   }
   const bool conversion = dynamic_cast<const CLI::ConversionError*>(&e) != nullptr;

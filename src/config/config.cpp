@@ -289,7 +289,7 @@ json default_config_tree() {
 }
 
 json load_config_tree(const std::string& yaml_path) {
-  return merge_root(config::load_yaml_file(yaml_path, "config file " + yaml_path), yaml_path);
+  return merge_root(config::load_yaml_file(yaml_path, "config file"), yaml_path);
 }
 
 json parse_config_yaml(const std::string& yaml_text, const std::string& where) {

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "mmprof/error.hpp"
+#include "util/files.hpp"
 
 namespace mmprof::config {
 namespace {
@@ -39,8 +40,6 @@ YAML::Node load_checked(Load load, const std::string& name) {
   YAML::Node root;
   try {
     root = load();
-  } catch (const YAML::BadFile&) {
-    throw UsageError(fmt::format("cannot read {}", name));
   } catch (const YAML::Exception& e) {
     throw UsageError(fmt::format("{} is not valid YAML: {}", name, e.what()));
   }
@@ -50,8 +49,9 @@ YAML::Node load_checked(Load load, const std::string& name) {
 
 }  // namespace
 
-YAML::Node load_yaml_file(const std::filesystem::path& path, const std::string& name) {
-  return load_checked([&] { return YAML::LoadFile(path.string()); }, name);
+YAML::Node load_yaml_file(const std::filesystem::path& path, const std::string& what) {
+  const std::string text = read_input_file(path, what, kMaxYamlFileBytes);
+  return load_checked([&] { return YAML::Load(text); }, what + " " + path.string());
 }
 
 YAML::Node load_yaml_text(const std::string& text, const std::string& name) {

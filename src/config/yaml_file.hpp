@@ -16,10 +16,13 @@ namespace mmprof::config {
 // base, has about 1,500; a million leaves room for any real file and stops a bomb in milliseconds.
 inline constexpr int64_t kMaxYamlNodes = 1'000'000;
 
-// `name` is how errors name the document ("config file configs/x.yaml", "--gate crit.yaml").
-// Throws UsageError: "cannot read <name>", "<name> is not valid YAML: ...", or "<name> expands
-// to more than ... YAML nodes through its aliases".
-YAML::Node load_yaml_file(const std::filesystem::path& path, const std::string& name);
+// A YAML file is read whole, a regular file of at most this many bytes (util/files.hpp).
+inline constexpr uint64_t kMaxYamlFileBytes = 16u << 20;
+// `what` names the kind of document ("config file", "experiment file"): InputError (exit 3)
+// "cannot read <what> <path>: <why>" when it cannot be read, else UsageError "<what> <path> is
+// not valid YAML: ..." or "... expands to more than ... YAML nodes through its aliases".
+YAML::Node load_yaml_file(const std::filesystem::path& path, const std::string& what);
+// `name` is how errors name the document ("--gate crit.yaml").
 YAML::Node load_yaml_text(const std::string& text, const std::string& name);
 
 }  // namespace mmprof::config

@@ -4,10 +4,10 @@
 
 #include <algorithm>
 #include <charconv>
-#include <fstream>
-#include <sstream>
 
 #include "mmprof/error.hpp"
+#include "rundir/json_file.hpp"
+#include "util/files.hpp"
 
 namespace mmprof::rundir {
 namespace {
@@ -98,11 +98,7 @@ std::optional<double> CsvTable::number(size_t row, size_t col) const {
 }
 
 CsvTable read_csv(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(fmt::format("cannot read {}", path.string()));
-  std::ostringstream text;
-  text << in.rdbuf();
-  return CsvTable(text.str(), path.string());
+  return CsvTable(read_input_file(path, "run file", kMaxRunFileBytes), path.string());
 }
 
 }  // namespace mmprof::rundir

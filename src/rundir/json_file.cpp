@@ -2,10 +2,8 @@
 
 #include <fmt/format.h>
 
-#include <fstream>
-#include <sstream>
-
 #include "mmprof/error.hpp"
+#include "util/files.hpp"
 
 namespace mmprof::rundir {
 
@@ -52,13 +50,10 @@ json read_json_object(const fs::path& file, const std::string& why) {
   if (!fs::exists(file, ec)) {
     throw InputError(fmt::format("{} is missing{}{}", file.string(), why.empty() ? "" : ": ", why));
   }
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw InputError(fmt::format("cannot read {}", file.string()));
-  std::ostringstream text;
-  text << in.rdbuf();
+  const std::string text = read_input_file(file, "run file", kMaxRunFileBytes);
   json j;
   try {
-    j = json::parse(text.str());
+    j = json::parse(text);
   } catch (const json::exception& e) {
     // parse_error, and out_of_range for a number no double holds (1e999).
     throw InputError(

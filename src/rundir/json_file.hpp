@@ -1,5 +1,6 @@
 #pragma once
 // Reading the JSON files of run and experiment directories, with errors that name the file.
+#include <cstdint>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -9,6 +10,8 @@ namespace mmprof::rundir {
 
 // The JSON object in `file`. Throws InputError: "<file> is missing: <why>" when it does not exist,
 // "<file> is not valid JSON (...)" when it is corrupt or cut short (or not an object).
+// A run's JSON and CSV files are read whole: regular files of at most this many bytes.
+inline constexpr uint64_t kMaxRunFileBytes = 1ull << 30;
 nlohmann::json read_json_object(const std::filesystem::path& file, const std::string& why);
 // The same, or nullopt when the file does not exist.
 std::optional<nlohmann::json> read_json_if_present(const std::filesystem::path& file);

@@ -3,12 +3,12 @@
 
 #include <fmt/format.h>
 
-#include <fstream>
 #include <sstream>
 
 #include "mmprof/error.hpp"
 #include "rundir/json_file.hpp"
 #include "rundir/tables.hpp"
+#include "util/files.hpp"
 
 namespace mmprof {
 namespace {
@@ -74,8 +74,9 @@ std::optional<std::vector<HostRow>> RunDir::host() const {
 std::vector<json> RunDir::errors() const {
   std::vector<json> lines;
   const fs::path path = file(run_file::errors);
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return lines;
+  std::error_code ec;
+  if (!fs::exists(path, ec)) return lines;
+  std::istringstream in(read_input_file(path, "run file", rundir::kMaxRunFileBytes));
   int number = 0;
   for (std::string line; std::getline(in, line);) {
     ++number;

@@ -1,9 +1,8 @@
 #include "rundir/summary.hpp"
 
-#include <fstream>
-
 #include "mmprof/error.hpp"
 #include "mmprof/run_dir.hpp"
+#include "rundir/json_file.hpp"
 #include "util/files.hpp"
 
 namespace mmprof::rundir {
@@ -44,9 +43,9 @@ json summary_json(const SummaryParts& p) {
 
 void mark_summary_resumed(const std::filesystem::path& run, const std::string& resumed_by) {
   const std::filesystem::path file = run / run_file::summary;
-  std::ifstream in(file);
-  if (!in) return;
-  json summary = json::parse(in, nullptr, false);
+  std::error_code ec;
+  if (!std::filesystem::exists(file, ec)) return;
+  json summary = json::parse(read_input_file(file, "run file", kMaxRunFileBytes), nullptr, false);
   if (summary.is_discarded() || !summary.is_object()) {
     throw InputError(file.string() + " is not valid JSON");
   }

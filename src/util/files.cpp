@@ -2,9 +2,11 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstring>
 
 #include "util/error.hpp"
 
@@ -50,6 +52,39 @@ void write_json_atomic(const fs::path& path, const nlohmann::json& value) {
   // Invalid UTF-8 from a file name must not abort the write: replace it.
   write_file_atomic(path,
                     value.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+}
+
+std::string read_input_file(const fs::path& path, std::string_view what, uint64_t max_bytes) {
+  // Non-blocking, so that opening a FIFO returns at once; fstat then refuses it.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) {
+    throw InputError(
+        fmt::format("cannot read {} {}: {}", what, path.string(), std::strerror(errno)));
+  }
+  struct stat st {};
+  std::string text;
+  std::string why;
+  if (::fstat(fd, &st) != 0) {
+    why = std::strerror(errno);
+  } else if (!S_ISREG(st.st_mode)) {
+    why = S_ISDIR(st.st_mode) ? "it is a folder" : "it is not a regular file (a FIFO or a device)";
+  } else if (static_cast<uint64_t>(st.st_size) > max_bytes) {
+    why = fmt::format("it holds {} bytes, more than the {} a {} may", st.st_size, max_bytes, what);
+  } else {
+    text.resize(static_cast<size_t>(st.st_size));
+    size_t got = 0;
+    while (got < text.size()) {
+      const ssize_t n = ::read(fd, text.data() + got, text.size() - got);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      got += static_cast<size_t>(n);
+    }
+    text.resize(got);  // a file cut while read: what was there
+  }
+  ::close(fd);
+  if (!why.empty())
+    throw InputError(fmt::format("cannot read {} {}: {}", what, path.string(), why));
+  return text;
 }
 
 fs::path fresh_partial_dir(const fs::path& out) {

@@ -20,6 +20,12 @@ bool write_all(int fd, std::string_view content);
 void write_file_atomic(const std::filesystem::path& path, std::string_view content);
 void write_json_atomic(const std::filesystem::path& path, const nlohmann::json& value);
 
+// The whole of a file mmprof reads (a config, criteria, a run's JSON and CSV): refused unless it
+// is a regular file (a FIFO would block for ever, /dev/zero never end) of at most `max_bytes`.
+// Throws InputError (exit 3) naming `what` (e.g. "config file") and the path, and why.
+std::string read_input_file(const std::filesystem::path& path, std::string_view what,
+                            uint64_t max_bytes);
+
 // A folder written whole or not at all. fresh_partial_dir(out) is where to write it:
 // .NAME.partial beside `out`, emptied of what an interrupted run left and created. replace_dir()
 // then moves it into place; an existing `out` goes only once the new one is there. Both throw

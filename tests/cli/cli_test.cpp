@@ -664,12 +664,13 @@ TEST_F(CliTest, MissingDatasetExitsThreeNamingThePath) {
   EXPECT_NE(r.output.find(missing), std::string::npos) << r.output;
 }
 
-TEST_F(CliTest, MissingConfigFileExitsTwoNamingIt) {
+// Issue 33 item 8: a file that cannot be read is exit 3, as a missing dataset is.
+TEST_F(CliTest, MissingConfigFileExitsThreeNamingIt) {
   const fs::path missing = scratch() / "missing.yaml";
   const auto r = test::run_mmprof("baseline --config " + test::shell_quote(missing) + " --data " +
                                   test::shell_quote(dataset() / "files") + " --out " +
                                   test::shell_quote(scratch() / "run-no-config"));
-  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_EQ(r.exit_code, 3) << r.output;
   EXPECT_NE(r.output.find(missing.string()), std::string::npos) << r.output;
 }
 

@@ -4,6 +4,7 @@
 // bounds), and --json leaving stdout to the JSON document alone. Each test takes well under a
 // second: nothing here measures a pipeline.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -167,6 +168,40 @@ TEST_F(ContractCli, GenReplacesADatasetOnlyWithForceAndNeverAForeignFolder) {
   refused(test::run_mmprof("gen -q --out " + shell_quote(mine) + " --images 1 --videos 0 --force"),
           "is not empty and holds no dataset of mmprof gen");
   EXPECT_TRUE(fs::exists(mine / "photo.jpg"));
+}
+
+// Issue 33 item 8 (and issue 34 item 10's class): a file that cannot be read is exit 3, whatever
+// option names it, and one that is not a regular file (a FIFO that would block, /dev/zero that
+// never ends) is refused at once; a typo of a keyword is a usage error with its did-you-mean; a
+// job's own option before a missing `--` gets the hint.
+TEST_F(ContractCli, UnreadableFilesAreExitThreeAndTyposTwo) {
+  const auto expect = [](const std::string& args, int code, const std::string& words) {
+    const auto r = test::run_mmprof(args);
+    EXPECT_EQ(r.exit_code, code) << args << "\n" << r.output;
+    EXPECT_NE(r.output.find(words), std::string::npos) << args << "\n" << r.output;
+  };
+  const std::string missing = (tmp.path() / "missing.yaml").string();
+  expect("baseline --config " + missing, 3, "cannot read config file " + missing);
+  expect("report " + shell_quote(tmp.path()) + " --gate " + missing, 3,
+         "cannot read --gate file " + missing + ": No such file or directory");
+  expect("report " + shell_quote(tmp.path()) + " --gate defualt", 2,
+         "--gate defualt: no such criteria file: did you mean 'default'?");
+  const fs::path fifo = tmp.path() / "fifo.yaml";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  expect("baseline --config " + shell_quote(fifo), 3, "it is not a regular file");
+  expect("report " + shell_quote(tmp.path()) + " --gate /dev/zero", 3,
+         "cannot read --gate file /dev/zero: it is not a regular file");
+  expect("ab --config " + shell_quote(tmp.path()) + " --factor loader.num_workers=1,2", 3,
+         "it is a folder");
+  // A run whose summary.json is a FIFO: refused, not a report that blocks for ever.
+  const fs::path run = tmp.path() / "run";
+  fs::create_directories(run);
+  std::ofstream(run / "manifest.json") << R"({"schema": "mmprof.manifest/2"})";
+  ASSERT_EQ(::mkfifo((run / "summary.json").c_str(), 0600), 0);
+  expect("report " + shell_quote(run), 3, "summary.json: it is not a regular file");
+  expect("baseline python3 train.py --epochs 3", 2,
+         "if --epochs is the job's, the job goes after --: mmprof baseline [OPTIONS] -- python "
+         "train.py --epochs ...");
 }
 
 // Progress on stderr: in a log (not a terminal), one plain line when the work is done; --quiet

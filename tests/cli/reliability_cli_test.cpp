@@ -159,8 +159,12 @@ TEST_F(ReliabilityCli, BadConfigurationExitsTwoWithOneSentenceNamingIt) {
   write("loader:\n  on_worker_failure: retry\n");
   expect_usage_error(test::run_mmprof(run), "loader.on_worker_failure must be one of respawn");
   const fs::path missing = scratch() / "missing.yaml";
-  expect_usage_error(test::run_mmprof("baseline --config " + test::shell_quote(missing)),
-                     missing.string());
+  const auto unread = test::run_mmprof("baseline --config " + test::shell_quote(missing));
+  EXPECT_EQ(unread.exit_code, 3) << unread.output;  // a file that cannot be read
+  EXPECT_NE(unread.output.find("cannot read config file " + missing.string() +
+                               ": No such file or directory"),
+            std::string::npos)
+      << unread.output;
   expect_usage_error(test::run_mmprof(run.substr(0, run.find(" --config")) +
                                       " --set loader.num_workers=8 --max-host-memory 64M"),
                      "above --max-host-memory=64.0 MiB: shared batch ring 8 workers x 3 slots");

@@ -183,9 +183,9 @@ TEST_F(ConfigTest, EmptyYamlFileGivesDefaults) {
   EXPECT_EQ(load_config_tree(write_yaml("")), default_config_tree());
 }
 
-TEST_F(ConfigTest, MissingYamlFileIsAUsageErrorNamingIt) {
+TEST_F(ConfigTest, MissingYamlFileIsAnInputErrorNamingIt) {
   const std::string path = (dir_.path() / "missing.yaml").string();
-  const std::string msg = message_of<UsageError>([&] { (void)load_config_tree(path); });
+  const std::string msg = message_of<InputError>([&] { (void)load_config_tree(path); });
   EXPECT_NE(msg.find(path), std::string::npos) << msg;
 }
 
