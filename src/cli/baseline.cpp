@@ -255,11 +255,13 @@ void setup_baseline(CLI::App& app, BaselineCliOptions& o) {
   add_run_options(app, o.run);
   add_json_flag(app, o.json, "summary.json");
   app.add_option("--steps", o.steps,
-                 "Measured steps (= --set phases.steps=N); for a job, batches of its DataLoader "
-                 "after warm-up, then the job is stopped")
+                 "Measured steps (= --set phases.steps=N; default 100); for a job, batches of its "
+                 "DataLoader after warm-up, then the job is stopped (default: the job runs until "
+                 "it ends)")
       ->check(above(0));
   app.add_option("--warmup-steps", o.warmup_steps,
-                 "Warm-up steps left out of every figure (= --set phases.warmup_steps=N)")
+                 "Warm-up steps left out of every figure (= --set phases.warmup_steps=N; default "
+                 "10)")
       ->check(at_least(0));
   app.add_option("--duration", o.duration_s,
                  "A job: stop it after this many seconds of measured steps (instead of --steps)")

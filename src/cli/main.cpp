@@ -110,8 +110,16 @@ void add_subcommands(CLI::App& app, const std::vector<std::string>& args, int& s
       cli::setup_report, cli::run_report_command, status);
 }
 
-// The exit codes (include/mmprof/error.hpp), for `mmprof --help` and CI scripts.
-constexpr const char* kExitCodes =
+// The main use first (a user's own job after --), then the exit codes (include/mmprof/error.hpp),
+// for `mmprof --help` and CI scripts.
+constexpr const char* kFooter =
+    "Your own training job, unmodified (everything after -- is the job):\n"
+    "  mmprof baseline --steps 200 --out runs/job -- python train.py --epochs 1\n"
+    "  mmprof ab --factor loader.num_workers=4,8 -- python train.py --epochs 1\n"
+    "  mmprof report runs/job\n"
+    "mmprof's own loader on a dataset (the calibrated stand-in):\n"
+    "  mmprof baseline --data DATASET --out runs/base\n"
+    "\n"
     "Exit codes:\n"
     "  0    success (report --gate: pass)\n"
     "  1    the run could not continue; report --gate: a regression or rollback\n"
@@ -158,7 +166,7 @@ int main(int argc, char** argv) {
     const std::vector<std::string> args(argv, argv + argc);
     int status = 0;
     add_subcommands(app, args, status);
-    app.footer(kExitCodes);  // after the subcommands: their --help does not repeat it
+    app.footer(kFooter);  // after the subcommands: their --help does not repeat it
     install_interrupt_handler();
     return run(app, argc, argv, args, status);
   } catch (const Error& e) {

@@ -186,7 +186,13 @@ class ExternalRun {
     }
     if (!records_.stops.empty() && stop_ == Stop::none)
       begin_stop(Stop::hook_steps, clock_.now_ns());
-    if (o_.steps) {
+    // The warm-up's batches first (a job can take many seconds to its first batch), then the
+    // measured steps with their rate and ETA.
+    if (!warmup_shown_ && o_.warmup_steps > 0) {
+      progress_.update("warm-up", std::min(batches_seen_, o_.warmup_steps), o_.warmup_steps, 0,
+                       "batches");
+      warmup_shown_ = batches_seen_ >= o_.warmup_steps;
+    } else if (o_.steps) {
       progress_.update("job", std::max<int64_t>(0, batches_seen_ - o_.warmup_steps), *o_.steps, 0);
     }
   }
@@ -678,6 +684,7 @@ class ExternalRun {
   MonotonicClock clock_;
   ResourceSampler sampler_;
   ProgressLine progress_;
+  bool warmup_shown_ = false;          // the progress of the warm-up ended (its last batch came)
   std::unique_ptr<JobOutput> output_;  // before job_: the job's pipe outlives the job's end
   std::unique_ptr<JobProcess> job_;
   RunFacts start_;

@@ -224,6 +224,8 @@ TEST_F(ExternalCli, AJobThatEndsBeforeTheStepsAskedIsAShortMeasurement) {
   EXPECT_EQ(s["job"]["steps"]["short_why"], why);
   EXPECT_EQ(s["job"]["steps"]["measured"], 3);
   EXPECT_NE(r.output.find("  warning: " + why), std::string::npos) << r.output;
+  // In a log (not a terminal) the warm-up's progress is its one line when it is done.
+  EXPECT_NE(r.output.find("mmprof: warm-up: 2 batches in "), std::string::npos) << r.output;
   const auto report = test::run_mmprof("report " + test::shell_quote(run()) + " --gate default");
   EXPECT_EQ(report.exit_code, 5) << report.output;  // inconclusive
   const json gate = json::parse(text_or_empty(run() / "report.json"))["gate"];
