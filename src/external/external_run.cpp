@@ -136,6 +136,8 @@ class ExternalRun {
     });
     t_launch_ns_ = clock_.now_ns();
     job_ = std::make_unique<JobProcess>(o_.command, env, output_.get());
+    // mmprof's guard of the job is mmprof's, not the job's: no figure of the job counts it.
+    if (job_->guard_pid() > 0) sampler_.set_role(job_->guard_pid(), {kObserverRole, -1, {}});
     sampler_.sample_now("job_started");
   }
 

@@ -217,6 +217,45 @@ JobProcess::JobProcess(const std::vector<std::string>& argv,
     pid_ = -1;
     throw RunError(fmt::format("cannot start {}: {}", exe, std::strerror(rc)));
   }
+  start_guard();
+}
+
+void JobProcess::start_guard() {
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) return;
+  // sh reads one line: "done" when mmprof ends the job itself; end of file when mmprof died
+  // (the kernel closed its end), and then the job's whole group goes.
+  const std::string group = std::to_string(pid_);
+  const char* argv[] = {
+      "sh",           "-c",          "IFS= read -r line; [ \"$line\" = done ] || kill -KILL -$1",
+      "mmprof-guard", group.c_str(), nullptr};
+  posix_spawn_file_actions_t files;
+  posix_spawn_file_actions_init(&files);
+  posix_spawn_file_actions_adddup2(&files, fds[0], STDIN_FILENO);
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  posix_spawnattr_setpgroup(&attr, 0);  // its own group: Ctrl-C at mmprof's terminal spares it
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+  const int rc =
+      posix_spawn(&guard_pid_, "/bin/sh", &files, &attr, const_cast<char**>(argv), environ);
+  posix_spawn_file_actions_destroy(&files);
+  posix_spawnattr_destroy(&attr);
+  ::close(fds[0]);
+  if (rc != 0) {
+    guard_pid_ = -1;
+    ::close(fds[1]);
+    return;
+  }
+  guard_fd_ = fds[1];
+}
+
+void JobProcess::dismiss_guard() noexcept {
+  if (guard_fd_ < 0) return;
+  (void)!::write(guard_fd_, "done\n", 5);
+  ::close(guard_fd_);
+  guard_fd_ = -1;
+  if (guard_pid_ > 0) ::waitpid(guard_pid_, nullptr, 0);
+  guard_pid_ = -1;
 }
 
 JobProcess::~JobProcess() noexcept {
@@ -232,6 +271,7 @@ bool JobProcess::reap() {
   // Every child that ended: the job, or an orphan of it that the subreaper inherited.
   while ((p = ::waitpid(-1, &status, WNOHANG)) > 0) {
     if (p == pid_) exit_ = exit_of(status);
+    if (p == guard_pid_) guard_pid_ = -1;  // it ended early (killed): nothing guards the job now
   }
   return !(p < 0 && errno == ECHILD);
 }
@@ -257,6 +297,7 @@ std::optional<JobExit> JobProcess::wait_for(std::chrono::milliseconds grace) {
 std::vector<std::string> JobProcess::kill_leftovers() {
   std::vector<std::string> killed;
   if (pid_ <= 0) return killed;
+  dismiss_guard();  // mmprof ends the job itself now; the guard is no leftover of the job's
   const procfs::ProcFs fs;
   const auto all = fs.all_processes();
   for (const procfs::ProcStat* st : procfs::descendants(all, ::getpid())) {

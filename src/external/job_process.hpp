@@ -73,6 +73,10 @@ class JobProcess {
   JobProcess& operator=(const JobProcess&) = delete;
 
   pid_t pid() const noexcept { return pid_; }
+  // The guard that kills the job's process group if mmprof dies without ending it (even by
+  // SIGKILL): a shell blocked on a pipe only mmprof writes to, whose end the kernel closes when
+  // mmprof dies. -1 when it could not be started (the job then runs unguarded, as before).
+  pid_t guard_pid() const noexcept { return guard_pid_; }
   // The job's exit once it ended (the first call that sees it reaps it); nullopt while it runs.
   // Reaps, on the way, any orphan that was reparented to mmprof and exited.
   std::optional<JobExit> poll();
@@ -87,8 +91,13 @@ class JobProcess {
  private:
   // Reaps every child that ended (recording the job's exit); false once no child is left.
   bool reap();
+  void start_guard();
+  // Tells the guard the job ends by mmprof's hand (it exits without killing) and reaps it.
+  void dismiss_guard() noexcept;
 
   pid_t pid_ = -1;
+  pid_t guard_pid_ = -1;
+  int guard_fd_ = -1;  // the pipe's write end, held by mmprof alone (close-on-exec)
   std::optional<JobExit> exit_;
 };
 

@@ -438,6 +438,44 @@ TEST_F(ExternalCli, CtrlCIsForwardedTheRunKeptAndTheExit130) {
   EXPECT_FALSE(run_dir.steps().empty());
 }
 
+// Issue 34 item 3: mmprof killed by SIGKILL (nothing of it runs any more) takes its job along:
+// the job's main process and its DataLoader workers are gone within seconds, not left to init.
+TEST_F(ExternalCli, AJobDiesWithAKilledMmprof) {
+  const std::string bin = test::mmprof_bin(), out = run().string(), job_py = job().string(),
+                    tmp = dir_.path().string(), py = python();
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    const int null = ::open("/dev/null", O_WRONLY);
+    dup2(null, STDOUT_FILENO);
+    dup2(null, STDERR_FILENO);
+    execl(bin.c_str(), bin.c_str(), "baseline", "--warmup-steps", "1", "--out", out.c_str(), "--",
+          py.c_str(), job_py.c_str(), tmp.c_str(), "4000", "5", "20", "4", "2", "1", nullptr);
+    _exit(127);
+  }
+  // Its workers are up once job-workers.json is there, and some steps were measured.
+  std::vector<int> job_pids;
+  for (int i = 0; i < 300 && job_pids.empty(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    const std::string text = text_or_empty(dir_.path() / "job-workers.json");
+    if (!text.empty()) job_pids = json::parse(text).get<std::vector<int>>();
+  }
+  ASSERT_EQ(job_pids.size(), 2u);
+  ::kill(pid, SIGKILL);
+  ::waitpid(pid, nullptr, 0);
+  const auto alive = [&] {  // a zombie waiting for its reaper counts as gone
+    int n = 0;
+    for (const int p : job_pids) {
+      const std::string stat = text_or_empty("/proc/" + std::to_string(p) + "/stat");
+      n += !stat.empty() && stat.find(") Z ") == std::string::npos;
+    }
+    return n;
+  };
+  for (int i = 0; i < 100 && alive() > 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_EQ(alive(), 0) << "the job's workers outlived mmprof";
+}
+
 // Two ranks under torchrun, rank 1 three times slower to load: mmprof names it the slowest rank,
 // labels the agent and each rank's processes, and mmprof report says so. (--redirects 1 --tee 1:
 // Debian's torch 1.13 on Python 3.11 cannot parse the default 0, since Std.NONE is no longer
