@@ -13,6 +13,7 @@
 #include "ab/runner.hpp"
 #include "ab/trial_process.hpp"
 #include "external/hook_env.hpp"
+#include "external/job_process.hpp"
 #include "mmprof/error.hpp"
 #include "probe/clock.hpp"
 
@@ -137,6 +138,10 @@ ExperimentSpec experiment_spec(const AbCliOptions& o) {
 
 int run_ab_command(const AbCliOptions& o, const std::vector<std::string>& argv) {
   ExperimentDesign d = make_design(experiment_spec(o), host_memory_mib());
+  // A job's command that cannot start is refused before --out holds anything (one that a factor
+  // fills in, {NAME}, is checked by its trials).
+  if (!d.spec.command.empty() && d.spec.command.front().find('{') == std::string::npos)
+    external::resolve_command(d.spec.command.front());
   AbOptions a;
   a.out = o.run.out.empty() ? default_out_dir("ab") : o.run.out;
   a.force = o.run.force;

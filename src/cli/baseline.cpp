@@ -13,6 +13,7 @@
 #include "cli/usage.hpp"
 #include "external/external_run.hpp"
 #include "external/hook_env.hpp"
+#include "external/job_process.hpp"
 #include "external/stand_in.hpp"
 #include "mmprof/baseline.hpp"
 #include "mmprof/error.hpp"
@@ -581,6 +582,8 @@ int run_job(const BaselineCliOptions& o, const std::vector<std::string>& argv,
   }
   if (o.steps && o.duration_s)
     throw UsageError("--steps and --duration both bound the run: give one");
+  // A command that cannot start is refused before --out holds anything of a run.
+  external::resolve_command(o.command.front());
   const RunOptions run = with_step_options(o);
   const ResolvedRun r = resolve_run(run);
   external::ExternalRunOptions e;

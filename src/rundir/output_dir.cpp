@@ -12,6 +12,8 @@
 
 #include "mmprof/error.hpp"
 #include "mmprof/run_dir.hpp"
+#include "rundir/json_file.hpp"
+#include "util/files.hpp"
 
 namespace mmprof::rundir {
 namespace {
@@ -31,6 +33,19 @@ constexpr std::array kExperimentEntries = {
 // The file that makes `dir` an mmprof directory of `kind`.
 const char* marker(OutputKind kind) {
   return kind == OutputKind::run ? run_file::manifest : run_file::experiment;
+}
+
+// Whether the marker in `dir` is mmprof's: a JSON object whose schema is of mmprof's kind (any
+// version). A user's own manifest.json beside a gpu/ folder is not.
+bool marker_is_ours(const fs::path& dir, OutputKind kind) {
+  const std::string family = kind == OutputKind::run ? "mmprof.manifest/" : "mmprof.experiment/";
+  try {
+    const auto doc = nlohmann::json::parse(
+        read_input_file(dir / marker(kind), "run file", kMaxRunFileBytes), nullptr, false);
+    return doc.is_object() && doc.value("schema", "").rfind(family, 0) == 0;
+  } catch (const Error&) {
+    return false;  // not a regular file, or too large: not mmprof's
+  }
 }
 
 const char* noun(OutputKind kind) {
@@ -80,13 +95,19 @@ OutputDir::OutputDir(fs::path dir, OutputKind kind, bool force) : dir_(std::move
   try {
     const std::vector<fs::path> present = entries(dir_);
     if (present.empty()) return;
-    const bool ours = std::all_of(present.begin(), present.end(), [&](const fs::path& p) {
-      return is_own_entry(p.filename().string(), kind);
+    // mmprof's by its marker (schema); without one, only loose files of mmprof's names (a
+    // report, a .tmp) are taken as its leftovers: a folder named like one of mmprof's (gpu/,
+    // hook/) in a directory without mmprof's marker is the user's, and --force never deletes it.
+    const bool loose = std::all_of(present.begin(), present.end(), [&](const fs::path& p) {
+      return is_own_entry(p.filename().string(), kind) && !fs::is_directory(p, ec);
     });
-    if (!ours && !fs::exists(dir_ / marker(kind), ec)) {
+    const bool marked = fs::exists(dir_ / marker(kind), ec);
+    if (marked ? !marker_is_ours(dir_, kind) : !loose) {
       throw UsageError(
-          fmt::format("--out {} exists and is not an mmprof {} directory; choose another path",
-                      dir_.string(), noun(kind)));
+          fmt::format("--out {} exists and is not an mmprof {} directory ({}); choose another path",
+                      dir_.string(), noun(kind),
+                      marked ? fmt::format("its {} is not mmprof's", marker(kind))
+                             : fmt::format("no {} of mmprof's", marker(kind))));
     }
     if (!force) {
       throw UsageError(fmt::format(

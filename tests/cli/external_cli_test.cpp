@@ -357,6 +357,8 @@ TEST_F(ExternalCli, AMissingCommandIsExitThree) {
   EXPECT_EQ(r.exit_code, 3) << r.output;
   EXPECT_NE(r.output.find("'mmprof-no-such-job-xyz' was not found on PATH"), std::string::npos)
       << r.output;
+  // Issue 34 item 12: refused before anything is written, so the corrected rerun is not refused.
+  EXPECT_FALSE(fs::exists(run())) << "a job that never started left a run directory";
 }
 
 // A job with no torch at all (a shell loop): process figures still, the hook unavailable.

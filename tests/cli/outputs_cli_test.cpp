@@ -95,6 +95,31 @@ TEST_F(OutputsCli, ARunAlreadyInOutIsReplacedOnlyWithForceAndItsStaleFilesGo) {
   EXPECT_EQ(test::read_json(out / "summary.json")["status"], "complete");
 }
 
+// Issue 34 item 7: a folder of the user's that only looks like a run (a manifest.json of its
+// own, gpu/ and hook/ folders, a report.html) is not mmprof's: --force deletes none of it.
+TEST_F(OutputsCli, ForceNeverDeletesAFolderThatOnlyLooksLikeARun) {
+  const fs::path out = scratch() / "lookalike";
+  fs::create_directories(out / "gpu");
+  fs::create_directories(out / "hook");
+  write_text(out / "gpu" / "kernel.cu", "mine\n");
+  write_text(out / "hook" / "hook.py", "mine\n");
+  write_text(out / "manifest.json", "{\"name\": \"my project\"}\n");
+  write_text(out / "report.html", "<p>mine</p>\n");
+  const auto r = run(out, "--force");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find(out.string() + " exists and is not an mmprof run directory (its "
+                                         "manifest.json is not mmprof's)"),
+            std::string::npos)
+      << r.output;
+  fs::remove(out / "manifest.json");  // without the manifest: folders of mmprof's names
+  const auto again = run(out, "--force");
+  EXPECT_EQ(again.exit_code, 2) << again.output;
+  EXPECT_NE(again.output.find("(no manifest.json of mmprof's)"), std::string::npos) << again.output;
+  EXPECT_EQ(read_text(out / "gpu" / "kernel.cu"), "mine\n");
+  EXPECT_EQ(read_text(out / "hook" / "hook.py"), "mine\n");
+  EXPECT_EQ(read_text(out / "report.html"), "<p>mine</p>\n");
+}
+
 TEST_F(OutputsCli, ASecondMmprofIntoTheSameOutIsRefusedWhileTheFirstRuns) {
   const fs::path out = scratch() / "shared";
   const fs::path log = scratch() / "first.log";
