@@ -298,11 +298,11 @@ Basis statistical_verdict(ArmResult& r, const ExperimentDesign& d, double tau) {
                            ci_text(r), band);
   } else if (r.t.lo >= -tau && r.t.hi <= tau) {
     r.verdict = "EQUIVALENT";
-    r.reason = fmt::format("throughput changes by {}, inside the +-{} band", ci_text(r), band);
+    r.reason = fmt::format("throughput changes by {}, inside the ±{} band", ci_text(r), band);
     return Basis::throughput;
   } else {
     r.verdict = "INCONCLUSIVE";
-    r.reason = fmt::format("throughput changes by {}, which straddles the +-{} band (MDE {:.1f}%)",
+    r.reason = fmt::format("throughput changes by {}, which straddles the ±{} band (MDE {:.1f}%)",
                            ci_text(r), band, log_to_pct(r.mde));
     return Basis::undecided;
   }

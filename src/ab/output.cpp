@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cmath>
 #include <vector>
 
 #include "mmprof/run_dir.hpp"
@@ -222,6 +223,83 @@ std::string matrix_md(const json& e) {
         "most of an arm's or of the base's trials, the arm's verdict is withheld (INCONCLUSIVE, "
         "\"would be ...\") unless a hard limit (memory budget, errors) rejected it.\n",
         nonsteady);
+  }
+  return out;
+}
+
+std::string inconclusive_next(double effect_pct, double ci_lo_pct, double ci_hi_pct, double tau_pct,
+                              int64_t n) {
+  const auto log1p_pct = [](double pct) { return std::log1p(pct / 100); };
+  const double lo = log1p_pct(ci_lo_pct), hi = log1p_pct(ci_hi_pct), tau = log1p_pct(tau_pct);
+  const double centre = (lo + hi) / 2, half = (hi - lo) / 2;
+  const double margin = std::fabs(std::fabs(centre) - tau);  // to the band's edge
+  // Only an interval across an edge of the band is undecided for lack of rounds (one wholly
+  // outside it was withheld for another reason: drift, trials not steady, a rank test).
+  const bool straddles = (lo < tau && hi > tau) || (lo < -tau && hi > -tau);
+  if (!straddles || !(half > 0) || n < 2 || !(margin > 0)) return "";
+  const auto rounds =
+      static_cast<int64_t>(std::ceil(static_cast<double>(n) * (half / margin) * (half / margin)));
+  const std::string estimate = fmt::format("{:+.1f} %", effect_pct);
+  if (std::fabs(centre) <= tau) {
+    return fmt::format(
+        "the estimate ({}) lies inside the ±{:.1f} % band of this machine's noise: more rounds can "
+        "show no change at best (about {} rounds for EQUIVALENT), not an effect of this size",
+        estimate, tau_pct, rounds);
+  }
+  if (rounds > 200) {
+    return fmt::format(
+        "this machine is too noisy for an effect of {} against its ±{:.1f} % band (about {} "
+        "rounds): a quieter machine, or longer trials",
+        estimate, tau_pct, rounds);
+  }
+  return fmt::format(
+      "about {} rounds in all (--rounds {}) would decide it if the estimate ({}) "
+      "holds",
+      rounds, rounds, estimate);
+}
+
+std::string ab_terminal(const json& e) {
+  const json& design = e["design"];
+  std::string out = fmt::format(
+      "mmprof ab: {} ({}), {} rounds; noise band ±{} % (A/A), smallest detectable effect {} %; "
+      "{}\n",
+      design["metric"]["key"].get<std::string>(), design["metric"].value("unit", ""),
+      design["rounds"].get<int>(), num(e["calibration"]["tau_pct"], "{:.1f}"),
+      num(e["calibration"]["mde_pct"], "{:.1f}"), e["status"].get<std::string>());
+  size_t width = 4;
+  for (const auto& arm : design["arms"])
+    width = std::max(width, arm["id"].get<std::string>().size());
+  for (const auto& arm : design["arms"]) {
+    const std::string id = arm["id"].get<std::string>();
+    const json& r = result_of(e, id);
+    const ArmTrials t = arm_trials(e["trials"], id);
+    out += fmt::format("  {:<{}}  {:>9} {}", id, width, num(t.metric, "{:.1f}"),
+                       design["metric"].value("unit", ""));
+    const json ci = r.value("ci_pct", json());
+    if (!r.contains("n") || !r["effect_pct"].is_number() || !ci.is_array() || ci.size() != 2 ||
+        !ci[0].is_number() || !ci[1].is_number()) {
+      out += fmt::format("  ({} trials)\n", t.complete);
+      continue;
+    }
+    const double effect = r["effect_pct"].get<double>();
+    const double lo = ci[0].get<double>(), hi = ci[1].get<double>();
+    // The ratio and its interval's half-width; a slower arm as the base's ratio to it.
+    const bool faster = effect >= 0;
+    const double ratio = faster ? 1 + effect / 100 : 1 / (1 + effect / 100);
+    const double spread = faster ? (hi - lo) / 200 : (1 / (1 + lo / 100) - 1 / (1 + hi / 100)) / 2;
+    const std::string verdict = r["verdict"].get<std::string>();
+    out += fmt::format(
+        "  {:.2f} ± {:.2f} × {} than base  {}\n      {:+.1f} % (95 % CI {:+.1f} .. {:+.1f} %, {} "
+        "rounds): {}\n",
+        ratio, spread, faster ? "faster" : "slower", verdict, effect, lo, hi, r["n"].get<int64_t>(),
+        r["reason"].get<std::string>());
+    // The A/A arm calibrates: it has nothing to decide.
+    const json tau = e["calibration"].value("tau_pct", json());
+    if (verdict == "INCONCLUSIVE" && tau.is_number() && arm.value("role", "") != "calibration") {
+      const std::string next =
+          inconclusive_next(effect, lo, hi, tau.get<double>(), r["n"].get<int64_t>());
+      if (!next.empty()) out += fmt::format("      next: {}\n", next);
+    }
   }
   return out;
 }

@@ -188,8 +188,9 @@ int run_ab_command(const AbCliOptions& o, const std::vector<std::string>& argv) 
   if (o.json) {
     print_json(experiment);
   } else if (!o.run.verbosity.quiet) {
-    std::fputs(matrix_md(experiment).c_str(), stdout);
-    std::printf("experiment directory: %s\n", std::filesystem::absolute(a.out).c_str());
+    std::fputs(ab_terminal(experiment).c_str(), stdout);
+    std::printf("experiment directory: %s (matrix.md: the whole table)\n",
+                std::filesystem::absolute(a.out).c_str());
   }
   return 0;
 }

@@ -1,6 +1,7 @@
 // `mmprof ab` without processes: the design (factors, arms, order, looks), the verdicts on
 // fabricated trial records, the steady-state check on a fake clock, the content checks, the
 // matrix writers, and the whole protocol driven through fake trial hooks.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -617,6 +618,24 @@ TEST(AbProtocolTest, AFailingBaseEndsTheExperimentAsFailed) {
   }
   const std::string md = test::read_text(tmp.path() / "exp" / "matrix.md");
   EXPECT_EQ(md.find("1000.0"), std::string::npos) << md;
+}
+
+// Issue 33 item 4: what decides an INCONCLUSIVE arm. Intervals narrow as 1/sqrt(n) in log space.
+TEST(AbOutputTest, AnUndecidedArmSaysWhatWouldDecideIt) {
+  // +10 % with [+1, +20] over 10 rounds, band 3 %: the lower bound must clear +3 %.
+  const std::string more = inconclusive_next(10, 1, 20, 3, 10);
+  const double lo = std::log1p(0.01), hi = std::log1p(0.20), tau = std::log1p(0.03);
+  const double half = (hi - lo) / 2, margin = (lo + hi) / 2 - tau;
+  const auto rounds = static_cast<int>(std::ceil(10 * (half / margin) * (half / margin)));
+  EXPECT_EQ(more, fmt::format("about {} rounds in all (--rounds {}) would decide it if the "
+                              "estimate (+10.0 %) holds",
+                              rounds, rounds));
+  // +1 % inside a 3 % band: no more rounds can show an effect of that size.
+  EXPECT_NE(inconclusive_next(1, -4, 6, 3, 10).find("lies inside the ±3.0 % band"),
+            std::string::npos);
+  // +8 % against a 3 % band with an interval of -20 .. +40 % over 6 rounds: about 650 needed.
+  EXPECT_NE(inconclusive_next(8, -20, 40, 3, 6).find("this machine is too noisy"),
+            std::string::npos);
 }
 
 }  // namespace
