@@ -186,6 +186,15 @@ class ExternalRun {
         sampler_.begin_window(kPhase);
       }
     }
+    // A stuck worker is said at once: the job may wait for it for ever.
+    for (; stuck_told_ < records_.stuck.size(); ++stuck_told_) {
+      if (o_.show_job_output) {
+        progress_.print_above(
+            fmt::format("mmprof: warning: {}: the job waits for it (DataLoader's timeout is "
+                        "off); Ctrl-C stops the job and keeps what was measured\n",
+                        records_.stuck[stuck_told_].text()));
+      }
+    }
     if (!records_.stops.empty() && stop_ == Stop::none)
       begin_stop(Stop::hook_steps, clock_.now_ns());
     // The warm-up's batches first (a job can take many seconds to its first batch), then the
@@ -533,6 +542,16 @@ class ExternalRun {
     j["forced"] = forced_;  // the stop took SIGKILL: records of the last moments may be lost
     j["killed_at_end"] = leftovers_;
     j["exception"] = exception_part();
+    j["stuck"] = json::array();
+    for (const StuckRecord& r : records_.stuck) {
+      j["stuck"].push_back({{"loader", r.loader},
+                            {"worker", r.worker},
+                            {"pid", r.pid},
+                            {"indices", r.indices},
+                            {"item", r.item.empty() ? json(nullptr) : json(r.item)},
+                            {"seconds", static_cast<double>(r.ns - r.since_ns) / 1e9},
+                            {"text", r.text()}});
+    }
     j["hook"] = job.hook.to_json();
     j["digests"] = digest_cost(primary);
     j["dataloader"] = job.to_json();
@@ -686,7 +705,9 @@ class ExternalRun {
   MonotonicClock clock_;
   ResourceSampler sampler_;
   ProgressLine progress_;
-  bool warmup_shown_ = false;          // the progress of the warm-up ended (its last batch came)
+  bool warmup_shown_ = false;
+  size_t stuck_told_ = 0;  // stuck records said on the terminal          // the progress of the
+                           // warm-up ended (its last batch came)
   std::unique_ptr<JobOutput> output_;  // before job_: the job's pipe outlives the job's end
   std::unique_ptr<JobProcess> job_;
   RunFacts start_;

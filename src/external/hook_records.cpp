@@ -1,6 +1,7 @@
 #include "external/hook_records.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <charconv>
@@ -90,6 +91,12 @@ json code_line_json(const std::optional<CodeLine>& c) {
 }
 
 std::string text_of(const json& v) {
+  if (v.is_array()) {  // indices as the job's Python prints them: [4, 5, 6, 7]
+    std::vector<std::string> items;
+    for (const json& e : v)
+      items.push_back(text_of(e));
+    return fmt::format("[{}]", fmt::join(items, ", "));
+  }
   return v.is_string() ? v.get<std::string>() : v.dump();
 }
 
@@ -320,6 +327,16 @@ void parse_record(const json& j, int pid, int& section, HookRecords& out) {
     r.message = opt_str(j, "message").value_or("");
     r.ns = req_int(j, "ns");
     out.item_errors.push_back(std::move(r));
+  } else if (t == "stuck") {
+    auto r = with_source<StuckRecord>(pid, section);
+    r.loader = req_small_int(j, "loader");
+    r.worker = req_small_int(j, "worker");
+    r.pid = req_small_int(j, "pid");
+    r.indices = j.contains("indices") ? text_of(j["indices"]) : "";
+    r.item = j.contains("item") && !j["item"].is_null() ? text_of(j["item"]) : "";
+    r.since_ns = req_int(j, "since_ns");
+    r.ns = req_int(j, "ns");
+    out.stuck.push_back(std::move(r));
   } else if (t == "optim_step") {
     auto r = with_source<OptimStepRecord>(pid, section);
     r.opt = req_small_int(j, "opt");
@@ -462,11 +479,18 @@ std::optional<ExceptionRecord> job_exception(const HookRecords& records) {
   return e;
 }
 
+std::string StuckRecord::text() const {
+  return fmt::format(
+      "worker {} (pid {}) of loader {} has been on {} for {:.0f} s", worker, pid, loader,
+      item.empty() ? "its batch " + indices : "item " + item + " of its batch " + indices,
+      static_cast<double>(ns - since_ns) / 1e9);
+}
+
 bool HookRecords::empty() const noexcept {
   return procs.empty() && versions.empty() && loaders.empty() && epochs.empty() &&
          batches.empty() && epoch_ends.empty() && fetches.empty() && getitems.empty() &&
          pins.empty() && stops.empty() && errors.empty() && partials.empty() &&
-         exceptions.empty() && item_errors.empty() && optim_steps.empty() &&
+         exceptions.empty() && item_errors.empty() && stuck.empty() && optim_steps.empty() &&
          optim_watches.empty() && unknown == 0;
 }
 

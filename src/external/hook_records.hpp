@@ -203,6 +203,16 @@ struct ItemErrorRecord : RecordSource {
   int64_t ns = 0;
 };
 
+// `stuck`: a worker's fetch ran MMPROF_HOOK_STUCK_S or longer (the worker's flush thread saw it,
+// once per fetch): its indices and the item __getitem__ was on (null when none had begun).
+struct StuckRecord : RecordSource {
+  int loader = 0, worker = -1, pid = 0;
+  std::string indices, item;  // as the job's indices read: "[12, 13, 14, 15]", "13"
+  int64_t since_ns = 0, ns = 0;
+  // "worker 1 (pid 4242) of loader 0 has been on item 13 of its batch [12, 13, 14, 15] for 60 s"
+  std::string text() const;
+};
+
 // `optim_step`: a torch.optim optimizer stepped (torch's global post-step hook); `opt` numbers
 // the process's optimizers in the order they first stepped.
 struct OptimStepRecord : RecordSource {
@@ -231,6 +241,7 @@ struct HookRecords {
   std::vector<PartialRecord> partials;
   std::vector<ExceptionRecord> exceptions;
   std::vector<ItemErrorRecord> item_errors;
+  std::vector<StuckRecord> stuck;
   std::vector<OptimStepRecord> optim_steps;
   std::vector<OptimWatchRecord> optim_watches;
 

@@ -69,6 +69,17 @@ json classify_bound(const json& s) {
   c["thresholds"] = {{"moderately_input_bound", kModeratelyInputBound},
                      {"highly_input_bound", kHighlyInputBound},
                      {"transfer_bound_h2d_share", kTransferBoundShare}};
+  // A worker stuck on an item (issue 32 case 13): the job waited for it, not for a pipeline
+  // that is slow, so no share of the steps before it describes the job.
+  if (const json stuck = value_at(s, "/job/stuck"); stuck.is_array() && !stuck.empty()) {
+    c["input_bound"] = nullptr;
+    c["primary"] = "not-established";
+    c["why"] = fmt::format(
+        "the job was stuck: {}, and waited for it (DataLoader's timeout is off); the steps "
+        "measured before it do not describe the job",
+        string_at(stuck[0], "/text"));
+    return c;
+  }
   if (!stall) {
     c["input_bound"] = nullptr;
     if (string_at(s, "/source") == "external") {

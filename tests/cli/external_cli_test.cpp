@@ -32,21 +32,21 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 // The planted job: argv = out_dir items getitem_ms step_ms batch_size num_workers persistent
-// [exit_code after the first step, "raise": sample 5 raises ValueError, or "end": one epoch, then
-// it prints "epoch 0: N batches" and ends by itself]. It writes job-waits.txt
-// (its own perf_counter wait per batch, ms) and job-workers.json (the pids of its iterator's
-// workers, as torch has them). Under torchrun its ranks load independently but end as a DDP job's
-// do, together (a gloo barrier on the way out): otherwise the first rank to reach mmprof's planned
-// stop exits, and torchrun tears down a slower rank before it measured its steps (a loaded machine
-// starts rank 1 seconds late).
+// [exit_code after the first step, "raise": sample 5 raises ValueError, "hang": sample 5 blocks
+// for ever, or "end": one epoch, then it prints "epoch 0: N batches" and ends by itself]. It writes
+// job-waits.txt (its own perf_counter wait per batch, ms) and job-workers.json (the pids of its
+// iterator's workers, as torch has them). Under torchrun its ranks load independently but end as a
+// DDP job's do, together (a gloo barrier on the way out): otherwise the first rank to reach
+// mmprof's planned stop exits, and torchrun tears down a slower rank before it measured its steps
+// (a loaded machine starts rank 1 seconds late).
 constexpr const char* kJob = R"PY(
-import json, os, sys, time
+import json, os, sys, threading, time
 import torch
 from torch.utils.data import DataLoader, Dataset
 
 out, n, getitem_ms, step_ms, bs, nw, persistent = sys.argv[1:8]
 fail = sys.argv[8] if len(sys.argv) > 8 else "0"
-exit_code = int(fail) if fail not in ("raise", "end") else 0
+exit_code = int(fail) if fail not in ("raise", "hang", "end") else 0
 n, getitem_ms, step_ms, bs, nw = int(n), float(getitem_ms), float(step_ms), int(bs), int(nw)
 # Under torchrun: rank 1's samples are made 3x slower (a straggler), and each rank logs its own.
 rank = int(os.environ.get("RANK", "0"))
@@ -65,6 +65,8 @@ class Planted(Dataset):
         time.sleep(getitem_ms / 1000)
         if fail == "raise" and i == 5:
             raise ValueError("sample %d is corrupt" % i)
+        if fail == "hang" and i == 5:
+            threading.Event().wait()
         return torch.full((3, 8, 8), float(i))
 
 loader = DataLoader(Planted(), batch_size=bs, num_workers=nw, shuffle=False,
@@ -476,6 +478,51 @@ TEST_F(ExternalCli, AJobDiesWithAKilledMmprof) {
   for (int i = 0; i < 100 && alive() > 0; ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   EXPECT_EQ(alive(), 0) << "the job's workers outlived mmprof";
+}
+
+// Issue 32 case 13: a worker that blocks for ever on item 5 is named with its item and batch on
+// the terminal as it happens (MMPROF_HOOK_STUCK_S seconds in), Ctrl-C keeps what was measured,
+// and the report says the job was stuck instead of a share of input-bound steps.
+TEST_F(ExternalCli, AStuckWorkerIsNamedWithItsItemAndNothingIsConcluded) {
+  const std::string bin = test::mmprof_bin(), out = run().string(), job_py = job().string(),
+                    tmp = dir_.path().string(), py = python();
+  const fs::path log = dir_.path() / "mmprof.log";
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    setpgid(0, 0);
+    ::setenv("MMPROF_HOOK_STUCK_S", "2", 1);
+    const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    dup2(fd, STDOUT_FILENO);
+    dup2(fd, STDERR_FILENO);
+    execl(bin.c_str(), bin.c_str(), "baseline", "--warmup-steps", "0", "--out", out.c_str(), "--",
+          py.c_str(), job_py.c_str(), tmp.c_str(), "40", "1", "5", "4", "1", "0", "hang", nullptr);
+    _exit(127);
+  }
+  for (int i = 0; i < 300; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    if (text_or_empty(log).find("mmprof: warning: worker 0") != std::string::npos) break;
+  }
+  ::kill(-pid, SIGINT);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 130);
+  const std::string printed = text_or_empty(log);
+  EXPECT_NE(printed.find(") of loader 0 has been on item 5 of its batch [4, 5, 6, 7] for "),
+            std::string::npos)
+      << printed;
+  const json s = RunDir::open(run()).summary();
+  ASSERT_EQ(s["job"]["stuck"].size(), 1u) << s["job"].dump();
+  const json& stuck = s["job"]["stuck"][0];
+  EXPECT_EQ(stuck["item"], "5");
+  EXPECT_EQ(stuck["indices"], "[4, 5, 6, 7]");
+  EXPECT_GE(stuck["seconds"].get<double>(), 2.0);
+  ASSERT_EQ(test::run_mmprof("report " + test::shell_quote(run())).exit_code, 0);
+  const json c = json::parse(text_or_empty(run() / "report.json"))["runs"][0]["classification"];
+  EXPECT_EQ(c["primary"], "not-established") << c.dump();
+  EXPECT_NE(c["why"].get<std::string>().find("the job was stuck: worker 0"), std::string::npos)
+      << c.dump();
 }
 
 // Two ranks under torchrun, rank 1 three times slower to load: mmprof names it the slowest rank,

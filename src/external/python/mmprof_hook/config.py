@@ -17,6 +17,9 @@ ENV_GETITEM_EVERY = "MMPROF_HOOK_GETITEM_EVERY"
 # A path: once it exists, the next __next__ of a followed loader stops the job as
 # MMPROF_HOOK_MAX_BATCHES does (mmprof's --duration creates it).
 ENV_STOP_FILE = "MMPROF_HOOK_STOP_FILE"
+# Seconds a worker's fetch may take before the hook reports it stuck (a "stuck" record: its
+# worker, indices and the item __getitem__ is on); 0: never.
+ENV_STUCK_S = "MMPROF_HOOK_STUCK_S"
 # Test-only: "<where>[:<n>]" makes the n-th pass through the named hook point
 # raise an internal error (see docs/external-hook.md, "Fault injection").
 ENV_TEST_FAULT = "MMPROF_HOOK_TEST_FAULT"
@@ -26,6 +29,7 @@ ENV_TEST_UNPATCHED = "MMPROF_HOOK_TEST_UNPATCHED"
 
 DEFAULT_DIGEST_BATCHES = 8
 DEFAULT_GETITEM_EVERY = 1
+DEFAULT_STUCK_S = 60
 
 
 def hook_dir(environ=None):
@@ -40,7 +44,7 @@ class Config:
     the main process and otherwise ignored (the hook stays on)."""
 
     __slots__ = ("dir", "overrides", "max_batches", "loader", "digest_batches",
-                 "getitem_every", "stop_file", "fault", "test_unpatched", "problems")
+                 "getitem_every", "stop_file", "stuck_ns", "fault", "test_unpatched", "problems")
 
     def __init__(self):
         self.dir = None
@@ -50,6 +54,7 @@ class Config:
         self.digest_batches = DEFAULT_DIGEST_BATCHES
         self.getitem_every = DEFAULT_GETITEM_EVERY
         self.stop_file = None          # path or None
+        self.stuck_ns = DEFAULT_STUCK_S * 10**9  # a fetch this long is reported stuck (0: never)
         self.fault = None              # [where, countdown] or None
         self.test_unpatched = ()       # names to leave unpatched (tests only)
         self.problems = []
@@ -102,6 +107,8 @@ def load(environ=None):
     cfg.digest_batches = _int(env, ENV_DIGEST_BATCHES, DEFAULT_DIGEST_BATCHES, 0, problems)
     cfg.getitem_every = _int(env, ENV_GETITEM_EVERY, DEFAULT_GETITEM_EVERY, 0, problems)
     cfg.stop_file = env.get(ENV_STOP_FILE) or None
+    stuck_s = _int(env, ENV_STUCK_S, DEFAULT_STUCK_S, 0, problems)
+    cfg.stuck_ns = stuck_s * 10**9 if stuck_s > 0 else float("inf")
 
     raw = env.get(ENV_TEST_FAULT)
     if raw:

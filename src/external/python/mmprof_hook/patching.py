@@ -499,6 +499,7 @@ def _enter_worker(loader, worker_id, main_pid):
         _tls.worker = (loader, worker_id)
         if os.getpid() != main_pid:
             R.become_worker(loader, worker_id, main_pid)
+            S.watch = _stuck_check  # its flush thread watches its fetches
         else:  # a worker thread of the main process (newer torch)
             _tls.loader = loader
         if _fault is not None:
@@ -597,7 +598,10 @@ def _shutdown_live_iterators():
 
 class _Ctx:
     # parts: {stage: ns} of the item being timed (None outside a timed item: _Part falls through)
-    __slots__ = ("lid", "wid", "pid", "every", "count", "size", "collate_ns", "parts")
+    # fetch: (start_ns, its indices) of the fetch in progress, None between fetches; item: the
+    # index __getitem__ is on (the watchdog names both when a fetch takes too long)
+    __slots__ = ("lid", "wid", "pid", "every", "count", "size", "collate_ns", "parts", "fetch",
+                 "item", "stuck_told")
 
 
 def _ctx_for(lid, wid):
@@ -612,6 +616,9 @@ def _ctx_for(lid, wid):
         c.size = None
         c.collate_ns = 0
         c.parts = None
+        c.fetch = None
+        c.item = None
+        c.stuck_told = None
         _ctxs[(lid, wid)] = c
     return c
 
@@ -749,6 +756,7 @@ class TimedMap:
 
     def __getitem__(self, idx):
         c = self._mm_ctx
+        c.item = idx
         every = c.every
         if not every or not S.active:
             return self._mm_ds[idx]
@@ -910,7 +918,12 @@ class TimedFetch:
         c.size = None
         c.collate_ns = 0
         t0 = now_ns()
-        data = self.fn(possibly_batched_index)
+        c.fetch = (t0, possibly_batched_index)
+        c.item = None
+        try:
+            data = self.fn(possibly_batched_index)
+        finally:
+            c.fetch = None
         t1 = now_ns()
         try:
             if _fault is not None:
@@ -923,6 +936,23 @@ class TimedFetch:
         except Exception as exc:
             fail("fetch", exc)
         return data
+
+
+def _stuck_check(now):
+    """Run by a worker's flush thread: a fetch in progress for MMPROF_HOOK_STUCK_S or more is
+    reported once, with its worker, its indices and the item __getitem__ is on (DataLoader's own
+    timeout, which would raise, is off by default: a job waits for ever)."""
+    for c in list(_ctxs.values()):
+        fetch = c.fetch
+        if fetch is None or now - fetch[0] < S.cfg.stuck_ns or c.stuck_told == fetch[0]:
+            continue
+        c.stuck_told = fetch[0]
+        emit(dumps({"t": "stuck", "loader": c.lid, "worker": c.wid, "pid": c.pid,
+                    "since_ns": fetch[0], "ns": now, "indices": describe.json_value(fetch[1])
+                    if not isinstance(fetch[1], (list, tuple)) else
+                    [describe.json_value(i) for i in fetch[1]],
+                    "item": None if c.item is None else describe.json_value(c.item)}), now)
+        R.flush(False)
 
 
 def _instrument_fetcher(f, lid, wid):

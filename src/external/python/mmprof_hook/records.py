@@ -43,7 +43,7 @@ def dumps(obj):
 class _State:
     __slots__ = ("active", "dir", "cfg", "pid", "fd", "queue", "last_write", "lock",
                  "role", "worker_id", "loader", "main_pid", "flusher", "versions_done",
-                 "problems_done", "stopped", "finalizer")
+                 "problems_done", "stopped", "finalizer", "watch")
 
     def __init__(self):
         self.active = False
@@ -66,6 +66,7 @@ class _State:
         self.versions_done = False
         self.problems_done = False
         self.finalizer = None
+        self.watch = None  # called with now_ns by a worker's flush thread (the stuck-fetch check)
 
 
 S = _State()
@@ -276,6 +277,12 @@ def _flusher_loop(period):
         time.sleep(period)
         if S.queue:
             flush(False)
+        watch = S.watch
+        if watch is not None and S.active:
+            try:
+                watch(now_ns())
+            except Exception as exc:
+                fail("watch", exc)
 
 
 def become_worker(loader, worker_id, main_pid):
