@@ -86,7 +86,13 @@ fs::path latest_input(const fs::path& root) {
     const fs::path& p = entry.path();
     const bool usable = is_experiment(p) || is_job(p) || is_run(p);
     if (!entry.is_directory() || !usable) continue;
-    const auto t = fs::last_write_time(p, ec);
+    // When its own file was last written (a run's manifest.json is, at its end), not the
+    // folder's: a report written into an older run must not make it the latest.
+    const fs::path marker = p / (is_experiment(p) ? run_file::experiment
+                                 : is_job(p)      ? run_file::job
+                                                  : run_file::manifest);
+    const auto t = fs::last_write_time(marker, ec);
+    if (ec) continue;
     if (!best || t > best_time) {
       best = p;
       best_time = t;

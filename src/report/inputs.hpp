@@ -46,8 +46,9 @@ RunData load_run(const std::filesystem::path& dir);
 ExperimentData load_experiment(const std::filesystem::path& dir);
 JobData load_job(const std::filesystem::path& dir);
 
-// The embedded default: the most recently modified run or experiment directory under `root`
-// (runs/); throws InputError saying what to pass when there is none.
+// The embedded default: the run, experiment or job directory under `root` (runs/) whose own file
+// (manifest.json, experiment.json, job.json) was written last, so a report written into an older
+// run does not make it the latest; throws InputError saying what to pass when there is none.
 std::filesystem::path latest_input(const std::filesystem::path& root);
 
 }  // namespace mmprof::report

@@ -2,6 +2,8 @@
 // attribution, and the summary figures recomputed from the fixture run's CSV files.
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "mmprof/error.hpp"
@@ -499,6 +501,26 @@ TEST(ReportInputs, ForeignDirectoriesAreRefusedByName) {
     EXPECT_NE(std::string(e.what()).find(dir.path().string()), std::string::npos);
   }
   EXPECT_THROW(latest_input(dir.path()), InputError);
+}
+
+// Issue 33 item 13: the latest run is the one whose manifest was written last, not the folder
+// touched last (a report written into an older run touches its folder).
+TEST(ReportInputs, TheLatestRunIsTheOneWhoseManifestWasWrittenLast) {
+  test::TempDir dir;
+  const auto run = [&](const char* name, int minutes_ago) {
+    const std::filesystem::path p = dir.path() / name;
+    std::filesystem::create_directories(p);
+    std::ofstream(p / "manifest.json") << R"({"schema": "mmprof.manifest/2"})";
+    std::ofstream(p / "summary.json") << R"({"schema": "mmprof.summary/2"})";
+    std::filesystem::last_write_time(
+        p / "manifest.json",
+        std::filesystem::file_time_type::clock::now() - std::chrono::minutes(minutes_ago));
+    return p;
+  };
+  const auto older = run("older", 10);
+  const auto newer = run("newer", 5);
+  std::ofstream(older / "report.md") << "a report written into the older run now\n";
+  EXPECT_EQ(latest_input(dir.path()), newer);
 }
 
 }  // namespace
