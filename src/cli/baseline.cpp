@@ -489,9 +489,16 @@ std::string format_summary(const json& s, const json& config) {
   // The report's sentence (report/analysis): the run's cores, the host's, contention.
   out += "cpu: " + report::cpu_text(report::attribute_resources(s, json::object())["cpu"]) + "\n";
   const auto errors = s["errors"]["count"].get<int64_t>();
-  out += fmt::format("errors: {} events over {} samples{}\n", errors,
-                     s["errors"]["samples"].get<int64_t>(),
-                     errors > 0 ? " (one per line in errors.jsonl of the run directory)" : "");
+  if (job) {
+    // mmprof reads none of a job's samples: its dataset raises its own errors (job.exception).
+    out +=
+        "errors: n/a (the job's dataset handles its own samples; an exception that ended it "
+        "is under job)\n";
+  } else {
+    out += fmt::format("errors: {} events over {} samples{}\n", errors,
+                       s["errors"]["samples"].get<int64_t>(),
+                       errors > 0 ? " (one per line in errors.jsonl of the run directory)" : "");
+  }
   const json reliability = s.value("reliability", json());  // null for a user's job
   const int64_t ignored = reliability.is_object() ? reliability.value("ignored_files", 0) : 0;
   if (ignored > 0) {
