@@ -125,6 +125,36 @@ class ExternalCli : public ::testing::Test {
                             " --json -- " + python() + " " + test::shell_quote(job()) + " " +
                             test::shell_quote(dir_.path()) + " " + plan);
   }
+  // `mmprof baseline --warmup-steps W --out RUN -- python job.py <plan>` started in the
+  // background, in a process group of its own as a terminal's foreground job is, its output to
+  // mmprof.log; MMPROF_HOOK_STUCK_S set when `stuck_s` is. Returns its pid.
+  pid_t start_in_background(const char* warmup, const std::string& plan,
+                            const char* stuck_s = nullptr) const {
+    std::vector<std::string> argv = {
+        test::mmprof_bin(), "baseline", "--warmup-steps", warmup,         "--out",
+        run().string(),     "--",       python(),         job().string(), dir_.path().string()};
+    for (size_t at = 0, end = 0; at < plan.size(); at = end + 1) {
+      end = std::min(plan.find(' ', at), plan.size());
+      argv.push_back(plan.substr(at, end - at));
+    }
+    const std::string log = log_path().string();
+    std::vector<char*> args;
+    for (auto& a : argv)
+      args.push_back(a.data());
+    args.push_back(nullptr);
+    const pid_t pid = fork();
+    if (pid == 0) {
+      setpgid(0, 0);
+      if (stuck_s != nullptr) ::setenv("MMPROF_HOOK_STUCK_S", stuck_s, 1);
+      const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      dup2(fd, STDOUT_FILENO);
+      dup2(fd, STDERR_FILENO);
+      execv(args[0], args.data());
+      _exit(127);
+    }
+    return pid;
+  }
+  fs::path log_path() const { return dir_.path() / "mmprof.log"; }
   test::TempDir dir_;
 };
 
@@ -417,20 +447,8 @@ TEST_F(ExternalCli, APartlyWrappedTorchSaysWhatItDidNotMeasure) {
 }
 
 TEST_F(ExternalCli, CtrlCIsForwardedTheRunKeptAndTheExit130) {
-  const std::string bin = test::mmprof_bin(), out = run().string(), job_py = job().string(),
-                    tmp = dir_.path().string(), py = python();
-  const pid_t pid = fork();
-  ASSERT_GE(pid, 0);
-  if (pid == 0) {
-    // mmprof in a group of its own, as a terminal's foreground job would be.
-    setpgid(0, 0);
-    const int null = ::open("/dev/null", O_WRONLY);
-    dup2(null, STDOUT_FILENO);
-    dup2(null, STDERR_FILENO);
-    execl(bin.c_str(), bin.c_str(), "baseline", "--warmup-steps", "1", "--out", out.c_str(), "--",
-          py.c_str(), job_py.c_str(), tmp.c_str(), "4000", "5", "20", "4", "1", "1", nullptr);
-    _exit(127);
-  }
+  const pid_t pid = start_in_background("1", "4000 5 20 4 1 1");
+  ASSERT_GT(pid, 0);
   // Interrupt once the job has measured some steps.
   for (int i = 0; i < 300; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
@@ -449,18 +467,8 @@ TEST_F(ExternalCli, CtrlCIsForwardedTheRunKeptAndTheExit130) {
 // Issue 34 item 3: mmprof killed by SIGKILL (nothing of it runs any more) takes its job along:
 // the job's main process and its DataLoader workers are gone within seconds, not left to init.
 TEST_F(ExternalCli, AJobDiesWithAKilledMmprof) {
-  const std::string bin = test::mmprof_bin(), out = run().string(), job_py = job().string(),
-                    tmp = dir_.path().string(), py = python();
-  const pid_t pid = fork();
-  ASSERT_GE(pid, 0);
-  if (pid == 0) {
-    const int null = ::open("/dev/null", O_WRONLY);
-    dup2(null, STDOUT_FILENO);
-    dup2(null, STDERR_FILENO);
-    execl(bin.c_str(), bin.c_str(), "baseline", "--warmup-steps", "1", "--out", out.c_str(), "--",
-          py.c_str(), job_py.c_str(), tmp.c_str(), "4000", "5", "20", "4", "2", "1", nullptr);
-    _exit(127);
-  }
+  const pid_t pid = start_in_background("1", "4000 5 20 4 2 1");
+  ASSERT_GT(pid, 0);
   // Its workers are up once job-workers.json is there, and some steps were measured.
   std::vector<int> job_pids;
   for (int i = 0; i < 300 && job_pids.empty(); ++i) {
@@ -488,21 +496,9 @@ TEST_F(ExternalCli, AJobDiesWithAKilledMmprof) {
 // the terminal as it happens (MMPROF_HOOK_STUCK_S seconds in), Ctrl-C keeps what was measured,
 // and the report says the job was stuck instead of a share of input-bound steps.
 TEST_F(ExternalCli, AStuckWorkerIsNamedWithItsItemAndNothingIsConcluded) {
-  const std::string bin = test::mmprof_bin(), out = run().string(), job_py = job().string(),
-                    tmp = dir_.path().string(), py = python();
-  const fs::path log = dir_.path() / "mmprof.log";
-  const pid_t pid = fork();
-  ASSERT_GE(pid, 0);
-  if (pid == 0) {
-    setpgid(0, 0);
-    ::setenv("MMPROF_HOOK_STUCK_S", "2", 1);
-    const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    dup2(fd, STDOUT_FILENO);
-    dup2(fd, STDERR_FILENO);
-    execl(bin.c_str(), bin.c_str(), "baseline", "--warmup-steps", "0", "--out", out.c_str(), "--",
-          py.c_str(), job_py.c_str(), tmp.c_str(), "40", "1", "5", "4", "1", "0", "hang", nullptr);
-    _exit(127);
-  }
+  const fs::path log = log_path();
+  const pid_t pid = start_in_background("0", "40 1 5 4 1 0 hang", "2");
+  ASSERT_GT(pid, 0);
   for (int i = 0; i < 300; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
     if (text_or_empty(log).find("mmprof: warning: worker 0") != std::string::npos) break;
