@@ -153,8 +153,10 @@ TEST(RunFilesTest, RunWriterAcceptsAnEmptyFolder) {
 TEST(RunFilesTest, RunWriterRefusesAnExistingRunUnlessForcedThenRemovesOnlyMmprofsFiles) {
   test::TempDir dir;
   for (const char* name :
-       {"manifest.json", "summary.json", "trace.json", "report.html", "steps.csv.tmp", "notes.txt"})
+       {"summary.json", "trace.json", "report.html", "steps.csv.tmp", "notes.txt"})
     write_file_atomic(dir.path() / name, "old\n");
+  // An earlier run: mmprof's by its manifest's schema (a manifest.json of another kind is not).
+  write_file_atomic(dir.path() / "manifest.json", R"({"schema": "mmprof.manifest/2"})");
   fs::create_directories(dir.path() / "hook");
   try {
     const rundir::RunWriter writer{dir.path()};
