@@ -179,6 +179,15 @@ class Run:
 class JobCase(unittest.TestCase):
     """Creates one temporary directory per test class."""
 
+    def need_module(self, module):
+        """Skips (as the torch 2.x venv's capability) when the job's torch lacks `module`."""
+        py = torch_python()
+        found = py is not None and subprocess.run([py, "-c", "import " + module],
+                                                  capture_output=True).returncode == 0
+        if not found:
+            self.skip_without("torch2", "%s is not installed with this torch "
+                              "(scripts/torch2-requirements.txt)" % module)
+
     def skip_without(self, capability, why):
         """Skips this test for want of `capability`, or fails it when the run requires it."""
         if required(capability):
