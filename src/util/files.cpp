@@ -89,7 +89,7 @@ std::string read_input_file(const fs::path& path, std::string_view what, uint64_
 
 fs::path fresh_partial_dir(const fs::path& out) {
   const fs::path dir = fs::absolute(out).lexically_normal();
-  const fs::path tmp = dir.parent_path() / ("." + dir.filename().string() + ".partial");
+  fs::path tmp = dir.parent_path() / ("." + dir.filename().string() + ".partial");
   std::error_code ec;
   fs::remove_all(tmp, ec);  // what an interrupted run left
   if (!fs::create_directories(tmp, ec) && ec) {
