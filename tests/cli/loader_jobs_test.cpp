@@ -132,7 +132,7 @@ class LoaderJobBase : public ::testing::Test {
     const auto report = test::run_mmprof("report " + test::shell_quote(run_) + " --out " +
                                          test::shell_quote(dir_.path() / "report"));
     EXPECT_EQ(report.exit_code, 0) << report.output;
-    const json rep = test::read_json(dir_.path() / "report" / "report.json");
+    json rep = test::read_json(dir_.path() / "report" / "report.json");
     for (const auto& c : rep["runs"][0]["recommended"])
       EXPECT_FALSE(c["factor"].is_string()) << c.dump();
     return rep;
