@@ -137,7 +137,13 @@ class ExternalRun {
     t_launch_ns_ = clock_.now_ns();
     job_ = std::make_unique<JobProcess>(o_.command, env, output_.get());
     // mmprof's guard of the job is mmprof's, not the job's: no figure of the job counts it.
-    if (job_->guard_pid() > 0) sampler_.set_role(job_->guard_pid(), {kObserverRole, -1, {}});
+    if (job_->guard_pid() > 0) {
+      sampler_.set_role(job_->guard_pid(), {kObserverRole, -1, {}});
+    } else {
+      unavailable_.push_back(
+          "guard: unavailable: /bin/sh could not be started beside the job, which then outlives "
+          "an mmprof killed by SIGKILL");
+    }
     sampler_.sample_now("job_started");
   }
 

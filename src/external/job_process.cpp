@@ -149,9 +149,20 @@ void JobOutput::drain(bool to_end) {
 void JobOutput::take(const char* data, size_t n) {
   if (!log_full_) {
     const size_t room = static_cast<size_t>(std::min<uint64_t>(n, kMaxLogBytes - logged_));
-    if (room > 0 && write_all(log_fd_, std::string_view(data, room))) logged_ += room;
-    if (logged_ >= kMaxLogBytes) {
-      write_all(log_fd_, "\n[mmprof: the job's output goes on, but this log stops at 64 MiB]\n");
+    if (room > 0 && !write_all(log_fd_, std::string_view(data, room))) {
+      // A full disk: the job goes on (its lines still reach the terminal); the log says where
+      // it stops, as far as it can, and so does the terminal.
+      const std::string why = std::strerror(errno);
+      (void)write_all(log_fd_, "\n[mmprof: this log stops here: " + why + "]\n");
+      show_("mmprof: warning: job.log stops here (" + why +
+            "): the job's output is no longer kept\n");
+      log_full_ = true;
+    } else {
+      logged_ += room;
+    }
+    if (!log_full_ && logged_ >= kMaxLogBytes) {
+      (void)write_all(log_fd_,
+                      "\n[mmprof: the job's output goes on, but this log stops at 64 MiB]\n");
       log_full_ = true;
     }
   }
