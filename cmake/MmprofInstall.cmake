@@ -5,7 +5,7 @@
 #                                             installed mmprof as ../lib/mmprof/ from its folder
 #   lib/mmprof/libmmprof_cupti_inject.so      for CUDA_INJECTION64_PATH (with the CUDA toolkit)
 #   lib/libmmprof_<layer>.a                   one static library per layer (cmake/MmprofLayers.cmake)
-#   include/mmprof/*.hpp                      the public headers
+#   include/mmprof/*.hpp                      the public headers (each layer's src/<layer>/include/)
 #   share/mmprof/python/                      the Python hook (sitecustomize.py, mmprof_hook/)
 #   share/mmprof/configs/                     the configurations of configs/ (--config)
 #   share/man/man1/mmprof.1                   the man page (scripts/gen-man, from --help)
@@ -35,8 +35,10 @@ get_property(MMPROF_INSTALL_LAYERS GLOBAL PROPERTY MMPROF_LAYERS)
 list(TRANSFORM MMPROF_INSTALL_LAYERS PREPEND mmprof_)
 install(TARGETS ${MMPROF_INSTALL_LAYERS} mmprof_core EXPORT mmprofTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
-install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/mmprof DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
-        FILES_MATCHING PATTERN "*.hpp")
+get_property(MMPROF_PUBLIC_HEADER_DIRS GLOBAL PROPERTY MMPROF_PUBLIC_HEADER_DIRS)
+foreach(dir IN LISTS MMPROF_PUBLIC_HEADER_DIRS)
+  install(DIRECTORY ${dir} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} FILES_MATCHING PATTERN "*.hpp")
+endforeach()
 # The zero-code Python hook a user's job is started with (docs/external-hook.md).
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/src/external/python/
         DESTINATION ${CMAKE_INSTALL_DATADIR}/mmprof/python

@@ -8,8 +8,9 @@
 #                [LINK <public libraries...>] [PRIVATE_LINK <private libraries...>])
 #
 # defines target mmprof_<name> (exported as mmprof::<name>) from src/<name>/<files>. The views are
-# PRIVATE include folders: the installed package (cmake/MmprofInstall.cmake) exports only
-# include/mmprof/.
+# PRIVATE include folders. A layer's public API is in src/<name>/include/mmprof/ ("mmprof/x.hpp"),
+# a PUBLIC include folder: seen by the layers above it, by users of the installed package (where
+# cmake/MmprofInstall.cmake gathers every layer's into include/mmprof/), and by no layer below.
 
 set(MMPROF_LAYER_VIEWS ${CMAKE_BINARY_DIR}/layers)
 set_property(GLOBAL PROPERTY MMPROF_LAYERS "")
@@ -47,9 +48,16 @@ function(mmprof_layer name)
   set_target_properties(mmprof_${name} PROPERTIES EXPORT_NAME ${name})
   target_include_directories(mmprof_${name}
     PRIVATE ${MMPROF_LAYER_VIEWS}/${name}
-    PUBLIC $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include>
-           $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
-  # The public headers (include/mmprof/) are C++20, for users of the installed package too.
+    PUBLIC $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
+  # A layer's public headers (src/<layer>/include/mmprof/) reach the layers that link it, and no
+  # other: a lower layer including one does not compile.
+  if(IS_DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR}/include)
+    target_include_directories(mmprof_${name}
+      PUBLIC $<BUILD_INTERFACE:${CMAKE_CURRENT_SOURCE_DIR}/include>)
+    set_property(GLOBAL APPEND PROPERTY MMPROF_PUBLIC_HEADER_DIRS
+                 ${CMAKE_CURRENT_SOURCE_DIR}/include/mmprof)
+  endif()
+  # The public headers are C++20, for users of the installed package too.
   target_compile_features(mmprof_${name} PUBLIC cxx_std_20)
   # mmprof_warnings only while building mmprof: a static library's PRIVATE links still reach its
   # exported link interface ($<LINK_ONLY:...>), and the warning flags are no concern of its users.

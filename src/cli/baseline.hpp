@@ -34,8 +34,4 @@ int run_baseline_command(const BaselineCliOptions& options, const std::vector<st
                          const std::string& command = "baseline",
                          BaselineRunner runner = run_baseline);
 
-// The compact human summary of a run (pure: summary.json and the run's resolved configuration,
-// manifest.json's "config" -> text). Every n/a says why (docs/metrics.md, "Terminal summary").
-std::string format_summary(const nlohmann::json& summary, const nlohmann::json& config);
-
 }  // namespace mmprof::cli

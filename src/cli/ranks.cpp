@@ -19,6 +19,7 @@
 
 #include "cli/common.hpp"
 #include "mmprof/error.hpp"
+#include "report/terminal_summary.hpp"
 #include "run/job_summary.hpp"
 #include "step/dist_group.hpp"
 #include "util/interrupt.hpp"
@@ -236,7 +237,7 @@ int launch_ranks(const BaselineCliOptions& o, const std::vector<std::string>& ar
   if (o.json) {
     print_json(merged);
   } else if (!o.run.verbosity.quiet) {
-    std::fputs(format_job_summary(merged).c_str(), stdout);
+    std::fputs(report::format_job_summary(merged).c_str(), stdout);
     std::printf("job directory: %s\n", job.c_str());
   }
   // The first rank to fail gives the job's exit code (a signal is a failure, 1).
@@ -293,54 +294,4 @@ json finish_job(RankJob& j, bool ok) {
   if (j.group->rank() != 0) return nullptr;
   return merge_job(j.job, j.group->world_size(), {});
 }
-
-std::string format_job_summary(const json& job) {
-  std::string out = fmt::format("job: {} ranks, dist.sync={}, {} phase, status {}\n",
-                                job["world_size"].get<int>(),
-                                job["sync"].is_string() ? job["sync"].get<std::string>() : "?",
-                                job["phase"].is_string() ? job["phase"].get<std::string>() : "no",
-                                job["status"].get<std::string>());
-  const auto num = [](const json& v, const char* f) {
-    return v.is_number() ? fmt::format(fmt::runtime(f), v.get<double>()) : std::string("n/a");
-  };
-  out += fmt::format("  global {} samples/s\n", num(job["global"]["samples_per_s"], "{:.1f}"));
-  out += fmt::format("  {:>4} {:>10} {:>7} {:>9} {:>9} {:>9} {:>8}  {}\n", "rank", "samples/s",
-                     "stall", "step p50", "step p99", "sync ms", "slowest", "status");
-  const json& s = job["stragglers"];
-  for (const json& r : job["ranks"]) {
-    const int k = r["rank"].get<int>();
-    std::string slowest = "-";
-    if (s.is_object()) {
-      slowest =
-          fmt::format("{}", s["by_rank"][static_cast<size_t>(k)]["slowest_steps"].get<int64_t>());
-    }
-    out += fmt::format("  {:>4} {:>10} {:>7} {:>9} {:>9} {:>9} {:>8}  {}\n", k,
-                       num(r.value("samples_per_s", json()), "{:.1f}"),
-                       r.value("stall_fraction", json()).is_number()
-                           ? fmt::format("{:.1f}%", 100 * r["stall_fraction"].get<double>())
-                           : "n/a",
-                       num(r.value("step_ms", json::object()).value("p50", json()), "{:.1f}"),
-                       num(r.value("step_ms", json::object()).value("p99", json()), "{:.1f}"),
-                       num(r.value("sync_ms_mean", json()), "{:.2f}"), slowest,
-                       r["status"].get<std::string>());
-  }
-  const json& epochs = job.value("epochs", json());
-  if (epochs.is_object()) {
-    out += fmt::format("  {}{}\n", epochs["equal"] == true ? "epochs: " : "warning: ",
-                       epochs["text"].get<std::string>());
-  }
-  if (s.is_object()) {
-    out += fmt::format("  slowest rank: {} (slowest in {:.0f}% of {} steps; spread {})\n  {}\n",
-                       s["slowest_rank"].get<int>(), 100 * s["slowest_rank_share"].get<double>(),
-                       s["steps"].get<int64_t>(), num(s["spread"], "{:.2f}x"),
-                       s["cause"]["text"].get<std::string>());
-  }
-  for (const json& f : job["failed_ranks"]) {
-    out += fmt::format("  rank {} failed: {}{}\n", f["rank"].get<int>(),
-                       f["how"].is_string() ? f["how"].get<std::string>() : "",
-                       f["message"].is_string() ? ": " + f["message"].get<std::string>() : "");
-  }
-  return out;
-}
-
 }  // namespace mmprof::cli

@@ -47,7 +47,4 @@ RankJob join_job(const Config& config, const nlohmann::json& tree, uint64_t data
 // rank has written, then rank 0 merges JOB/job.json. Returns job.json on rank 0, null elsewhere.
 nlohmann::json finish_job(RankJob& job, bool ok);
 
-// The job's terminal summary: the ranks side by side, the slowest rank and why.
-std::string format_job_summary(const nlohmann::json& job);
-
 }  // namespace mmprof::cli

@@ -320,9 +320,10 @@ void apply_override(json& tree, const std::string& assignment) {
   *node = check_type(key, RawScalar{assignment.substr(eq + 1), false}, "--set");
 }
 
-Config resolve_config(json& tree) {
-  Config c;
-  const auto& t = tree;
+namespace {
+
+// data.*: where the samples are and how they are read.
+void resolve_data(const json& t, Config& c) {
   c.data.path = path_at(t, "data.path");
   c.data.layout = choice_at<Layout>(t, "data.layout",
                                     {{"auto", Layout::auto_detect},
@@ -341,7 +342,10 @@ Config resolve_config(json& tree) {
     throw UsageError(fmt::format("data.remote.timeout_s must be > 0 (no wait is unbounded), got {}",
                                  c.data.remote.timeout_s));
   }
+}
 
+// loader.*: the worker pool, batches and their memory.
+void resolve_loader(const json& t, Config& c) {
   c.loader.batch_size = int_at(t, "loader.batch_size");
   c.loader.num_workers = int_at(t, "loader.num_workers");
   c.loader.worker_mode = choice_at<WorkerMode>(
@@ -373,7 +377,10 @@ Config resolve_config(json& tree) {
         "loader.huge_pages=true needs loader.buffer_reuse=true: hugetlbfs pages cannot be "
         "discarded one batch slot at a time");
   }
+}
 
+// image.*, video.*, decode.*, text.*: how each modality is decoded and shaped.
+void resolve_media(const json& t, Config& c) {
   c.image.size = int_at(t, "image.size");
   c.image.dtype = choice_at<ImageDType>(
       t, "image.dtype", {{"uint8", ImageDType::uint8}, {"float32", ImageDType::float32}});
@@ -415,7 +422,10 @@ Config resolve_config(json& tree) {
   c.video.decode_device = modality_device("video.decode_device");
   c.text.seq_len = int_at(t, "text.seq_len");
   c.text.max_bytes = int_at(t, "text.max_bytes");
+}
 
+// step.*, phases.*, metrics.*, trace.*: the consumer and what is measured.
+void resolve_run(const json& t, Config& c) {
   c.step.kind = choice_at<StepKind>(t, "step.kind",
                                     {{"none", StepKind::none},
                                      {"sleep", StepKind::sleep},
@@ -437,7 +447,10 @@ Config resolve_config(json& tree) {
   c.metrics.interval_ms = int_at(t, "metrics.interval_ms");
   c.trace.sample_every = int_at(t, "trace.sample_every");
   c.trace.max_events = int_at(t, "trace.max_events");
+}
 
+// dist.*: this rank among the ranks (each from the environment when unset).
+void resolve_dist(const json& t, Config& c) {
   c.dist.world_size = resolve_env_int(t, "dist.world_size", 1);
   c.dist.rank = resolve_env_int(t, "dist.rank", 0);
   if (c.dist.world_size < 1 || c.dist.rank < 0 || c.dist.rank >= c.dist.world_size) {
@@ -455,6 +468,17 @@ Config resolve_config(json& tree) {
   if (!(c.dist.timeout_s > 0 && c.dist.timeout_s <= 86400)) {
     throw UsageError(fmt::format("dist.timeout_s must be in (0, 86400], got {}", c.dist.timeout_s));
   }
+}
+
+}  // namespace
+
+Config resolve_config(json& tree) {
+  Config c;
+  resolve_data(tree, c);
+  resolve_loader(tree, c);
+  resolve_media(tree, c);
+  resolve_run(tree, c);
+  resolve_dist(tree, c);
   tree["dist"]["rank"] = c.dist.rank;
   tree["dist"]["world_size"] = c.dist.world_size;
   return c;

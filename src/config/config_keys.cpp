@@ -68,10 +68,9 @@ std::string line(std::string_view text, const std::string& note) {
   return out + "\n";
 }
 
-}  // namespace
-
-const std::vector<KeySpec>& key_table() {
-  static const std::vector<KeySpec> keys = {
+// data.*, loader.*: where the samples come from and how they are loaded.
+std::vector<KeySpec> input_keys() {
+  return {
       path("data.path", "null = the embedded default dataset (~/.cache/mmprof/default-v1)"),
       choice("data.layout", {"auto", "files", "tar", "tar_stream"}),
       integer("data.shuffle_buffer", 1000, 1, 1 << 24,
@@ -104,6 +103,12 @@ const std::vector<KeySpec>& key_table() {
       boolean("loader.huge_pages", false,
               "batch ring from the hugetlbfs pool (vm.nr_hugepages must cover it)"),
       boolean("loader.pin_workers", false, "worker i on the i-th CPU of the affinity mask"),
+  };
+}
+
+// image.*, video.*, text.*, decode.*: how each modality is decoded and shaped.
+std::vector<KeySpec> media_keys() {
+  return {
       integer("image.size", 224, 8, 4096),
       choice("image.dtype", {"float32", "uint8"}),
       boolean("image.dct_scaling", true),
@@ -148,6 +153,12 @@ const std::vector<KeySpec>& key_table() {
              "decodes in the main process in their place (rehearsals, tests)"),
       integer("decode.staging_mib", 64, 1, 1 << 16,
               "per batch slot: room for the compressed bytes workers hand to the main process"),
+  };
+}
+
+// step.*, phases.*, dist.*, metrics.*, trace.*: the consumer and what is measured.
+std::vector<KeySpec> run_keys() {
+  return {
       choice("step.kind", {"none", "sleep", "spin", "torch", "gemm"}),
       number("step.ms", 0, "per micro-batch, for sleep, spin and gemm"),
       path("step.model"),
@@ -172,6 +183,17 @@ const std::vector<KeySpec>& key_table() {
       integer("trace.max_events", 1'000'000, 1, kIntMax,
               "recorded events past this cap are dropped and counted (trace.json, summary)"),
   };
+}
+
+}  // namespace
+
+const std::vector<KeySpec>& key_table() {
+  static const std::vector<KeySpec> keys = [] {
+    std::vector<KeySpec> all;
+    for (auto&& part : {input_keys(), media_keys(), run_keys()})
+      all.insert(all.end(), part.begin(), part.end());
+    return all;
+  }();
   return keys;
 }
 

@@ -161,97 +161,108 @@ json sessions_total(const json& sessions, uint64_t bytes) {
           {"costed", copied >= bytes}};
 }
 
-}  // namespace
-
-json stage_dataset(const Dataset& source, const StageOptions& o) {
-  const auto t0 = std::chrono::steady_clock::now();
-  const double cpu0 = cpu_seconds();
-  // What the loader reads, plus the descriptions mmprof writes beside shards.
-  const std::vector<std::string>& names = source.files();
-  std::vector<uint64_t> sizes(names.size());
+// What a stage copies: every file the loader reads, their sizes, and which are already there.
+struct StagePlan {
+  std::vector<uint64_t> sizes;
   uint64_t total = 0;
+  std::vector<char> present;  // same size there: a candidate for skipping (its digest decides)
+  uint64_t free_before = 0;
+};
+
+// Refuses a stage without room for the files not already there, before anything is copied.
+StagePlan plan_stage(const Dataset& source, const fs::path& dest) {
+  const std::vector<std::string>& names = source.files();
+  StagePlan plan;
+  plan.sizes.resize(names.size());
+  plan.present.resize(names.size());
+  uint64_t need = 0;
   for (size_t i = 0; i < names.size(); ++i) {
     std::error_code ec;
     // A remote file's size is its listing's; a local one's is taken now.
-    sizes[i] = source.remote() ? source.file_size(static_cast<uint32_t>(i))
-                               : fs::file_size(source.root() / names[i], ec);
+    plan.sizes[i] = source.remote() ? source.file_size(static_cast<uint32_t>(i))
+                                    : fs::file_size(source.root() / names[i], ec);
     if (ec) {
       throw InputError(
           fmt::format("cannot read {}: {}", (source.root() / names[i]).string(), ec.message()));
     }
-    total += sizes[i];
+    plan.total += plan.sizes[i];
+    plan.present[i] = fs::file_size(dest / names[i], ec) == plan.sizes[i] && !ec;
+    if (!plan.present[i]) need += plan.sizes[i];
   }
-  // Files already there with the same size are candidates for skipping (their digest decides,
-  // below); the room needed is what the others take.
-  std::vector<char> present(names.size());
-  uint64_t need = 0;
-  for (size_t i = 0; i < names.size(); ++i) {
-    std::error_code ec;
-    present[i] = fs::file_size(o.dest / names[i], ec) == sizes[i] && !ec;
-    if (!present[i]) need += sizes[i];
-  }
-  const uint64_t free_before = free_bytes(o.dest);
-  if (need > free_before) {
+  plan.free_before = free_bytes(dest);
+  if (need > plan.free_before) {
     throw OutputError(
         fmt::format("{} has {:.1f} MB free and staging {} needs {:.1f} MB more: nothing was copied",
-                    o.dest.string(), static_cast<double>(free_before) / 1e6, source.root().string(),
-                    static_cast<double>(need) / 1e6));
+                    dest.string(), static_cast<double>(plan.free_before) / 1e6,
+                    source.root().string(), static_cast<double>(need) / 1e6));
   }
-  std::error_code ec;
-  fs::create_directories(o.dest, ec);
+  return plan;
+}
+
+// What the copying threads did; the first error one of them met stops them all.
+struct StageProgress {
   std::atomic<size_t> next{0};
   std::atomic<uint64_t> done{0}, copied_bytes{0};
   std::atomic<size_t> copied{0}, verified{0};
   std::atomic<bool> failed{false};
   std::mutex error_mutex;
   std::exception_ptr error;
-  const auto work = [&] {
-    // Two blocks for the digests of both copies (their chaining follows the block size), and
-    // one the reader fills.
-    std::vector<uint8_t> buf(kBuffer), other(kBuffer), chunk;
-    RangeReader reader(source, std::max(o.threads, 1));
-    while (!failed && !interrupted()) {
-      const size_t i = next++;
-      if (i >= names.size()) return;
-      const fs::path src = source.root() / names[i], dst = o.dest / names[i];
-      try {
-        // A remote file of the same size is taken as whole (the .partial protocol never leaves
-        // a cut one under its name): its digest would cost downloading it again.
-        uint64_t a = 0, b = 1;
-        const bool same =
-            present[i] &&
-            (source.remote() || (file_digest(src, buf, a) && file_digest(dst, other, b) && a == b));
-        if (same) {
-          ++verified;
-          done += sizes[i];
-          std::error_code gone;
-          fs::remove(dst.string() + ".partial", gone);  // an interrupted earlier copy's
-          continue;
-        }
-        copied_bytes +=
-            copy_file(reader, source, static_cast<uint32_t>(i), sizes[i], dst, chunk, done);
-        ++copied;
-      } catch (...) {
-        const std::lock_guard lock(error_mutex);
-        if (!error) error = std::current_exception();
-        failed = true;
+};
+
+// One copying thread: takes the next file until none is left, an error, or Ctrl-C.
+void copy_files(const Dataset& source, const StageOptions& o, const StagePlan& plan,
+                StageProgress& p) {
+  const std::vector<std::string>& names = source.files();
+  // Two blocks for the digests of both copies (their chaining follows the block size), and one
+  // the reader fills.
+  std::vector<uint8_t> buf(kBuffer), other(kBuffer), chunk;
+  RangeReader reader(source, std::max(o.threads, 1));
+  while (!p.failed && !interrupted()) {
+    const size_t i = p.next++;
+    if (i >= names.size()) return;
+    const fs::path src = source.root() / names[i], dst = o.dest / names[i];
+    try {
+      // A remote file of the same size is taken as whole (the .partial protocol never leaves a
+      // cut one under its name): its digest would cost downloading it again.
+      uint64_t a = 0, b = 1;
+      const bool same =
+          plan.present[i] &&
+          (source.remote() || (file_digest(src, buf, a) && file_digest(dst, other, b) && a == b));
+      if (same) {
+        ++p.verified;
+        p.done += plan.sizes[i];
+        std::error_code gone;
+        fs::remove(dst.string() + ".partial", gone);  // an interrupted earlier copy's
+        continue;
       }
+      p.copied_bytes +=
+          copy_file(reader, source, static_cast<uint32_t>(i), plan.sizes[i], dst, chunk, p.done);
+      ++p.copied;
+    } catch (...) {
+      const std::lock_guard lock(p.error_mutex);
+      if (!p.error) p.error = std::current_exception();
+      p.failed = true;
     }
-  };
-  // Progress every 200 ms; woken at the end, so the wait never adds to the wall time staged.
+  }
+}
+
+// The copying threads, with progress every 200 ms; the reporter is woken at the end, so its wait
+// never adds to the wall time staged.
+void copy_all(const Dataset& source, const StageOptions& o, const StagePlan& plan,
+              StageProgress& p) {
   bool finished = false;
   std::mutex finish_mutex;
   std::condition_variable finish_cv;
   std::thread reporter([&] {
     std::unique_lock lock(finish_mutex);
     while (!finished && o.progress) {
-      o.progress(done, total);
+      o.progress(p.done, plan.total);
       finish_cv.wait_for(lock, std::chrono::milliseconds(200));
     }
   });
   std::vector<std::thread> threads;
   for (int t = 0; t < std::max(o.threads, 1); ++t)
-    threads.emplace_back(work);
+    threads.emplace_back([&] { copy_files(source, o, plan, p); });
   for (auto& t : threads)
     t.join();
   {
@@ -260,6 +271,19 @@ json stage_dataset(const Dataset& source, const StageOptions& o) {
   }
   finish_cv.notify_one();
   reporter.join();
+}
+
+}  // namespace
+
+json stage_dataset(const Dataset& source, const StageOptions& o) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const double cpu0 = cpu_seconds();
+  const std::vector<std::string>& names = source.files();
+  const StagePlan plan = plan_stage(source, o.dest);
+  std::error_code ec;
+  fs::create_directories(o.dest, ec);
+  StageProgress p;
+  copy_all(source, o, plan, p);
   const std::string source_name =
       source.remote() ? source.root().string() : fs::absolute(source.root()).string();
   json sessions = earlier_sessions(o.dest, source_name);
@@ -270,9 +294,9 @@ json stage_dataset(const Dataset& source, const StageOptions& o) {
     const double cpu = cpu_seconds() - cpu0;
     sessions.push_back({{"wall_s", wall},
                         {"cpu_s", cpu},
-                        {"copied_files", copied.load()},
-                        {"copied_bytes", copied_bytes.load()},
-                        {"already_there_files", verified.load()},
+                        {"copied_files", p.copied.load()},
+                        {"copied_bytes", p.copied_bytes.load()},
+                        {"already_there_files", p.verified.load()},
                         {"complete", complete}});
     json st = {{"schema", "mmprof.stage/1"},
                {"source", source_name},
@@ -280,40 +304,40 @@ json stage_dataset(const Dataset& source, const StageOptions& o) {
                {"dest", fs::absolute(o.dest).string()},
                {"complete", complete},
                {"files", names.size()},
-               {"bytes", total},
-               {"copied_files", copied.load()},
-               {"copied_bytes", copied_bytes.load()},
-               {"already_there_files", verified.load()},
+               {"bytes", plan.total},
+               {"copied_files", p.copied.load()},
+               {"copied_bytes", p.copied_bytes.load()},
+               {"already_there_files", p.verified.load()},
                {"threads", std::max(o.threads, 1)},
                {"wall_s", wall},
                {"copied_mb_per_s",
-                wall > 0 ? json(static_cast<double>(copied_bytes) / 1e6 / wall) : json(nullptr)},
+                wall > 0 ? json(static_cast<double>(p.copied_bytes) / 1e6 / wall) : json(nullptr)},
                {"cpu_s", cpu},
-               {"dest_free_bytes_before", free_before},
+               {"dest_free_bytes_before", plan.free_before},
                {"dest_free_bytes_after", free_bytes(o.dest)},
                {"sessions", sessions},
-               {"total", sessions_total(sessions, total)}};
+               {"total", sessions_total(sessions, plan.total)}};
     write_json_atomic(o.dest / "stage.json", st);
     return st;
   };
   // Interrupted (Ctrl-C): the files copied so far stay, whole; the same command continues.
   if (interrupted()) {
     record(false);
-    throw Error(
-        ExitCode::interrupted,
-        fmt::format("interrupted: {} of {} files staged in {} ({} copied now); run the "
-                    "same command again to copy the rest",
-                    copied.load() + verified.load(), names.size(), o.dest.string(), copied.load()));
+    throw Error(ExitCode::interrupted,
+                fmt::format("interrupted: {} of {} files staged in {} ({} copied now); run the "
+                            "same command again to copy the rest",
+                            p.copied.load() + p.verified.load(), names.size(), o.dest.string(),
+                            p.copied.load()));
   }
-  if (error) {
+  if (p.error) {
     record(false);
-    std::rethrow_exception(error);
+    std::rethrow_exception(p.error);
   }
   // On the device before the figures are taken: staged means safe there, and the file system's
   // free space counts the copy only once its blocks are allocated (ext4 delays that).
   if (const Fd d(open(o.dest.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)); d.fd >= 0) syncfs(d.fd);
   copy_sidecars(source, o.dest);
-  if (o.progress) o.progress(done, total);
+  if (o.progress) o.progress(p.done, plan.total);
   return record(true);
 }
 

@@ -12,10 +12,12 @@
 #include <thread>
 
 #include "env/network.hpp"
+#include "external/cow_growth.hpp"
 #include "external/hook_env.hpp"
 #include "external/hook_records.hpp"
 #include "external/job_config.hpp"
 #include "external/job_process.hpp"
+#include "external/job_stop.hpp"
 #include "external/job_timeline.hpp"
 #include "external/job_trace.hpp"
 #include "external/optimizer_steps.hpp"
@@ -29,6 +31,7 @@
 #include "run/manifest.hpp"
 #include "run/progress.hpp"
 #include "run/resource_summary.hpp"
+#include "rundir/json_values.hpp"
 #include "rundir/run_writer.hpp"
 #include "util/interrupt.hpp"
 
@@ -37,33 +40,13 @@ namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
+using rundir::nullable;
 using namespace std::chrono_literals;
 
 constexpr auto kPollPeriod = 50ms;
 // The hook flushes at most every 200 ms: reading its files more often finds nothing new.
 constexpr int64_t kTailPeriodNs = 200'000'000;
 constexpr const char* kPhase = "end_to_end";
-
-json opt(const std::optional<double>& v) {
-  return v ? json(*v) : json(nullptr);
-}
-
-// How the job ended, from mmprof's side.
-enum class Stop { none, hook_steps, duration, interrupt };
-
-const char* stop_name(Stop s) {
-  switch (s) {
-    case Stop::hook_steps:
-      return "steps";
-    case Stop::duration:
-      return "duration";
-    case Stop::interrupt:
-      return "interrupt";
-    case Stop::none:
-      break;
-  }
-  return "none";
-}
 
 // The first 64 bits of the hook's content digest (hex), as digests.csv holds digests.
 std::optional<uint64_t> digest64(const std::optional<std::string>& hex) {
@@ -134,7 +117,7 @@ class ExternalRun {
     output_ = std::make_unique<JobOutput>(o_.out / run_file::job_log, [this](const std::string& l) {
       if (o_.show_job_output) progress_.print_above(l);
     });
-    t_launch_ns_ = clock_.now_ns();
+    stop_.emplace(o_.grace_s, o_.duration_s, clock_.now_ns());
     job_ = std::make_unique<JobProcess>(o_.command, env, output_.get());
     // mmprof's guard of the job is mmprof's, not the job's: no figure of the job counts it.
     if (job_->guard_pid() > 0) {
@@ -157,13 +140,12 @@ class ExternalRun {
         last_tail = now;
         follow_hook();
       }
-      if (interrupted() && stop_ != Stop::interrupt) begin_stop(Stop::interrupt, now);
-      if (stop_ == Stop::none && duration_reached(now)) begin_stop(Stop::duration, now);
-      escalate(now);
+      act(stop_->poll(now, stop_inputs()));
       std::this_thread::sleep_for(kPollPeriod);
     }
     exit_ = *job_->poll();
     follow_hook();
+    stop_->job_exited(stop_inputs());
   }
 
   void follow_hook() {
@@ -201,8 +183,6 @@ class ExternalRun {
                         records_.stuck[stuck_told_].text()));
       }
     }
-    if (!records_.stops.empty() && stop_ == Stop::none)
-      begin_stop(Stop::hook_steps, clock_.now_ns());
     // The warm-up's batches first (a job can take many seconds to its first batch), then the
     // measured steps with their rate and ETA.
     if (!warmup_shown_ && o_.warmup_steps > 0) {
@@ -214,46 +194,14 @@ class ExternalRun {
     }
   }
 
-  // --duration counts measured time: from the first measured batch, or, when the hook never
-  // reports (no torch in the job), from the launch.
-  bool duration_reached(int64_t now) const {
-    if (!o_.duration_s) return false;
-    const int64_t since = measured_since_.value_or(t_launch_ns_);
-    const bool hook_silent = records_.procs.empty() && now - t_launch_ns_ > 30'000'000'000;
-    if (!measured_since_ && !hook_silent) return false;
-    return static_cast<double>(now - since) / 1e9 >= *o_.duration_s;
+  StopInputs stop_inputs() const {
+    return {interrupted(), !records_.procs.empty(), !records_.stops.empty(), measured_since_};
   }
 
-  // A stop goes as gently as the job allows: the hook ends it at its next batch (the stop file,
-  // or its own batch count), then SIGINT to the group after the grace period, then SIGKILL.
-  void begin_stop(Stop why, int64_t now) {
-    stop_ = why;
-    stop_since_ns_ = now;
-    signalled_ = false;
-    if (why == Stop::duration) {
-      std::ofstream(stop_file_) << "mmprof --duration\n";
-      if (records_.procs.empty()) signal_job(now);  // no hook to hear it
-    } else if (why == Stop::interrupt) {
-      signal_job(now);
-    }
-  }
-
-  void signal_job(int64_t now) {
-    job_->signal_group(SIGINT);
-    signalled_ = true;
-    stop_since_ns_ = now;
-  }
-
-  void escalate(int64_t now) {
-    if (stop_ == Stop::none) return;
-    const auto grace = static_cast<int64_t>(o_.grace_s * 1e9);
-    if (now - stop_since_ns_ < grace) return;
-    if (!signalled_) {
-      signal_job(now);
-    } else {
-      forced_ = true;
-      leftovers_ = job_->kill_leftovers();
-    }
+  void act(const StopActions& a) {
+    if (a.write_stop_file) std::ofstream(stop_file_) << "mmprof --duration\n";
+    if (a.signal_group) job_->signal_group(SIGINT);
+    if (a.kill) leftovers_ = job_->kill_leftovers();
   }
 
   void write_manifest(bool end) {
@@ -271,7 +219,7 @@ class ExternalRun {
                 {"overrides", o_.overrides},
                 {"warmup_steps", o_.warmup_steps},
                 {"steps", o_.steps ? json(*o_.steps) : json(nullptr)},
-                {"duration_s", opt(o_.duration_s)},
+                {"duration_s", nullable(o_.duration_s)},
                 {"loader", o_.loader.empty() ? json(nullptr) : json(o_.loader)}};
     for (const auto& [k, v] : o_.env)
       m["job"]["env"][k] = v;
@@ -283,10 +231,11 @@ class ExternalRun {
   // The job's exit as mmprof judges it: stopped by mmprof (steps, duration), ended by itself,
   // failed, or interrupted by the user.
   void judge_exit() {
-    if (stop_ == Stop::interrupt) {
+    if (stop_->reason() == StopReason::interrupt) {
       status_ = "interrupted";
       message_ = "interrupted (Ctrl-C or SIGTERM forwarded to the job)";
-    } else if (stop_ == Stop::hook_steps || stop_ == Stop::duration || exit_.exit_code == 0) {
+    } else if (stop_->reason() == StopReason::hook_steps ||
+               stop_->reason() == StopReason::duration || exit_.exit_code == 0) {
       status_ = "complete";  // stopped by mmprof as asked, or ended by itself
     } else {
       status_ = "failed";
@@ -348,18 +297,19 @@ class ExternalRun {
   // mmprof runs neither its pipeline nor its step alone, so those are null with the reason.
   void figures(rundir::SummaryParts& p, const RankTimeline* r) const {
     const bool measured = r != nullptr && !r->steps.empty();
-    const json rate = measured ? opt(r->samples_per_s) : json(nullptr);
+    const json rate = measured ? nullable(r->samples_per_s) : json(nullptr);
     const double window_s = measured ? r->window_ms().value_or(0) / 1e3 : 0;
-    p.phases = {{"compute", nullptr},
-                {"pipeline", nullptr},
-                {kPhase, measured ? json{{"steps", r->steps.size()},
-                                         {"batches", r->steps.size()},
-                                         {"samples", r->samples},
-                                         {"bytes", r->bytes},
-                                         {"window_s", window_s},
-                                         {"warmup_steps", r->warmup_batches},
-                                         {"time_to_first_batch_ms", opt(r->time_to_first_batch_ms)}}
-                                  : json(nullptr)}};
+    p.phases = {
+        {"compute", nullptr},
+        {"pipeline", nullptr},
+        {kPhase, measured ? json{{"steps", r->steps.size()},
+                                 {"batches", r->steps.size()},
+                                 {"samples", r->samples},
+                                 {"bytes", r->bytes},
+                                 {"window_s", window_s},
+                                 {"warmup_steps", r->warmup_batches},
+                                 {"time_to_first_batch_ms", nullable(r->time_to_first_batch_ms)}}
+                          : json(nullptr)}};
     const char* why =
         "a user's job: mmprof runs neither its data pipeline nor its step alone (mmprof baseline "
         "--like RUN measures the stand-in's)";
@@ -372,15 +322,15 @@ class ExternalRun {
           {"why_null", why}}},
         {kPhase,
          {{"samples_per_s", rate},
-          {"samples_per_s_wall", measured ? opt(r->samples_per_s_wall) : json(nullptr)},
+          {"samples_per_s_wall", measured ? nullable(r->samples_per_s_wall) : json(nullptr)},
           {"batches_per_s",
            measured && r->step_ms_total > 0
                ? json(static_cast<double>(r->steps.size()) / (r->step_ms_total / 1e3))
                : json(nullptr)},
           {"mb_per_s", nullptr}}},
         {"predicted_end_to_end", {{"samples_per_s", nullptr}}}};
-    p.stall_fraction = measured ? opt(r->stall_fraction) : json(nullptr);
-    p.time_to_first_batch_ms = r != nullptr ? opt(r->time_to_first_batch_ms) : json(nullptr);
+    p.stall_fraction = measured ? nullable(r->stall_fraction) : json(nullptr);
+    p.time_to_first_batch_ms = r != nullptr ? nullable(r->time_to_first_batch_ms) : json(nullptr);
     const Distribution none;
     const StageTimes stages = r != nullptr ? r->stage_times : StageTimes{};
     json transforms = json::object();
@@ -542,10 +492,10 @@ class ExternalRun {
     j["exit_code"] = exit_.exit_code;
     j["exit_signal"] = exit_.signal != 0 ? json(exit_.signal) : json(nullptr);
     j["exit"] = exit_.describe();
-    j["stopped_by"] = stop_name(stop_);
+    j["stopped_by"] = stop_name(stop_->reason());
     j["ended"] = ended();
     j["steps"] = steps_part(primary);
-    j["forced"] = forced_;  // the stop took SIGKILL: records of the last moments may be lost
+    j["forced"] = stop_->forced();  // records of the last moments may be lost
     j["killed_at_end"] = leftovers_;
     j["exception"] = exception_part();
     j["stuck"] = json::array();
@@ -573,25 +523,25 @@ class ExternalRun {
   std::string ended() const {
     const std::string exit = exit_.describe();
     std::string out;
-    switch (stop_) {
-      case Stop::hook_steps:
+    switch (stop_->reason()) {
+      case StopReason::hook_steps:
         out = fmt::format(
             "stopped by mmprof after the {} warm-up and {} measured batches asked "
             "({})",
             o_.warmup_steps, o_.steps.value_or(0), exit);
         break;
-      case Stop::duration:
+      case StopReason::duration:
         out = fmt::format("stopped by mmprof when the asked --duration of {} s was over ({})",
                           o_.duration_s.value_or(0), exit);
         break;
-      case Stop::interrupt:
+      case StopReason::interrupt:
         out = fmt::format("interrupted (Ctrl-C or SIGTERM forwarded to it): {}", exit);
         break;
-      case Stop::none:
+      case StopReason::none:
         out = fmt::format("{} ({})", exit_.exit_code == 0 ? "ended by itself" : "failed", exit);
         break;
     }
-    if (forced_) out += "; it did not exit within the grace period and was killed";
+    if (stop_->forced()) out += "; it did not exit within the grace period and was killed";
     return out;
   }
 
@@ -600,7 +550,7 @@ class ExternalRun {
   json steps_part(const RankTimeline* r) const {
     const auto measured = static_cast<int64_t>(r != nullptr ? r->steps.size() : 0);
     json why = nullptr;
-    if (status_ == "complete" && stop_ == Stop::none) {
+    if (status_ == "complete" && stop_->reason() == StopReason::none) {
       if (measured == 0) {
         why = fmt::format(
             "the job ended by itself before any measured step (after {} warm-up "
@@ -711,9 +661,8 @@ class ExternalRun {
   MonotonicClock clock_;
   ResourceSampler sampler_;
   ProgressLine progress_;
-  bool warmup_shown_ = false;
-  size_t stuck_told_ = 0;  // stuck records said on the terminal          // the progress of the
-                           // warm-up ended (its last batch came)
+  bool warmup_shown_ = false;          // the progress of the warm-up ended (its last batch came)
+  size_t stuck_told_ = 0;              // stuck records said on the terminal
   std::unique_ptr<JobOutput> output_;  // before job_: the job's pipe outlives the job's end
   std::unique_ptr<JobProcess> job_;
   RunFacts start_;
@@ -722,9 +671,7 @@ class ExternalRun {
   bool ranked_ = false;
   int64_t batches_seen_ = 0;
   std::optional<int64_t> measured_since_;
-  int64_t t_launch_ns_ = 0, stop_since_ns_ = 0;
-  Stop stop_ = Stop::none;
-  bool signalled_ = false, forced_ = false;
+  std::optional<JobStop> stop_;  // from the launch
   JobExit exit_;
   std::string status_ = "complete", message_;
   json description_ = nullptr, spec_ = nullptr;

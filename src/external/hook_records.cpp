@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdio>
+#include <map>
 #include <stdexcept>
 #include <system_error>
 #include <type_traits>
@@ -157,196 +158,234 @@ R with_source(int pid, int section) {
   return r;
 }
 
+// One reader per record type: the fields of line `j` into `r` (its pid and section set).
+void read_versions(const json& j, VersionsRecord& r) {
+  r.python = opt_str(j, "python");
+  r.torch = opt_str(j, "torch");
+  r.torchvision = opt_str(j, "torchvision");
+  r.pil = opt_str(j, "pil");
+  r.numpy = opt_str(j, "numpy");
+  r.cuda = opt_str(j, "cuda");
+  r.pillow_simd = opt_bool(j, "pillow_simd").value_or(false);
+  r.cuda_available = opt_bool(j, "cuda_available").value_or(false);
+  r.cuda_check = opt_str(j, "cuda_check").value_or("");
+  r.ns = opt_int(j, "ns").value_or(0);
+}
+
+void read_loader(const json& j, LoaderRecord& r) {
+  r.loader = req_small_int(j, "loader");
+  r.ns = req_int(j, "ns");
+  r.origin = opt_str(j, "origin").value_or("");
+  r.stack = strings(j, "stack");
+  if (const auto c = j.find("config"); c != j.end()) r.config = loader_config(*c);
+  if (const auto o = j.find("overrides"); o != j.end() && o->is_object()) {
+    if (const auto a = o->find("applied"); a != o->end() && a->is_object()) r.applied = *a;
+    if (const auto x = o->find("rejected"); x != o->end() && x->is_object()) {
+      for (const auto& [k, v] : x->items())
+        r.rejected[k] = text_of(v);
+    }
+    if (const auto g = o->find("original"); g != o->end()) r.original = *g;
+  }
+  r.follow = opt_bool(j, "follow").value_or(false);
+}
+
+void read_epoch(const json& j, EpochRecord& r) {
+  r.loader = req_small_int(j, "loader");
+  r.epoch = req_int(j, "epoch");
+  r.ns = req_int(j, "ns");
+  r.ready_ns = opt_int(j, "ready_ns").value_or(r.ns);
+  r.iterator = opt_str(j, "iterator").value_or("");
+  if (const auto w = j.find("worker_pids"); w != j.end() && w->is_array()) {
+    for (const json& p : *w)
+      if (p.is_number_integer()) r.worker_pids.push_back(p.get<int>());
+  }
+  r.reused = opt_bool(j, "reused").value_or(false);
+  r.pin_memory = opt_bool(j, "pin_memory");
+  r.start_method = opt_str(j, "start_method");
+}
+
+void read_batch(const json& j, BatchRecord& r) {
+  r.loader = req_small_int(j, "loader");
+  r.epoch = req_int(j, "epoch");
+  r.i = req_int(j, "i");
+  r.n = req_int(j, "n");
+  r.call_ns = req_int(j, "call_ns");
+  r.ret_ns = req_int(j, "ret_ns");
+  if (r.ret_ns < r.call_ns) throw BadRecord("'ret_ns' is before 'call_ns'");
+  r.size = opt_int(j, "size");
+  r.bytes = static_cast<uint64_t>(std::max<int64_t>(0, opt_int(j, "bytes").value_or(0)));
+  r.digest = opt_str(j, "digest");
+  r.hook_ns = opt_int(j, "hook_ns").value_or(0);
+  if (const auto s = j.find("shapes"); s != j.end() && s->is_array()) r.shapes = *s;
+}
+
+void read_epoch_end(const json& j, EpochEndRecord& r) {
+  r.loader = req_small_int(j, "loader");
+  r.epoch = req_int(j, "epoch");
+  r.ns = req_int(j, "ns");
+  r.batches = opt_int(j, "batches").value_or(0);
+  r.call_ns = opt_int(j, "call_ns");
+}
+
+void read_fetch(const json& j, FetchRecord& r) {
+  r.loader = req_small_int(j, "loader");
+  r.worker = req_small_int(j, "worker");
+  r.process = static_cast<int>(opt_int(j, "pid").value_or(r.pid));
+  r.start_ns = req_int(j, "start_ns");
+  r.end_ns = req_int(j, "end_ns");
+  if (r.end_ns < r.start_ns) throw BadRecord("'end_ns' is before 'start_ns'");
+  r.size = opt_int(j, "size");
+  r.collate_ns = opt_int(j, "collate_ns").value_or(0);
+}
+
+void read_getitem(const json& j, GetitemRecord& r) {
+  r.loader = req_small_int(j, "loader");
+  r.worker = req_small_int(j, "worker");
+  r.index = text_of(field(j, "index"));
+  r.start_ns = req_int(j, "start_ns");
+  r.dur_ns = req_int(j, "dur_ns");
+  r.every = opt_int(j, "every").value_or(1);
+  r.items = opt_int(j, "items");
+  if (const auto parts = j.find("parts"); parts != j.end()) {
+    if (!parts->is_object()) throw BadRecord("'parts' is not an object");
+    for (const auto& [name, ns] : parts->items()) {
+      if (!ns.is_number_integer() || ns.get<int64_t>() < 0)
+        throw BadRecord(fmt::format("part '{}' is not a duration in nanoseconds", name));
+      r.parts.emplace_back(name, ns.get<int64_t>());
+    }
+  }
+}
+
+void read_pin(const json& j, PinRecord& r) {
+  r.loader = req_small_int(j, "loader");
+  r.start_ns = req_int(j, "start_ns");
+  r.end_ns = req_int(j, "end_ns");
+  r.thread = opt_str(j, "thread").value_or("");
+}
+
+void read_stop(const json& j, StopRecord& r) {
+  r.reason = opt_str(j, "reason").value_or("");
+  r.loader = req_small_int(j, "loader");
+  r.batches = opt_int(j, "batches").value_or(0);
+  r.ns = req_int(j, "ns");
+}
+
+void read_error(const json& j, ErrorRecord& r) {
+  r.where = opt_str(j, "where").value_or("");
+  r.message = opt_str(j, "message").value_or("");
+  r.ns = opt_int(j, "ns").value_or(0);
+}
+
+void read_partial(const json& j, PartialRecord& r) {
+  r.what = opt_str(j, "what").value_or("");
+  r.measures = opt_str(j, "measures").value_or("");
+  r.why = opt_str(j, "why").value_or("");
+  r.ns = opt_int(j, "ns").value_or(0);
+}
+
+void read_exception(const json& j, ExceptionRecord& r) {
+  r.type = req_str(j, "type");
+  r.message = opt_str(j, "message").value_or("");
+  r.script = code_line(j, "script");
+  r.raised_at = code_line(j, "raised_at");
+  if (const auto w = j.find("worker"); w != j.end() && !w->is_null()) {
+    if (!w->is_object()) throw BadRecord("'worker' is not an object");
+    r.worker = ExceptionRecord::Worker{req_str(*w, "process"), req_str(*w, "error"),
+                                       code_line(*w, "raised_at")};
+  }
+  r.ns = opt_int(j, "ns").value_or(0);
+}
+
+void read_item_error(const json& j, ItemErrorRecord& r) {
+  r.loader = req_small_int(j, "loader");
+  r.worker = req_small_int(j, "worker");
+  if (j.contains("index")) {
+    r.item = "index " + text_of(j["index"]);
+  } else if (j.contains("indices")) {
+    r.item = "indices " + text_of(j["indices"]);
+  } else {
+    r.item = fmt::format("position {} of the dataset's iterator", req_int(j, "position"));
+  }
+  r.type = req_str(j, "type");
+  r.message = opt_str(j, "message").value_or("");
+  r.ns = req_int(j, "ns");
+}
+
+void read_stuck(const json& j, StuckRecord& r) {
+  r.loader = req_small_int(j, "loader");
+  r.worker = req_small_int(j, "worker");
+  r.pid = req_small_int(j, "pid");
+  r.indices = j.contains("indices") ? text_of(j["indices"]) : "";
+  r.item = j.contains("item") && !j["item"].is_null() ? text_of(j["item"]) : "";
+  r.since_ns = req_int(j, "since_ns");
+  r.ns = req_int(j, "ns");
+}
+
+void read_optim_step(const json& j, OptimStepRecord& r) {
+  r.opt = req_small_int(j, "opt");
+  r.ns = req_int(j, "ns");
+}
+
+void read_optim_watch(const json& j, OptimWatchRecord& r) {
+  r.available = opt_bool(j, "available").value_or(false);
+  r.why = opt_str(j, "why").value_or("");
+}
+
+void read_proc(const json& j, ProcRecord& r) {
+  r.ppid = static_cast<int>(opt_int(j, "ppid").value_or(0));
+  r.role = req_str(j, "role");
+  r.rank = opt_small_int(j, "rank");
+  r.local_rank = opt_small_int(j, "local_rank");
+  r.world_size = opt_small_int(j, "world_size");
+  r.worker_id = opt_small_int(j, "worker_id");
+  r.loader = opt_small_int(j, "loader");
+  r.main_pid = opt_small_int(j, "main_pid");
+  r.argv = strings(j, "argv");
+  r.ns = req_int(j, "ns");
+}
+
+template <class R, std::vector<R> HookRecords::*records, void (*read)(const json&, R&)>
+void add(const json& j, int pid, int section, HookRecords& out) {
+  auto r = with_source<R>(pid, section);
+  read(j, r);
+  (out.*records).push_back(std::move(r));
+}
+
+using RecordReader = void (*)(const json&, int pid, int section, HookRecords&);
+// Every record type the hook writes but `proc` (which opens a section), by its "t".
+const std::map<std::string_view, RecordReader>& record_readers() {
+  static const std::map<std::string_view, RecordReader> readers = {
+      {"versions", add<VersionsRecord, &HookRecords::versions, read_versions>},
+      {"loader", add<LoaderRecord, &HookRecords::loaders, read_loader>},
+      {"epoch", add<EpochRecord, &HookRecords::epochs, read_epoch>},
+      {"batch", add<BatchRecord, &HookRecords::batches, read_batch>},
+      {"epoch_end", add<EpochEndRecord, &HookRecords::epoch_ends, read_epoch_end>},
+      {"fetch", add<FetchRecord, &HookRecords::fetches, read_fetch>},
+      {"getitem", add<GetitemRecord, &HookRecords::getitems, read_getitem>},
+      {"pin", add<PinRecord, &HookRecords::pins, read_pin>},
+      {"stop", add<StopRecord, &HookRecords::stops, read_stop>},
+      {"error", add<ErrorRecord, &HookRecords::errors, read_error>},
+      {"partial", add<PartialRecord, &HookRecords::partials, read_partial>},
+      {"exception", add<ExceptionRecord, &HookRecords::exceptions, read_exception>},
+      {"item_error", add<ItemErrorRecord, &HookRecords::item_errors, read_item_error>},
+      {"stuck", add<StuckRecord, &HookRecords::stuck, read_stuck>},
+      {"optim_step", add<OptimStepRecord, &HookRecords::optim_steps, read_optim_step>},
+      {"optim_watch", add<OptimWatchRecord, &HookRecords::optim_watches, read_optim_watch>},
+  };
+  return readers;
+}
+
 // Parses one complete line of the file of `pid` into `out`; `section` is updated by proc lines.
 void parse_record(const json& j, int pid, int& section, HookRecords& out) {
   if (!j.is_object()) throw BadRecord("not a JSON object");
   const std::string t = req_str(j, "t");
   if (t == "proc") {
     auto r = with_source<ProcRecord>(pid, static_cast<int>(out.procs.size()));
-    r.ppid = static_cast<int>(opt_int(j, "ppid").value_or(0));
-    r.role = req_str(j, "role");
-    r.rank = opt_small_int(j, "rank");
-    r.local_rank = opt_small_int(j, "local_rank");
-    r.world_size = opt_small_int(j, "world_size");
-    r.worker_id = opt_small_int(j, "worker_id");
-    r.loader = opt_small_int(j, "loader");
-    r.main_pid = opt_small_int(j, "main_pid");
-    r.argv = strings(j, "argv");
-    r.ns = req_int(j, "ns");
+    read_proc(j, r);
     section = r.section;
     out.procs.push_back(std::move(r));
-  } else if (t == "versions") {
-    auto r = with_source<VersionsRecord>(pid, section);
-    r.python = opt_str(j, "python");
-    r.torch = opt_str(j, "torch");
-    r.torchvision = opt_str(j, "torchvision");
-    r.pil = opt_str(j, "pil");
-    r.numpy = opt_str(j, "numpy");
-    r.cuda = opt_str(j, "cuda");
-    r.pillow_simd = opt_bool(j, "pillow_simd").value_or(false);
-    r.cuda_available = opt_bool(j, "cuda_available").value_or(false);
-    r.cuda_check = opt_str(j, "cuda_check").value_or("");
-    r.ns = opt_int(j, "ns").value_or(0);
-    out.versions.push_back(std::move(r));
-  } else if (t == "loader") {
-    auto r = with_source<LoaderRecord>(pid, section);
-    r.loader = req_small_int(j, "loader");
-    r.ns = req_int(j, "ns");
-    r.origin = opt_str(j, "origin").value_or("");
-    r.stack = strings(j, "stack");
-    if (const auto c = j.find("config"); c != j.end()) r.config = loader_config(*c);
-    if (const auto o = j.find("overrides"); o != j.end() && o->is_object()) {
-      if (const auto a = o->find("applied"); a != o->end() && a->is_object()) r.applied = *a;
-      if (const auto x = o->find("rejected"); x != o->end() && x->is_object()) {
-        for (const auto& [k, v] : x->items())
-          r.rejected[k] = text_of(v);
-      }
-      if (const auto g = o->find("original"); g != o->end()) r.original = *g;
-    }
-    r.follow = opt_bool(j, "follow").value_or(false);
-    out.loaders.push_back(std::move(r));
-  } else if (t == "epoch") {
-    auto r = with_source<EpochRecord>(pid, section);
-    r.loader = req_small_int(j, "loader");
-    r.epoch = req_int(j, "epoch");
-    r.ns = req_int(j, "ns");
-    r.ready_ns = opt_int(j, "ready_ns").value_or(r.ns);
-    r.iterator = opt_str(j, "iterator").value_or("");
-    if (const auto w = j.find("worker_pids"); w != j.end() && w->is_array()) {
-      for (const json& p : *w)
-        if (p.is_number_integer()) r.worker_pids.push_back(p.get<int>());
-    }
-    r.reused = opt_bool(j, "reused").value_or(false);
-    r.pin_memory = opt_bool(j, "pin_memory");
-    r.start_method = opt_str(j, "start_method");
-    out.epochs.push_back(std::move(r));
-  } else if (t == "batch") {
-    auto r = with_source<BatchRecord>(pid, section);
-    r.loader = req_small_int(j, "loader");
-    r.epoch = req_int(j, "epoch");
-    r.i = req_int(j, "i");
-    r.n = req_int(j, "n");
-    r.call_ns = req_int(j, "call_ns");
-    r.ret_ns = req_int(j, "ret_ns");
-    if (r.ret_ns < r.call_ns) throw BadRecord("'ret_ns' is before 'call_ns'");
-    r.size = opt_int(j, "size");
-    r.bytes = static_cast<uint64_t>(std::max<int64_t>(0, opt_int(j, "bytes").value_or(0)));
-    r.digest = opt_str(j, "digest");
-    r.hook_ns = opt_int(j, "hook_ns").value_or(0);
-    if (const auto s = j.find("shapes"); s != j.end() && s->is_array()) r.shapes = *s;
-    out.batches.push_back(std::move(r));
-  } else if (t == "epoch_end") {
-    auto r = with_source<EpochEndRecord>(pid, section);
-    r.loader = req_small_int(j, "loader");
-    r.epoch = req_int(j, "epoch");
-    r.ns = req_int(j, "ns");
-    r.batches = opt_int(j, "batches").value_or(0);
-    r.call_ns = opt_int(j, "call_ns");
-    out.epoch_ends.push_back(r);
-  } else if (t == "fetch") {
-    auto r = with_source<FetchRecord>(pid, section);
-    r.loader = req_small_int(j, "loader");
-    r.worker = req_small_int(j, "worker");
-    r.process = static_cast<int>(opt_int(j, "pid").value_or(pid));
-    r.start_ns = req_int(j, "start_ns");
-    r.end_ns = req_int(j, "end_ns");
-    if (r.end_ns < r.start_ns) throw BadRecord("'end_ns' is before 'start_ns'");
-    r.size = opt_int(j, "size");
-    r.collate_ns = opt_int(j, "collate_ns").value_or(0);
-    out.fetches.push_back(r);
-  } else if (t == "getitem") {
-    auto r = with_source<GetitemRecord>(pid, section);
-    r.loader = req_small_int(j, "loader");
-    r.worker = req_small_int(j, "worker");
-    r.index = text_of(field(j, "index"));
-    r.start_ns = req_int(j, "start_ns");
-    r.dur_ns = req_int(j, "dur_ns");
-    r.every = opt_int(j, "every").value_or(1);
-    r.items = opt_int(j, "items");
-    if (const auto parts = j.find("parts"); parts != j.end()) {
-      if (!parts->is_object()) throw BadRecord("'parts' is not an object");
-      for (const auto& [name, ns] : parts->items()) {
-        if (!ns.is_number_integer() || ns.get<int64_t>() < 0)
-          throw BadRecord(fmt::format("part '{}' is not a duration in nanoseconds", name));
-        r.parts.emplace_back(name, ns.get<int64_t>());
-      }
-    }
-    out.getitems.push_back(std::move(r));
-  } else if (t == "pin") {
-    auto r = with_source<PinRecord>(pid, section);
-    r.loader = req_small_int(j, "loader");
-    r.start_ns = req_int(j, "start_ns");
-    r.end_ns = req_int(j, "end_ns");
-    r.thread = opt_str(j, "thread").value_or("");
-    out.pins.push_back(std::move(r));
-  } else if (t == "stop") {
-    auto r = with_source<StopRecord>(pid, section);
-    r.reason = opt_str(j, "reason").value_or("");
-    r.loader = req_small_int(j, "loader");
-    r.batches = opt_int(j, "batches").value_or(0);
-    r.ns = req_int(j, "ns");
-    out.stops.push_back(std::move(r));
-  } else if (t == "error") {
-    auto r = with_source<ErrorRecord>(pid, section);
-    r.where = opt_str(j, "where").value_or("");
-    r.message = opt_str(j, "message").value_or("");
-    r.ns = opt_int(j, "ns").value_or(0);
-    out.errors.push_back(std::move(r));
-  } else if (t == "partial") {
-    auto r = with_source<PartialRecord>(pid, section);
-    r.what = opt_str(j, "what").value_or("");
-    r.measures = opt_str(j, "measures").value_or("");
-    r.why = opt_str(j, "why").value_or("");
-    r.ns = opt_int(j, "ns").value_or(0);
-    out.partials.push_back(std::move(r));
-  } else if (t == "exception") {
-    auto r = with_source<ExceptionRecord>(pid, section);
-    r.type = req_str(j, "type");
-    r.message = opt_str(j, "message").value_or("");
-    r.script = code_line(j, "script");
-    r.raised_at = code_line(j, "raised_at");
-    if (const auto w = j.find("worker"); w != j.end() && !w->is_null()) {
-      if (!w->is_object()) throw BadRecord("'worker' is not an object");
-      r.worker = ExceptionRecord::Worker{req_str(*w, "process"), req_str(*w, "error"),
-                                         code_line(*w, "raised_at")};
-    }
-    r.ns = opt_int(j, "ns").value_or(0);
-    out.exceptions.push_back(std::move(r));
-  } else if (t == "item_error") {
-    auto r = with_source<ItemErrorRecord>(pid, section);
-    r.loader = req_small_int(j, "loader");
-    r.worker = req_small_int(j, "worker");
-    if (j.contains("index")) {
-      r.item = "index " + text_of(j["index"]);
-    } else if (j.contains("indices")) {
-      r.item = "indices " + text_of(j["indices"]);
-    } else {
-      r.item = fmt::format("position {} of the dataset's iterator", req_int(j, "position"));
-    }
-    r.type = req_str(j, "type");
-    r.message = opt_str(j, "message").value_or("");
-    r.ns = req_int(j, "ns");
-    out.item_errors.push_back(std::move(r));
-  } else if (t == "stuck") {
-    auto r = with_source<StuckRecord>(pid, section);
-    r.loader = req_small_int(j, "loader");
-    r.worker = req_small_int(j, "worker");
-    r.pid = req_small_int(j, "pid");
-    r.indices = j.contains("indices") ? text_of(j["indices"]) : "";
-    r.item = j.contains("item") && !j["item"].is_null() ? text_of(j["item"]) : "";
-    r.since_ns = req_int(j, "since_ns");
-    r.ns = req_int(j, "ns");
-    out.stuck.push_back(std::move(r));
-  } else if (t == "optim_step") {
-    auto r = with_source<OptimStepRecord>(pid, section);
-    r.opt = req_small_int(j, "opt");
-    r.ns = req_int(j, "ns");
-    out.optim_steps.push_back(r);
-  } else if (t == "optim_watch") {
-    auto r = with_source<OptimWatchRecord>(pid, section);
-    r.available = opt_bool(j, "available").value_or(false);
-    r.why = opt_str(j, "why").value_or("");
-    out.optim_watches.push_back(std::move(r));
+  } else if (const auto reader = record_readers().find(t); reader != record_readers().end()) {
+    reader->second(j, pid, section, out);
   } else {
     out.unknown++;
     out.unknown_types[t]++;

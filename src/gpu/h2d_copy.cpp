@@ -18,17 +18,6 @@ double mb_per_s(uint64_t bytes, double ms) noexcept {
   return static_cast<double>(bytes) / 1e6 / (ms / 1e3);
 }
 
-std::vector<HostSpan> batch_spans(const Batch& batch, const BatchLayout& layout) {
-  std::vector<HostSpan> spans;
-  const auto add = [&](const void* data, size_t bytes) {
-    if (data != nullptr && bytes > 0) spans.push_back({data, bytes});
-  };
-  add(batch.tokens, static_cast<size_t>(batch.size) * layout.tokens_bytes);
-  add(batch.images, static_cast<size_t>(batch.n_images) * layout.image_bytes);
-  add(batch.videos, static_cast<size_t>(batch.n_videos) * layout.video_bytes);
-  return spans;
-}
-
 bool is_page_locked(const void* host) {
 #ifdef MMPROF_HAVE_CUDA
   cudaPointerAttributes attr{};

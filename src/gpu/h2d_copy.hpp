@@ -11,7 +11,6 @@
 #include <vector>
 
 #include "gpu/cuda_runtime.hpp"
-#include "mmprof/loader.hpp"
 
 namespace mmprof::gpu {
 
@@ -30,10 +29,6 @@ struct HostSpan {
   const void* data = nullptr;
   size_t bytes = 0;
 };
-
-// The bytes of a batch that go to the device: tokens (size x seq_len int32), images
-// (n_images x image_bytes) and videos (n_videos x video_bytes), skipping empty or absent parts.
-std::vector<HostSpan> batch_spans(const Batch& batch, const BatchLayout& layout);
 
 // True when `host` points into page-locked memory the CUDA runtime knows (cudaHostAlloc'd or
 // registered); false for pageable memory.

@@ -210,135 +210,147 @@ json check_epoch_boundary_stall(const json&, const json& a, const json&) {
                             boundaries == 1 ? "y" : "ies", string_at(eb, "/verdict", "?")));
 }
 
+json check_idle_cores(const json& arg, const json& a, const json&) {
+  const auto idle = number_at(a, "/resources/cpu/idle_cores");
+  if (!idle) return result("idle_cores", false, "cannot verify: CPU use not measured");
+  return result("idle_cores", *idle >= arg.get<double>(),
+                fmt::format("{} in the pipeline phase (need {})", idle_cores_text(*idle, a),
+                            value_text(arg)));
+}
+
+json check_memory_headroom(const json& arg, const json& a, const json&) {
+  const auto peak = number_at(a, "/resources/memory/host_peak_mib");
+  const auto total = number_at(a, "/resources/memory/host_total_mib");
+  if (!peak || !total) return result("memory_headroom", false, "cannot verify: memory not sampled");
+  const double free = 1.0 - *peak / *total;
+  return result("memory_headroom", free >= arg.get<double>(),
+                fmt::format("{:.0f} % of host memory free at peak (need {:.0f} %)", 100 * free,
+                            100 * arg.get<double>()));
+}
+
+json check_nvdec(const json&, const json& a, const json& m) {
+  return check_engine("nvdec", a, m);
+}
+
+json check_nvjpg(const json&, const json& a, const json& m) {
+  return check_engine("nvjpg", a, m);
+}
+
+json check_ffmpeg_decoder(const json& arg, const json&, const json& m) {
+  // The inventory's gpu_decode block (docs/gpu.md): *_cuvid decoders and the codecs whose
+  // own decoder has a CUDA hwaccel, so "h264_cuvid" and "h264" both ask for NVDEC.
+  const json f = value_at(m, "/software/gpu_decode/ffmpeg");
+  if (!f.is_object()) {
+    return result("ffmpeg_decoder", false,
+                  "cannot verify: the manifest does not list FFmpeg's GPU decoders");
+  }
+  bool has = false;
+  for (const char* list : {"cuvid_decoders", "nvdec_hwaccel_codecs"}) {
+    const json& names = f[list];
+    has = has || std::find(names.begin(), names.end(), arg) != names.end();
+  }
+  return result("ffmpeg_decoder", has,
+                "FFmpeg " + std::string(has ? "has " : "lacks ") + value_text(arg));
+}
+
+json check_cuda_min(const json& arg, const json&, const json& m) {
+  const json driver = value_at(m, "/software/cuda/driver");
+  if (!driver.is_string()) {
+    return result("cuda_min", false,
+                  "no CUDA driver: " + string_at(m, "/software/cuda/driver_reason", "unknown"));
+  }
+  const bool ok = version_at_least(driver.get<std::string>(), value_text(arg));
+  return result("cuda_min", ok,
+                fmt::format("CUDA driver {} (need {})", value_text(driver), value_text(arg)));
+}
+
+json check_config_in(const json& arg, const json&, const json& m) {
+  for (const auto& [key, allowed] : arg.items()) {
+    const json value = run_config_value(key, m);
+    if (value.is_null() && string_at(m, "/source", "") == "external") {
+      return result("config_in", false,
+                    fmt::format("{}: the job's DataLoader (torch {}) has no such argument", key,
+                                string_at(m, "/job/dataloader/versions/torch", "?")));
+    }
+    const std::string have = value_text(value);
+    const bool ok = std::any_of(allowed.begin(), allowed.end(),
+                                [&](const json& v) { return value_text(v) == have; });
+    if (!ok) return result("config_in", false, fmt::format("{} is {} already", key, have));
+  }
+  return result("config_in", true, "configuration allows it");
+}
+
+json check_config_at_least(const json& arg, const json&, const json& m) {
+  // A key that only has a meaning from some value of another on: PyTorch refuses
+  // prefetch_factor and persistent_workers when num_workers is 0 (docs/2.6/data.html).
+  for (const auto& [key, least] : arg.items()) {
+    const json value = run_config_value(key, m);
+    if (!value.is_number()) {
+      return result("config_at_least", false,
+                    fmt::format("cannot verify: {} is not recorded", key));
+    }
+    if (value.get<double>() < least.get<double>()) {
+      return result("config_at_least", false,
+                    fmt::format("{} is {}: the loader refuses this change below {}", key,
+                                value_text(value), value_text(least)));
+    }
+  }
+  return result("config_at_least", true, "configuration allows it");
+}
+
+json check_image_format(const json& arg, const json&, const json& m) {
+  // A user's job records no data mix unless mmprof probed its data: unknown is not none.
+  if (!value_at(m, "/data_mix/images/formats").is_object()) {
+    return result("image_format", false,
+                  "cannot verify: the manifest has no data mix (no image formats probed)");
+  }
+  const auto n = number_at(m, "/data_mix/images/formats/" + value_text(arg));
+  return result("image_format", n.value_or(0) > 0,
+                fmt::format("{} {} images in the data mix", n.value_or(0), value_text(arg)));
+}
+
+json check_modality(const json& arg, const json&, const json& m) {
+  const auto n = number_at(m, "/data/" + value_text(arg) + "s");
+  return result("modality", n.value_or(0) > 0,
+                fmt::format("{} {}s in the dataset", n.value_or(0), value_text(arg)));
+}
+
+json check_layout(const json& arg, const json&, const json& m) {
+  const std::string have = string_at(m, "/data/layout", "unknown");
+  return result("layout", have == value_text(arg), "the dataset's layout is " + have);
+}
+
+json check_network_storage(const json&, const json&, const json& m) {
+  if (string_at(m, "/storage/of", "") == "remote data path") {
+    return result("network_storage", true,
+                  "the data is read over HTTP from " + string_at(m, "/storage/url", "?"));
+  }
+  const std::string fs = string_at(m, "/storage/fs_type", "");
+  if (fs.empty()) {
+    return result("network_storage", false, "cannot verify: no storage block in the manifest");
+  }
+  return result("network_storage", network_fs(fs), "the data is on " + fs);
+}
+
 const std::map<std::string, Check>& checks() {
   static const std::map<std::string, Check> table = {
-      {"idle_cores",
-       [](const json& arg, const json& a, const json&) {
-         const auto idle = number_at(a, "/resources/cpu/idle_cores");
-         if (!idle) return result("idle_cores", false, "cannot verify: CPU use not measured");
-         return result("idle_cores", *idle >= arg.get<double>(),
-                       fmt::format("{} in the pipeline phase (need {})", idle_cores_text(*idle, a),
-                                   value_text(arg)));
-       }},
+      {"idle_cores", check_idle_cores},
       {"room_for_a_worker", check_room_for_a_worker},
       {"epoch_boundary_stall", check_epoch_boundary_stall},
-      {"memory_headroom",
-       [](const json& arg, const json& a, const json&) {
-         const auto peak = number_at(a, "/resources/memory/host_peak_mib");
-         const auto total = number_at(a, "/resources/memory/host_total_mib");
-         if (!peak || !total)
-           return result("memory_headroom", false, "cannot verify: memory not sampled");
-         const double free = 1.0 - *peak / *total;
-         return result("memory_headroom", free >= arg.get<double>(),
-                       fmt::format("{:.0f} % of host memory free at peak (need {:.0f} %)",
-                                   100 * free, 100 * arg.get<double>()));
-       }},
+      {"memory_headroom", check_memory_headroom},
       {"gpu", check_gpu},
-      {"nvdec",
-       [](const json&, const json& a, const json& m) { return check_engine("nvdec", a, m); }},
-      {"nvjpg",
-       [](const json&, const json& a, const json& m) { return check_engine("nvjpg", a, m); }},
-      {"ffmpeg_decoder",
-       [](const json& arg, const json&, const json& m) {
-         // The inventory's gpu_decode block (docs/gpu.md): *_cuvid decoders and the codecs whose
-         // own decoder has a CUDA hwaccel, so "h264_cuvid" and "h264" both ask for NVDEC.
-         const json f = value_at(m, "/software/gpu_decode/ffmpeg");
-         if (!f.is_object()) {
-           return result("ffmpeg_decoder", false,
-                         "cannot verify: the manifest does not list FFmpeg's GPU decoders");
-         }
-         bool has = false;
-         for (const char* list : {"cuvid_decoders", "nvdec_hwaccel_codecs"}) {
-           const json& names = f[list];
-           has = has || std::find(names.begin(), names.end(), arg) != names.end();
-         }
-         return result("ffmpeg_decoder", has,
-                       "FFmpeg " + std::string(has ? "has " : "lacks ") + value_text(arg));
-       }},
-      {"cuda_min",
-       [](const json& arg, const json&, const json& m) {
-         const json driver = value_at(m, "/software/cuda/driver");
-         if (!driver.is_string()) {
-           return result(
-               "cuda_min", false,
-               "no CUDA driver: " + string_at(m, "/software/cuda/driver_reason", "unknown"));
-         }
-         const bool ok = version_at_least(driver.get<std::string>(), value_text(arg));
-         return result(
-             "cuda_min", ok,
-             fmt::format("CUDA driver {} (need {})", value_text(driver), value_text(arg)));
-       }},
-      {"config_in",
-       [](const json& arg, const json&, const json& m) {
-         for (const auto& [key, allowed] : arg.items()) {
-           const json value = run_config_value(key, m);
-           if (value.is_null() && string_at(m, "/source", "") == "external") {
-             return result("config_in", false,
-                           fmt::format("{}: the job's DataLoader (torch {}) has no such argument",
-                                       key, string_at(m, "/job/dataloader/versions/torch", "?")));
-           }
-           const std::string have = value_text(value);
-           const bool ok = std::any_of(allowed.begin(), allowed.end(),
-                                       [&](const json& v) { return value_text(v) == have; });
-           if (!ok) return result("config_in", false, fmt::format("{} is {} already", key, have));
-         }
-         return result("config_in", true, "configuration allows it");
-       }},
-      {"config_at_least",
-       [](const json& arg, const json&, const json& m) {
-         // A key that only has a meaning from some value of another on: PyTorch refuses
-         // prefetch_factor and persistent_workers when num_workers is 0 (docs/2.6/data.html).
-         for (const auto& [key, least] : arg.items()) {
-           const json value = run_config_value(key, m);
-           if (!value.is_number()) {
-             return result("config_at_least", false,
-                           fmt::format("cannot verify: {} is not recorded", key));
-           }
-           if (value.get<double>() < least.get<double>()) {
-             return result("config_at_least", false,
-                           fmt::format("{} is {}: the loader refuses this change below {}", key,
-                                       value_text(value), value_text(least)));
-           }
-         }
-         return result("config_at_least", true, "configuration allows it");
-       }},
-      {"image_format",
-       [](const json& arg, const json&, const json& m) {
-         // A user's job records no data mix unless mmprof probed its data: unknown is not none.
-         if (!value_at(m, "/data_mix/images/formats").is_object()) {
-           return result("image_format", false,
-                         "cannot verify: the manifest has no data mix (no image formats probed)");
-         }
-         const auto n = number_at(m, "/data_mix/images/formats/" + value_text(arg));
-         return result("image_format", n.value_or(0) > 0,
-                       fmt::format("{} {} images in the data mix", n.value_or(0), value_text(arg)));
-       }},
+      {"nvdec", check_nvdec},
+      {"nvjpg", check_nvjpg},
+      {"ffmpeg_decoder", check_ffmpeg_decoder},
+      {"cuda_min", check_cuda_min},
+      {"config_in", check_config_in},
+      {"config_at_least", check_config_at_least},
+      {"image_format", check_image_format},
       {"oversized_sources", check_oversized_sources},
-      {"modality",
-       [](const json& arg, const json&, const json& m) {
-         const auto n = number_at(m, "/data/" + value_text(arg) + "s");
-         return result("modality", n.value_or(0) > 0,
-                       fmt::format("{} {}s in the dataset", n.value_or(0), value_text(arg)));
-       }},
-      {"layout",
-       [](const json& arg, const json&, const json& m) {
-         const std::string have = string_at(m, "/data/layout", "unknown");
-         return result("layout", have == value_text(arg), "the dataset's layout is " + have);
-       }},
+      {"modality", check_modality},
+      {"layout", check_layout},
       {"version_at_least", check_versions},
-      {"network_storage",
-       [](const json&, const json&, const json& m) {
-         if (string_at(m, "/storage/of", "") == "remote data path") {
-           return result("network_storage", true,
-                         "the data is read over HTTP from " + string_at(m, "/storage/url", "?"));
-         }
-         const std::string fs = string_at(m, "/storage/fs_type", "");
-         if (fs.empty()) {
-           return result("network_storage", false,
-                         "cannot verify: no storage block in the manifest");
-         }
-         return result("network_storage", network_fs(fs), "the data is on " + fs);
-       }},
+      {"network_storage", check_network_storage},
   };
   return table;
 }

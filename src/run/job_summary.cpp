@@ -400,6 +400,48 @@ std::map<int, RankExit> recorded_exits(const fs::path& job) {
   return exits;
 }
 
+// One rank's steps of the job's phase `p`, with the samples and bytes they delivered.
+RankSteps phase_steps(const std::vector<StepRow>& rows, const std::string& p, int rank,
+                      uint64_t& bytes, int64_t& samples) {
+  RankSteps s;
+  s.rank = rank;
+  for (const StepRow& row : rows) {
+    if (row.phase != p) continue;
+    s.step_ms.push_back(row.step_ms);
+    s.wait_ms.push_back(row.wait_ms);
+    s.compute_ms.push_back(row.compute_ms);
+    if (row.sync_ms) s.sync_ms.push_back(*row.sync_ms);
+    bytes += row.bytes;
+    samples += row.samples;
+  }
+  return s;
+}
+
+// A rank's planned epochs (its summary's dist.epochs): the samples and steps of each.
+void add_planned_epochs(const json& epochs, json& r) {
+  r["samples_per_epoch"] = json::array();
+  r["steps_per_epoch"] = json::array();
+  for (const json& e : epochs) {
+    const auto planned_e = planned_epoch(e);
+    r["samples_per_epoch"].push_back(planned_e ? json(planned_e->samples) : json());
+    r["steps_per_epoch"].push_back(planned_e ? json(planned_e->batches) : json());
+  }
+}
+
+// The straggler's cause from its rank's figures; an established data straggler gets the
+// reshard advice.
+void add_straggler_cause(json& stragglers, const json& ranks, const json& data) {
+  const int slow = stragglers["slowest_rank"].get<int>();
+  json& cause = stragglers["cause"];
+  const json& r = ranks[static_cast<size_t>(slow)];
+  cause["limiting_stage"] = r["limiting_stage"];
+  cause["slowest_samples"] = r["slowest_samples"];
+  cause["samples"] = r["samples"];
+  cause["bytes"] = r["bytes"];
+  if (cause["kind"] == "data" && stragglers["established"] == true)
+    cause["reshard"] = reshard_advice(ranks, slow, data, shards_manifest(data));
+}
+
 }  // namespace
 
 json merge_job(const fs::path& job, int world_size, const std::map<int, RankExit>& given) {
@@ -444,19 +486,9 @@ json merge_job(const fs::path& job, int world_size, const std::map<int, RankExit
     const std::vector<StepRow> rows = run.steps();
     const std::string p = job_phase(rows);
     if (phase.is_null()) phase = p;
-    RankSteps s;
-    s.rank = k;
     uint64_t bytes = 0;
     int64_t samples = 0;
-    for (const StepRow& row : rows) {
-      if (row.phase != p) continue;
-      s.step_ms.push_back(row.step_ms);
-      s.wait_ms.push_back(row.wait_ms);
-      s.compute_ms.push_back(row.compute_ms);
-      if (row.sync_ms) s.sync_ms.push_back(*row.sync_ms);
-      bytes += row.bytes;
-      samples += row.samples;
-    }
+    RankSteps s = phase_steps(rows, p, k, bytes, samples);
     const json rate =
         summary.contains("throughput") ? summary["throughput"][p]["samples_per_s"] : json(nullptr);
     if (rate.is_number()) {
@@ -475,13 +507,7 @@ json merge_job(const fs::path& job, int world_size, const std::map<int, RankExit
     r["bytes"] = bytes;
     const json epochs = dist.value("epochs", json());
     if (epochs.is_array()) {
-      r["samples_per_epoch"] = json::array();
-      r["steps_per_epoch"] = json::array();
-      for (const json& e : epochs) {
-        const auto planned_e = planned_epoch(e);
-        r["samples_per_epoch"].push_back(planned_e ? json(planned_e->samples) : json());
-        r["steps_per_epoch"].push_back(planned_e ? json(planned_e->batches) : json());
-      }
+      add_planned_epochs(epochs, r);
       planned[k] = epochs;
     }
     r["stages_ms_mean"] = stage_means(summary);
@@ -491,18 +517,7 @@ json merge_job(const fs::path& job, int world_size, const std::map<int, RankExit
     ranks.push_back(r);
   }
   json stragglers = straggler_analysis(steps);
-  if (stragglers.is_object()) {
-    const int slow = stragglers["slowest_rank"].get<int>();
-    json& cause = stragglers["cause"];
-    const json& r = ranks[static_cast<size_t>(slow)];
-    cause["limiting_stage"] = r["limiting_stage"];
-    cause["slowest_samples"] = r["slowest_samples"];
-    cause["samples"] = r["samples"];
-    cause["bytes"] = r["bytes"];
-    if (cause["kind"] == "data" && stragglers["established"] == true) {
-      cause["reshard"] = reshard_advice(ranks, slow, data, shards_manifest(data));
-    }
-  }
+  if (stragglers.is_object()) add_straggler_cause(stragglers, ranks, data);
   json j = {{"schema", run_schema::job},
             {"world_size", world_size},
             {"sync", sync},

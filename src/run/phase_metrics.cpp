@@ -118,6 +118,42 @@ double PhaseMetrics::mb_per_s() const {
   return window_s > 0 ? static_cast<double>(bytes) / 1e6 / window_s : 0;
 }
 
+namespace {
+
+// Where decode ran in the loader's phase (the pipeline's, else the end-to-end one's), and what it
+// took from training.
+json decode_placement(const PhaseMetrics& compute, const PhaseMetrics& pipeline,
+                      const PhaseMetrics& end_to_end, StepKind step_kind) {
+  const PhaseMetrics& p = pipeline.ran ? pipeline : end_to_end;
+  json placement = {
+      {"where", p.decode_placement},
+      {"phase", p.name},
+      {"device_decode_ms", to_json(describe(p.device_decode_ms), false)},
+      {"cpu_fallbacks", p.device_decode_fallbacks},
+      {"cpu_fallback_reason",
+       p.device_decode_fallback_reason.empty() ? json() : json(p.device_decode_fallback_reason)},
+      {"nvml", nvml_summary(p.nvml_readings)}};
+  // What decode (or anything else in the loop) takes from training: the step's compute with
+  // the loader running, against the compute phase alone. A sleep computes nothing: what makes
+  // it longer is a late wake-up (the run queue), not a resource decode took.
+  const double alone = compute.compute_ms.empty() ? NAN : median(compute.compute_ms);
+  const double loaded = end_to_end.compute_ms.empty() ? NAN : median(end_to_end.compute_ms);
+  const bool computes = step_kind != StepKind::sleep && step_kind != StepKind::none;
+  json inflation = {{"compute_phase_p50_ms", finite_or_null(alone)},
+                    {"end_to_end_p50_ms", finite_or_null(loaded)},
+                    {"pct", computes ? finite_or_null(100 * (loaded / alone - 1)) : json()}};
+  if (!computes) {
+    inflation["why_null"] = fmt::format(
+        "step.kind={} computes nothing decode could take (a sleep's lengthening is a late "
+        "wake-up)",
+        to_string(step_kind));
+  }
+  placement["compute_inflation"] = inflation;
+  return placement;
+}
+
+}  // namespace
+
 rundir::SummaryParts summarize(const PhaseMetrics& compute, const PhaseMetrics& pipeline,
                                const PhaseMetrics& end_to_end, const RunOutcome& outcome,
                                const ResourceUsage* resources) {
@@ -169,34 +205,8 @@ rundir::SummaryParts summarize(const PhaseMetrics& compute, const PhaseMetrics& 
                  {"collate", to_json(describe(pipeline.collate_ms), false)},
                  {"pin", to_json(describe(pipeline.pin_ms), false)}};
   s.pin_mode = outcome.pin_mode;
-  if (pipeline.ran || end_to_end.ran) {
-    const PhaseMetrics& p = pipeline.ran ? pipeline : end_to_end;
-    s.decode_placement = {
-        {"where", p.decode_placement},
-        {"phase", p.name},
-        {"device_decode_ms", to_json(describe(p.device_decode_ms), false)},
-        {"cpu_fallbacks", p.device_decode_fallbacks},
-        {"cpu_fallback_reason",
-         p.device_decode_fallback_reason.empty() ? json() : json(p.device_decode_fallback_reason)},
-        {"nvml", nvml_summary(p.nvml_readings)}};
-    // What decode (or anything else in the loop) takes from training: the step's compute with
-    // the loader running, against the compute phase alone. A sleep computes nothing: what makes
-    // it longer is a late wake-up (the run queue), not a resource decode took.
-    const double alone = compute.compute_ms.empty() ? NAN : median(compute.compute_ms);
-    const double loaded = end_to_end.compute_ms.empty() ? NAN : median(end_to_end.compute_ms);
-    const bool computes =
-        outcome.step_kind != StepKind::sleep && outcome.step_kind != StepKind::none;
-    json inflation = {{"compute_phase_p50_ms", finite_or_null(alone)},
-                      {"end_to_end_p50_ms", finite_or_null(loaded)},
-                      {"pct", computes ? finite_or_null(100 * (loaded / alone - 1)) : json()}};
-    if (!computes) {
-      inflation["why_null"] = fmt::format(
-          "step.kind={} computes nothing decode could take (a sleep's lengthening is a late "
-          "wake-up)",
-          to_string(outcome.step_kind));
-    }
-    s.decode_placement["compute_inflation"] = inflation;
-  }
+  if (pipeline.ran || end_to_end.ran)
+    s.decode_placement = decode_placement(compute, pipeline, end_to_end, outcome.step_kind);
   // The loader's order (the pipeline phase's: no step decides it), against a global permutation.
   s.shuffle = pipeline.ran
                   ? to_json(shuffle_quality(pipeline.delivered, pipeline.delivered_batches))

@@ -3,10 +3,13 @@
 #include <algorithm>
 #include <map>
 
+#include "rundir/json_values.hpp"
+
 namespace mmprof {
 namespace {
 
 using nlohmann::json;
+using rundir::nullable;
 
 json mb_from_kb(const std::optional<int64_t>& kb) {
   return kb ? json(static_cast<double>(*kb) / 1024.0) : json(nullptr);
@@ -14,11 +17,6 @@ json mb_from_kb(const std::optional<int64_t>& kb) {
 
 json mb_from_bytes(const std::optional<int64_t>& bytes) {
   return bytes ? json(static_cast<double>(*bytes) / (1024.0 * 1024.0)) : json(nullptr);
-}
-
-template <typename T>
-json opt_json(const std::optional<T>& v) {
-  return v ? json(*v) : json(nullptr);
 }
 
 json process_memory(const ProcessPeaks& p) {
@@ -197,14 +195,14 @@ json io_window_json(const WindowUse& w, int64_t samples) {
   return {{"window", w.name},
           {"complete", w.closed},
           {"wall_s", wall},
-          {"read_bytes", opt_json(io.read_bytes)},
+          {"read_bytes", nullable(io.read_bytes)},
           {"read_mb_per_s", per_second(io.read_bytes, wall, 1e6)},
-          {"write_bytes", opt_json(io.write_bytes)},
-          {"rchar", opt_json(io.rchar)},
+          {"write_bytes", nullable(io.write_bytes)},
+          {"rchar", nullable(io.rchar)},
           {"rchar_mb_per_s", per_second(io.rchar, wall, 1e6)},
-          {"wchar", opt_json(io.wchar)},
-          {"syscr", opt_json(io.syscr)},
-          {"syscw", opt_json(io.syscw)},
+          {"wchar", nullable(io.wchar)},
+          {"syscr", nullable(io.syscr)},
+          {"syscw", nullable(io.syscw)},
           {"minflt", w.minflt()},
           {"majflt", w.majflt()},
           {"minflt_per_sample", per_sample(w.minflt())},

@@ -6,17 +6,14 @@
 #include <algorithm>
 #include <cmath>
 
+#include "rundir/json_values.hpp"
 #include "stats/descriptive.hpp"
 
 namespace mmprof {
 namespace {
 
 using nlohmann::json;
-
-template <class T>
-json opt(const std::optional<T>& v) {
-  return v ? json(*v) : json(nullptr);
-}
+using rundir::nullable;
 
 double batch_size(const WorkerStats& w) {
   return w.batches > 0 ? static_cast<double>(w.samples) / static_cast<double>(w.batches) : 0;
@@ -150,14 +147,14 @@ json WorkerStats::to_json() const {
           {"pids", pids},
           {"batches", batches},
           {"samples", samples},
-          {"bytes", opt(bytes)},
+          {"bytes", nullable(bytes)},
           {"busy_ms", busy_ms},
-          {"busy_fraction", opt(busy_fraction)},
-          {"fetch_mean_ms", opt(fetch_mean_ms)},
-          {"getitem_p50_ms", opt(getitem_p50_ms)},
-          {"getitem_p90_ms", opt(getitem_p90_ms)},
+          {"busy_fraction", nullable(busy_fraction)},
+          {"fetch_mean_ms", nullable(fetch_mean_ms)},
+          {"getitem_p50_ms", nullable(getitem_p50_ms)},
+          {"getitem_p90_ms", nullable(getitem_p90_ms)},
           {"slowest_items", slowest},
-          {"slowest_class_share", opt(slowest_class_share)}};
+          {"slowest_class_share", nullable(slowest_class_share)}};
 }
 
 json WorkerBalance::to_json() const {
@@ -165,9 +162,9 @@ json WorkerBalance::to_json() const {
   for (const WorkerStats& w : workers)
     all.push_back(w.to_json());
   return {{"workers", all},
-          {"busy_spread_fraction", opt(busy_spread)},
+          {"busy_spread_fraction", nullable(busy_spread)},
           {"busy_spread_limit_fraction", kBusySpreadLimit},
-          {"busy_max_over_median", opt(busy_max_over_median)},
+          {"busy_max_over_median", nullable(busy_max_over_median)},
           {"imbalanced", imbalanced},
           {"flags", flags},
           {"likely_cause", likely_cause.empty() ? json(nullptr) : json(likely_cause)},

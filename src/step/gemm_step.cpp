@@ -21,6 +21,17 @@ constexpr size_t kHalf = 2;  // bytes of an FP16 element
 
 }  // namespace
 
+std::vector<gpu::HostSpan> batch_spans(const Batch& batch, const BatchLayout& layout) {
+  std::vector<gpu::HostSpan> spans;
+  const auto add = [&](const void* data, size_t bytes) {
+    if (data != nullptr && bytes > 0) spans.push_back({data, bytes});
+  };
+  add(batch.tokens, static_cast<size_t>(batch.size) * layout.tokens_bytes);
+  add(batch.images, static_cast<size_t>(batch.n_images) * layout.image_bytes);
+  add(batch.videos, static_cast<size_t>(batch.n_videos) * layout.video_bytes);
+  return spans;
+}
+
 double gemm_flop(int m, int n, int k) noexcept {
   return 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
 }
@@ -103,7 +114,7 @@ GemmStep::~GemmStep() {
 
 void GemmStep::run(const Batch& batch) {
   Device& d = *device_;
-  const auto spans = gpu::batch_spans(batch, layout_);
+  const auto spans = batch_spans(batch, layout_);
   if (spans.empty()) {
     // The compute-ceiling phase's synthetic batch: no host data, the step alone.
     last_h2d_.reset();

@@ -7,6 +7,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "gpu/h2d_copy.hpp"
 #include "step/step.hpp"
@@ -26,6 +27,10 @@ struct GemmPlan {
 double gemm_flop(int m, int n, int k) noexcept;
 // step_ms > 0 is checked by the config (resolve_config); throws RunError unless ms_per_gemm > 0.
 GemmPlan plan_gemms(int size, double ms_per_gemm, double step_ms);
+
+// The bytes of a batch that go to the device: tokens (size x seq_len int32), images
+// (n_images x image_bytes) and videos (n_videos x video_bytes), skipping empty or absent parts.
+std::vector<gpu::HostSpan> batch_spans(const Batch& batch, const BatchLayout& layout);
 
 // A Step on the GPU. One micro-batch stays in flight: run() enqueues this batch's copy and GEMMs,
 // then waits for the previous micro-batch's GEMMs, so the next copy overlaps this compute, as a

@@ -56,7 +56,7 @@ IFS=: read -r -a expected <<<"${MMPROF_PACKAGE_FILES:-$exe_rel}"
 for rel in "${expected[@]}"; do
   [[ -z $rel || -f $prefix/$rel ]] || missing+=("$rel")
 done
-for header in "$src"/include/mmprof/*.hpp; do
+for header in "$src"/src/*/include/mmprof/*.hpp; do
   [[ -n $(find "$prefix" -path "*/include/mmprof/${header##*/}" -type f) ]] ||
     missing+=("include/mmprof/${header##*/}")
 done

@@ -8,6 +8,7 @@
 
 #include "gpu/cuda_runtime.hpp"
 #include "mmprof/error.hpp"
+#include "step/gemm_step.hpp"
 
 namespace mmprof::gpu {
 namespace {
@@ -29,7 +30,7 @@ TEST(H2DSpans, TokensImagesAndVideosWithTheirSizes) {
   b.tokens = reinterpret_cast<const int32_t*>(arena.data());
   b.images = arena.data() + 100;
   b.videos = arena.data() + 400;
-  const auto spans = batch_spans(
+  const auto spans = mmprof::batch_spans(
       b,
       {.capacity = 4, .tokens_bytes = 5 * sizeof(int32_t), .image_bytes = 120, .video_bytes = 300});
   ASSERT_EQ(spans.size(), 3u);
@@ -46,15 +47,15 @@ TEST(H2DSpans, EmptyOrAbsentPartsAreSkipped) {
   Batch b;
   b.size = 2;
   b.n_images = 2;  // the compute phase's synthetic batch: counts but no host data
-  EXPECT_TRUE(
-      batch_spans(b, {.capacity = 4, .tokens_bytes = 16, .image_bytes = 10, .video_bytes = 10})
-          .empty());
+  EXPECT_TRUE(mmprof::batch_spans(
+                  b, {.capacity = 4, .tokens_bytes = 16, .image_bytes = 10, .video_bytes = 10})
+                  .empty());
   b.images = arena.data();
   b.n_images = 0;
   b.videos = arena.data();
-  EXPECT_TRUE(
-      batch_spans(b, {.capacity = 4, .tokens_bytes = 16, .image_bytes = 10, .video_bytes = 10})
-          .empty());
+  EXPECT_TRUE(mmprof::batch_spans(
+                  b, {.capacity = 4, .tokens_bytes = 16, .image_bytes = 10, .video_bytes = 10})
+                  .empty());
 }
 
 TEST(H2DCopier, WithoutAGpuIsUnavailable) {

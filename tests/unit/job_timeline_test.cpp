@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "external/cow_growth.hpp"
 #include "support/test_support.hpp"
 
 namespace mmprof::external {

@@ -9,6 +9,7 @@ list(APPEND MMPROF_TEST_SOURCES
   unit/hook_env_test.cpp
   unit/hook_records_test.cpp
   unit/job_config_test.cpp
+  unit/job_stop_test.cpp
   unit/job_timeline_test.cpp
   unit/optimizer_steps_test.cpp
   unit/media_format_test.cpp

@@ -1,0 +1,539 @@
+#include "report/terminal_summary.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <initializer_list>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "report/analysis.hpp"
+#include "report/json_access.hpp"
+
+namespace mmprof::report {
+namespace {
+
+using nlohmann::json;
+
+std::string num(const json& v, const char* f = "{:.1f}") {
+  return v.is_number() ? fmt::format(fmt::runtime(f), v.get<double>()) : "n/a";
+}
+
+// A figure, or "n/a (why)": the summary never prints an n/a without its reason.
+std::string num_or(const json& v, const char* f, const std::string& why) {
+  return v.is_number() ? num(v, f) : "n/a (" + why + ")";
+}
+
+// A distribution with no values says why instead of four n/a.
+std::string dist_line(const char* name, const json& d, const std::string& why_empty = "") {
+  if (d["count"].get<size_t>() == 0 && !why_empty.empty())
+    return fmt::format("  {:<9} n/a: {}\n", name, why_empty);
+  return fmt::format("  {:<9} p50 {:>8}  p90 {:>8}  p99 {:>8}  max {:>8}  (n={})\n", name,
+                     num(d["p50"], "{:.2f}"), num(d["p90"], "{:.2f}"), num(d["p99"], "{:.2f}"),
+                     num(d["max"], "{:.2f}"), d["count"].get<size_t>());
+}
+
+// A job's torchvision dataset: inside __getitem__, its loader (decode) and each transform, over
+// the items whose parts the hook timed; nothing when it timed none.
+std::string format_getitem_parts(const json& latency) {
+  const json& decode = latency["stages"]["decode"];
+  const json& augment = latency["stages"]["augment"];
+  const json transforms = latency.value("transforms", json::object());
+  if (decode["count"].get<size_t>() == 0 && augment["count"].get<size_t>() == 0) return "";
+  std::string out =
+      fmt::format("inside __getitem__ (ms per {}: the dataset's loader, then its transforms):\n",
+                  latency.value("getitem_per_call", false) ? "__getitems__ call" : "sample");
+  if (decode["count"].get<size_t>() > 0) out += dist_line("decode", decode);
+  if (augment["count"].get<size_t>() > 0) out += dist_line("augment", augment);
+  for (const auto& [name, d] : transforms.items())
+    out += dist_line(("  " + name).c_str(), d);
+  return out;
+}
+
+// mmprof's loader: stage times by sample class, slowest decode first, and the slowest class.
+std::string format_breakdown(const json& b) {
+  std::string out = fmt::format(
+      "by sample class (ms per sample, {} phase; format, modality, source resolution):\n",
+      b.value("phase", "?"));
+  for (const auto& c : b["by_class"]) {
+    out +=
+        fmt::format("  {:<26} n={:<5} read {:>8}  decode {:>8}  augment {:>8}  {:>5} of decode\n",
+                    c["class"].get<std::string>(), c["samples"].get<int64_t>(),
+                    num(c["read_ms_mean"], "{:.2f}"), num(c["decode_ms_mean"], "{:.2f}"),
+                    num(c["augment_ms_mean"], "{:.2f}"),
+                    c["decode_share"].is_number()
+                        ? fmt::format("{:.0f}%", 100 * c["decode_share"].get<double>())
+                        : "n/a (no decode time)");
+  }
+  const json& slow = b["slowest"]["by_mean_decode"];
+  const json& share = b["slowest"]["by_decode_share"];
+  out += fmt::format(
+      "  slowest class: {} (decode {} ms per sample{}); largest share of decode: {} "
+      "({})\n",
+      slow["class"].get<std::string>(), num(slow["decode_ms_mean"]),
+      slow["times_rest"].is_number()
+          ? fmt::format(", {:.1f}x the rest", slow["times_rest"].get<double>())
+          : "",
+      share["class"].get<std::string>(),
+      share["decode_share"].is_number()
+          ? fmt::format("{:.0f}%", 100 * share["decode_share"].get<double>())
+          : "n/a: no decode time");
+  return out;
+}
+
+// mmprof's loader: each worker's load and the imbalance flag with its likely cause.
+std::string format_workers(const json& w) {
+  std::string out = "loader workers (pipeline phase):\n";
+  for (const auto& x : w["workers"]) {
+    out += fmt::format(
+        "  worker {:<3} busy {:>6}  batches {:<5} samples {:<6} {}\n", x["worker"].get<int>(),
+        num_or(x["busy_fraction"], "{:.2f}", "no measured window"), x["batches"].get<int64_t>(),
+        x["samples"].get<int64_t>(),
+        x["bytes"].is_number() ? num(json(x["bytes"].get<double>() / 1e6)) + " MB read"
+                               : "MB read n/a (its reads were not counted)");
+  }
+  if (w.value("imbalanced", false)) {
+    for (const auto& f : w["flags"])
+      out += fmt::format("  imbalanced: {}\n", f.get<std::string>());
+    if (w["likely_cause"].is_string())
+      out += fmt::format("  likely cause: {}\n", w["likely_cause"].get<std::string>());
+  } else if (w["busy_spread_fraction"].is_number()) {
+    out += fmt::format("  balanced: busy fractions within {:.2f} (limit {})\n",
+                       w["busy_spread_fraction"].get<double>(),
+                       num(w["busy_spread_limit_fraction"], "{:g}"));
+  }
+  return out;
+}
+
+// "138.2, 113.9": each worker's PSS peak, or the spread when there are many.
+std::string pss_values(const std::vector<double>& v) {
+  if (v.size() <= 8) {
+    std::string out;
+    for (const double x : v)
+      out += fmt::format("{}{:.1f}", out.empty() ? "" : ", ", x);
+    return out;
+  }
+  std::vector<double> sorted = v;
+  std::sort(sorted.begin(), sorted.end());
+  return fmt::format("median {:.1f}, max {:.1f} over {}", sorted[sorted.size() / 2], sorted.back(),
+                     sorted.size());
+}
+
+// The group a worker's PSS is shown in: the phase it started in, or, where the job's workers
+// serve several DataLoaders (a training and a validation loader), its loader: "loader 1
+// (ImageFolder, followed)", from `loaders` (summary job.dataloader.loaders).
+std::string worker_group(const json& w, const json& loaders, bool by_loader) {
+  if (!by_loader || !w.contains("loader")) return w.value("phase", "?");
+  std::string what;
+  for (const auto& l : loaders.is_array() ? loaders : json::array()) {
+    if (l.value("pid", 0) != w.value("main_pid", -1) || l.value("loader", -1) != w["loader"])
+      continue;
+    what = fmt::format(" ({}{})", report::string_at(l, "/config/dataset", "?"),
+                       l.value("followed", false) ? ", followed" : "");
+  }
+  return fmt::format("loader {}{}", w["loader"].get<int>(), what);
+}
+
+// Why a run shows no worker's PSS: its loader has none, or (a job's loaders start some) no
+// sample read them before the run ended.
+std::string no_workers_why(const json& loaders) {
+  int64_t most = 0;
+  for (const auto& l : loaders.is_array() ? loaders : json::array()) {
+    most = std::max(most,
+                    static_cast<int64_t>(report::number_at(l, "/config/num_workers").value_or(0)));
+  }
+  if (most == 0) return "loader.num_workers=0";
+  return fmt::format(
+      "the job's DataLoader starts {} workers, but no sample read their PSS before "
+      "the run ended: too short a run for the sampler",
+      most);
+}
+
+// The memory a user sizes a host by: the host's used memory at its peak (MemTotal -
+// MemAvailable) and the run's PSS (a page shared by N processes counted 1/N in each): the peak of
+// their sum, the main process's, and each worker's by phase, or by loader where a job's workers
+// serve several (`loaders`: the job's, null for mmprof's loader). The *_mb keys hold MiB.
+// `no_workers`: why the run has no worker process (shown when none was sampled).
+std::string format_memory(const json& m, const json& loaders, const std::string& no_workers) {
+  if (!m.is_object()) return "memory: n/a (summary.json has no memory block)\n";
+  if (m.value("sampler_error", json()).is_string()) {
+    return fmt::format("memory: n/a (the resource sampler failed: {})\n",
+                       m["sampler_error"].get<std::string>());
+  }
+  const auto mib = [](const json& v) { return num_or(v, "{:.1f}", "not sampled"); };
+  std::string out = fmt::format("memory (MiB, peaks): host used {} of {}; PSS of the run {}\n",
+                                mib(m.value("host_used_peak_mib", json())),
+                                mib(m.value("host_total_mib", json())),
+                                mib(m.value("total_pss_peak_mib", json())));
+  const json all = m.value("workers", json::array());
+  std::set<std::pair<int, int>> served;  // (main pid, loader) of the workers
+  for (const auto& w : all)
+    if (w.contains("loader")) served.emplace(w.value("main_pid", 0), w["loader"].get<int>());
+  std::vector<std::pair<std::string, std::vector<double>>> groups;
+  for (const auto& w : all) {
+    if (!w.value("pss_peak_mib", json()).is_number()) continue;
+    const std::string group = worker_group(w, loaders, served.size() > 1);
+    auto it =
+        std::find_if(groups.begin(), groups.end(), [&](const auto& p) { return p.first == group; });
+    if (it == groups.end()) it = groups.insert(groups.end(), {group, {}});
+    it->second.push_back(w["pss_peak_mib"].get<double>());
+  }
+  std::string workers;
+  for (const auto& [group, values] : groups)
+    workers += fmt::format("{}{} {}", workers.empty() ? "" : "; ", group, pss_values(values));
+  out += fmt::format("  PSS: main {}; workers {}\n", mib(report::value_at(m, "/main/pss_peak_mib")),
+                     workers.empty() ? "none (" + no_workers + ")" : workers);
+  return out;
+}
+
+// Pinning and the GPU on one line: how batches were held, and whether the GPU was measured.
+std::string format_device(const json& s) {
+  const json pin = report::value_at(s, "/pin_mode");
+  const json& g = s.value("gpu", json());
+  std::string gpu;
+  if (g.is_object()) {
+    const json idle = g.value("idle_fraction", json());
+    const json cupti = report::value_at(g, "/cupti/unavailable");
+    gpu = idle.is_number()
+              ? fmt::format("idle {:.1f} % of the measured steps (CUPTI)", 100 * idle.get<double>())
+          : cupti.is_string() ? "idle n/a (CUPTI unavailable: " + cupti.get<std::string>() + ")"
+                              : "idle n/a (no GPU activity in the measured steps)";
+  } else {
+    gpu = s.value("gpu_unavailable", json("not measured")).get<std::string>();
+  }
+  // A job's batches are pinned (or not) by the DataLoader mmprof followed.
+  json job_pin;
+  const json loaders = report::value_at(s, "/job/dataloader/loaders");
+  for (const auto& loader : loaders.is_array() ? loaders : json::array()) {
+    if (loader.value("followed", false)) job_pin = report::value_at(loader, "/config/pin_memory");
+  }
+  const std::string foreign = report::not_a_dataloader(s);
+  std::string pinning = "n/a (no loader ran)";
+  if (pin.is_string()) {
+    pinning = pin.get<std::string>();
+  } else if (job_pin.is_boolean() && !foreign.empty()) {  // torchdata.nodes: a PinMemory node
+    pinning = fmt::format("the job's torchdata.nodes Loader has {}PinMemory node",
+                          job_pin.get<bool>() ? "a " : "no ");
+  } else if (job_pin.is_boolean()) {
+    pinning = fmt::format("the job's DataLoader has pin_memory={}",
+                          job_pin.get<bool>() ? "True" : "False");
+  } else if (!foreign.empty()) {  // DALI: no pin_memory of a DataLoader
+    pinning = fmt::format("n/a ({})", foreign);
+  }
+  return fmt::format("pin: {}\ngpu: {}\n", pinning, gpu);
+}
+
+// The one-line verdict: what bounds the run, with its number (report/analysis's classification).
+std::string format_verdict(const json& s) {
+  // A job without the hook's waits is no "pipeline-only" run: nothing says what bounds it.
+  if (s.value("source", "mmprof") == "external" && !s["stall_fraction"].is_number()) {
+    return fmt::format("bottleneck: n/a (no wait for data was measured in the job; hook: {})\n",
+                       report::value_at(s, "/job/hook/status").is_string()
+                           ? s["job"]["hook"]["status"].get<std::string>()
+                           : "no status");
+  }
+  const json c = report::classify(s);
+  return fmt::format("bottleneck: {}: {}\n", c["primary"].get<std::string>(),
+                     c["why"].get<std::string>());
+}
+
+// The DataLoader the hook followed, as the job built it, and the dataset library under it with
+// its own settings: "DataLoader(batch_size=8, num_workers=2, prefetch_factor=2) over Images, a
+// mosaicml-streaming 0.13.0 StreamingDataset (batch_size=8, shuffle=false, ...)". "" for none.
+std::string followed_loader_text(const json& summary) {
+  const json c = report::followed_loader_config(summary);
+  if (!c.is_object()) return "";
+  const auto args = [](const json& values, std::initializer_list<const char*> keys) {
+    std::string out;
+    for (const char* k : keys) {
+      if (values.contains(k))
+        out += fmt::format("{}{}={}", out.empty() ? "" : ", ", k, values[k].dump());
+    }
+    return out;
+  };
+  const json lib = c.value("library", json());
+  // DALI's iterator is the loader itself: its batch size, then its pipeline's settings. A
+  // torchdata.nodes Loader: what its nodes hold of the DataLoader's keys, then its graph.
+  const bool dali = report::followed_loader_is_dali(summary);
+  if (!dali && !report::not_a_dataloader(summary).empty()) {
+    std::string graph;
+    for (const auto& n : report::value_at(lib, "/settings/nodes")) {
+      graph += fmt::format("{}{}", graph.empty() ? "" : " <- ", n.value("class", "?"));
+      if (n.contains("num_workers"))
+        graph += fmt::format("({} {})", n["num_workers"].dump(), n.value("method", "?"));
+    }
+    return fmt::format("torchdata.nodes.Loader({}) over {}, torchdata {}: {}",
+                       args(c, {"batch_size", "prefetch_factor", "pin_memory", "in_order"}),
+                       c.value("dataset", "?"), lib.value("version", "?"), graph);
+  }
+  std::string text =
+      dali ? fmt::format("{}({}) over", c.value("dataset", "?"), args(c, {"batch_size"}))
+           : fmt::format("DataLoader({}) over {}",
+                         args(c, {"batch_size", "num_workers", "prefetch_factor", "pin_memory",
+                                  "persistent_workers", "in_order"}),
+                         c.value("dataset", "?"));
+  if (lib.is_object()) {
+    const json settings = lib.value("settings", json::object());
+    std::string all;
+    for (const auto& [k, v] : settings.items())
+      all += fmt::format("{}{}={}", all.empty() ? "" : ", ", k, v.dump());
+    const json version = lib.value("version", json());
+    text += fmt::format("{} a {} {} {}{}", dali ? "" : ",", lib.value("name", "?"),
+                        version.is_string() ? version.get<std::string>() : "?",
+                        dali ? "pipeline" : lib.value("class", "?"),
+                        all.empty() ? "" : " (" + all + ")");
+  }
+  return text;
+}
+
+}  // namespace
+
+// A user's job: what ran, how it ended, what the hook saw (the DataLoader, per rank, per worker).
+std::string format_job(const json& s) {
+  const json& j = s["job"];
+  std::string cmd;
+  for (const auto& a : j.value("command", json::array()))
+    cmd += (cmd.empty() ? "" : " ") + a.get<std::string>();
+  std::string out = fmt::format("job: {}\n  {}\n", cmd, j.value("ended", "?"));
+  if (const json why = report::value_at(j, "/steps/short_why"); why.is_string())
+    out += fmt::format("  warning: {}\n", why.get<std::string>());
+  out += fmt::format("  hook: {}\n", j["hook"].value("status", "?"));
+  if (j.value("primary_why", "") != "")
+    out += fmt::format("  figures above: {}\n", j["primary_why"].get<std::string>());
+  if (const std::string loader = followed_loader_text(s); !loader.empty())
+    out += fmt::format("  loader: {}\n", loader);
+  // A --set loader.* the job's DataLoader refused (issue 32, case 17), as the report says it.
+  const json loaders = report::value_at(j, "/dataloader/loaders");
+  for (const auto& l : loaders.is_array() ? loaders : json::array()) {
+    const json rejected = report::value_at(l, "/overrides/rejected");
+    if (!rejected.is_object()) continue;
+    for (const auto& [key, why] : rejected.items()) {
+      out += fmt::format("  warning: --set loader.{} was not applied: {}\n", key,
+                         why.is_string() ? why.get<std::string>() : why.dump());
+    }
+  }
+  if (j.contains("digests") && j["digests"].is_object())
+    out += fmt::format("  content digests: {}\n", j["digests"].value("text", "?"));
+  for (const auto& k : j.value("killed_at_end", json::array()))
+    out += fmt::format("  killed at the end: {}\n", k.get<std::string>());
+  for (const auto& u : j.value("unavailable", json::array()))
+    out += fmt::format("  {}\n", u.get<std::string>());
+  for (const auto& c : j.value("cow", json::array())) {
+    if (c.value("growing", false))
+      out += fmt::format("  copy-on-write: {}\n", c.value("verdict", ""));
+  }
+  return out;
+}
+
+namespace {
+
+// Why a phase of the run has no figures (its throughput is null), or "" when it has them.
+std::string why_no_phase(const json& s, const json& config, const std::string& phase) {
+  if (report::value_at(s, "/throughput/" + phase + "/samples_per_s").is_number()) return "";
+  const json why = report::value_at(s, "/throughput/" + phase + "/why_null");
+  if (why.is_string()) return why;
+  const bool ran = !report::value_at(s, "/phases/" + phase).is_null();
+  const json resume = report::value_at(s, "/reliability/resume");
+  if (resume.is_object() && resume.value("phase", "") != phase && !ran)
+    return fmt::format("not run again when resumed from {}", resume.value("from", "?"));
+  if (!ran && phase != "pipeline" && report::value_at(config, "/step/kind") == "none") {
+    return "step.kind=none, no step to time: use configs/emulated-accelerator.yaml or --set "
+           "step.kind=sleep";
+  }
+  if (s["status"] != "complete") {
+    return fmt::format("the run ended ({}) before the {} phase measured",
+                       s["status"].get<std::string>(), phase);
+  }
+  return fmt::format("the {} phase has no measured window", phase);
+}
+
+// "   (why)" after a figure that is n/a; the end-to-end line points at the compute line when
+// both have the same reason.
+std::string why_suffix(const std::string& why, const std::string& same_as = "") {
+  if (why.empty()) return "";
+  return fmt::format("   ({})", why == same_as ? "as compute" : why);
+}
+
+// The pipeline phase's loader's time to its first batch.
+std::string first_batch_text(const json& s, const std::string& why_no_pipeline) {
+  if (s["time_to_first_batch_ms"].is_number()) return num(s["time_to_first_batch_ms"]) + " ms";
+  if (!why_no_pipeline.empty()) return "n/a (" + why_no_pipeline + ")";
+  return "n/a (the pipeline phase delivered no batch)";
+}
+
+std::string format_throughput(const json& s, const json& config) {
+  const json& t = s["throughput"];
+  const std::string compute = why_no_phase(s, config, "compute"),
+                    pipeline = why_no_phase(s, config, "pipeline"),
+                    e2e = why_no_phase(s, config, "end_to_end");
+  std::string out = "throughput (samples/s):\n";
+  out += fmt::format("  compute ceiling   {:>10}{}\n", num(t["compute"]["samples_per_s"]),
+                     why_suffix(compute));
+  out +=
+      fmt::format("  pipeline only     {:>10}   {}\n", num(t["pipeline"]["samples_per_s"]),
+                  pipeline.empty() ? fmt::format("({} MB/s read)", num(t["pipeline"]["mb_per_s"]))
+                                   : fmt::format("({})", pipeline));
+  out += fmt::format("  end to end        {:>10}{}\n", num(t["end_to_end"]["samples_per_s"]),
+                     why_suffix(e2e, compute));
+  const json predicted = t["predicted_end_to_end"]["samples_per_s"];
+  out +=
+      fmt::format("  predicted e2e     {:>10}   (min of pipeline and compute{})\n", num(predicted),
+                  predicted.is_number() ? ""
+                  : !compute.empty()    ? ": compute n/a"
+                                        : ": pipeline n/a");
+  for (const auto& caveat : report::ordering_caveats(s))
+    out += fmt::format("  caveat: {}\n", caveat["text"].get<std::string>());
+  out += fmt::format("stall fraction: {}   time to first batch: {}\n",
+                     s["stall_fraction"].is_number()
+                         ? fmt::format("{:.1f}%", 100 * s["stall_fraction"].get<double>())
+                     : e2e.empty() ? "n/a (no measured step time)"
+                                   : "n/a (no end-to-end phase)",
+                     first_batch_text(s, pipeline));
+  return out;
+}
+
+}  // namespace
+
+std::string format_summary(const json& s, const json& config) {
+  std::string out = fmt::format("status: {}\n", s["status"].get<std::string>());
+  out += format_throughput(s, config);
+  out += format_verdict(s);
+  const json& l = s["latency_ms"];
+  out += fmt::format("latency (ms, {} phase):\n",
+                     l["phase"].is_string() ? l["phase"].get<std::string>() : "no");
+  out += dist_line("step", l["step"]);
+  out += dist_line("wait", l["wait"]);
+  const bool job = s.value("source", "mmprof") == "external";
+  // DALI's pipeline, a torchdata.nodes Loader: no DataLoader stage, worker or argument of theirs.
+  const std::string foreign = job ? report::not_a_dataloader(s) : "";
+  out += fmt::format("per-sample stages (ms, {} phase):\n",
+                     l["stages_phase"].is_string() ? l["stages_phase"].get<std::string>() : "no");
+  const std::vector<const char*> stages =
+      job ? std::vector<const char*>{"getitem", "fetch", "collate", "pin"}
+          : std::vector<const char*>{"read", "decode", "augment", "collate", "pin"};
+  // pin_mode says why nothing was pinned ("pageable: loader.pin_memory=false").
+  const std::string pin_mode = s["pin_mode"].is_string() ? s["pin_mode"].get<std::string>() : "";
+  for (const char* stage : !foreign.empty() ? std::vector<const char*>{} : stages) {
+    out += dist_line(
+        stage, l["stages"][stage],
+        std::string(stage) == "pin" && !pin_mode.empty() && pin_mode != "pinned"
+            ? pin_mode
+            : fmt::format("no sample measured in the {} phase",
+                          l["stages_phase"].is_string() ? l["stages_phase"].get<std::string>()
+                                                        : "pipeline"));
+  }
+  if (!foreign.empty())
+    out += fmt::format("  n/a: {}; the hook times its iterator's waits\n", foreign);
+  if (job) out += format_getitem_parts(l);
+  if (s.contains("stage_breakdown") && s["stage_breakdown"].is_object())
+    out += format_breakdown(s["stage_breakdown"]);
+  if (s.contains("workers_balance") && s["workers_balance"].is_object())
+    out += format_workers(s["workers_balance"]);
+  const json loaders = report::value_at(s, "/job/dataloader/loaders");
+  out += format_memory(s.value("memory", json()), loaders,
+                       !foreign.empty() ? foreign : no_workers_why(loaders));
+  out += format_device(s);
+  // The report's sentence (report/analysis): the run's cores, the host's, contention.
+  out += "cpu: " + report::cpu_text(report::attribute_resources(s, json::object())["cpu"]) + "\n";
+  const auto errors = s["errors"]["count"].get<int64_t>();
+  if (job) {
+    // mmprof reads none of a job's samples: its dataset raises its own errors (job.exception).
+    out +=
+        "errors: n/a (the job's dataset handles its own samples; an exception that ended it "
+        "is under job)\n";
+  } else {
+    out += fmt::format("errors: {} events over {} samples{}\n", errors,
+                       s["errors"]["samples"].get<int64_t>(),
+                       errors > 0 ? " (one per line in errors.jsonl of the run directory)" : "");
+  }
+  const json reliability = s.value("reliability", json());  // null for a user's job
+  const int64_t ignored = reliability.is_object() ? reliability.value("ignored_files", 0) : 0;
+  if (ignored > 0) {
+    out += fmt::format(
+        "ignored: {} files under the dataset are neither samples nor captions (errors.jsonl, "
+        "kind ignored)\n",
+        ignored);
+  }
+  const json e = s.value("epoch_boundary", json());  // null for a job the hook did not see
+  if (e.is_object() && e.value("stall_ms", json()).is_number()) {
+    // mmprof's runs give the pipeline phase's steady wait; a job's block is its loop's own.
+    const json steady = e.contains("pipeline") ? e["pipeline"].value("steady_wait_ms", json())
+                                               : e.value("steady_wait_ms", json());
+    const json persistent = e.value("persistent_workers", json());
+    out += fmt::format("epoch boundary: first batch waits {} ms (steady {} ms), {} workers\n",
+                       num(e["stall_ms"], "{:.2f}"), num_or(steady, "{:.2f}", "no steady batch"),
+                       persistent.is_boolean()
+                           ? (persistent.get<bool>() ? "persistent" : "non-persistent")
+                           : "unknown");
+    if (e.contains("verdict") && e["verdict"].is_string())
+      out += "  " + e["verdict"].get<std::string>() + "\n";
+  }
+  if (s.contains("reliability") && s["reliability"].contains("resume")) {
+    const json& r = s["reliability"]["resume"];
+    out += fmt::format("resumed {} from {} at batch {}: first batch {} ms after the restart\n",
+                       r["phase"].get<std::string>(), r["from"].get<std::string>(),
+                       r["start_batch_id"].get<uint64_t>(), num(r["time_to_first_batch_ms"]));
+  }
+  if (job) out += format_job(s);
+  if (s.contains("trace")) {
+    const json& tr = s["trace"];
+    out += fmt::format("trace: {} events in {} ({} recorded, {} dropped at trace.max_events={})\n",
+                       tr["events"].get<uint64_t>(), tr["file"].get<std::string>(),
+                       tr["recorded_events"].get<uint64_t>(), tr["dropped_events"].get<uint64_t>(),
+                       tr["max_events"].get<uint64_t>());
+  }
+  return out;
+}
+
+std::string format_job_summary(const json& job) {
+  std::string out = fmt::format("job: {} ranks, dist.sync={}, {} phase, status {}\n",
+                                job["world_size"].get<int>(),
+                                job["sync"].is_string() ? job["sync"].get<std::string>() : "?",
+                                job["phase"].is_string() ? job["phase"].get<std::string>() : "no",
+                                job["status"].get<std::string>());
+  const auto num = [](const json& v, const char* f) {
+    return v.is_number() ? fmt::format(fmt::runtime(f), v.get<double>()) : std::string("n/a");
+  };
+  out += fmt::format("  global {} samples/s\n", num(job["global"]["samples_per_s"], "{:.1f}"));
+  out += fmt::format("  {:>4} {:>10} {:>7} {:>9} {:>9} {:>9} {:>8}  {}\n", "rank", "samples/s",
+                     "stall", "step p50", "step p99", "sync ms", "slowest", "status");
+  const json& s = job["stragglers"];
+  for (const json& r : job["ranks"]) {
+    const int k = r["rank"].get<int>();
+    std::string slowest = "-";
+    if (s.is_object()) {
+      slowest =
+          fmt::format("{}", s["by_rank"][static_cast<size_t>(k)]["slowest_steps"].get<int64_t>());
+    }
+    out += fmt::format("  {:>4} {:>10} {:>7} {:>9} {:>9} {:>9} {:>8}  {}\n", k,
+                       num(r.value("samples_per_s", json()), "{:.1f}"),
+                       r.value("stall_fraction", json()).is_number()
+                           ? fmt::format("{:.1f}%", 100 * r["stall_fraction"].get<double>())
+                           : "n/a",
+                       num(r.value("step_ms", json::object()).value("p50", json()), "{:.1f}"),
+                       num(r.value("step_ms", json::object()).value("p99", json()), "{:.1f}"),
+                       num(r.value("sync_ms_mean", json()), "{:.2f}"), slowest,
+                       r["status"].get<std::string>());
+  }
+  const json& epochs = job.value("epochs", json());
+  if (epochs.is_object()) {
+    out += fmt::format("  {}{}\n", epochs["equal"] == true ? "epochs: " : "warning: ",
+                       epochs["text"].get<std::string>());
+  }
+  if (s.is_object()) {
+    out += fmt::format("  slowest rank: {} (slowest in {:.0f}% of {} steps; spread {})\n  {}\n",
+                       s["slowest_rank"].get<int>(), 100 * s["slowest_rank_share"].get<double>(),
+                       s["steps"].get<int64_t>(), num(s["spread"], "{:.2f}x"),
+                       s["cause"]["text"].get<std::string>());
+  }
+  for (const json& f : job["failed_ranks"]) {
+    out += fmt::format("  rank {} failed: {}{}\n", f["rank"].get<int>(),
+                       f["how"].is_string() ? f["how"].get<std::string>() : "",
+                       f["message"].is_string() ? ": " + f["message"].get<std::string>() : "");
+  }
+  return out;
+}
+
+}  // namespace mmprof::report
