@@ -1,8 +1,6 @@
 #include "ab/trial_process.hpp"
 
-#include <fcntl.h>
 #include <fmt/format.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -12,8 +10,7 @@
 
 #include "mmprof/error.hpp"
 #include "util/interrupt.hpp"
-
-extern char** environ;
+#include "util/spawn.hpp"
 
 namespace mmprof {
 
@@ -25,20 +22,11 @@ std::filesystem::path self_executable() {
 }
 
 int run_child(const std::vector<std::string>& argv, const std::filesystem::path& log) {
-  std::vector<char*> args;
-  args.reserve(argv.size() + 1);
-  for (const auto& a : argv)
-    args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log.c_str(),
-                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
-  pid_t pid = 0;
-  const int rc = posix_spawn(&pid, args[0], &actions, nullptr, args.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (rc != 0) throw RunError(fmt::format("cannot start trial {}: {}", argv[0], std::strerror(rc)));
+  const Spawned child = spawn({.argv = argv, .stdout_file = log, .stderr_to_stdout = true});
+  if (!child.ok()) {
+    throw RunError(fmt::format("cannot start trial {}: {}", argv[0], std::strerror(child.error)));
+  }
+  const pid_t pid = child.pid;
   // Polling rather than a blocking waitpid: the interrupt handler only sets a flag, and the
   // child must hear about it even when the signal was sent to this process alone.
   bool forwarded = false;

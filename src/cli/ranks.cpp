@@ -5,7 +5,6 @@
 #include <fmt/format.h>
 #include <netinet/in.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -23,6 +22,7 @@
 #include "run/job_summary.hpp"
 #include "step/dist_group.hpp"
 #include "util/interrupt.hpp"
+#include "util/spawn.hpp"
 
 extern char** environ;
 
@@ -95,23 +95,15 @@ struct Child {
 
 pid_t spawn_rank(const std::vector<std::string>& argv, const std::vector<std::string>& env,
                  const fs::path& log, bool inherit_stderr) {
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log.c_str(),
-                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  if (!inherit_stderr) posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
-  std::vector<char*> cargv, cenv;
-  for (const auto& a : argv)
-    cargv.push_back(const_cast<char*>(a.c_str()));
-  cargv.push_back(nullptr);
-  for (const auto& e : env)
-    cenv.push_back(const_cast<char*>(e.c_str()));
-  cenv.push_back(nullptr);
-  pid_t pid = -1;
-  const int rc = posix_spawn(&pid, "/proc/self/exe", &actions, nullptr, cargv.data(), cenv.data());
-  posix_spawn_file_actions_destroy(&actions);
-  if (rc != 0) throw RunError(fmt::format("cannot start a rank of mmprof: {}", strerror(rc)));
-  return pid;
+  const Spawned child = spawn({.argv = argv,
+                               .program = "/proc/self/exe",
+                               .env = env,
+                               .inherit_env = false,
+                               .stdout_file = log,
+                               .stderr_to_stdout = !inherit_stderr});
+  if (!child.ok())
+    throw RunError(fmt::format("cannot start a rank of mmprof: {}", strerror(child.error)));
+  return child.pid;
 }
 
 // The environment torchrun gives rank `rank` of `n` on one node.

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "data/http_client.hpp"
+#include "data/shard_index.hpp"
 #include "util/error.hpp"
 
 namespace mmprof {
@@ -34,37 +35,6 @@ class LocalStore final : public DatasetStore {
  private:
   std::filesystem::path root_;
 };
-
-// RFC 4180 rows: fields split at commas, a quoted field may hold commas, doubled quotes and line
-// breaks.
-std::vector<std::vector<std::string>> csv_rows(const std::string& text) {
-  std::vector<std::vector<std::string>> rows(1, std::vector<std::string>(1));
-  bool quoted = false;
-  for (size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    std::string& field = rows.back().back();
-    if (quoted) {
-      if (c != '"') {
-        field += c;
-      } else if (i + 1 < text.size() && text[i + 1] == '"') {
-        field += '"';
-        ++i;
-      } else {
-        quoted = false;
-      }
-    } else if (c == '"') {
-      quoted = true;
-    } else if (c == ',') {
-      rows.back().emplace_back();
-    } else if (c == '\n') {
-      rows.emplace_back(1);
-    } else if (c != '\r') {
-      field += c;
-    }
-  }
-  if (rows.back().size() == 1 && rows.back().front().empty()) rows.pop_back();
-  return rows;
-}
 
 class RemoteStore final : public DatasetStore {
  public:
@@ -159,55 +129,14 @@ class RemoteStore final : public DatasetStore {
     const json manifest =
         manifest_text ? json::parse(*manifest_text, nullptr, false) : json(nullptr);
     if (!manifest.is_object() || manifest.value("schema", "") != "mmprof.shards/1") return;
-    const std::string index_url = join_url(url_, manifest.value("index", "index.csv"));
+    const std::string index_url = join_url(url_, manifest.value("index", kShardIndexFile));
     std::string csv;
     try {
       csv = http_.get(index_url);
     } catch (const HttpFailure& f) {
       throw InputError(fmt::format("the remote shards' index cannot be read: {}", f.message));
     }
-    const auto rows = csv_rows(csv);
-    std::map<std::string, size_t> col;
-    for (size_t i = 0; !rows.empty() && i < rows[0].size(); ++i)
-      col[rows[0][i]] = i;
-    for (const char* need : {"key", "shard", "media_ext", "media_offset", "media_bytes",
-                             "caption_offset", "caption_bytes"}) {
-      if (!col.contains(need)) {
-        throw InputError(
-            fmt::format("{} has no column {} (an older mmprof shard wrote it: "
-                        "re-run mmprof shard)",
-                        index_url, need));
-      }
-    }
-    for (size_t r = 1; r < rows.size(); ++r) {
-      const auto& row = rows[r];
-      const auto field = [&](const char* name) -> const std::string& {
-        const size_t i = col.at(name);
-        if (i >= row.size()) {
-          throw InputError(fmt::format("{} row {} has {} fields, fewer than its header's {}",
-                                       index_url, r + 1, row.size(), rows[0].size()));
-        }
-        return row[i];
-      };
-      const auto number = [&](const char* name) {
-        const std::string& v = field(name);
-        try {
-          size_t used = 0;
-          const uint64_t n = std::stoull(v, &used);
-          if (used == v.size()) return n;
-        } catch (const std::exception&) {
-        }
-        throw InputError(
-            fmt::format("{} row {}: {} '{}' is not a byte count", index_url, r + 1, name, v));
-      };
-      auto& members = members_[field("shard")];
-      const std::string& key = field("key");
-      members.push_back(
-          {key + "." + field("media_ext"), number("media_offset"), number("media_bytes")});
-      if (!field("caption_offset").empty()) {
-        members.push_back({key + ".txt", number("caption_offset"), number("caption_bytes")});
-      }
-    }
+    members_ = shard_members(parse_shard_index(csv, index_url));
     for (const json& s : manifest.value("shards", json::array())) {
       if (s.is_object() && s.contains("name") && s["name"].is_string()) {
         shards_.push_back({s["name"].get<std::string>(), s.value("bytes", uint64_t{0})});

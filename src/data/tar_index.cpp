@@ -347,4 +347,8 @@ TarScan scan_tar_memory(std::span<const uint8_t> bytes) {
   return scan(shard);
 }
 
+nlohmann::json libarchive_version() {
+  return {{"version", archive_version_string()}, {"source", "runtime: archive_version_string()"}};
+}
+
 }  // namespace mmprof

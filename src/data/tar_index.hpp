@@ -11,6 +11,7 @@
 // (its checksum verified independently of libarchive), so the members after the damage are kept.
 #include <cstdint>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <span>
 #include <string>
@@ -47,5 +48,8 @@ std::optional<std::string> unsafe_member_name(std::string_view name);
 // 148) equals the sum of its bytes with that field read as spaces (POSIX ustar; the signed sum
 // some old tars wrote is accepted too).
 bool is_tar_header_block(std::span<const uint8_t, 512> block) noexcept;
+
+// libarchive's version, for the manifest's software block: {"version", "source"}.
+nlohmann::json libarchive_version();
 
 }  // namespace mmprof

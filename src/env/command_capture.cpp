@@ -3,14 +3,13 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 
-extern char** environ;
+#include "util/spawn.hpp"
 
 namespace mmprof::env {
 namespace {
@@ -61,30 +60,19 @@ CaptureResult capture_command(const std::vector<std::string>& argv,
     r.error = argv.empty() ? "empty command" : std::strerror(errno);
     return r;
   }
-  std::vector<char*> args, envp;
-  for (const auto& a : argv)
-    args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  for (char** e = environ; *e != nullptr; ++e)
-    envp.push_back(*e);
-  for (const auto& e : env)
-    envp.push_back(const_cast<char*>(e.c_str()));
-  envp.push_back(nullptr);
-
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_adddup2(&actions, out.fd[1], STDOUT_FILENO);
-  posix_spawn_file_actions_adddup2(&actions, err.fd[1], STDERR_FILENO);
-  pid_t pid = -1;
-  const int rc = posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), envp.data());
-  posix_spawn_file_actions_destroy(&actions);
+  const Spawned child = spawn({.argv = argv,
+                               .search_path = true,
+                               .env = env,
+                               .stdin_file = "/dev/null",
+                               .stdout_fd = out.fd[1],
+                               .stderr_fd = err.fd[1]});
   close(out.fd[1]), out.fd[1] = -1;
   close(err.fd[1]), err.fd[1] = -1;
-  if (rc != 0) {
-    r.error = argv[0] + ": " + std::strerror(rc);
+  if (!child.ok()) {
+    r.error = argv[0] + ": " + std::strerror(child.error);
     return r;
   }
+  const pid_t pid = child.pid;
   r.started = true;
   std::string err_text;
   r.timed_out =

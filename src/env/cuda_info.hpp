@@ -1,16 +1,11 @@
 #pragma once
-// CUDA runtime/driver and CUPTI versions, and the GPUs the runtime sees. The only file of the
-// env layer that calls CUDA; compiles without it and says why each figure is null.
+// The GPUs the runtime sees (gpu/cuda_info.hpp), each with its PCIe link and NUMA node from
+// sysfs.
 #include <nlohmann/json.hpp>
 
 #include "probe/host_files.hpp"
 
 namespace mmprof::env {
-
-// {"runtime", "driver", "compiled_with", ...} with a "*_reason" beside each null.
-nlohmann::json cuda_versions();
-// {"api_version", "source"} from cupti_version.h at build time, or null + reason.
-nlohmann::json cupti_version();
 
 // One entry per visible GPU: name, memory, compute capability, PCI address, PCIe link (sysfs
 // current/max speed and width) and NUMA node (sysfs numa_node; -1 there means none: null).

@@ -2,10 +2,13 @@
 
 #include <sys/utsname.h>
 
+#include "data/tar_index.hpp"
+#include "decode/library_versions.hpp"
 #include "env/cuda_info.hpp"
 #include "env/gpu_decode_info.hpp"
 #include "env/hwloc_topology.hpp"
 #include "env/library_versions.hpp"
+#include "gpu/cuda_info.hpp"
 #include "probe/proc_parse.hpp"
 
 namespace mmprof::env {
@@ -38,11 +41,11 @@ json software_info(const procfs::HostFiles& host) {
           {"libc", libc_version()},
           {"kernel", kernel},
           {"distribution", distribution(host)},
-          {"ffmpeg", ffmpeg_version()},
-          {"libjpeg_turbo", libjpeg_turbo_version()},
+          {"ffmpeg", decode::ffmpeg_version()},
+          {"libjpeg_turbo", decode::libjpeg_turbo_version()},
           {"libarchive", libarchive_version()},
-          {"cuda", cuda_versions()},
-          {"cupti", cupti_version()},
+          {"cuda", gpu::cuda_versions()},
+          {"cupti", gpu::cupti_version()},
           {"gpu_decode", gpu_decode_info()},
           {"libtorch", libtorch_version()},
           {"hwloc", topo ? json(topo->hwloc_version) : json()}};

@@ -4,7 +4,6 @@
 #include <fmt/format.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -14,15 +13,13 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <map>
 #include <thread>
 
 #include "mmprof/error.hpp"
 #include "probe/procfs.hpp"
 #include "util/error.hpp"
 #include "util/files.hpp"
-
-extern char** environ;
+#include "util/spawn.hpp"
 
 namespace mmprof::external {
 namespace {
@@ -43,24 +40,6 @@ JobExit exit_of(int status) {
     e.exit_code = WEXITSTATUS(status);
   }
   return e;
-}
-
-// The environment of the job: mmprof's, with `env` set or replaced.
-std::vector<std::string> job_environment(
-    const std::vector<std::pair<std::string, std::string>>& env) {
-  std::map<std::string, std::string> vars;
-  for (char** e = environ; *e != nullptr; ++e) {
-    const std::string entry(*e);
-    const size_t eq = entry.find('=');
-    if (eq != std::string::npos) vars[entry.substr(0, eq)] = entry.substr(eq + 1);
-  }
-  for (const auto& [k, v] : env)
-    vars[k] = v;
-  std::vector<std::string> out;
-  out.reserve(vars.size());
-  for (const auto& [k, v] : vars)
-    out.push_back(std::string(k).append("=").append(v));
-  return out;
 }
 
 // mmprof becomes the parent of whatever its job orphans (a daemon that double-forks), so those
@@ -188,46 +167,16 @@ JobProcess::JobProcess(const std::vector<std::string>& argv,
   if (argv.empty()) throw UsageError("no command after --: mmprof baseline -- python train.py");
   const std::string exe = resolve_command(argv[0]);
   become_subreaper();
-  std::vector<char*> args;
-  args.reserve(argv.size() + 1);
-  for (const auto& a : argv)
-    args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  const std::vector<std::string> vars = job_environment(env);
-  std::vector<char*> envp;
-  envp.reserve(vars.size() + 1);
-  for (const auto& v : vars)
-    envp.push_back(const_cast<char*>(v.c_str()));
-  envp.push_back(nullptr);
-
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
   // Its own process group: the group is what mmprof signals and kills. Signals mmprof handles
   // or ignores (SIGINT, SIGTERM, SIGPIPE) are back to their defaults in the job.
-  sigset_t defaults, none;
-  sigemptyset(&defaults);
-  for (int s : {SIGINT, SIGTERM, SIGPIPE, SIGQUIT, SIGHUP})
-    sigaddset(&defaults, s);
-  sigemptyset(&none);
-  posix_spawnattr_setsigdefault(&attr, &defaults);
-  posix_spawnattr_setsigmask(&attr, &none);
-  posix_spawnattr_setpgroup(&attr, 0);
-  posix_spawnattr_setflags(&attr,
-                           POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
-  posix_spawn_file_actions_t files;
-  posix_spawn_file_actions_init(&files);
-  if (output != nullptr) {
-    posix_spawn_file_actions_adddup2(&files, output->writer(), STDOUT_FILENO);
-    posix_spawn_file_actions_adddup2(&files, output->writer(), STDERR_FILENO);
-  }
-  const int rc = posix_spawn(&pid_, exe.c_str(), &files, &attr, args.data(), envp.data());
-  posix_spawn_file_actions_destroy(&files);
-  posix_spawnattr_destroy(&attr);
+  SpawnSpec spec{.argv = argv, .program = exe, .own_group = true, .default_signals = true};
+  for (const auto& [name, value] : env)
+    spec.env.push_back(name + "=" + value);  // set, or replacing mmprof's
+  if (output != nullptr) spec.stdout_fd = spec.stderr_fd = output->writer();
+  const Spawned job = spawn(spec);
   if (output != nullptr) output->close_writer();  // the job holds it now
-  if (rc != 0) {
-    pid_ = -1;
-    throw RunError(fmt::format("cannot start {}: {}", exe, std::strerror(rc)));
-  }
+  if (!job.ok()) throw RunError(fmt::format("cannot start {}: {}", exe, std::strerror(job.error)));
+  pid_ = job.pid;
   start_guard();
 }
 
@@ -236,27 +185,19 @@ void JobProcess::start_guard() {
   if (::pipe2(fds, O_CLOEXEC) != 0) return;
   // sh reads one line: "done" when mmprof ends the job itself; end of file when mmprof died
   // (the kernel closed its end), and then the job's whole group goes.
-  const std::string group = std::to_string(pid_);
-  const char* argv[] = {
-      "sh",           "-c",          "IFS= read -r line; [ \"$line\" = done ] || kill -KILL -$1",
-      "mmprof-guard", group.c_str(), nullptr};
-  posix_spawn_file_actions_t files;
-  posix_spawn_file_actions_init(&files);
-  posix_spawn_file_actions_adddup2(&files, fds[0], STDIN_FILENO);
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  posix_spawnattr_setpgroup(&attr, 0);  // its own group: Ctrl-C at mmprof's terminal spares it
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
-  const int rc =
-      posix_spawn(&guard_pid_, "/bin/sh", &files, &attr, const_cast<char**>(argv), environ);
-  posix_spawn_file_actions_destroy(&files);
-  posix_spawnattr_destroy(&attr);
+  // Its own group: Ctrl-C at mmprof's terminal spares it.
+  const Spawned guard =
+      spawn({.argv = {"sh", "-c", "IFS= read -r line; [ \"$line\" = done ] || kill -KILL -$1",
+                      "mmprof-guard", std::to_string(pid_)},
+             .program = "/bin/sh",
+             .stdin_fd = fds[0],
+             .own_group = true});
   ::close(fds[0]);
-  if (rc != 0) {
-    guard_pid_ = -1;
+  if (!guard.ok()) {
     ::close(fds[1]);
     return;
   }
+  guard_pid_ = guard.pid;
   guard_fd_ = fds[1];
 }
 

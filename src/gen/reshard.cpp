@@ -4,11 +4,11 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <string>
 #include <system_error>
 
 #include "data/range_reader.hpp"
+#include "data/shard_index.hpp"
 #include "gen/tar_writer.hpp"
 #include "mmprof/error.hpp"
 #include "util/error.hpp"
@@ -35,33 +35,23 @@ void read_range(RangeReader& reader, const ByteRange& r, const std::string& key,
   }
 }
 
-// A key as one CSV field: quoted (quotes doubled) when it holds a comma, a quote or a line break.
-std::string csv_field(const std::string& key) {
-  if (key.find_first_of(",\"\n\r") == std::string::npos) return key;
-  std::string q = "\"";
-  for (const char c : key)
-    q += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return q + "\"";
-}
-
 void write_index(const fs::path& dir) {
   // The shards read back by mmprof's own tar index: the proof they are whole, and where each
   // sample's bytes are (layout "tar with an index": random access without a scan).
   const Dataset written = Dataset::open(dir, Layout::tar);
-  std::ofstream csv(dir / "index.csv");
-  csv << "key,shard,media_offset,media_bytes,caption_offset,caption_bytes,media_ext\n";
+  std::vector<ShardIndexRow> rows;
   for (const auto& s : written.samples()) {
-    csv << csv_field(s.key) << ',' << written.files()[s.media.file] << ',' << s.media.offset << ','
-        << s.media.size << ',';
+    ShardIndexRow r{s.key,        written.files()[s.media.file],
+                    s.ext,        s.media.offset,
+                    s.media.size, std::nullopt,
+                    std::nullopt};
     if (s.has_caption) {
-      csv << s.caption.offset << ',' << s.caption.size;
-    } else {
-      csv << ',';
+      r.caption_offset = s.caption.offset;
+      r.caption_bytes = s.caption.size;
     }
-    csv << ',' << s.ext << '\n';
+    rows.push_back(std::move(r));
   }
-  csv.flush();
-  if (!csv) throw_output_errno("cannot write", (dir / "index.csv").string());
+  write_file_atomic(dir / kShardIndexFile, shard_index_csv(rows));
   if (!written.rejected().empty()) {
     throw OutputError(fmt::format("the shards written to {} do not read back whole: {}",
                                   dir.string(), written.rejected().front().reason));
@@ -120,7 +110,7 @@ json reshard(const Dataset& source, const ReshardOptions& o) {
     const SampleEntry& s = source.samples()[i];
     if (i > 0 && plan[i] != plan[i - 1]) writer.end_shard();
     read_range(reader, s.media, s.key, media);
-    std::vector<TarMember> members = {{s.key + "." + s.ext, &media}};
+    std::vector<TarEntry> members = {{s.key + "." + s.ext, &media}};
     if (s.has_caption) {
       read_range(reader, s.caption, s.key, caption);
       members.push_back({s.key + ".txt", &caption});
@@ -154,7 +144,7 @@ json reshard(const Dataset& source, const ReshardOptions& o) {
                     shards.empty() || smallest == 0
                         ? json(nullptr)
                         : json(static_cast<double>(largest) / static_cast<double>(smallest))},
-                   {"index", "index.csv"},
+                   {"index", kShardIndexFile},
                    // Nothing dropped without a word: what the source's index refused or ignored is
                    // not in the shards, and counted here (mmprof inspect --data SRC lists them).
                    {"source_rejected", source.rejected().size()},

@@ -65,7 +65,7 @@ void ShardWriter::close_current() {
   shards_.back().bytes = std::filesystem::file_size(dir_ / shards_.back().name);
 }
 
-void ShardWriter::add_sample(const std::string& key, const std::vector<TarMember>& members) {
+void ShardWriter::add_sample(const std::string& key, const std::vector<TarEntry>& members) {
   if (archive_ && current_bytes_ >= shard_bytes_) close_current();
   if (!archive_) open_next();
   std::unique_ptr<archive_entry, EntryDeleter> entry(archive_entry_new());

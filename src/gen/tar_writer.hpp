@@ -21,7 +21,7 @@ struct ShardInfo {
 // A member's bytes in a tar: its 512-byte header block and its data padded to whole blocks.
 uint64_t tar_member_bytes(uint64_t size);
 
-struct TarMember {
+struct TarEntry {
   std::string name;
   const std::vector<uint8_t>* data;
 };
@@ -34,7 +34,7 @@ class ShardWriter {
   ShardWriter& operator=(const ShardWriter&) = delete;
 
   // Appends one sample's members, opening a new shard first if the current one is full.
-  void add_sample(const std::string& key, const std::vector<TarMember>& members);
+  void add_sample(const std::string& key, const std::vector<TarEntry>& members);
   // Closes the current shard: the next sample opens a new one, whatever the size.
   void end_shard() { close_current(); }
   // Closes the last shard and returns every shard written, in order.

@@ -50,7 +50,9 @@ list(APPEND MMPROF_TEST_SOURCES
   unit/run_dir_test.cpp
   unit/run_files_test.cpp
   unit/sampler_test.cpp
+  unit/shard_index_test.cpp
   unit/shuffle_quality_test.cpp
+  unit/spawn_test.cpp
   unit/stage_breakdown_test.cpp
   unit/descriptive_test.cpp
   unit/tokenizer_test.cpp

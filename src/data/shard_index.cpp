@@ -1,0 +1,123 @@
+#include "data/shard_index.hpp"
+
+#include <fmt/format.h>
+
+#include <exception>
+
+#include "mmprof/error.hpp"
+#include "util/files.hpp"
+
+namespace mmprof {
+namespace {
+
+constexpr const char* kColumns[] = {
+    "key", "shard", "media_offset", "media_bytes", "caption_offset", "caption_bytes", "media_ext"};
+
+// RFC 4180 rows: fields split at commas, a quoted field may hold commas, doubled quotes and line
+// breaks.
+std::vector<std::vector<std::string>> csv_rows(const std::string& text) {
+  std::vector<std::vector<std::string>> rows(1, std::vector<std::string>(1));
+  bool quoted = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    std::string& field = rows.back().back();
+    if (quoted) {
+      if (c != '"') {
+        field += c;
+      } else if (i + 1 < text.size() && text[i + 1] == '"') {
+        field += '"';
+        ++i;
+      } else {
+        quoted = false;
+      }
+    } else if (c == '"') {
+      quoted = true;
+    } else if (c == ',') {
+      rows.back().emplace_back();
+    } else if (c == '\n') {
+      rows.emplace_back(1);
+    } else if (c != '\r') {
+      field += c;
+    }
+  }
+  if (rows.back().size() == 1 && rows.back().front().empty()) rows.pop_back();
+  return rows;
+}
+
+}  // namespace
+
+std::string shard_index_csv(const std::vector<ShardIndexRow>& rows) {
+  std::string out;
+  for (const char* c : kColumns)
+    out += fmt::format("{}{}", out.empty() ? "" : ",", c);
+  out += '\n';
+  for (const ShardIndexRow& r : rows) {
+    out += fmt::format("{},{},{},{},", csv_field(r.key), csv_field(r.shard), r.media_offset,
+                       r.media_bytes);
+    if (r.caption_offset && r.caption_bytes)
+      out += fmt::format("{},{}", *r.caption_offset, *r.caption_bytes);
+    else
+      out += ',';
+    out += fmt::format(",{}\n", csv_field(r.media_ext));
+  }
+  return out;
+}
+
+std::vector<ShardIndexRow> parse_shard_index(const std::string& text, const std::string& where) {
+  const auto rows = csv_rows(text);
+  std::map<std::string, size_t> col;
+  for (size_t i = 0; !rows.empty() && i < rows[0].size(); ++i)
+    col[rows[0][i]] = i;
+  for (const char* need : kColumns) {
+    if (!col.contains(need)) {
+      throw InputError(
+          fmt::format("{} has no column {} (an older mmprof shard wrote it: re-run mmprof shard)",
+                      where, need));
+    }
+  }
+  std::vector<ShardIndexRow> out;
+  for (size_t r = 1; r < rows.size(); ++r) {
+    const auto& row = rows[r];
+    const auto field = [&](const char* name) -> const std::string& {
+      const size_t i = col.at(name);
+      if (i >= row.size()) {
+        throw InputError(fmt::format("{} row {} has {} fields, fewer than its header's {}", where,
+                                     r + 1, row.size(), rows[0].size()));
+      }
+      return row[i];
+    };
+    const auto number = [&](const char* name) {
+      const std::string& v = field(name);
+      try {
+        size_t used = 0;
+        const uint64_t n = std::stoull(v, &used);
+        if (used == v.size()) return n;
+      } catch (const std::exception&) {
+      }
+      throw InputError(
+          fmt::format("{} row {}: {} '{}' is not a byte count", where, r + 1, name, v));
+    };
+    ShardIndexRow x{
+        field("key"),          field("shard"), field("media_ext"), number("media_offset"),
+        number("media_bytes"), std::nullopt,   std::nullopt};
+    if (!field("caption_offset").empty()) {
+      x.caption_offset = number("caption_offset");
+      x.caption_bytes = number("caption_bytes");
+    }
+    out.push_back(std::move(x));
+  }
+  return out;
+}
+
+std::map<std::string, std::vector<TarMember>> shard_members(
+    const std::vector<ShardIndexRow>& rows) {
+  std::map<std::string, std::vector<TarMember>> out;
+  for (const ShardIndexRow& r : rows) {
+    auto& members = out[r.shard];
+    members.push_back({r.key + "." + r.media_ext, r.media_offset, r.media_bytes});
+    if (r.caption_offset) members.push_back({r.key + ".txt", *r.caption_offset, *r.caption_bytes});
+  }
+  return out;
+}
+
+}  // namespace mmprof
