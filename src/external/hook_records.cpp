@@ -43,11 +43,19 @@ int req_small_int(const json& j, const char* key) {
   return static_cast<int>(req_int(j, key));
 }
 
-std::optional<int64_t> opt_int(const json& j, const char* key) {
+// The value at `key` as a T, or nullopt when it is null or absent; BadRecord naming the key when
+// it is of another type (`is` tells, `what` says which one it should be).
+template <class T>
+std::optional<T> optional_at(const json& j, const char* key, bool (json::*is)() const noexcept,
+                             const char* what) {
   const auto it = j.find(key);
   if (it == j.end() || it->is_null()) return std::nullopt;
-  if (!it->is_number_integer()) throw BadRecord(fmt::format("'{}' is not an integer", key));
-  return it->get<int64_t>();
+  if (!((*it).*is)()) throw BadRecord(fmt::format("'{}' is not {}", key, what));
+  return it->get<T>();
+}
+
+std::optional<int64_t> opt_int(const json& j, const char* key) {
+  return optional_at<int64_t>(j, key, &json::is_number_integer, "an integer");
 }
 
 std::optional<int> opt_small_int(const json& j, const char* key) {
@@ -63,17 +71,11 @@ std::string req_str(const json& j, const char* key) {
 }
 
 std::optional<std::string> opt_str(const json& j, const char* key) {
-  const auto it = j.find(key);
-  if (it == j.end() || it->is_null()) return std::nullopt;
-  if (!it->is_string()) throw BadRecord(fmt::format("'{}' is not a string", key));
-  return it->get<std::string>();
+  return optional_at<std::string>(j, key, &json::is_string, "a string");
 }
 
 std::optional<bool> opt_bool(const json& j, const char* key) {
-  const auto it = j.find(key);
-  if (it == j.end() || it->is_null()) return std::nullopt;
-  if (!it->is_boolean()) throw BadRecord(fmt::format("'{}' is not true or false", key));
-  return it->get<bool>();
+  return optional_at<bool>(j, key, &json::is_boolean, "true or false");
 }
 
 // Text of a value that is meant to be a string (a repr where the hook could not do better).

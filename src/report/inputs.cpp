@@ -23,6 +23,13 @@ bool is_job(const fs::path& dir) {
   return fs::exists(dir / run_file::job);
 }
 
+// The JSON object of `file`, which must carry `schema` (an older version upgraded).
+json read_with_schema(const fs::path& file, const char* schema) {
+  json j = rundir::read_json_object(file, "");
+  rundir::check_schema(j, schema, file);
+  return j;
+}
+
 }  // namespace
 
 InputKind input_kind(const fs::path& dir) {
@@ -53,8 +60,7 @@ RunData load_run(const fs::path& dir) {
 ExperimentData load_experiment(const fs::path& dir) {
   ExperimentData e;
   e.dir = dir;
-  e.experiment = rundir::read_json_object(dir / run_file::experiment, "");
-  rundir::check_schema(e.experiment, run_schema::experiment, dir / run_file::experiment);
+  e.experiment = read_with_schema(dir / run_file::experiment, run_schema::experiment);
   for (const auto& t : e.experiment.value("trials", json::array())) {
     if (t.value("arm", "") != "base" || t.value("status", "") != "complete") continue;
     const fs::path run = dir / t.value("run_dir", "");
@@ -69,8 +75,7 @@ ExperimentData load_experiment(const fs::path& dir) {
 JobData load_job(const fs::path& dir) {
   JobData j;
   j.dir = dir;
-  j.job = rundir::read_json_object(dir / run_file::job, "");
-  rundir::check_schema(j.job, run_schema::job, dir / run_file::job);
+  j.job = read_with_schema(dir / run_file::job, run_schema::job);
   const json& s = j.job.value("stragglers", json());
   const int rank = s.is_object() ? s["slowest_rank"].get<int>() : 0;
   const fs::path run = dir / fmt::format("rank-{}", rank);
