@@ -54,10 +54,9 @@ std::string shard_index_csv(const std::vector<ShardIndexRow>& rows) {
   for (const ShardIndexRow& r : rows) {
     out += fmt::format("{},{},{},{},", csv_field(r.key), csv_field(r.shard), r.media_offset,
                        r.media_bytes);
-    if (r.caption_offset && r.caption_bytes)
-      out += fmt::format("{},{}", *r.caption_offset, *r.caption_bytes);
-    else
-      out += ',';
+    out += r.caption_offset && r.caption_bytes
+               ? fmt::format("{},{}", *r.caption_offset, *r.caption_bytes)
+               : std::string(",");
     out += fmt::format(",{}\n", csv_field(r.media_ext));
   }
   return out;

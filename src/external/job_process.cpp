@@ -171,7 +171,7 @@ JobProcess::JobProcess(const std::vector<std::string>& argv,
   // or ignores (SIGINT, SIGTERM, SIGPIPE) are back to their defaults in the job.
   SpawnSpec spec{.argv = argv, .program = exe, .own_group = true, .default_signals = true};
   for (const auto& [name, value] : env)
-    spec.env.push_back(name + "=" + value);  // set, or replacing mmprof's
+    spec.env.push_back(std::string(name).append("=").append(value));  // set, or replacing mmprof's
   if (output != nullptr) spec.stdout_fd = spec.stderr_fd = output->writer();
   const Spawned job = spawn(spec);
   if (output != nullptr) output->close_writer();  // the job holds it now
