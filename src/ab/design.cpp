@@ -9,8 +9,8 @@
 #include <set>
 
 #include "config/yaml_file.hpp"
+#include "measure/steady_state.hpp"
 #include "mmprof/error.hpp"
-#include "run/steady_state.hpp"
 #include "util/rng.hpp"
 
 namespace mmprof {

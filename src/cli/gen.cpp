@@ -10,8 +10,8 @@
 
 #include "cli/common.hpp"
 #include "cli/usage.hpp"
+#include "measure/progress.hpp"
 #include "mmprof/error.hpp"
-#include "run/progress.hpp"
 #include "util/files.hpp"
 
 namespace mmprof::cli {

@@ -17,9 +17,9 @@
 #include <thread>
 
 #include "cli/common.hpp"
+#include "measure/job_summary.hpp"
 #include "mmprof/error.hpp"
 #include "report/terminal_summary.hpp"
-#include "run/job_summary.hpp"
 #include "step/dist_group.hpp"
 #include "util/interrupt.hpp"
 #include "util/spawn.hpp"

@@ -6,14 +6,14 @@
 #include <filesystem>
 
 #include "cli/common.hpp"
+#include "measure/job_summary.hpp"
+#include "measure/progress.hpp"
 #include "mmprof/error.hpp"
 #include "mmprof/run_dir.hpp"
 #include "report/defaults.hpp"
 #include "report/knowledge_base.hpp"
 #include "report/report_builder.hpp"
 #include "report/writers.hpp"
-#include "run/job_summary.hpp"
-#include "run/progress.hpp"
 #include "util/did_you_mean.hpp"
 #include "util/files.hpp"
 

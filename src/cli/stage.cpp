@@ -4,7 +4,7 @@
 #include <filesystem>
 
 #include "cli/usage.hpp"
-#include "run/progress.hpp"
+#include "measure/progress.hpp"
 
 namespace mmprof::cli {
 

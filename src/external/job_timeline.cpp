@@ -8,7 +8,7 @@
 #include <set>
 #include <utility>
 
-#include "run/job_summary.hpp"
+#include "measure/job_summary.hpp"
 #include "rundir/json_values.hpp"
 #include "stats/descriptive.hpp"
 

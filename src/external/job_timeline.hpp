@@ -31,7 +31,7 @@ struct RankComparison {
   std::optional<size_t> slowest, most_waiting;  // indices into ranks
   std::optional<double> slowest_total_ms, most_waiting_wait_ms;
   std::optional<double> step_p50_spread;  // max / median of the per-rank step p50
-  // run/job_summary's straggler_analysis over the ranks' common steps (null with one rank): a
+  // measure/job_summary's straggler_analysis over the ranks' common steps (null with one rank): a
   // straggler is established only by its one-sided test and spread floor.
   nlohmann::json straggler;
   nlohmann::json to_json() const;

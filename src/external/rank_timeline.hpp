@@ -13,8 +13,8 @@
 
 #include "external/hook_records.hpp"
 #include "external/loader_choice.hpp"
+#include "measure/worker_balance.hpp"
 #include "mmprof/run_dir.hpp"
-#include "run/worker_balance.hpp"
 #include "stats/descriptive.hpp"
 
 namespace mmprof::external {

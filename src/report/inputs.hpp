@@ -28,7 +28,7 @@ struct ExperimentData {
 };
 
 // A multi-rank job (mmprof baseline --nproc-per-node, or under torchrun): job.json, merged by
-// mmprof (run/job_summary.hpp), and the slowest rank's run, analysed like a run.
+// mmprof (measure/job_summary.hpp), and the slowest rank's run, analysed like a run.
 struct JobData {
   std::filesystem::path dir;
   nlohmann::json job;  // "mmprof.job/1"

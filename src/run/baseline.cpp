@@ -3,14 +3,15 @@
 // RunRecorder; at the end (also after a failure) summary.json from its parts.
 #include "mmprof/baseline.hpp"
 
+#include "data/data_mix.hpp"
 #include "data/sampler.hpp"
 #include "env/network.hpp"
+#include "measure/manifest.hpp"
 #include "mmprof/error.hpp"
 #include "mmprof/loader.hpp"
 #include "probe/clock.hpp"
 #include "run/gpu_phase.hpp"
 #include "run/locality.hpp"
-#include "run/manifest.hpp"
 #include "run/phase_runner.hpp"
 #include "run/recorder.hpp"
 #include "run/reliability.hpp"
@@ -236,6 +237,27 @@ class BaselineRun {
   RunFacts facts_;
 };
 
+// Keys of DESIGN.md's manifest: provenance, the data, the baseline spec, the loader's pin mode,
+// `--like`, and (at the end of the run) the data mix.
+nlohmann::json baseline_manifest(const Config& config, const Dataset& dataset,
+                                 const BaselineOptions& options, const RunFacts& facts) {
+  nlohmann::json manifest =
+      provenance_manifest(options.argv, options.config_tree, options.repo, &dataset, facts);
+  manifest["data"] = dataset.summary();
+  manifest["baseline_spec"] = baseline_spec(config, facts);
+  manifest["loader"] = {{"pin_mode", facts.pin_mode}};
+  if (!options.like.is_null()) manifest["like"] = options.like;
+  manifest["data_mix"] = nullptr;
+  if (facts.end_of_run) {
+    manifest["data_mix"] = env::data_mix(dataset, env::kMixSampleLimit, config.loader.seed);
+  } else {
+    manifest["data_mix_reason"] =
+        "probed at the end of the run, so its reads do not warm the page cache before the "
+        "measured phases";
+  }
+  return manifest;
+}
+
 }  // namespace
 
 nlohmann::json run_baseline(const Config& config, const Dataset& dataset,
@@ -243,7 +265,7 @@ nlohmann::json run_baseline(const Config& config, const Dataset& dataset,
   MonotonicClock clock;
   RunRecorder recorder(options.out, options.force, dataset, clock, config.metrics.interval_ms);
   const auto write_manifest = [&](const RunFacts& facts) {
-    recorder.writer().manifest(build_manifest(config, dataset, options, facts));
+    recorder.writer().manifest(baseline_manifest(config, dataset, options, facts));
   };
   // The manifest goes first, so even a run that dies at once says what it was; it is rewritten
   // at the end with what was learned while running (pin mode, what the step is).

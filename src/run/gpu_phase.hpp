@@ -1,53 +1,22 @@
 #pragma once
 // The GPU side of a baseline's end-to-end phase (issue 4): CUPTI tracing over the phase, the
 // measured steps' windows and the consumer's waits inside them, and the batches' host-to-device
-// copies timed with CUDA events; at the end, summary.json's `gpu` block.
+// copies timed with CUDA events; at the end, summary.json's `gpu` block (measure/gpu_block).
 //
 // For the trace writer (mmprof trace): after stop(), GpuPhase::trace().events holds every GPU
 // activity of the phase (kernels, memcpy with copy kind and pinned flag, memset, synchronisation)
 // as GpuEvents on CLOCK_MONOTONIC, and steps()/waits() the host windows they were attributed to.
 // The H2D copies and the compute are the memcpy (copy == h2d) and kernel events there.
-#include <cstdint>
 #include <memory>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "gpu/gpu_event.hpp"
-#include "gpu/gpu_timeline.hpp"
-#include "gpu/h2d_copy.hpp"
-#include "mmprof/config.hpp"
+#include "measure/gpu_block.hpp"
 #include "mmprof/loader.hpp"
 #include "rundir/summary.hpp"
 
 namespace mmprof {
-
-// True when the run's step uses the GPU: step.kind=gemm, or step.device cuda / cuda:N.
-bool step_uses_gpu(const StepConfig& step);
-
-// Event-based H2D figures: per-copy bandwidth (bytes / event elapsed) over the measured copies.
-struct H2DCopyStats {
-  int64_t copies = 0, pinned_copies = 0;
-  uint64_t bytes = 0;
-  double ms = 0;                          // summed copy time
-  std::vector<double> per_copy_mb_per_s;  // one per copy
-};
-H2DCopyStats h2d_copy_stats(const std::vector<gpu::H2DCopy>& copies);
-
-// What CUPTI tracing produced, or why it did not.
-struct GpuTraceResult {
-  std::optional<std::string> unavailable;  // set when CUPTI could not trace
-  std::vector<gpu::GpuEvent> events;
-  uint64_t dropped_records = 0, incomplete_records = 0;
-  std::string clock_method;
-};
-
-// summary.json's `gpu` block (pure). Fractions are of the union of the measured steps' windows;
-// idle and busy figures are null when tracing was unavailable (its reason under cupti).
-nlohmann::json gpu_block(const GpuTraceResult& trace, const std::vector<gpu::Interval>& steps,
-                         const std::vector<gpu::Interval>& waits,
-                         const std::vector<gpu::H2DCopy>& copies);
 
 namespace gpu {
 class GpuTracer;

@@ -7,7 +7,7 @@
 #include <numeric>
 #include <string_view>
 
-#include "run/resource_summary.hpp"
+#include "measure/resource_summary.hpp"
 #include "stats/descriptive.hpp"
 #include "stats/shuffle_quality.hpp"
 

@@ -3,9 +3,9 @@
 #include <cmath>
 
 #include "gpu/nvml.hpp"
+#include "measure/steady_state.hpp"
 #include "mmprof/error.hpp"
 #include "run/gpu_phase.hpp"
-#include "run/steady_state.hpp"
 #include "step/dist_group.hpp"
 #include "step/step.hpp"
 #include "trace/tracer.hpp"

@@ -10,12 +10,12 @@
 #include <string>
 #include <utility>
 
+#include "measure/progress.hpp"
 #include "mmprof/config.hpp"
 #include "mmprof/loader.hpp"
 #include "probe/clock.hpp"
 #include "run/epoch_boundary.hpp"
 #include "run/phase_metrics.hpp"
-#include "run/progress.hpp"
 #include "run/recorder.hpp"
 #include "run/reliability.hpp"
 #include "run/resume.hpp"

@@ -1,7 +1,7 @@
 #pragma once
 // The load of each of mmprof's loader workers over a phase's measured batches: samples, bytes,
 // busy time (its samples' read + decode + augment and its batches' collate), per-batch and
-// per-sample times, and its share of the slowest sample class; judged by run/worker_balance.
+// per-sample times, and its share of the slowest sample class; judged by measure/worker_balance.
 // summary.json's `workers_balance` (docs/metrics.md).
 #include <cstdint>
 #include <functional>
@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "measure/worker_balance.hpp"
 #include "mmprof/loader.hpp"
-#include "run/worker_balance.hpp"
 
 namespace mmprof {
 

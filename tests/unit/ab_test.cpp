@@ -16,8 +16,8 @@
 #include "ab/design.hpp"
 #include "ab/output.hpp"
 #include "ab/runner.hpp"
+#include "measure/steady_state.hpp"
 #include "mmprof/error.hpp"
-#include "run/steady_state.hpp"
 #include "support/test_support.hpp"
 #include "util/rng.hpp"
 

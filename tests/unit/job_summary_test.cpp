@@ -1,7 +1,7 @@
 // The job view of a multi-rank run: the straggler analysis on planted per-rank steps (which
 // rank the others waited for, how often, by how much, and whether its data or its compute made
 // it slow), and the rendezvous environment's errors.
-#include "run/job_summary.hpp"
+#include "measure/job_summary.hpp"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -1,7 +1,7 @@
-// The progress of phases and trials on stderr (run/progress): a log gets one plain line per
+// The progress of phases and trials on stderr (measure/progress): a log gets one plain line per
 // finished phase or trial, a terminal one line redrawn in place, --quiet nothing; no rate before
 // it means something, and the ETA is the remaining work at the pace so far.
-#include "run/progress.hpp"
+#include "measure/progress.hpp"
 
 #include <gtest/gtest.h>
 

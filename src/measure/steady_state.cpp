@@ -1,4 +1,4 @@
-#include "run/steady_state.hpp"
+#include "measure/steady_state.hpp"
 
 #include <fmt/format.h>
 

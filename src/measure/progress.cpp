@@ -1,4 +1,4 @@
-#include "run/progress.hpp"
+#include "measure/progress.hpp"
 
 #include <fmt/format.h>
 

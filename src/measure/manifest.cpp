@@ -1,4 +1,4 @@
-#include "run/manifest.hpp"
+#include "measure/manifest.hpp"
 
 #include <fmt/chrono.h>
 #include <fmt/format.h>
@@ -7,7 +7,6 @@
 #include <chrono>
 #include <filesystem>
 
-#include "data/data_mix.hpp"
 #include "env/inventory.hpp"
 #include "mmprof/run_dir.hpp"
 #include "util/version.hpp"
@@ -82,25 +81,6 @@ nlohmann::json provenance_manifest(const std::vector<std::string>& argv,
       {"storage", inventory["storage"]},
       {"network", network_block(inventory["interfaces"], facts)},
   };
-}
-
-nlohmann::json build_manifest(const Config& config, const Dataset& dataset,
-                              const BaselineOptions& options, const RunFacts& facts) {
-  nlohmann::json manifest =
-      provenance_manifest(options.argv, options.config_tree, options.repo, &dataset, facts);
-  manifest["data"] = dataset.summary();
-  manifest["baseline_spec"] = baseline_spec(config, facts);
-  manifest["loader"] = {{"pin_mode", facts.pin_mode}};
-  if (!options.like.is_null()) manifest["like"] = options.like;
-  manifest["data_mix"] = nullptr;
-  if (facts.end_of_run) {
-    manifest["data_mix"] = env::data_mix(dataset, env::kMixSampleLimit, config.loader.seed);
-  } else {
-    manifest["data_mix_reason"] =
-        "probed at the end of the run, so its reads do not warm the page cache before the "
-        "measured phases";
-  }
-  return manifest;
 }
 
 }  // namespace mmprof

@@ -1,4 +1,4 @@
-#include "run/worker_balance.hpp"
+#include "measure/worker_balance.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>

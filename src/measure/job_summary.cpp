@@ -1,4 +1,4 @@
-#include "run/job_summary.hpp"
+#include "measure/job_summary.hpp"
 
 #include <fmt/format.h>
 

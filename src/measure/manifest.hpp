@@ -8,7 +8,6 @@
 #include <vector>
 
 #include "env/network.hpp"
-#include "mmprof/baseline.hpp"
 #include "mmprof/config.hpp"
 #include "mmprof/dataset.hpp"
 
@@ -25,11 +24,6 @@ struct RunFacts {
   // reads must not warm the page cache before the measured phases.
   bool end_of_run = false;
 };
-
-// Keys of DESIGN.md's manifest; repo, software, hardware, storage, network, environment and
-// data_mix are the inventory's blocks (env/inventory.hpp), computed once per process.
-nlohmann::json build_manifest(const Config& config, const Dataset& dataset,
-                              const BaselineOptions& options, const RunFacts& facts);
 
 // What every run's manifest carries, whatever produced it (mmprof's loader or a user's job):
 // schema, time, command line, working directory, host, mmprof's version, the environment,

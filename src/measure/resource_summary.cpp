@@ -1,4 +1,4 @@
-#include "run/resource_summary.hpp"
+#include "measure/resource_summary.hpp"
 
 #include <algorithm>
 #include <map>
