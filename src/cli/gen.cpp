@@ -102,7 +102,7 @@ int run_gen_command(GenCliOptions o) {
   o.gen.write_files = o.layout != "tar";
   o.gen.write_shards = o.layout != "files";
   o.gen.shard_bytes = static_cast<uint64_t>(o.shard_mb * 1e6);
-  ProgressLine progress(progress_style(o.verbosity, o.json));
+  ProgressLine progress(session::progress_style(o.verbosity, o.json));
   o.gen.progress = [&progress](int done, int total) {
     progress.update("generate", done, total, 0, "samples");
   };

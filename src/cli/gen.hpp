@@ -14,7 +14,7 @@ struct GenCliOptions {
   std::string image_size;  // --image-size WxH: fixed bounds, empty = the long-tailed default
   bool json = false;       // --json: dataset.json on stdout, nothing else there
   bool force = false;      // --force: replace an --out that holds a dataset mmprof generated
-  Verbosity verbosity;
+  session::Verbosity verbosity;
 };
 
 void setup_gen(CLI::App& app, GenCliOptions& options);

@@ -49,7 +49,7 @@ int run_inspect_command(const InspectCliOptions& o, const std::vector<std::strin
   }
   if (!o.planted.empty())
     throw UsageError("--planted needs a GPU events file (mmprof inspect FILE)");
-  const ResolvedRun r = resolve_run(o.run);
+  const session::ResolvedRun r = session::resolve_run(o.run);
   std::optional<Dataset> dataset;
   // No data path means no dataset: inspect does not generate the embedded default.
   if (r.config.data.path) {

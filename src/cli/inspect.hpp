@@ -12,7 +12,7 @@
 namespace mmprof::cli {
 
 struct InspectCliOptions {
-  RunOptions run;  // --config, --data, --set, --repo; run.out is the JSON file here
+  session::RunOptions run;  // --config, --data, --set, --repo; run.out is the JSON file here
   bool probe_storage = false;
   bool json = false;
   size_t mix_samples = 2000;

@@ -110,13 +110,13 @@ int run_report_command(const ReportCliOptions& o) {
     if (!o.verbosity.quiet)
       std::fprintf(stderr, "mmprof: reporting on the latest input, %s\n", dirs.back().c_str());
   }
-  ProgressLine progress(progress_style(o.verbosity, o.json));
+  ProgressLine progress(session::progress_style(o.verbosity, o.json));
   const report::ReportInputs in = load_inputs(o, dirs, progress);
   const nlohmann::json r = report::build_report(in);
   const fs::path out = !o.out.empty() ? fs::path(o.out)
                        : dirs.size() == 1 && o.compare.empty()
                            ? fs::path(dirs[0])
-                           : fs::path(default_out_dir("report"));
+                           : fs::path(session::default_out_dir("report"));
   std::error_code ec;
   fs::create_directories(out, ec);
   if (ec) {

@@ -17,7 +17,7 @@ struct ReportCliOptions {
   std::string knowledge_base;        // default: the embedded configs/report/knowledge-base.yaml
   std::string runs_root = "runs";    // where the embedded default looks for the latest input
   bool json = false;                 // --json: report.json on stdout, nothing else there
-  Verbosity verbosity;               // --quiet, --verbose
+  session::Verbosity verbosity;      // --quiet, --verbose
 };
 
 void setup_report(CLI::App& app, ReportCliOptions& options);

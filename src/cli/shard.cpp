@@ -23,10 +23,10 @@ void setup_shard(CLI::App& app, ShardCliOptions& o) {
 }
 
 int run_shard_command(ShardCliOptions o) {
-  const Dataset source = open_source(o.source, o.layout);
+  const Dataset source = session::open_source(o.source, o.layout);
   o.reshard.shard_bytes = static_cast<uint64_t>(o.shard_mb * 1e6);
   o.reshard.balance = o.by_count ? gen::ShardBalance::count : gen::ShardBalance::bytes;
-  ProgressLine progress(progress_style(o.verbosity, o.json));
+  ProgressLine progress(session::progress_style(o.verbosity, o.json));
   o.reshard.progress = [&progress](size_t done, size_t total) {
     progress.update("shard", static_cast<int64_t>(done), static_cast<int64_t>(total), 0, "samples");
   };

@@ -15,7 +15,7 @@ struct ShardCliOptions {
   bool by_size = false;  // the default; the flag says so explicitly
   bool by_count = false;
   bool json = false;  // --json: shards.json on stdout, nothing else there
-  Verbosity verbosity;
+  session::Verbosity verbosity;
 };
 
 void setup_shard(CLI::App& app, ShardCliOptions& options);

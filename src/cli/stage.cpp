@@ -17,8 +17,8 @@ void setup_stage(CLI::App& app, StageCliOptions& o) {
 }
 
 int run_stage_command(StageCliOptions o) {
-  const Dataset source = open_source(o.source, o.layout);
-  ProgressLine progress(progress_style(o.verbosity, o.json));
+  const Dataset source = session::open_source(o.source, o.layout);
+  ProgressLine progress(session::progress_style(o.verbosity, o.json));
   o.stage.progress = [&progress](uint64_t done, uint64_t total) {
     progress.update("stage", static_cast<int64_t>(done / 1'000'000),
                     static_cast<int64_t>(total / 1'000'000), 0, "MB");

@@ -12,7 +12,7 @@ struct StageCliOptions {
   std::string layout = "auto";  // of the source: auto | files | tar
   StageOptions stage;
   bool json = false;  // --json: stage.json on stdout, nothing else there
-  Verbosity verbosity;
+  session::Verbosity verbosity;
 };
 
 void setup_stage(CLI::App& app, StageCliOptions& options);

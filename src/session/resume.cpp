@@ -1,4 +1,4 @@
-#include "cli/resume.hpp"
+#include "session/resume.hpp"
 
 #include <fmt/format.h>
 
@@ -6,7 +6,7 @@
 
 #include "mmprof/error.hpp"
 
-namespace mmprof::cli {
+namespace mmprof::session {
 
 namespace fs = std::filesystem;
 
@@ -33,4 +33,4 @@ ResumedRun resolve_resume(const std::string& run, const RunOptions& o, int64_t t
   return r;
 }
 
-}  // namespace mmprof::cli
+}  // namespace mmprof::session

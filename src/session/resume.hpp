@@ -3,10 +3,10 @@
 #include <memory>
 #include <string>
 
-#include "cli/common.hpp"
 #include "run/resume.hpp"
+#include "session/run_options.hpp"
 
-namespace mmprof::cli {
+namespace mmprof::session {
 
 struct ResumedRun {
   ResolvedRun resolved;  // RUN's resolved configuration, from its manifest.json
@@ -18,4 +18,4 @@ struct ResumedRun {
 // itself; `t_restart_ns` is when the resume began.
 ResumedRun resolve_resume(const std::string& run, const RunOptions& options, int64_t t_restart_ns);
 
-}  // namespace mmprof::cli
+}  // namespace mmprof::session

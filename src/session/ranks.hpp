@@ -11,20 +11,20 @@
 #include <string>
 #include <vector>
 
-#include "cli/baseline.hpp"
 #include "mmprof/config.hpp"
+#include "session/baseline.hpp"
 
 namespace mmprof {
 class DistGroup;
 }
 
-namespace mmprof::cli {
+namespace mmprof::session {
 
 // `--nproc-per-node N`: runs `args` (the whole command line) again N times as ranks 0..N-1,
-// waits for them, merges the job and prints it. Returns the exit code: 0, or the first failed
-// rank's.
-int launch_ranks(const BaselineCliOptions& options, const std::vector<std::string>& args,
-                 const std::string& command);
+// waits for them and merges the job (also after one failed or hung). The outcome's exit code is
+// 0, or the first failed rank's.
+BaselineOutcome launch_ranks(const BaselineRequest& request, const std::vector<std::string>& args,
+                             const std::string& command);
 
 // This process as one rank of a job: the joined group, and where its run directory goes.
 struct RankJob {
@@ -47,4 +47,4 @@ RankJob join_job(const Config& config, const nlohmann::json& tree, uint64_t data
 // rank has written, then rank 0 merges JOB/job.json. Returns job.json on rank 0, null elsewhere.
 nlohmann::json finish_job(RankJob& job, bool ok);
 
-}  // namespace mmprof::cli
+}  // namespace mmprof::session

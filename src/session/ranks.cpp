@@ -1,4 +1,4 @@
-#include "cli/ranks.hpp"
+#include "session/ranks.hpp"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -16,17 +16,15 @@
 #include <optional>
 #include <thread>
 
-#include "cli/common.hpp"
 #include "measure/job_summary.hpp"
 #include "mmprof/error.hpp"
-#include "report/terminal_summary.hpp"
 #include "step/dist_group.hpp"
 #include "util/interrupt.hpp"
 #include "util/spawn.hpp"
 
 extern char** environ;
 
-namespace mmprof::cli {
+namespace mmprof::session {
 namespace {
 
 namespace fs = std::filesystem;
@@ -182,8 +180,8 @@ std::optional<int> wait_ranks(std::vector<Child>& children, double timeout_s) {
 
 }  // namespace
 
-int launch_ranks(const BaselineCliOptions& o, const std::vector<std::string>& args,
-                 const std::string& command) {
+BaselineOutcome launch_ranks(const BaselineRequest& o, const std::vector<std::string>& args,
+                             const std::string& command) {
   const int n = *o.nproc_per_node;
   if (!o.command.empty()) {
     throw UsageError(
@@ -211,7 +209,7 @@ int launch_ranks(const BaselineCliOptions& o, const std::vector<std::string>& ar
   std::vector<Child> children(static_cast<size_t>(n));
   std::vector<std::string> argv = rank_args(args, !o.run.out.empty(), job);
   argv.insert(argv.begin(), args.front());
-  if (!o.run.verbosity.quiet && !o.json) {
+  if (progress_style(o.run.verbosity, o.json) != ProgressStyle::none) {
     std::fprintf(stderr,
                  "mmprof: starting %d ranks (c10d rendezvous on 127.0.0.1:%d); logs in %s\n", n,
                  port, job.c_str());
@@ -225,19 +223,16 @@ int launch_ranks(const BaselineCliOptions& o, const std::vector<std::string>& ar
   for (int k = 0; k < n; ++k)
     exits[k] = *children[static_cast<size_t>(k)].exit;
   if (first) exits[*first].first = true;
-  const json merged = merge_job(job, n, exits);
-  if (o.json) {
-    print_json(merged);
-  } else if (!o.run.verbosity.quiet) {
-    std::fputs(report::format_job_summary(merged).c_str(), stdout);
-    std::printf("job directory: %s\n", job.c_str());
-  }
+  BaselineOutcome outcome{
+      .kind = BaselineOutcome::Kind::job, .document = merge_job(job, n, exits), .dir = job};
   // The first rank to fail gives the job's exit code (a signal is a failure, 1).
   if (first) {
     const int code = exits[*first].code;
-    return code >= 128 ? static_cast<int>(ExitCode::failure) : code;
+    outcome.exit_code = code >= 128 ? static_cast<int>(ExitCode::failure) : code;
+  } else if (outcome.document["status"] != "complete") {
+    outcome.exit_code = static_cast<int>(ExitCode::failure);
   }
-  return merged["status"] == "complete" ? 0 : static_cast<int>(ExitCode::failure);
+  return outcome;
 }
 
 RankJob::RankJob() = default;
@@ -286,4 +281,4 @@ json finish_job(RankJob& j, bool ok) {
   if (j.group->rank() != 0) return nullptr;
   return merge_job(j.job, j.group->world_size(), {});
 }
-}  // namespace mmprof::cli
+}  // namespace mmprof::session
