@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <optional>
 #include <set>
 
 #include "ab/analysis.hpp"
@@ -40,10 +41,12 @@ void make_trials_dir(const fs::path& dir) {
   if (ec) throw OutputError(fmt::format("cannot create {}: {}", dir.string(), ec.message()));
 }
 
-class Experiment {
+}  // namespace
+
+class ExperimentRun::Impl {
  public:
-  Experiment(const ExperimentDesign& d, const AbOptions& o, const std::map<size_t, double>& psnr,
-             const TrialHooks& hooks)
+  Impl(const ExperimentDesign& d, const AbOptions& o, const std::map<size_t, double>& psnr,
+       const TrialHooks& hooks)
       : d_(d),
         o_(o),
         psnr_(psnr),
@@ -63,23 +66,32 @@ class Experiment {
             {"looks", json::array()}};
   }
 
-  json run() {
-    // Held until the experiment ends: its trials write into it (each claims its own folder).
-    const rundir::OutputDir out(o_.out, rundir::OutputKind::experiment, o_.force);
+  void start() {
+    out_dir_.emplace(o_.out, rundir::OutputKind::experiment, o_.force);
     make_trials_dir(o_.out);
     publish(look_alpha(d_, 1));
+  }
+
+  bool next_round() {
+    if (ended_) return false;
     try {
-      for (int r = 0; r < d_.spec.rounds; ++r) {
-        run_round(r);
-        if (at_interim_look(r + 1) || nothing_left(r + 1)) break;
+      run_round(rounds_);
+      ++rounds_;
+      ended_ = at_interim_look(rounds_) || nothing_left(rounds_);
+      if (!ended_ && rounds_ == d_.spec.rounds) {
+        finish("complete", "");
+        ended_ = true;
       }
     } catch (const Error& e) {
+      ended_ = true;
       finish(e.code() == ExitCode::interrupted ? "interrupted" : "failed", e.what());
       throw;
     }
-    if (doc_["status"] == "running") finish("complete", "");
-    return doc_;
+    return !ended_;
   }
+
+  int rounds_done() const noexcept { return rounds_; }
+  const json& document() const noexcept { return doc_; }
 
  private:
   // An arm is run until it is INVALID: a failed correctness check or a failed trial stays in its
@@ -274,13 +286,36 @@ class Experiment {
   json doc_;
   std::vector<TrialRecord> trials_;
   std::set<size_t> retired_;  // arms found INVALID: no later round runs them
+  // Held while the experiment runs: its trials write into it (each claims its own folder).
+  std::optional<rundir::OutputDir> out_dir_;
+  int rounds_ = 0;
+  bool ended_ = false;
 };
 
-}  // namespace
+ExperimentRun::ExperimentRun(const ExperimentDesign& d, const AbOptions& options,
+                             const std::map<size_t, double>& psnr, const TrialHooks& hooks)
+    : impl_(std::make_unique<Impl>(d, options, psnr, hooks)) {}
+ExperimentRun::~ExperimentRun() = default;
+void ExperimentRun::start() {
+  impl_->start();
+}
+bool ExperimentRun::next_round() {
+  return impl_->next_round();
+}
+int ExperimentRun::rounds_done() const noexcept {
+  return impl_->rounds_done();
+}
+const nlohmann::json& ExperimentRun::document() const noexcept {
+  return impl_->document();
+}
 
 json run_ab(const ExperimentDesign& d, const AbOptions& options,
             const std::map<size_t, double>& psnr, const TrialHooks& hooks) {
-  return Experiment(d, options, psnr, hooks).run();
+  ExperimentRun run(d, options, psnr, hooks);
+  run.start();
+  while (run.next_round()) {
+  }
+  return run.document();
 }
 
 }  // namespace mmprof

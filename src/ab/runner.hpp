@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -33,6 +34,34 @@ struct AbOptions {
   ProgressStyle progress = ProgressStyle::none;  // one line per trial on stderr
   nlohmann::json base_tree;                      // the resolved base configuration, for the record
   std::vector<Config> arm_configs;  // the resolved configuration of every arm (design order)
+};
+
+// One experiment driven round by round: run_ab is its whole loop; `tune` drives it to decide
+// between rounds. `d`, `options`, `psnr` and `hooks` must outlive it.
+class ExperimentRun {
+ public:
+  ExperimentRun(const ExperimentDesign& d, const AbOptions& options,
+                const std::map<size_t, double>& psnr, const TrialHooks& hooks);
+  ~ExperimentRun();
+  ExperimentRun(const ExperimentRun&) = delete;
+  ExperimentRun& operator=(const ExperimentRun&) = delete;
+
+  // Claims the experiment directory (held until the run is destroyed) and writes the first
+  // experiment.json.
+  void start();
+  // Runs the next round (every live arm once, in the round's seeded order; each trial published
+  // as it ends). Returns false once the experiment has ended: every round run, a planned interim
+  // look stopped it, or every factor arm is INVALID; experiment.json then has its final status.
+  // On an error (an interrupt, the base's trial failing) the directory says so and it is rethrown.
+  bool next_round();
+  // Rounds run so far.
+  int rounds_done() const noexcept;
+  // experiment.json as last written.
+  const nlohmann::json& document() const noexcept;
+
+ private:
+  class Impl;
+  std::unique_ptr<Impl> impl_;
 };
 
 // Runs the experiment described by `d`. `psnr` gives the PSNR (dB) of each lossy arm, measured

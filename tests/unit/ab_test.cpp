@@ -527,6 +527,44 @@ nlohmann::json run_fake(const ExperimentDesign& d, FakeWorld& world,
   return run_ab(d, o, {}, hooks);
 }
 
+// Round by round (what `tune` drives): after each round experiment.json on disk holds that many
+// rounds and says running; the last round ends it as run_ab does, and no round runs after it.
+TEST(AbProtocolTest, AnExperimentRunsRoundByRoundAsRunAbDoes) {
+  test::TempDir tmp;
+  const ExperimentDesign d = design_of({"loader.num_workers=1,2"}, 6);
+  FakeWorld world;
+  world.rate["loader.num_workers=2"] = 1500;
+  AbOptions o;
+  o.out = tmp.path() / "exp";
+  o.arm_configs.assign(d.arms.size(), Config{});
+  int64_t clock = 0;
+  const TrialHooks hooks{[&](const auto& argv, const auto& log) { return world.run(argv, log); },
+                         [&] { return clock += 1000; }, [] { return std::string("t"); }};
+  ExperimentRun run(d, o, {}, hooks);
+  run.start();
+  EXPECT_EQ(run.rounds_done(), 0);
+  EXPECT_EQ(test::read_json(o.out / "experiment.json")["status"], "running");
+  for (int r = 1; r < 6; ++r) {
+    ASSERT_TRUE(run.next_round()) << r;
+    EXPECT_EQ(run.rounds_done(), r);
+    const nlohmann::json on_disk = test::read_json(o.out / "experiment.json");
+    EXPECT_EQ(on_disk["status"], "running");
+    EXPECT_EQ(on_disk["order"].size(), static_cast<size_t>(r));
+    EXPECT_EQ(on_disk["trials"].size(), static_cast<size_t>(3 * r));
+  }
+  EXPECT_FALSE(run.next_round());
+  EXPECT_EQ(run.rounds_done(), 6);
+  EXPECT_EQ(run.document()["status"], "complete");
+  EXPECT_EQ(run.document()["results"][1]["verdict"], "ADOPT");
+  EXPECT_FALSE(run.next_round());  // ended: nothing more runs
+  EXPECT_EQ(world.runs, 18);
+  FakeWorld again;
+  again.rate["loader.num_workers=2"] = 1500;
+  const nlohmann::json whole = run_fake(d, again, tmp.path() / "exp2");
+  EXPECT_EQ(whole["results"], run.document()["results"]);
+  EXPECT_EQ(whole["trials"].size(), run.document()["trials"].size());
+}
+
 // Every trial failed its steady-state check: the verdict is withheld, and matrix.md says how many.
 TEST(AbProtocolTest, NonSteadyTrialsAreCarriedIntoTheVerdictAndTheMatrix) {
   test::TempDir tmp;
