@@ -250,7 +250,7 @@ json data_mix(const Dataset& dataset, size_t limit, uint64_t seed) {
   }
   json out = summarize_mix(records);
   out["path"] = dataset.root().string();
-  out["layout"] = dataset.layout() == Layout::tar ? "tar" : "files";
+  out["layout"] = dataset.layout_info().name;
   out["counts"] = {
       {"samples", dataset.size()}, {"images", images}, {"videos", videos}, {"captions", captions}};
   out["bytes"] = {{"images", image_bytes},

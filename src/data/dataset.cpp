@@ -55,10 +55,11 @@ std::string lower(std::string s) {
 // extension starts at the first dot of the member's name (WebDataset's rule: "a.seg.jpg" is part
 // "seg.jpg" of sample "a"); in a folder at the last one, so "my.photo.jpg" is the image of key
 // "my.photo". A leading dot (".DS_Store") starts no extension.
-std::pair<std::string, std::string> split_key(const std::string& name, Layout layout) {
+std::pair<std::string, std::string> split_key(const std::string& name,
+                                              const DatasetLayout& layout) {
   const auto slash = name.rfind('/');
   const size_t base = slash == std::string::npos ? 0 : slash + 1;
-  const auto dot = layout == Layout::tar ? name.find('.', base + 1) : name.rfind('.');
+  const auto dot = layout.containers ? name.find('.', base + 1) : name.rfind('.');
   if (dot == std::string::npos || dot <= base) return {name, ""};
   return {name.substr(0, dot), lower(name.substr(dot + 1))};
 }
@@ -72,10 +73,35 @@ std::string not_a_format(const std::string& ext) {
                      listed_extensions());
 }
 
-// A top-level *.tar file: a shard of the tar layout.
-bool is_shard(const std::string& rel) {
-  return rel.find('/') == std::string::npos && rel.size() > 4 &&
-         lower(rel.substr(rel.size() - 4)) == ".tar";
+// A file's key and extension in a folder of files.
+std::pair<std::string, std::string> file_key(const std::string& rel) {
+  return split_key(rel, dataset_layout(Layout::files));
+}
+
+// The container layout whose containers have extension `ext` ("tar"), if one has.
+const DatasetLayout* container_layout_of(const std::string& ext) {
+  for (const DatasetLayout& l : dataset_layouts())
+    if (l.containers && ext == l.container_ext) return &l;
+  return nullptr;
+}
+
+// What data.layout=auto chooses: the container layout whose containers are at least as many as
+// the media files (so one stray .tar in a folder of images does not hide the images), else files;
+// `why` says so.
+const DatasetLayout& choose_layout(const std::vector<FoundFile>& files, std::string& why) {
+  size_t media = 0;
+  for (const FoundFile& f : files)
+    media += format_for_extension(file_key(f.rel).second) != nullptr ? 1 : 0;
+  const DatasetLayout& plain = dataset_layout(Layout::files);
+  why = fmt::format("data.layout=auto chose {}: {} media files", plain.name, media);
+  for (const DatasetLayout& l : dataset_layouts()) {
+    if (!l.containers) continue;
+    const auto held = static_cast<size_t>(std::count_if(
+        files.begin(), files.end(), [&](const FoundFile& f) { return is_container(l, f.rel); }));
+    if (held > 0 && held >= media) return l;
+    why += fmt::format(" against {} .{} files", held, l.container_ext);
+  }
+  return plain;
 }
 
 }  // namespace
@@ -95,10 +121,8 @@ Dataset Dataset::open_listed(const fs::path& path, Layout layout, const RemoteCo
   // the layout picks one (auto: the files), so --factor data.layout=files,tar compares the two.
   std::error_code gen_ec;
   if (!is_remote(path.string()) && fs::exists(path / "dataset.json", gen_ec)) {
-    const bool files = fs::is_directory(path / "files", gen_ec);
-    const bool shards = fs::is_directory(path / "shards", gen_ec);
-    if (layout == Layout::tar && shards) return open_listed(path / "shards", layout, remote, only);
-    if (layout != Layout::tar && files) return open_listed(path / "files", layout, remote, only);
+    const fs::path copy = path / dataset_layout(layout).gen_folder;
+    if (fs::is_directory(copy, gen_ec)) return open_listed(copy, layout, remote, only);
   }
   Dataset ds;
   ds.root_ = path;
@@ -111,7 +135,8 @@ Dataset Dataset::open_listed(const fs::path& path, Layout layout, const RemoteCo
   const auto store = ds.remote_ ? remote_store(path.string(), remote) : local_store(path);
   // A remote set of shards with mmprof's index needs no listing (plain object storage has none).
   FolderWalk walk;
-  if (layout != Layout::files) walk.files = store->indexed_shards();
+  if (layout == Layout::auto_detect || dataset_layout(layout).containers)
+    walk.files = store->indexed_shards();
   if (walk.files.empty()) {
     walk = store->walk();
   } else {
@@ -122,27 +147,15 @@ Dataset Dataset::open_listed(const fs::path& path, Layout layout, const RemoteCo
     std::erase_if(walk.files, [&](const FoundFile& f) { return only->count(f.rel) == 0; });
     std::erase_if(ds.ignored_, [&](const IgnoredFile& f) { return only->count(f.file) == 0; });
   }
-  // Layout auto follows what holds the samples: tar when the top-level .tar files are at least as
-  // many as the media files, so one stray .tar in a folder of images does not hide the images.
-  size_t shards = 0, media = 0;
-  for (const FoundFile& f : walk.files) {
-    if (is_shard(f.rel)) {
-      ++shards;
-    } else if (format_for_extension(split_key(f.rel, Layout::files).second) != nullptr) {
-      ++media;
-    }
-  }
-  std::string why = "data.layout=files";
-  if (layout == Layout::auto_detect) {
-    layout = shards > 0 && shards >= media ? Layout::tar : Layout::files;
-    why = fmt::format("data.layout=auto chose files: {} media files against {} .tar files", media,
-                      shards);
-  }
-  ds.layout_ = layout;
-  if (layout == Layout::tar) {
-    if (shards == 0) {
-      throw InputError(
-          fmt::format("dataset {} has no .tar shards (data.layout=tar)", path.string()));
+  std::string why = fmt::format("data.layout={}", dataset_layout(layout).name);
+  const DatasetLayout& chosen =
+      layout == Layout::auto_detect ? choose_layout(walk.files, why) : dataset_layout(layout);
+  ds.layout_ = chosen.id;
+  if (chosen.containers) {
+    if (std::none_of(walk.files.begin(), walk.files.end(),
+                     [&](const FoundFile& f) { return is_container(chosen, f.rel); })) {
+      throw InputError(fmt::format("dataset {} has no {}s (data.layout={})", path.string(),
+                                   chosen.holder, chosen.name));
     }
     ds.index_shards(walk.files, *store);
   } else {
@@ -169,7 +182,7 @@ void Dataset::add_member(const std::string& name, const std::string& shown, uint
                          uint64_t offset, uint64_t size) {
   // Members of one key arrive together in both layouts (sorted folder walk, grouped shards), so
   // only the last sample needs looking at.
-  auto [key, ext] = split_key(name, layout_);
+  auto [key, ext] = split_key(name, layout_info());
   const MediaFormat* format = format_for_extension(ext);
   if (format == nullptr && ext != "txt") {
     ignored_.push_back({shown, not_a_format(ext)});
@@ -200,15 +213,15 @@ void Dataset::index_folder(std::vector<FoundFile>& found, const std::string& why
                            DatasetStore& store) {
   // Group members of a key: sort by key, then caption last.
   std::sort(found.begin(), found.end(), [](const FoundFile& a, const FoundFile& b) {
-    return split_key(a.rel, Layout::files) < split_key(b.rel, Layout::files);
+    return file_key(a.rel) < file_key(b.rel);
   });
   const Sidecars own(store, found);
   for (const FoundFile& f : found) {
     if (own.contains(f.rel)) continue;
-    if (split_key(f.rel, Layout::files).second == "tar") {
-      ignored_.push_back({f.rel, fmt::format("a tar shard in a dataset read as files ({}); set "
-                                             "data.layout=tar to read shards",
-                                             why)});
+    if (const DatasetLayout* holder = container_layout_of(file_key(f.rel).second)) {
+      ignored_.push_back({f.rel, fmt::format("a {} shard in a dataset read as files ({}); set "
+                                             "data.layout={} to read shards",
+                                             holder->container_ext, why, holder->name)});
       continue;
     }
     files_.push_back(f.rel);
@@ -228,8 +241,9 @@ void Dataset::index_shards(std::vector<FoundFile>& found, DatasetStore& store) {
   const Sidecars own(store, found);
   for (const FoundFile& f : found) {
     if (own.contains(f.rel)) continue;
-    if (!is_shard(f.rel)) {
-      ignored_.push_back({f.rel, "not a top-level .tar shard of a tar-layout dataset"});
+    if (!is_container(layout_info(), f.rel)) {
+      ignored_.push_back({f.rel, fmt::format("not a {} of a {}-layout dataset",
+                                             layout_info().holder, layout_info().name)});
       continue;
     }
     files_.push_back(f.rel);
@@ -240,7 +254,7 @@ void Dataset::index_shards(std::vector<FoundFile>& found, DatasetStore& store) {
       add_member(m.name, files_.back() + ":" + m.name, file, m.offset, m.size);
     for (auto& r : scan.rejected) {
       rejected_.push_back(
-          {split_key(r.name, Layout::tar).first, files_.back(), std::move(r.reason)});
+          {split_key(r.name, layout_info()).first, files_.back(), std::move(r.reason)});
     }
   }
   ignore_captions_without_media();
@@ -249,12 +263,15 @@ void Dataset::index_shards(std::vector<FoundFile>& found, DatasetStore& store) {
 void Dataset::ignore_captions_without_media() {
   for (const SampleEntry& s : samples_) {
     if (s.ext.empty()) {
-      ignored_.push_back(
-          {files_[s.caption.file] + (layout_ == Layout::tar ? ":" + s.key + ".txt" : ""),
-           fmt::format("a caption with no image or video of key '{}'", s.key)});
+      ignored_.push_back({member_location(layout_info(), files_[s.caption.file], s.key, "txt"),
+                          fmt::format("a caption with no image or video of key '{}'", s.key)});
     }
   }
   std::erase_if(samples_, [](const SampleEntry& s) { return s.ext.empty(); });
+}
+
+std::string Dataset::media_location(const SampleEntry& sample) const {
+  return member_location(layout_info(), files_[sample.media.file], sample.key, sample.ext);
 }
 
 std::string Dataset::url_of(uint32_t file) const {
@@ -297,7 +314,7 @@ nlohmann::json Dataset::summary() const {
     (s.modality == Modality::video ? video_bytes : image_bytes) += s.media.size;
     captions += s.has_caption;
   }
-  return {{"path", root_.string()},     {"layout", layout_ == Layout::tar ? "tar" : "files"},
+  return {{"path", root_.string()},     {"layout", layout_info().name},
           {"files", files_.size()},     {"samples", samples_.size()},
           {"images", images},           {"videos", videos},
           {"captions", captions},       {"image_bytes", image_bytes},

@@ -13,6 +13,7 @@
 #include "gen/sample_plan.hpp"
 #include "gen/tar_writer.hpp"
 #include "gen/video_encode.hpp"
+#include "mmprof/dataset_layout.hpp"
 #include "util/error.hpp"
 #include "util/files.hpp"
 #include "util/rng.hpp"
@@ -109,14 +110,15 @@ class LayoutWriter {
  public:
   explicit LayoutWriter(const GenOptions& o) : options_(o) {
     if (o.write_files) {
-      make_writable_dir(o.out / "files");
-      remove_stale(o.out / "files", is_sample_file_name);
+      make_writable_dir(files_dir());
+      remove_stale(files_dir(), is_sample_file_name);
       layouts_.files = true;
     }
     if (o.write_shards) {
-      make_writable_dir(o.out / "shards");
-      remove_stale(o.out / "shards", is_shard_file_name);
-      shards_.emplace(o.out / "shards", o.shard_bytes);
+      const fs::path dir = o.out / dataset_layout(Layout::tar).gen_folder;
+      make_writable_dir(dir);
+      remove_stale(dir, is_shard_file_name);
+      shards_.emplace(dir, o.shard_bytes);
       layouts_.shards = true;
     }
   }
@@ -125,7 +127,7 @@ class LayoutWriter {
     const std::string media_name = s.record.key + "." + extension(s.record.kind);
     const std::string text_name = s.record.key + ".txt";
     if (layouts_.files) {
-      const fs::path dir = options_.out / "files";
+      const fs::path dir = files_dir();
       write_file(dir / media_name, s.media.data(), s.media.size());
       write_file(dir / text_name, s.caption.data(), s.caption.size());
       layouts_.files_count += 2;
@@ -143,6 +145,8 @@ class LayoutWriter {
   }
 
  private:
+  fs::path files_dir() const { return options_.out / dataset_layout(Layout::files).gen_folder; }
+
   const GenOptions& options_;
   LayoutsWritten layouts_;
   std::optional<ShardWriter> shards_;

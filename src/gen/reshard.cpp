@@ -134,7 +134,7 @@ json reshard(const Dataset& source, const ReshardOptions& o) {
   }
   json manifest = {{"schema", "mmprof.shards/1"},
                    {"source", fs::absolute(source.root()).string()},
-                   {"source_layout", source.layout() == Layout::tar ? "tar" : "files"},
+                   {"source_layout", source.layout_info().name},
                    {"samples", source.size()},
                    {"bytes", total},
                    {"balance", o.balance == ShardBalance::bytes ? "bytes" : "count"},

@@ -82,14 +82,12 @@ void BatchFiller::refuse_oversized(const SampleEntry& entry) const {
   if (!oversized(entry)) return;
   const bool video = entry.modality == Modality::video;
   const int64_t limit = video ? config_.video.max_bytes : config_.image.max_bytes;
-  const std::string& file = dataset_.files()[entry.media.file];
   throw StageFailure{
       Stage::read,
-      fmt::format(
-          "{} is {} bytes ({:.1f} MiB), above {}={}: refused before it is read",
-          dataset_.layout() == Layout::tar ? file + ":" + entry.key + "." + entry.ext : file,
-          entry.media.size, static_cast<double>(entry.media.size) / (1 << 20),
-          video ? "video.max_bytes" : "image.max_bytes", limit)};
+      fmt::format("{} is {} bytes ({:.1f} MiB), above {}={}: refused before it is read",
+                  dataset_.media_location(entry), entry.media.size,
+                  static_cast<double>(entry.media.size) / (1 << 20),
+                  video ? "video.max_bytes" : "image.max_bytes", limit)};
 }
 
 // A caption is refused above text.max_bytes before a byte of it is read, and when it is not

@@ -34,7 +34,7 @@ DataLocality::DataLocality(DataCache cache, const Dataset& dataset) : cache_(cac
     files_.push_back(dataset.root() / name);
   // Files: the index holds every file's size already (no stat of a million files). Tar: the
   // shards' sizes, headers and padding included.
-  if (dataset.layout() == Layout::files) {
+  if (!dataset.layout_info().containers) {
     dataset_bytes_ = dataset.total_bytes();
   } else {
     for (const auto& file : files_) {

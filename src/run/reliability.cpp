@@ -60,16 +60,17 @@ nlohmann::json ignored_line(const Dataset& dataset, const IgnoredFile& entry) {
 void enforce_rejection_policy(const Config& config, const Dataset& dataset) {
   if (config.loader.on_error != OnError::fail || dataset.rejected().empty()) return;
   const RejectedEntry& first = dataset.rejected().front();
-  if (dataset.layout() == Layout::files) {
+  if (!dataset.layout_info().containers) {
     throw RunError(fmt::format("{} refused: {} (loader.on_error=fail)", shard_path(dataset, first),
                                first.reason));
   }
   if (first.key.empty()) {  // damage of the shard itself, not of one member
-    throw RunError(fmt::format("tar shard {}: {} (loader.on_error=fail)",
+    throw RunError(fmt::format("{} shard {}: {} (loader.on_error=fail)", dataset.layout_info().name,
                                shard_path(dataset, first), first.reason));
   }
-  throw RunError(fmt::format("tar shard {}: member '{}' refused: {} (loader.on_error=fail)",
-                             shard_path(dataset, first), first.key, first.reason));
+  throw RunError(fmt::format("{} shard {}: member '{}' refused: {} (loader.on_error=fail)",
+                             dataset.layout_info().name, shard_path(dataset, first), first.key,
+                             first.reason));
 }
 
 }  // namespace mmprof

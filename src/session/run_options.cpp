@@ -47,14 +47,11 @@ Dataset open_dataset(const Config& config) {
                  default_dataset_dir().c_str());
   }
   const auto root = ensure_default_dataset();
-  const bool tar = config.data.layout == Layout::tar;
-  return Dataset::open(root / (tar ? "shards" : "files"), config.data.layout);
+  return Dataset::open(root / dataset_layout(config.data.layout).gen_folder, config.data.layout);
 }
 
 Dataset open_source(const std::string& source, const std::string& layout) {
-  return Dataset::open(source, layout == "files" ? Layout::files
-                               : layout == "tar" ? Layout::tar
-                                                 : Layout::auto_detect);
+  return Dataset::open(source, layout_named(layout).value_or(Layout::auto_detect));
 }
 
 std::string default_out_dir(const std::string& command) {

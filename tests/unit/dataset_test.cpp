@@ -60,6 +60,47 @@ TEST(DatasetTest, AStrayTarInAnImageFolderDoesNotMakeItATarDataset) {
             "against 1 .tar files); set data.layout=tar to read shards");
 }
 
+// The layout table is what the code asks: a files dataset and a tar dataset of the same samples
+// differ only in their rows (container or not, the key rule, how a member is named), and
+// data.layout's names map to the rows. Exact values, derived from the WebDataset rule by hand.
+TEST(DatasetTest, EachLayoutIsARowThatTheDatasetAnswersFrom) {
+  ASSERT_EQ(dataset_layouts().size(), 2u);
+  EXPECT_EQ(layout_named("files"), Layout::files);
+  EXPECT_EQ(layout_named("tar"), Layout::tar);
+  EXPECT_EQ(layout_named("auto"), Layout::auto_detect);
+  EXPECT_EQ(layout_named("mds"), std::nullopt);
+  EXPECT_STREQ(dataset_layout(Layout::auto_detect).name, "files");
+  const DatasetLayout& tar = dataset_layout(Layout::tar);
+  EXPECT_TRUE(is_container(tar, "shard-000001.TAR"));
+  EXPECT_FALSE(is_container(tar, "sub/shard-000001.tar"));  // only top-level files
+  EXPECT_FALSE(is_container(tar, ".tar"));
+  EXPECT_FALSE(is_container(dataset_layout(Layout::files), "a.tar"));
+  EXPECT_EQ(member_location(tar, "s.tar", "a.seg", "jpg"), "s.tar:a.seg.jpg");
+  EXPECT_EQ(member_location(dataset_layout(Layout::files), "d/a.seg.jpg", "d/a.seg", "jpg"),
+            "d/a.seg.jpg");
+
+  test::TempDir dir;
+  touch(dir.path() / "files" / "my.photo.jpg");
+  std::vector<uint8_t> shard;
+  test::append_tar_member(shard, "a.jpg", {1, 2, 3});
+  test::append_tar_member(shard, "my.photo.jpg", {1, 2, 3});
+  test::end_tar(shard);
+  fs::create_directories(dir.path() / "shards");
+  test::write_bytes(dir.path() / "shards" / "s.tar", shard);
+  const Dataset files = Dataset::open(dir.path() / "files", Layout::auto_detect);
+  const Dataset shards = Dataset::open(dir.path() / "shards", Layout::auto_detect);
+  EXPECT_STREQ(files.layout_info().name, "files");
+  EXPECT_STREQ(shards.layout_info().name, "tar");
+  // In a folder the extension starts at the last dot; in a shard at the first (WebDataset's
+  // rule: "my.photo.jpg" is part "photo.jpg" of sample "my", a part mmprof does not read).
+  ASSERT_EQ(keys(files), std::vector<std::string>{"my.photo"});
+  ASSERT_EQ(keys(shards), std::vector<std::string>{"a"});
+  EXPECT_EQ(ignored(shards).count("s.tar:my.photo.jpg"), 1u);
+  EXPECT_EQ(files.media_location(files.samples()[0]), "my.photo.jpg");
+  EXPECT_EQ(shards.media_location(shards.samples()[0]), "s.tar:a.jpg");
+  EXPECT_EQ(shards.summary()["layout"], "tar");
+}
+
 // Bad shards beside a good one: each is a rejection naming its shard (key "" for damage not tied
 // to a member), the good shard's samples are indexed, and a folder of shards stays tar with auto.
 TEST(DatasetTest, BadShardsAreRejectionsOfTheirShardAndTheRestIsRead) {

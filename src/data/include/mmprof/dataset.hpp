@@ -1,9 +1,9 @@
 #pragma once
 // A dataset as the loader sees it: an index of samples (key, modality, where its bytes are).
-// Two layouts: a folder of files (images and videos whose extension is in the media-format table,
-// src/decode/media_format.cpp; optional <key>.txt captions) and WebDataset-style tar shards
-// (members <key>.<ext> grouped by key). Opening a dataset reads directory entries or tar headers
-// only, never the media; tar members are never extracted.
+// The layouts are rows of mmprof/dataset_layout.hpp: a folder of files (images and videos whose
+// extension is in the media-format table, src/decode/media_format.cpp; optional <key>.txt
+// captions) and WebDataset-style tar shards (members <key>.<ext> grouped by key). Opening a dataset
+// reads directory entries or tar headers only, never the media; tar members are never extracted.
 #include <cstdint>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "mmprof/config.hpp"
+#include "mmprof/dataset_layout.hpp"
 #include "mmprof/modality.hpp"
 
 namespace mmprof {
@@ -80,6 +81,10 @@ class Dataset {
   // A remote dataset's file `file` as a URL (its path percent-encoded).
   std::string url_of(uint32_t file) const;
   Layout layout() const noexcept { return layout_; }
+  // The layout's row (mmprof/dataset_layout.hpp): ask it, not which layout this is.
+  const DatasetLayout& layout_info() const { return dataset_layout(layout_); }
+  // Where `sample`'s media is, as messages name it: its file, or "shard:key.ext".
+  std::string media_location(const SampleEntry& sample) const;
   const std::vector<std::string>& files() const noexcept { return files_; }
   // File `file`'s size when the dataset was opened (its listing's, for a remote dataset).
   uint64_t file_size(uint32_t file) const { return file_sizes_[file]; }
@@ -104,7 +109,8 @@ class Dataset {
   // open() of the files under `path` that `only` lists (null: all of them).
   static Dataset open_listed(const std::filesystem::path& path, Layout layout,
                              const RemoteConfig& remote, const std::set<std::string>* only);
-  // `found`: the folder walk's files (sorted here); `why`: how the files layout was chosen.
+  // `found`: the folder walk's files (sorted here); `why`: how the layout was chosen. Files are
+  // samples of their own (index_folder) or containers of members (index_shards).
   void index_folder(std::vector<FoundFile>& found, const std::string& why, DatasetStore& store);
   void index_shards(std::vector<FoundFile>& found, DatasetStore& store);
   // `name`: the file's path (files layout) or the member's name (tar), `shown` how messages name
