@@ -11,6 +11,7 @@
 #include "config/yaml_file.hpp"
 #include "measure/steady_state.hpp"
 #include "mmprof/error.hpp"
+#include "rundir/json_values.hpp"
 #include "util/rng.hpp"
 
 namespace mmprof {
@@ -121,8 +122,9 @@ ContentKind content_kind(const std::string& key) {
 ExperimentSpec load_experiment_file(const std::string& path) {
   const YAML::Node root = config::load_yaml_file(path, "experiment file");
   if (!root.IsMap()) throw UsageError(fmt::format("experiment file {} is not a mapping", path));
-  static const std::set<std::string> known = {"config", "data", "set",   "factors", "preserving",
-                                              "rounds", "seed", "cache", "warmup_s"};
+  static const std::set<std::string> known = {"config",     "data",   "set",       "factors",
+                                              "preserving", "rounds", "seed",      "cache",
+                                              "warmup_s",   "steps",  "duration_s"};
   ExperimentSpec s;
   for (const auto& kv : root) {
     const auto key = kv.first.as<std::string>();
@@ -137,6 +139,8 @@ ExperimentSpec load_experiment_file(const std::string& path) {
     if (key == "seed") s.seed = typed<uint64_t>(v, where);
     if (key == "cache") s.cache = scalar_text(v, where);
     if (key == "warmup_s") s.warmup_s = typed<double>(v, where);
+    if (key == "steps") s.steps = typed<int>(v, where);
+    if (key == "duration_s") s.duration_s = typed<double>(v, where);
     if (key == "factors") {
       if (!v.IsMap()) throw UsageError(fmt::format("{} must map KEY: [values]", where));
       for (const auto& f : v) {
@@ -194,6 +198,25 @@ std::vector<std::string> substitute_command(const std::vector<std::string>& comm
   return out;
 }
 
+namespace {
+
+// --steps and --duration: each a positive bound, one of them, and --duration for a job only.
+void check_trial_length(const ExperimentSpec& spec) {
+  if (spec.steps && *spec.steps < 1)
+    throw UsageError(fmt::format("--steps must be at least 1, got {}", *spec.steps));
+  if (spec.duration_s && !(*spec.duration_s > 0))
+    throw UsageError(fmt::format("--duration must be above 0 seconds, got {}", *spec.duration_s));
+  if (spec.steps && spec.duration_s)
+    throw UsageError("--steps and --duration both bound every trial: give one");
+  if (spec.duration_s && spec.command.empty()) {
+    throw UsageError(
+        "--duration bounds a job's trials (mmprof ab --duration S ... -- CMD); mmprof's own "
+        "trials are as long as their steps: --steps N");
+  }
+}
+
+}  // namespace
+
 ExperimentDesign make_design(const ExperimentSpec& spec, double memory_total_mib) {
   ExperimentDesign d;
   d.spec = spec;
@@ -205,8 +228,11 @@ ExperimentDesign make_design(const ExperimentSpec& spec, double memory_total_mib
     throw UsageError(fmt::format("--cache must be warm or cold, got '{}'", spec.cache));
   d.cache = spec.cache == "cold" ? CacheRegime::cold : CacheRegime::warm;
   if (!(spec.warmup_s >= 0)) throw UsageError("--warmup-s must be >= 0");
+  check_trial_length(spec);
+  // --steps is phases.steps of every arm, after the base's own --set.
+  if (spec.steps) d.spec.sets.push_back(fmt::format("phases.steps={}", *spec.steps));
   if (spec.factors.empty()) throw UsageError("no --factor given (KEY=V1,V2[,...])");
-  std::vector<std::string> base_overrides = spec.sets;
+  std::vector<std::string> base_overrides = d.spec.sets;
   for (const auto& text : spec.factors) {
     Factor f = parse_factor(text);
     for (const auto& seen : d.factors)
@@ -285,6 +311,8 @@ nlohmann::json design_json(const ExperimentDesign& d, const nlohmann::json& base
           {"seed", d.spec.seed},
           {"cache", d.spec.cache},
           {"warmup_s", d.spec.warmup_s},
+          {"steps", rundir::nullable(d.spec.steps)},
+          {"duration_s", rundir::nullable(d.spec.duration_s)},
           {"warmup_batches_rule", "max(phases.warmup_steps, 2 x num_workers x prefetch_factor)"},
           {"metric", metric},
           {"alpha", d.alpha},

@@ -35,6 +35,11 @@ struct ExperimentSpec {
   uint64_t seed = 1;
   std::string cache = "warm";
   double warmup_s = 1.0;
+  // --steps: every trial's measured steps (= phases.steps, after `sets`); for a job, batches of
+  // its DataLoader after warm-up.
+  std::optional<int> steps;
+  // --duration: a job's trials are stopped after this many seconds of measured steps instead.
+  std::optional<double> duration_s;
   // A user's own job (`mmprof ab ... -- CMD`): every trial is a fresh launch of it. Its factors
   // are loader.* (the hook applies them to its DataLoader), env.NAME (its environment) or NAME,
   // substituted for `{NAME}` in the command (as hyperfine's parameters).
@@ -42,7 +47,7 @@ struct ExperimentSpec {
 };
 
 // Reads an experiment YAML file (keys: config, data, set, factors {KEY: [values]}, preserving,
-// rounds, seed, cache, warmup_s). Throws UsageError naming the file and key.
+// rounds, seed, cache, warmup_s, steps, duration_s). Throws UsageError naming the file and key.
 ExperimentSpec load_experiment_file(const std::string& path);
 
 // The embedded default experiment: loader.num_workers 1 vs 2 and loader.pin_memory auto vs false,

@@ -113,14 +113,18 @@ class ExperimentRun::Impl {
 
   // A job's trial: `mmprof baseline` of the job with the arm's DataLoader arguments, its
   // environment and its command's placeholders; warm-up and measured steps as batches of the
-  // job's DataLoader.
+  // job's DataLoader, or the measured seconds of --duration.
   std::vector<std::string> job_trial_argv(size_t arm, const fs::path& run_dir) const {
     const Config& c = o_.arm_configs[arm];
     const int workers = std::max(1, c.loader.num_workers);
     const int warmup = std::max(c.phases.warmup_steps, 2 * workers * c.loader.prefetch_factor);
-    std::vector<std::string> argv = {o_.self.string(), "baseline",
-                                     "--warmup-steps", std::to_string(warmup),
-                                     "--steps",        std::to_string(c.phases.steps)};
+    std::vector<std::string> argv = {o_.self.string(), "baseline", "--warmup-steps",
+                                     std::to_string(warmup)};
+    if (d_.spec.duration_s) {
+      argv.insert(argv.end(), {"--duration", fmt::format("{}", *d_.spec.duration_s)});
+    } else {
+      argv.insert(argv.end(), {"--steps", std::to_string(c.phases.steps)});
+    }
     for (const auto& s : d_.arms[arm].overrides) {
       const std::string key = s.substr(0, s.find('='));
       switch (factor_route(key, d_.spec.command)) {

@@ -105,6 +105,8 @@ ExperimentSpec experiment_spec(const ExperimentRequest& o) {
   if (o.seed) s.seed = *o.seed;
   if (o.cache) s.cache = *o.cache;
   if (o.warmup_s) s.warmup_s = *o.warmup_s;
+  if (o.steps) s.steps = *o.steps;
+  if (o.duration_s) s.duration_s = *o.duration_s;
   return s;
 }
 

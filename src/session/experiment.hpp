@@ -25,6 +25,8 @@ struct ExperimentRequest {
   std::optional<uint64_t> seed;
   std::optional<std::string> cache;
   std::optional<double> warmup_s;
+  std::optional<int> steps;          // --steps: every trial's measured steps
+  std::optional<double> duration_s;  // --duration: a job's trials' measured seconds
   std::vector<std::string> command;  // a user's own job, after --
   bool json = false;                 // --json: experiment.json on stdout, so no progress on stderr
 };

@@ -7,6 +7,7 @@
 #include <spawn.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -157,12 +158,24 @@ TEST_F(AbCliTest, AaNeverAdoptsAndAPlantedContentChangeIsInvalid) {
   const fs::path out = scratch() / "aa";
   const auto r = test::run_mmprof_split(ab_args(
       out,
-      "--factor loader.num_workers=1,1 --factor loader.seed=0,1 --preserving loader.seed --json"));
+      "--factor loader.num_workers=1,1 --factor loader.seed=0,1 --preserving loader.seed --json "
+      "--steps 9"));
   ASSERT_EQ(r.exit_code, 0) << r.output << r.errors;
   const json e = read_json(out / "experiment.json");
   // --json: stdout holds experiment.json alone (progress and the matrix stay off it).
   EXPECT_EQ(json::parse(r.output), e) << r.errors;
   EXPECT_EQ(e["design"]["metric"]["key"], "throughput.pipeline.samples_per_s");
+  // --steps 9 is every trial's length, over ab_args' --set phases.steps=20: counted in the
+  // trials' own steps.csv.
+  EXPECT_EQ(e["design"]["steps"], 9);
+  for (const auto& t : e["trials"]) {
+    const test::Csv steps = test::read_csv(out / t["run_dir"].get<std::string>() / "steps.csv");
+    const size_t phase = steps.column("phase");
+    EXPECT_EQ(std::count_if(steps.rows.begin(), steps.rows.end(),
+                            [&](const auto& row) { return row[phase] == "pipeline"; }),
+              9)
+        << t["run_dir"];
+  }
   for (const char* aa : {"A/A", "loader.num_workers=1"}) {
     const json& res = result_of(e, aa);
     EXPECT_NE(res["verdict"], "ADOPT") << aa << ": " << res["reason"];
@@ -254,6 +267,8 @@ TEST_F(AbCliTest, BadInputIsOneSentenceAndExitTwo) {
       {"--factor step.ms", "KEY=V1,V2"},
       {"--factor no.such_key=1,2", "--factor no.such_key=1"},
       {"--factor step.ms=1,2 --cache lukewarm", "--cache"},
+      {"--factor step.ms=1,2 --steps 0", "--steps must be at least 1"},
+      {"--factor step.ms=1,2 --duration 3", "--duration bounds a job's trials"},
   };
   for (const auto& c : cases) {
     std::string args = ab_args(scratch() / "bad", c.args);

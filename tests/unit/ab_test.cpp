@@ -60,6 +60,42 @@ TEST(AbDesignTest, RejectsBadSpecifications) {
   EXPECT_THROW(make_design(s, 1000), UsageError);
 }
 
+// --steps is every arm's phases.steps, after the base's own --set; --duration is a job's only,
+// and a trial is bounded by one of them. The design records both.
+TEST(AbDesignTest, StepsBoundEveryArmAndDurationAJobsTrials) {
+  ExperimentSpec s;
+  s.factors = {"loader.num_workers=1,2"};
+  s.sets = {"phases.steps=20"};
+  s.steps = 7;
+  const ExperimentDesign d = make_design(s, 1000);
+  for (const Arm& arm : d.arms) {
+    const auto at = std::find(arm.overrides.begin(), arm.overrides.end(), "phases.steps=7");
+    ASSERT_NE(at, arm.overrides.end()) << arm.id;
+    EXPECT_GT(at - std::find(arm.overrides.begin(), arm.overrides.end(), "phases.steps=20"), 0);
+  }
+  EXPECT_EQ(design_json(d, nlohmann::json::object(), nullptr)["steps"], 7);
+  EXPECT_TRUE(design_json(d, nlohmann::json::object(), nullptr)["duration_s"].is_null());
+
+  const auto refused = [](std::optional<int> steps, std::optional<double> duration_s, bool job,
+                          const std::string& says) {
+    ExperimentSpec bad;
+    bad.factors = {"loader.num_workers=1,2"};
+    bad.steps = steps;
+    bad.duration_s = duration_s;
+    if (job) bad.command = {"python3", "train.py"};
+    try {
+      (void)make_design(bad, 1000);
+      ADD_FAILURE() << "accepted; expected: " << says;
+    } catch (const UsageError& e) {
+      EXPECT_NE(std::string(e.what()).find(says), std::string::npos) << e.what();
+    }
+  };
+  refused(0, std::nullopt, false, "--steps must be at least 1, got 0");
+  refused(std::nullopt, 5.0, false, "--duration bounds a job's trials");
+  refused(3, 5.0, true, "--steps and --duration both bound every trial");
+  refused(std::nullopt, -1.0, true, "--duration must be above 0");
+}
+
 TEST(AbDesignTest, DeclaredPreservingOverridesTheTable) {
   ExperimentSpec s;
   s.factors = {"loader.seed=0,1"};
@@ -563,6 +599,45 @@ TEST(AbProtocolTest, AnExperimentRunsRoundByRoundAsRunAbDoes) {
   const nlohmann::json whole = run_fake(d, again, tmp.path() / "exp2");
   EXPECT_EQ(whole["results"], run.document()["results"]);
   EXPECT_EQ(whole["trials"].size(), run.document()["trials"].size());
+}
+
+// A job's trial is `mmprof baseline --duration S` when the experiment is bounded by seconds, and
+// `--steps N` (phases.steps of the arm) otherwise.
+TEST(AbProtocolTest, AJobsTrialsAreBoundedByDurationOrSteps) {
+  for (const bool by_duration : {true, false}) {
+    test::TempDir tmp;
+    ExperimentSpec s;
+    s.factors = {"loader.num_workers=1,2"};
+    s.command = {"python3", "train.py"};
+    if (by_duration) s.duration_s = 2.5;
+    const ExperimentDesign d = make_design(s, 1000);
+    FakeWorld world;
+    std::vector<std::vector<std::string>> argvs;
+    AbOptions o;
+    o.out = tmp.path() / "exp";
+    o.arm_configs.assign(d.arms.size(), Config{});
+    for (Config& c : o.arm_configs)
+      c.phases.steps = 33;
+    int64_t clock = 0;
+    const TrialHooks hooks{[&](const auto& argv, const auto& log) {
+                             argvs.push_back(argv);
+                             return world.run(argv, log);
+                           },
+                           [&] { return clock += 1000; }, [] { return std::string("t"); }};
+    try {  // the fake trials measure no job (no end-to-end rate): the base's first trial ends it
+      (void)run_ab(d, o, {}, hooks);
+    } catch (const Error&) {
+    }
+    ASSERT_FALSE(argvs.empty());
+    for (const auto& argv : argvs) {
+      const auto has = [&](const std::string& a, const std::string& b) {
+        const auto at = std::find(argv.begin(), argv.end(), a);
+        return at != argv.end() && at + 1 != argv.end() && at[1] == b;
+      };
+      EXPECT_EQ(has("--duration", "2.5"), by_duration);
+      EXPECT_EQ(has("--steps", "33"), !by_duration);
+    }
+  }
 }
 
 // Every trial failed its steady-state check: the verdict is withheld, and matrix.md says how many.
