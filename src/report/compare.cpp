@@ -1,7 +1,9 @@
 // compare_runs: two single runs (--compare BASE NEW) against the compare criteria. A single run
-// has no repeat to estimate noise from, so the throughput judgement uses the per-step times of
-// both runs (Welch's t interval of the difference of mean step time per sample) and says
-// "inconclusive" when that interval straddles the allowed drop.
+// has no repeat to estimate noise from, so the judgements use the per-step values of both runs:
+// the throughput by Welch's t interval of the difference of mean step time per sample, the p99s
+// by a percentile bootstrap interval of their ratio; each says "inconclusive" when its interval
+// straddles the limit, and a p99 of fewer than 100 steps (about the slowest step) is never a
+// regression.
 #include <fmt/format.h>
 
 #include <cmath>
@@ -15,6 +17,10 @@ namespace mmprof::report {
 namespace {
 
 using nlohmann::json;
+
+// A p99 is judged only with at least this many steps on each side: then a step lies beyond it.
+constexpr size_t kTailSteps = 100;
+constexpr int kBootstrapResamples = 2000;
 
 // Milliseconds per sample of every measured step of `phase`.
 std::vector<double> ms_per_sample(const std::vector<StepRow>& steps, const std::string& phase) {
@@ -51,13 +57,65 @@ json row(const std::string& name, std::optional<double> base, std::optional<doub
   return r;
 }
 
-// " (+12.0 %, limit 10 %)" for a row with both; a change from 0 (errors) has no percentage.
+// A step's value `which` ("step" or "wait", ms) over every measured step of `phase`.
+std::vector<double> step_values(const std::vector<StepRow>& steps, const std::string& phase,
+                                const std::string& which) {
+  std::vector<double> out;
+  for (const StepRow& r : steps)
+    if (r.phase == phase) out.push_back(which == "wait" ? r.wait_ms : r.step_ms);
+  return out;
+}
+
+// The p99 row of `which` judged on its noise: the 95 % percentile bootstrap interval of
+// p99(new) / p99(base) over both runs' measured steps (change_ci_pct): regression when it lies
+// above the limit, inconclusive when it straddles it. With fewer than kTailSteps steps on a side
+// the p99 is about the slowest step, whose noise one run cannot show: inconclusive, with why.
+json p99_row(const RunData& base, const RunData& next, const std::string& phase,
+             const std::string& which, double limit_pct) {
+  const std::string p = fmt::format("/latency_ms/{}/p99", which);
+  json r = row(fmt::format("latency_ms.{}.p99", which), number_at(base.summary, p),
+               number_at(next.summary, p), limit_pct, true);
+  const auto a = step_values(base.steps, phase, which), b = step_values(next.steps, phase, which);
+  r["steps"] = {a.size(), b.size()};
+  r["change_ci_pct"] = nullptr;
+  if (a.size() < kTailSteps || b.size() < kTailSteps) {
+    r["outcome"] = "inconclusive";
+    r["why"] = fmt::format(
+        "{} and {} measured steps: a p99 needs at least {} steps on each side (a step beyond "
+        "it) before its noise can be estimated",
+        a.size(), b.size(), kTailSteps);
+    return r;
+  }
+  const stats::Interval ci =
+      stats::bootstrap_quantile_ratio_ci(a, b, 0.99, 0.05, kBootstrapResamples, 1);
+  if (!std::isfinite(ci.lo)) {
+    r["outcome"] = "inconclusive";
+    r["why"] = "the base's p99 is 0 in some resamples: no ratio";
+    return r;
+  }
+  const double lo = 100 * (ci.lo - 1), hi = 100 * (ci.hi - 1);
+  r["change_ci_pct"] = {lo, hi};
+  r["outcome"] = lo > limit_pct ? "regression" : hi > limit_pct ? "inconclusive" : "pass";
+  if (r["outcome"] == "inconclusive") {
+    r["why"] = fmt::format("{:+.1f} to {:+.1f} % (95 % CI): cannot rule out more than {:.0f} %", lo,
+                           hi, limit_pct);
+  }
+  return r;
+}
+
+// " (+12.0 %, limit 10 %)" for a row with both, with its interval when it has one; a change from
+// 0 (errors) has no percentage.
 std::string change_text(const json& r) {
   if (!r["change_pct"].is_number()) return "";
   const double change = r["change_pct"].get<double>();
-  return r["limit_pct"].is_number()
-             ? fmt::format(" ({:+.1f} %, limit {:.0f} %)", change, r["limit_pct"].get<double>())
-             : fmt::format(" ({:+.1f} %)", change);
+  const std::string ci =
+      r.contains("change_ci_pct") && r["change_ci_pct"].is_array()
+          ? fmt::format(", 95 % CI {:+.1f} to {:+.1f} %", r["change_ci_pct"][0].get<double>(),
+                        r["change_ci_pct"][1].get<double>())
+          : "";
+  return r["limit_pct"].is_number() ? fmt::format(" ({:+.1f} %{}, limit {:.0f} %)", change, ci,
+                                                  r["limit_pct"].get<double>())
+                                    : fmt::format(" ({:+.1f} %{})", change, ci);
 }
 
 }  // namespace
@@ -94,11 +152,8 @@ json compare_runs(const RunData& base, const RunData& next, const Criteria& c) {
   rows.push_back(throughput);
   rows.push_back(row("stall_fraction", number_at(base.summary, "/stall_fraction"),
                      number_at(next.summary, "/stall_fraction"), std::nullopt, true));
-  for (const char* which : {"step", "wait"}) {
-    const std::string p = fmt::format("/latency_ms/{}/p99", which);
-    rows.push_back(row(fmt::format("latency_ms.{}.p99", which), number_at(base.summary, p),
-                       number_at(next.summary, p), c.compare_max_p99_regression_pct, true));
-  }
+  for (const char* which : {"step", "wait"})
+    rows.push_back(p99_row(base, next, phase, which, c.compare_max_p99_regression_pct));
   // Memory is judged per unit of throughput (a change that adds workers adds their memory: a
   // cost only when the throughput does not grow with it) and against the budget, never by its
   // raw growth.

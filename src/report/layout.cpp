@@ -437,13 +437,18 @@ void experiment_sections(const json& x, std::vector<Section>& out) {
 
 void compare_section(const json& c, std::vector<Section>& out) {
   Section s{2, "Compare " + str(c["base"]) + " -> " + str(c["new"]), {}};
-  Table t{{"metric", "base", "new", "change %", "limit %", "outcome"}, {}};
+  Table t{{"metric", "base", "new", "change %", "95 % CI of change", "limit %", "outcome"}, {}};
+  std::string why;
   for (const auto& r : c["rows"]) {
+    const json ci = r.value("change_ci_pct", json());
     t.rows.push_back({str(r["name"]), format_number(r["base"], 2), format_number(r["new"], 2),
-                      format_number(r["change_pct"]), format_number(r["limit_pct"], 0),
-                      str(r["outcome"])});
+                      format_number(r["change_pct"]),
+                      ci.is_array() ? format_number(ci[0]) + " to " + format_number(ci[1]) : "",
+                      format_number(r["limit_pct"], 0), str(r["outcome"])});
+    if (r.contains("why")) why += fmt::format(" {}: {}.", str(r["name"]), str(r["why"]));
   }
   s.blocks.push_back(t);
+  if (!why.empty()) s.blocks.push_back(Paragraph{"Inconclusive:" + why, false});
   s.blocks.push_back(Paragraph{str(c["outcome"]) + ": " + str(c["reason"]), true});
   out.push_back(std::move(s));
 }

@@ -137,6 +137,36 @@ Interval bootstrap_mean_ci(const std::vector<double>& values, double alpha, int 
   return {quantile_sorted(means, alpha / 2), quantile_sorted(means, 1 - alpha / 2)};
 }
 
+namespace {
+
+// The q-quantile of a resample (with replacement) of `values`, into `scratch`.
+double resampled_quantile(const std::vector<double>& values, double q, Rng& rng,
+                          std::vector<double>& scratch) {
+  const auto n = static_cast<int64_t>(values.size());
+  scratch.resize(values.size());
+  for (double& v : scratch)
+    v = values[static_cast<size_t>(rng.range(0, n - 1))];
+  std::sort(scratch.begin(), scratch.end());
+  return quantile_sorted(scratch, q);
+}
+
+}  // namespace
+
+Interval bootstrap_quantile_ratio_ci(const std::vector<double>& a, const std::vector<double>& b,
+                                     double q, double alpha, int resamples, uint64_t seed) {
+  if (a.empty() || b.empty() || resamples < 1) return {kNaN, kNaN};
+  Rng rng(seed);
+  std::vector<double> ratios(static_cast<size_t>(resamples)), scratch;
+  for (double& r : ratios) {
+    const double qa = resampled_quantile(a, q, rng, scratch);
+    const double qb = resampled_quantile(b, q, rng, scratch);
+    if (!(qa > 0)) return {kNaN, kNaN};
+    r = qb / qa;
+  }
+  std::sort(ratios.begin(), ratios.end());
+  return {quantile_sorted(ratios, alpha / 2), quantile_sorted(ratios, 1 - alpha / 2)};
+}
+
 double wilcoxon_exact_cdf(size_t n, double w) {
   const std::vector<double> counts = wilcoxon_counts(n);
   const double total = std::ldexp(1.0, static_cast<int>(n));

@@ -39,6 +39,12 @@ struct Interval {
 };
 Interval bootstrap_mean_ci(const std::vector<double>& values, double alpha, int resamples,
                            uint64_t seed);
+// Percentile bootstrap CI of quantile(b, q) / quantile(a, q) (quantile_sorted's interpolation):
+// each resample draws a and b independently, with replacement, from Rng(seed). A high quantile is
+// estimable only with values beyond it: callers require n >= 1 / (1 - q) on each side. NaN when
+// a side is empty or a resample's quantile of `a` is not positive.
+Interval bootstrap_quantile_ratio_ci(const std::vector<double>& a, const std::vector<double>& b,
+                                     double q, double alpha, int resamples, uint64_t seed);
 
 // Distribution-free CI of the median (order statistics, Conover, Practical Nonparametric
 // Statistics, 3rd ed., 3.2): the k-th smallest and k-th largest value, k the largest with

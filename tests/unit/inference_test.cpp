@@ -141,6 +141,32 @@ TEST(ExperimentStatsTest, BootstrapIsReproducibleBySeed) {
   EXPECT_DOUBLE_EQ(constant.hi, 2.0);
 }
 
+// The ratio of two p99s: constant sides give the exact ratio in every resample; a scaled copy of
+// a sample has a ratio interval that holds the scale (each side's p99 varies alone, so the interval
+// is wide but straddles it); same seed, same interval; an empty side or a base p99 of 0 is NaN.
+TEST(ExperimentStatsTest, BootstrapQuantileRatio) {
+  const Interval exact = bootstrap_quantile_ratio_ci(
+      std::vector<double>(200, 10.0), std::vector<double>(150, 12.5), 0.99, 0.05, 500, 1);
+  EXPECT_DOUBLE_EQ(exact.lo, 1.25);
+  EXPECT_DOUBLE_EQ(exact.hi, 1.25);
+  std::vector<double> a, b;
+  for (int i = 1; i <= 1000; ++i) {
+    a.push_back(i);
+    b.push_back(2.0 * i);
+  }
+  const Interval scaled = bootstrap_quantile_ratio_ci(a, b, 0.99, 0.05, 2000, 7);
+  EXPECT_LT(scaled.lo, 2.0);
+  EXPECT_GT(scaled.hi, 2.0);
+  EXPECT_GT(scaled.lo, 1.9);  // p99 of 1000 values moves by a few ranks, about 1 %
+  EXPECT_LT(scaled.hi, 2.1);
+  const Interval again = bootstrap_quantile_ratio_ci(a, b, 0.99, 0.05, 2000, 7);
+  EXPECT_EQ(scaled.lo, again.lo);
+  EXPECT_EQ(scaled.hi, again.hi);
+  EXPECT_TRUE(std::isnan(bootstrap_quantile_ratio_ci({}, b, 0.99, 0.05, 100, 1).lo));
+  EXPECT_TRUE(std::isnan(
+      bootstrap_quantile_ratio_ci(std::vector<double>(100, 0.0), b, 0.99, 0.05, 100, 1).lo));
+}
+
 }  // namespace
 // a = {1,2,3,4}, b = {2,3,4,5}: difference 1, se = sqrt(2 x (5/3)/4) = 0.9128709, Welch df = 6,
 // t(0.975, 6) = 2.446912.
