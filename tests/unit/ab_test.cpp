@@ -551,16 +551,30 @@ TEST(AbProtocolTest, RunsEveryArmEveryRoundAndWritesTheDirectory) {
   EXPECT_TRUE(std::filesystem::exists(o.out / "matrix.md"));
 }
 
-// The experiment `d` with `world`'s fake trials into `out`.
-nlohmann::json run_fake(const ExperimentDesign& d, FakeWorld& world,
-                        const std::filesystem::path& out) {
+// Options for `d`'s fake trials into `out`, every arm on the default configuration.
+AbOptions fake_options(const ExperimentDesign& d, const std::filesystem::path& out) {
   AbOptions o;
   o.out = out;
   o.arm_configs.assign(d.arms.size(), Config{});
+  return o;
+}
+
+// Hooks running `world`'s fake trials (each argv also into `argvs` when given) on a clock that
+// advances 1 us per reading from `clock`.
+TrialHooks fake_hooks(FakeWorld& world, int64_t& clock,
+                      std::vector<std::vector<std::string>>* argvs = nullptr) {
+  return {[&world, argvs](const auto& argv, const auto& log) {
+            if (argvs != nullptr) argvs->push_back(argv);
+            return world.run(argv, log);
+          },
+          [&clock] { return clock += 1000; }, [] { return std::string("t"); }};
+}
+
+// The experiment `d` with `world`'s fake trials into `out`.
+nlohmann::json run_fake(const ExperimentDesign& d, FakeWorld& world,
+                        const std::filesystem::path& out) {
   int64_t clock = 0;
-  TrialHooks hooks{[&](const auto& argv, const auto& log) { return world.run(argv, log); },
-                   [&] { return clock += 1000; }, [] { return std::string("t"); }};
-  return run_ab(d, o, {}, hooks);
+  return run_ab(d, fake_options(d, out), {}, fake_hooks(world, clock));
 }
 
 // Round by round (what `tune` drives): after each round experiment.json on disk holds that many
@@ -570,12 +584,9 @@ TEST(AbProtocolTest, AnExperimentRunsRoundByRoundAsRunAbDoes) {
   const ExperimentDesign d = design_of({"loader.num_workers=1,2"}, 6);
   FakeWorld world;
   world.rate["loader.num_workers=2"] = 1500;
-  AbOptions o;
-  o.out = tmp.path() / "exp";
-  o.arm_configs.assign(d.arms.size(), Config{});
+  const AbOptions o = fake_options(d, tmp.path() / "exp");
   int64_t clock = 0;
-  const TrialHooks hooks{[&](const auto& argv, const auto& log) { return world.run(argv, log); },
-                         [&] { return clock += 1000; }, [] { return std::string("t"); }};
+  const TrialHooks hooks = fake_hooks(world, clock);
   ExperimentRun run(d, o, {}, hooks);
   run.start();
   EXPECT_EQ(run.rounds_done(), 0);
@@ -613,17 +624,11 @@ TEST(AbProtocolTest, AJobsTrialsAreBoundedByDurationOrSteps) {
     const ExperimentDesign d = make_design(s, 1000);
     FakeWorld world;
     std::vector<std::vector<std::string>> argvs;
-    AbOptions o;
-    o.out = tmp.path() / "exp";
-    o.arm_configs.assign(d.arms.size(), Config{});
+    AbOptions o = fake_options(d, tmp.path() / "exp");
     for (Config& c : o.arm_configs)
       c.phases.steps = 33;
     int64_t clock = 0;
-    const TrialHooks hooks{[&](const auto& argv, const auto& log) {
-                             argvs.push_back(argv);
-                             return world.run(argv, log);
-                           },
-                           [&] { return clock += 1000; }, [] { return std::string("t"); }};
+    const TrialHooks hooks = fake_hooks(world, clock, &argvs);
     try {  // the fake trials measure no job (no end-to-end rate): the base's first trial ends it
       (void)run_ab(d, o, {}, hooks);
     } catch (const Error&) {
