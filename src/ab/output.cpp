@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "mmprof/run_dir.hpp"
+#include "rundir/json_read.hpp"
 #include "stats/descriptive.hpp"
 #include "util/files.hpp"
 
@@ -24,11 +25,11 @@ struct ArmTrials {
   int64_t errors = 0;
 };
 
-double median_at(const json& trials, const std::string& arm, const json::json_pointer& field) {
+double median_at(const json& trials, const std::string& arm, const std::string& field) {
   std::vector<double> v;
   for (const auto& t : trials) {
-    if (t["arm"] == arm && t.contains(field) && t[field].is_number())
-      v.push_back(t[field].get<double>());
+    if (t["arm"] != arm) continue;
+    if (const auto x = rundir::number_at(t, field)) v.push_back(*x);
   }
   std::sort(v.begin(), v.end());
   return quantile_sorted(v, 0.5);
@@ -41,13 +42,13 @@ ArmTrials arm_trials(const json& trials, const std::string& arm) {
     if (t["status"] == "complete") ++a.complete;
     a.errors += t["errors"].get<int64_t>();
   }
-  a.metric = median_at(trials, arm, json::json_pointer("/metric"));
-  a.step_p99 = median_at(trials, arm, json::json_pointer("/latency_ms/step_p99"));
-  a.wait_p99 = median_at(trials, arm, json::json_pointer("/latency_ms/wait_p99"));
-  a.pss = median_at(trials, arm, json::json_pointer("/pss_peak_mib"));
-  a.first_batch = median_at(trials, arm, json::json_pointer("/time_to_first_batch_ms"));
-  a.gap_ratio = median_at(trials, arm, json::json_pointer("/shuffle_gap_ratio"));
-  a.sequential = median_at(trials, arm, json::json_pointer("/sequential_fraction"));
+  a.metric = median_at(trials, arm, "/metric");
+  a.step_p99 = median_at(trials, arm, "/latency_ms/step_p99");
+  a.wait_p99 = median_at(trials, arm, "/latency_ms/wait_p99");
+  a.pss = median_at(trials, arm, "/pss_peak_mib");
+  a.first_batch = median_at(trials, arm, "/time_to_first_batch_ms");
+  a.gap_ratio = median_at(trials, arm, "/shuffle_gap_ratio");
+  a.sequential = median_at(trials, arm, "/sequential_fraction");
   return a;
 }
 

@@ -9,14 +9,15 @@
 
 #include "mmprof/error.hpp"
 #include "mmprof/run_dir.hpp"
+#include "rundir/json_read.hpp"
 #include "stats/descriptive.hpp"
 
 namespace mmprof {
 namespace {
 
+// The number at `pointer`; NaN when the trial did not measure it.
 double number_at(const nlohmann::json& j, const std::string& pointer) {
-  const auto p = nlohmann::json::json_pointer(pointer);
-  return j.contains(p) && j[p].is_number() ? j[p].get<double>() : NAN;
+  return rundir::number_at(j, pointer).value_or(NAN);
 }
 
 // step_ms and wait_ms tails of `phase`'s steps.
@@ -35,22 +36,13 @@ void step_tails(const std::vector<StepRow>& rows, const std::string& phase, Tria
   t.wait_p99 = quantile_sorted(wait, 0.99);
 }
 
-// A user's job: its followed DataLoader's record in the summary (null when none).
-nlohmann::json followed_loader(const nlohmann::json& summary) {
-  const auto p = nlohmann::json::json_pointer("/job/dataloader/loaders");
-  if (!summary.contains(p) || !summary[p].is_array()) return nullptr;
-  for (const auto& l : summary[p])
-    if (l.is_object() && l.value("followed", false)) return l;
-  return nullptr;
-}
-
 // A user's job: the DataLoader argument its torch refused (the arm then does not test what it
 // says), as a sentence; empty when every override was applied.
 std::string refused_override(const nlohmann::json& summary) {
-  const nlohmann::json l = followed_loader(summary);
-  const auto r = nlohmann::json::json_pointer("/overrides/rejected");
-  if (!l.is_object() || !l.contains(r) || !l[r].is_object()) return "";
-  for (const auto& [key, why] : l[r].items()) {
+  const nlohmann::json rejected =
+      rundir::value_at(rundir::followed_loader(summary), "/overrides/rejected");
+  if (!rejected.is_object()) return "";
+  for (const auto& [key, why] : rejected.items()) {
     return fmt::format("the job's DataLoader did not take {}: {}", key,
                        why.is_string() ? why.get<std::string>() : why.dump());
   }
@@ -59,7 +51,7 @@ std::string refused_override(const nlohmann::json& summary) {
 
 // The followed DataLoader's dataset when it is iterable-style (TrialRecord::iterable_dataset).
 std::string iterable_dataset(const nlohmann::json& summary) {
-  const nlohmann::json l = followed_loader(summary);
+  const nlohmann::json l = rundir::followed_loader(summary);
   if (!l.is_object() || !l.contains("config") || !l["config"].is_object()) return "";
   const nlohmann::json& c = l["config"];
   if (c.value("sampler", nlohmann::json()) != "_InfiniteConstantSampler") return "";

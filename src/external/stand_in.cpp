@@ -5,20 +5,12 @@
 #include <regex>
 
 #include "mmprof/error.hpp"
+#include "rundir/json_read.hpp"
 
 namespace mmprof::external {
 namespace {
 
 using nlohmann::json;
-
-// The followed loader's record in the summary's job part (null when none).
-json followed(const json& summary) {
-  const auto p = json::json_pointer("/job/dataloader/loaders");
-  if (!summary.contains(p) || !summary[p].is_array()) return nullptr;
-  for (const auto& l : summary[p])
-    if (l.is_object() && l.value("followed", false)) return l;
-  return nullptr;
-}
 
 // The output size of the first resizing transform in a torchvision transform's repr:
 // "RandomResizedCrop(size=(224, 224), ...)", "Resize(size=256, ...)", "CenterCrop(size=(224,
@@ -40,7 +32,7 @@ StandIn stand_in_for(const RunDir& job) {
     throw UsageError(fmt::format("--like {}: not a run of your own job (mmprof baseline -- CMD)",
                                  job.dir().string()));
   }
-  const json loader = followed(s);
+  const json loader = rundir::followed_loader(s);
   if (!loader.is_object()) {
     throw UsageError(fmt::format(
         "--like {}: the run has no DataLoader the hook followed (hook: {})", job.dir().string(),
@@ -76,10 +68,9 @@ StandIn stand_in_for(const RunDir& job) {
     }
   }
   // The job's own work per batch (its step minus its wait), as the stand-in's emulated step.
-  const auto compute = json::json_pointer("/latency_ms/compute/p50");
-  if (s.contains(compute) && s[compute].is_number()) {
+  if (const auto compute = rundir::number_at(s, "/latency_ms/compute/p50")) {
     out.sets.push_back("step.kind=sleep");
-    out.sets.push_back(fmt::format("step.ms={:.3f}", s[compute].get<double>()));
+    out.sets.push_back(fmt::format("step.ms={:.3f}", *compute));
     out.why.push_back("step = a sleep of the job's median compute per batch (its step - its wait)");
   } else {
     out.unknown.push_back("step (the job measured no step)");

@@ -11,6 +11,7 @@
 #include "mmprof/error.hpp"
 #include "mmprof/run_dir.hpp"
 #include "rundir/json_file.hpp"
+#include "rundir/json_read.hpp"
 #include "stats/descriptive.hpp"
 #include "stats/inference.hpp"
 #include "util/files.hpp"
@@ -193,8 +194,7 @@ std::string job_phase(const std::vector<StepRow>& rows) {
 json stage_means(const json& summary) {
   json out = json::object();
   for (const char* stage : {"read", "decode", "augment"}) {
-    const json::json_pointer p("/latency_ms/stages/" + std::string(stage) + "/mean");
-    out[stage] = summary.contains(p) ? summary[p] : json(nullptr);
+    out[stage] = rundir::value_at(summary, "/latency_ms/stages/" + std::string(stage) + "/mean");
   }
   return out;
 }

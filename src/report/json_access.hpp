@@ -1,35 +1,20 @@
 #pragma once
-// Reading optional figures out of summary/manifest JSON: a missing key and a null are the same
-// thing here ("not measured"), never a 0.
+// What the report reads out of summary/manifest JSON beyond a figure (rundir/json_read.hpp): a
+// configuration value, a job's followed loader and what it is.
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 
-#include "mmprof/error.hpp"
+#include "rundir/json_read.hpp"
 
 namespace mmprof::report {
 
-// A figure that is present but not a number (a string, true, an object): not a file mmprof wrote.
-// An InputError; the report names the file it came from (report_builder).
-class FigureTypeError : public InputError {
- public:
-  FigureTypeError(std::string pointer, nlohmann::json value);
-  const std::string& pointer() const noexcept { return pointer_; }
-  const nlohmann::json& value() const noexcept { return value_; }
+// The readers of rundir/json_read.hpp, as the report's code names them.
+using rundir::FigureTypeError;
+using rundir::number_at;
+using rundir::string_at;
+using rundir::value_at;
 
- private:
-  std::string pointer_;
-  nlohmann::json value_;
-};
-
-// The number at JSON pointer `pointer` ("/a/b"), or nullopt when absent or null ("not
-// measured"). Throws FigureTypeError when something else is there.
-std::optional<double> number_at(const nlohmann::json& j, const std::string& pointer);
-// The string at `pointer`, or `fallback`.
-std::string string_at(const nlohmann::json& j, const std::string& pointer,
-                      const std::string& fallback = "");
-// The value at `pointer`, or null when absent (never throws on a null parent).
-nlohmann::json value_at(const nlohmann::json& j, const std::string& pointer);
 // A value as `--set` writes it: strings bare, whole numbers without a decimal point.
 std::string value_text(const nlohmann::json& v);
 // The run's value of config key `key` ("loader.num_workers") from its manifest; data.* keys as
