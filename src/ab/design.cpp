@@ -200,12 +200,17 @@ std::vector<std::string> substitute_command(const std::vector<std::string>& comm
 
 namespace {
 
+// A trial's warm-up or measured seconds: at most a day (phases.warmup_s's range).
+constexpr double kMaxTrialSeconds = 86400;
+
 // --steps and --duration: each a positive bound, one of them, and --duration for a job only.
 void check_trial_length(const ExperimentSpec& spec) {
   if (spec.steps && *spec.steps < 1)
     throw UsageError(fmt::format("--steps must be at least 1, got {}", *spec.steps));
-  if (spec.duration_s && !(*spec.duration_s > 0))
-    throw UsageError(fmt::format("--duration must be above 0 seconds, got {}", *spec.duration_s));
+  if (spec.duration_s && !(*spec.duration_s > 0 && *spec.duration_s <= kMaxTrialSeconds)) {
+    throw UsageError(fmt::format("--duration must be in (0, {}] seconds, got {}", kMaxTrialSeconds,
+                                 *spec.duration_s));
+  }
   if (spec.steps && spec.duration_s)
     throw UsageError("--steps and --duration both bound every trial: give one");
   if (spec.duration_s && spec.command.empty()) {
@@ -227,7 +232,10 @@ ExperimentDesign make_design(const ExperimentSpec& spec, double memory_total_mib
   if (spec.cache != "warm" && spec.cache != "cold")
     throw UsageError(fmt::format("--cache must be warm or cold, got '{}'", spec.cache));
   d.cache = spec.cache == "cold" ? CacheRegime::cold : CacheRegime::warm;
-  if (!(spec.warmup_s >= 0)) throw UsageError("--warmup-s must be >= 0");
+  if (!(spec.warmup_s >= 0 && spec.warmup_s <= kMaxTrialSeconds)) {
+    throw UsageError(
+        fmt::format("--warmup-s must be in [0, {}], got {}", kMaxTrialSeconds, spec.warmup_s));
+  }
   check_trial_length(spec);
   // --steps is phases.steps of every arm, after the base's own --set.
   if (spec.steps) d.spec.sets.push_back(fmt::format("phases.steps={}", *spec.steps));

@@ -12,13 +12,19 @@ using nlohmann::json;
 
 constexpr double kIntMax = INT32_MAX;
 constexpr double kBytesMax = 1ull << 50;  // a file size: 1 PiB
+constexpr double kMinWaitS = 0.001;       // a timeout: 1 ms (libcurl's and poll's unit)
+constexpr double kDayS = 86400;
+constexpr double kWeekS = 7 * kDayS;
 
 KeySpec integer(std::string_view key, int64_t def, double lo, double hi,
                 std::string_view doc = "") {
   return {key, KeyType::integer, def, {}, lo, hi, "", doc, ""};
 }
-KeySpec number(std::string_view key, double def, std::string_view doc = "") {
-  return {key, KeyType::number, def, {}, -INFINITY, INFINITY, "", doc, ""};
+// Every number has a range: a duration in a double becomes int64 nanoseconds or a libcurl
+// millisecond count, and 1e13 ms or 1e-9 s must be refused by name, not overflow or round to
+// "no timeout" (issue 34).
+KeySpec number(std::string_view key, double def, double lo, double hi, std::string_view doc = "") {
+  return {key, KeyType::number, def, {}, lo, hi, "", doc, ""};
 }
 KeySpec boolean(std::string_view key, bool def, std::string_view doc = "") {
   return {key, KeyType::boolean, def, {}, -INFINITY, INFINITY, "", doc, ""};
@@ -81,7 +87,8 @@ std::vector<KeySpec> input_keys() {
               "an http(s) data.path: range requests in flight per worker"),
       integer("data.remote.retries", 3, 0, 100,
               "a 5xx, timeout or cut connection is retried this often (back-off 0.1 s, doubling)"),
-      number("data.remote.timeout_s", 30, "longest one request may take, connecting included"),
+      number("data.remote.timeout_s", 30, kMinWaitS, kDayS,
+             "longest one request may take, connecting included"),
       job_key(integer("loader.batch_size", 32, 1, 1 << 16), "batch_size"),
       job_key(integer("loader.num_workers", 2, 0, 256), "num_workers"),
       choice("loader.worker_mode", {"process", "thread"}),
@@ -95,7 +102,7 @@ std::vector<KeySpec> input_keys() {
       choice("loader.on_worker_failure", {"respawn", "fail"},
              "a dead or hung worker is replaced, its batches retried"),
       integer("loader.max_respawns", 4, 0, 1 << 16, "per loader; one more death fails the run"),
-      job_key(number("loader.timeout_s", 300,
+      job_key(number("loader.timeout_s", 300, kMinWaitS, kWeekS,
                      "longest a worker may hold one batch before it counts as hung"),
               "timeout"),
       boolean("loader.buffer_reuse", true,
@@ -160,21 +167,22 @@ std::vector<KeySpec> media_keys() {
 std::vector<KeySpec> run_keys() {
   return {
       choice("step.kind", {"none", "sleep", "spin", "torch", "gemm"}),
-      number("step.ms", 0, "per micro-batch, for sleep, spin and gemm"),
+      number("step.ms", 0, 0, 3'600'000, "per micro-batch, for sleep, spin and gemm"),
       path("step.model"),
       integer("step.accum_steps", 1, 1, 1 << 16),
       text("step.device", "cpu", "cpu | cuda | cuda:N (gpu = cuda)"),
       integer("phases.warmup_steps", 10, 0, 1 << 24),
       integer("phases.steps", 100, 1, 1 << 24),
-      number("phases.warmup_s", 0, "warm-up lasts at least this long too (0: by steps only)"),
+      number("phases.warmup_s", 0, 0, kDayS,
+             "warm-up lasts at least this long too (0: by steps only)"),
       integer("phases.steady_blocks", 0, 0, 1 << 10,
               "> 0: steady-state check after warm-up (steady.json; mmprof ab sets it)"),
       env_integer("dist.rank", "RANK", "from RANK, else 0"),
       env_integer("dist.world_size", "WORLD_SIZE", "from WORLD_SIZE, else 1"),
       choice("dist.sync", {"none", "barrier", "allreduce"}),
-      number("dist.allreduce_mb", 25,
+      number("dist.allreduce_mb", 25, 0.001, 1 << 16,
              "gradient MB summed across ranks per optimizer step (dist.sync=allreduce)"),
-      number("dist.timeout_s", 120,
+      number("dist.timeout_s", 120, kMinWaitS, kDayS,
              "rendezvous and each collective: a dead or hung rank stops the others after this"),
       integer("metrics.interval_ms", 100, 0, 60'000,
               "resource sampling period (resources.csv, host.csv); 0 = phase boundaries only"),

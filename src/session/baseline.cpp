@@ -21,6 +21,8 @@ namespace {
 
 using nlohmann::json;
 
+constexpr double kMaxDurationS = 7 * 86400;
+
 // --steps and --warmup-steps are phases.* for mmprof's loader (and for a job, its batch counts).
 RunOptions with_step_options(const BaselineRequest& o) {
   RunOptions r = o.run;
@@ -99,6 +101,11 @@ BaselineOutcome run_job(const BaselineRequest& o, const std::vector<std::string>
   }
   if (o.steps && o.duration_s)
     throw UsageError("--steps and --duration both bound the run: give one");
+  // Seconds become int64 nanoseconds in the stop logic: a week bounds them far from overflow.
+  if (o.duration_s && *o.duration_s > kMaxDurationS) {
+    throw UsageError(fmt::format("--duration must be at most {} seconds (a week), got {}",
+                                 kMaxDurationS, *o.duration_s));
+  }
   // A command that cannot start is refused before --out holds anything of a run.
   external::resolve_command(o.command.front());
   external::ExternalRunOptions e = job_options(o, argv, command);

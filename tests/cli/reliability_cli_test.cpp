@@ -155,7 +155,7 @@ TEST_F(ReliabilityCli, BadConfigurationExitsTwoWithOneSentenceNamingIt) {
   write("loader:\n  workers: 2\n");
   expect_usage_error(test::run_mmprof(run), "unknown config key 'loader.workers'");
   write("loader:\n  timeout_s: 0\n");
-  expect_usage_error(test::run_mmprof(run), "loader.timeout_s must be > 0");
+  expect_usage_error(test::run_mmprof(run), "loader.timeout_s must be in [0.001, 604800], got 0");
   write("loader:\n  on_worker_failure: retry\n");
   expect_usage_error(test::run_mmprof(run), "loader.on_worker_failure must be one of respawn");
   const fs::path missing = scratch() / "missing.yaml";

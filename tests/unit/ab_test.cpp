@@ -93,7 +93,8 @@ TEST(AbDesignTest, StepsBoundEveryArmAndDurationAJobsTrials) {
   refused(0, std::nullopt, false, "--steps must be at least 1, got 0");
   refused(std::nullopt, 5.0, false, "--duration bounds a job's trials");
   refused(3, 5.0, true, "--steps and --duration both bound every trial");
-  refused(std::nullopt, -1.0, true, "--duration must be above 0");
+  refused(std::nullopt, -1.0, true, "--duration must be in (0, 86400] seconds, got -1");
+  refused(std::nullopt, 1e300, true, "--duration must be in (0, 86400] seconds, got 1e+300");
 }
 
 TEST(AbDesignTest, DeclaredPreservingOverridesTheTable) {

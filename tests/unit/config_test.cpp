@@ -3,12 +3,14 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <optional>
 #include <string>
 #include <utility>
 
+#include "config/config_keys.hpp"
 #include "mmprof/error.hpp"
 #include "support/test_support.hpp"
 
@@ -415,6 +417,32 @@ TEST_F(ConfigTest, ZeroWorkersAndZeroWarmupAreValid) {
 TEST_F(ConfigTest, NegativeStepTimeIsRejected) {
   const std::string msg = resolve_usage_error("step.ms=-1");
   EXPECT_NE(msg.find("step.ms"), std::string::npos) << msg;
+}
+
+// Every number and integer key has a finite range in the table (issue 34: step.ms=1e13 overflowed
+// int64 nanoseconds and spun forever, data.remote.timeout_s=1e-9 rounded to libcurl's "no
+// timeout", loader.timeout_s=1e30 was an undefined cast): each hostile value is refused naming the
+// key and its range.
+TEST_F(ConfigTest, EveryNumberIsRangedAndAHostileValueNamesItsKey) {
+  for (const config::KeySpec& k : config::key_table()) {
+    if (k.type != config::KeyType::number && k.type != config::KeyType::integer) continue;
+    EXPECT_TRUE(std::isfinite(k.min) && std::isfinite(k.max)) << k.key;
+  }
+  const struct {
+    const char* set;
+    const char* says;
+  } cases[] = {
+      {"step.ms=1e13", "step.ms must be in [0, 3600000], got 10000000000000"},
+      {"step.ms=1e308", "step.ms must be in [0, 3600000], got 1e+308"},
+      {"data.remote.timeout_s=1e-9", "data.remote.timeout_s must be in [0.001, 86400], got 1e-09"},
+      {"data.remote.timeout_s=1e30", "data.remote.timeout_s must be in [0.001, 86400], got 1e+30"},
+      {"loader.timeout_s=1e30", "loader.timeout_s must be in [0.001, 604800], got 1e+30"},
+      {"phases.warmup_s=1e300", "phases.warmup_s must be in [0, 86400], got 1e+300"},
+      {"dist.timeout_s=0", "dist.timeout_s must be in [0.001, 86400], got 0"},
+      {"dist.allreduce_mb=0", "dist.allreduce_mb must be in [0.001, 65536], got 0"},
+  };
+  for (const auto& c : cases)
+    EXPECT_EQ(resolve_usage_error(c.set), c.says) << c.set;
 }
 
 // A step time that is not a finite number would make a sleep step never end (inf) or undefined
