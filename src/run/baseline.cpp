@@ -3,6 +3,8 @@
 // RunRecorder; at the end (also after a failure) summary.json from its parts.
 #include "mmprof/baseline.hpp"
 
+#include <fmt/format.h>
+
 #include "data/data_mix.hpp"
 #include "data/sampler.hpp"
 #include "env/network.hpp"
@@ -97,6 +99,7 @@ class BaselineRun {
         gpu_.stop();
         locality_.after_phase("end_to_end");
       }
+      refuse_nothing_measured();
     } catch (const Error& e) {
       outcome_.status = e.code() == ExitCode::interrupted ? "interrupted" : "failed";
       outcome_.message = e.what();
@@ -124,6 +127,19 @@ class BaselineRun {
   }
 
  private:
+  // A loader phase whose measured steps delivered no sample (every one skipped as an error)
+  // measured nothing: its 0 samples/s would read as a result. The run fails naming the errors,
+  // with everything kept (issue 34).
+  void refuse_nothing_measured() {
+    for (const PhaseMetrics* p : {&pipeline_, &end_to_end_}) {
+      if (!p->ran || p->samples > 0) continue;
+      throw RunError(fmt::format(
+          "the {} phase's {} measured batches delivered no sample ({} error events over {} "
+          "samples, listed in errors.jsonl): nothing was measured",
+          p->name, p->batches, recorder_.error_events(), recorder_.error_samples()));
+    }
+  }
+
   nlohmann::json write_summary() {
     outcome_.pin_mode = phases_.pin_mode();
     outcome_.step_kind = config_.step.kind;

@@ -134,6 +134,30 @@ TEST_F(ReliabilityCli, AWorkerCrashIsSurvivedAndCounted) {
   EXPECT_NE(rel["worker_faults"].dump().find("sample good-a quarantined"), std::string::npos);
 }
 
+// A folder whose every file is corrupt: the measured steps deliver no sample. Before, "complete",
+// exit 0, 0.0 samples/s and "compute-bound" (issue 34, item 8); now the run fails (exit 1) naming
+// the errors, and keeps its files: the summary with status failed, every error listed.
+TEST_F(ReliabilityCli, ARunThatMeasuredNothingFailsAndKeepsItsFiles) {
+  const fs::path data = scratch() / "all-corrupt";
+  fs::create_directories(data);
+  for (const char* name : {"a.jpg", "b.jpg", "c.png"})
+    test::write_text(data / name, std::string(3000, 'Z'));
+  const fs::path out = scratch() / "run-nothing";
+  const auto r = baseline(data, out);
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("the pipeline phase's 8 measured batches delivered no sample"),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("nothing was measured"), std::string::npos) << r.output;
+  const json summary = json::parse(read_text(out / "summary.json"));
+  EXPECT_EQ(summary["status"], "failed");
+  EXPECT_NE(summary["message"].get<std::string>().find("nothing was measured"), std::string::npos);
+  std::set<std::string> keys;
+  for (const json& e : read_jsonl(out / "errors.jsonl"))
+    keys.insert(e["key"].get<std::string>());
+  EXPECT_EQ(keys, (std::set<std::string>{"a", "b", "c"}));
+}
+
 // One line on stderr, exit 2, naming what is wrong.
 void expect_usage_error(const test::CommandResult& r, const std::string& names) {
   EXPECT_EQ(r.exit_code, 2) << r.output;
