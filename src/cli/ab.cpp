@@ -25,12 +25,7 @@ void setup_ab(CLI::App& app, AbCliOptions& o) {
                  "Page-cache regime of every trial's loader phases: warm (default: the dataset "
                  "read first) or cold (emptied of it, no root needed): data.cache");
   app.add_option("--warmup-s", o.warmup_s, "Warm-up of each phase of a trial, seconds (default 1)");
-  app.add_option("--steps", o.steps,
-                 "Measured steps of every trial (= --set phases.steps=N; default 100); for a job, "
-                 "batches of its DataLoader after warm-up");
-  app.add_option("--duration", o.duration_s,
-                 "A job: stop each trial after this many seconds of measured steps (instead of "
-                 "--steps)");
+  add_length_options(app, o.steps, o.duration_s, " of every trial", "");
   add_json_flag(app, o.json, "experiment.json");
   app.add_option("command", o.command,
                  "Your own job, after --: each trial launches it afresh (factors loader.*, "

@@ -11,18 +11,11 @@ namespace mmprof::cli {
 void setup_baseline(CLI::App& app, BaselineCliOptions& o) {
   add_run_options(app, o.run);
   add_json_flag(app, o.json, "summary.json");
-  app.add_option("--steps", o.steps,
-                 "Measured steps (= --set phases.steps=N; default 100); for a job, batches of its "
-                 "DataLoader after warm-up, then the job is stopped (default: the job runs until "
-                 "it ends)")
-      ->check(above(0));
+  add_length_options(app, o.steps, o.duration_s, "", " (default: a job runs until it ends)");
   app.add_option("--warmup-steps", o.warmup_steps,
                  "Warm-up steps left out of every figure (= --set phases.warmup_steps=N; default "
                  "10)")
       ->check(at_least(0));
-  app.add_option("--duration", o.duration_s,
-                 "A job: stop it after this many seconds of measured steps (instead of --steps)")
-      ->check(above(0));
   app.add_option("--loader", o.loader,
                  "A job with several DataLoaders: which one to follow (its construction index in "
                  "the process, or its dataset's class name); default: the one iterated most");

@@ -1,6 +1,10 @@
 #include "cli/common.hpp"
 
+#include <fmt/format.h>
+
 #include <cstdio>
+
+#include "cli/usage.hpp"
 
 namespace mmprof::cli {
 
@@ -40,6 +44,20 @@ void add_repo_option(CLI::App& app, std::string& repo) {
   app.add_option("--repo", repo,
                  "Your code's git repository, recorded in the manifest (default: the working "
                  "directory)");
+}
+
+void add_length_options(CLI::App& app, std::optional<int>& steps, std::optional<double>& duration_s,
+                        const std::string& whose, const std::string& job_default) {
+  app.add_option("--steps", steps,
+                 fmt::format("Measured steps{} (= --set phases.steps=N; default 100); for a job, "
+                             "batches of its DataLoader after warm-up, then it is stopped{}",
+                             whose, job_default))
+      ->check(above(0));
+  app.add_option("--duration", duration_s,
+                 fmt::format("A job: stop {} after this many seconds of measured steps (instead "
+                             "of --steps)",
+                             whose.empty() ? "it" : "each trial"))
+      ->check(above(0));
 }
 
 void add_source_options(CLI::App& app, std::string& source, std::string& layout,

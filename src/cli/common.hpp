@@ -3,6 +3,7 @@
 // --max-host-memory, --quiet, --verbose, --json), declared into session/run_options' structs.
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
 #include "session/run_options.hpp"
@@ -16,6 +17,12 @@ void add_json_flag(CLI::App& app, bool& json, const std::string& what);
 // `doc` on stdout, indented (the one JSON document of --json).
 void print_json(const nlohmann::json& doc);
 void add_repo_option(CLI::App& app, std::string& repo);
+
+// --steps N and --duration S: how long each run measures (`whose`: "" for a baseline, " of every
+// trial" for ab); for a job, batches of its DataLoader after warm-up, or seconds, then it is
+// stopped (`job_default`: what a job does without either).
+void add_length_options(CLI::App& app, std::optional<int>& steps, std::optional<double>& duration_s,
+                        const std::string& whose, const std::string& job_default);
 
 // A positional dataset folder with its --layout (auto | files | tar), for shard and stage.
 void add_source_options(CLI::App& app, std::string& source, std::string& layout,

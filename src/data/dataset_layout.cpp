@@ -6,19 +6,10 @@
 namespace mmprof {
 
 const std::vector<DatasetLayout>& dataset_layouts() {
+  // {id, name, gen_folder, containers, container_ext, holder}
   static const std::vector<DatasetLayout> kLayouts = {
-      {.id = Layout::files,
-       .name = "files",
-       .gen_folder = "files",
-       .containers = false,
-       .container_ext = "",
-       .holder = "media file"},
-      {.id = Layout::tar,
-       .name = "tar",
-       .gen_folder = "shards",
-       .containers = true,
-       .container_ext = "tar",
-       .holder = "top-level .tar shard"},
+      {Layout::files, "files", "files", false, "", "media file"},
+      {Layout::tar, "tar", "shards", true, "tar", "top-level .tar shard"},
   };
   return kLayouts;
 }

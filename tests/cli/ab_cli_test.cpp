@@ -267,7 +267,7 @@ TEST_F(AbCliTest, BadInputIsOneSentenceAndExitTwo) {
       {"--factor step.ms", "KEY=V1,V2"},
       {"--factor no.such_key=1,2", "--factor no.such_key=1"},
       {"--factor step.ms=1,2 --cache lukewarm", "--cache"},
-      {"--factor step.ms=1,2 --steps 0", "--steps must be at least 1"},
+      {"--factor step.ms=1,2 --steps 0", "--steps: must be > 0, got 0"},
       {"--factor step.ms=1,2 --duration 3", "--duration bounds a job's trials"},
   };
   for (const auto& c : cases) {
