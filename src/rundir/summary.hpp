@@ -1,7 +1,7 @@
 #pragma once
 // summary.json ("mmprof.summary/2"), built in one place from its parts. Each part is a value
 // made by the layer that measured it: the phases and their latencies (run/phase_metrics),
-// memory, CPU and I/O (the resource sampler's aggregate), the GPU block (run/gpu_phase), the
+// memory, CPU and I/O (the resource sampler's aggregate), the GPU block (measure/gpu_block), the
 // worker-fault tally and resume record (run/reliability, run/resume), the epoch boundary
 // (run/epoch_boundary), the trace counts (trace/) and a user's job (external/). A part left null
 // is written as null, except `trace`, `resume`, `job`, `stage_breakdown` and `workers_balance`,

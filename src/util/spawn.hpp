@@ -3,8 +3,8 @@
 // (never a shell's parsing of a command line), its standard streams redirected as asked, in a
 // process group of its own when asked, with the signals mmprof handles back to their defaults
 // when asked. The callers are a user's job and its guard (external/job_process), a rank of
-// `--nproc-per-node` (cli/ranks), an A/B trial (ab/trial_process) and a probing tool whose output
-// is captured (env/command_capture); each says in its own words what could not start.
+// `--nproc-per-node` (session/ranks), an A/B trial (ab/trial_process) and a probing tool whose
+// output is captured (env/command_capture); each says in its own words what could not start.
 #include <sys/types.h>
 
 #include <filesystem>
