@@ -249,7 +249,7 @@ CorrectnessCheck check_content(const ExperimentDesign& d, size_t arm, const Tria
 }
 
 std::string pct(double x) {
-  return fmt::format("{:+.1f}%", log_to_pct(x));
+  return fmt::format("{:+.1f} %", log_to_pct(x));
 }
 
 std::string ci_text(const ArmResult& r) {
@@ -279,7 +279,7 @@ Basis statistical_verdict(ArmResult& r, const ExperimentDesign& d, double tau) {
   };
   auto failed_guardrail = failed(true);
   if (failed_guardrail == r.guardrails.end()) failed_guardrail = failed(false);
-  const std::string band = fmt::format("{:.1f}%", log_to_pct(tau));
+  const std::string band = fmt::format("{:.1f} %", log_to_pct(tau));
   if (r.t.hi < -tau) {
     r.verdict = "REJECT";
     r.reason = fmt::format("throughput changes by {}, entirely below -{}", ci_text(r), band);
@@ -302,7 +302,7 @@ Basis statistical_verdict(ArmResult& r, const ExperimentDesign& d, double tau) {
     return Basis::throughput;
   } else {
     r.verdict = "INCONCLUSIVE";
-    r.reason = fmt::format("throughput changes by {}, which straddles the ±{} band (MDE {:.1f}%)",
+    r.reason = fmt::format("throughput changes by {}, which straddles the ±{} band (MDE {:.1f} %)",
                            ci_text(r), band, log_to_pct(r.mde));
     return Basis::undecided;
   }

@@ -172,7 +172,7 @@ std::string matrix_md(const json& e) {
   const json& design = e["design"];
   std::string out = fmt::format(
       "# mmprof ab: {}\n\nmetric `{}` ({}); {} rounds planned, looks at {}; seed {}; cache {}; "
-      "tau {}% (floor {:.1f}%); machine MDE {}%; status **{}**\n\n",
+      "tau {} % (floor {:.1f} %); machine MDE {} %; status **{}**\n\n",
       e["experiment_dir"].get<std::string>(), design["metric"]["key"].get<std::string>(),
       design["metric"]["why"].get<std::string>(), design["rounds"].get<int>(),
       design["looks"].dump(), design["seed"].get<uint64_t>(), design["cache"].get<std::string>(),
@@ -198,7 +198,8 @@ std::string matrix_md(const json& e) {
       continue;
     }
     out += fmt::format(
-        "| {} | {} | {} | {} | {}% [{}, {}] | [{}, {}] | {} / {} | {}% | {} | {} | **{}** | {} |\n",
+        "| {} | {} | {} | {} | {} % [{}, {}] | [{}, {}] | {} / {} | {} % | {} | {} | **{}** | {} "
+        "|\n",
         id, arm_content(arm, r), r["n"].get<size_t>(), num(t.metric, "{:.1f}"),
         num(r["effect_pct"], "{:+.1f}"), num(r["ci_pct"][0], "{:+.1f}"),
         num(r["ci_pct"][1], "{:+.1f}"), num(r["bootstrap_ci_pct"][0], "{:+.1f}"),

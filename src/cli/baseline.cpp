@@ -45,10 +45,8 @@ int run_baseline_command(const BaselineCliOptions& o, const std::vector<std::str
     print_json(out.document);
   } else if (!o.run.verbosity.quiet) {
     const bool job = out.kind == session::BaselineOutcome::Kind::job;
-    std::fputs((job ? report::format_job_summary(out.document)
-                    : report::format_summary(out.document, out.config_tree))
-                   .c_str(),
-               stdout);
+    print_text(job ? report::format_job_summary(out.document)
+                   : report::format_summary(out.document, out.config_tree));
     std::printf("%s directory: %s\n", job ? "job" : "run",
                 std::filesystem::absolute(out.dir).c_str());
   }

@@ -1,10 +1,16 @@
 #include "cli/common.hpp"
 
 #include <fmt/format.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 
 #include "cli/usage.hpp"
+#include "report/terminal_summary.hpp"
+#include "util/files.hpp"
 
 namespace mmprof::cli {
 
@@ -37,7 +43,24 @@ void add_json_flag(CLI::App& app, bool& json, const std::string& what) {
 }
 
 void print_json(const nlohmann::json& doc) {
-  std::puts(doc.dump(2).c_str());
+  std::puts(json_text(doc).c_str());
+}
+
+size_t text_width() {
+  if (const char* columns = std::getenv("COLUMNS"); columns != nullptr) {
+    char* end = nullptr;
+    const long n = std::strtol(columns, &end, 10);
+    if (end != columns && *end == '\0' && n >= 20) return static_cast<size_t>(n);
+  }
+  winsize size{};
+  if (isatty(STDOUT_FILENO) == 0 || ioctl(STDOUT_FILENO, TIOCGWINSZ, &size) != 0 ||
+      size.ws_col == 0)
+    return 0;
+  return std::min<size_t>(size.ws_col, 100);
+}
+
+void print_text(const std::string& text) {
+  std::fputs(report::wrap_lines(text, text_width()).c_str(), stdout);
 }
 
 void add_repo_option(CLI::App& app, std::string& repo) {

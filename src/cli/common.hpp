@@ -16,6 +16,12 @@ void add_run_options(CLI::App& app, session::RunOptions& options);
 void add_json_flag(CLI::App& app, bool& json, const std::string& what);
 // `doc` on stdout, indented (the one JSON document of --json).
 void print_json(const nlohmann::json& doc);
+
+// The columns human text is wrapped at on stdout: $COLUMNS when set (20 or more), else a
+// terminal's width up to 100, else 0 (a pipe or a file: one line per record, whole).
+size_t text_width();
+// Prints human text on stdout, wrapped at text_width().
+void print_text(const std::string& text);
 void add_repo_option(CLI::App& app, std::string& repo);
 
 // --steps N and --duration S: how long each run measures (`whose`: "" for a baseline, " of every

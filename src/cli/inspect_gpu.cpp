@@ -25,7 +25,7 @@ std::string ms(int64_t ns) {
 }
 
 std::string percent(double f) {
-  return std::isnan(f) ? "n/a" : fmt::format("{:.2f}%", 100 * f);
+  return std::isnan(f) ? "n/a" : fmt::format("{:.2f} %", 100 * f);
 }
 
 std::string mb_per_s(double v, uint64_t bytes) {
@@ -55,7 +55,7 @@ std::string top_kernels(const std::vector<GpuEvent>& events, size_t limit) {
   for (size_t i = 0; i < std::min(limit, sorted.size()); ++i) {
     const auto& [name, t] = sorted[i];
     out +=
-        fmt::format("  {:>12} {:>7.2f}% {:>7}x  {}\n", ms(t.ns),
+        fmt::format("  {:>12} {:>7.2f} % {:>7}x  {}\n", ms(t.ns),
                     100.0 * static_cast<double>(t.ns) / static_cast<double>(all_ns), t.count, name);
   }
   return out;
@@ -94,11 +94,11 @@ std::string format_gpu_events_summary(const gpu::GpuEventsFile& f) {
 }
 
 std::string format_planted_check(const gpu::PlantedCheck& c, double tolerance) {
-  std::string out = fmt::format("planted-schedule check (tolerance {:.2f}%)\n", 100 * tolerance);
+  std::string out = fmt::format("planted-schedule check (tolerance {:.2f} %)\n", 100 * tolerance);
   out += fmt::format("  {:<20} {:>12} {:>12} {:>8}  {}\n", "figure", "planted ms", "measured ms",
                      "error", "");
   for (const gpu::PlantedFigure& f : c.figures) {
-    out += fmt::format("  {:<20} {:>12.3f} {:>12.3f} {:>7.2f}%  {}\n", f.name, f.planted_ms,
+    out += fmt::format("  {:<20} {:>12.3f} {:>12.3f} {:>7.2f} %  {}\n", f.name, f.planted_ms,
                        f.measured_ms, 100 * f.relative_error,
                        !f.gated ? "(cross-check)"
                        : f.ok   ? "ok"

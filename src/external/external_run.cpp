@@ -311,8 +311,8 @@ class ExternalRun {
                                  {"time_to_first_batch_ms", nullable(r->time_to_first_batch_ms)}}
                           : json(nullptr)}};
     const char* why =
-        "a user's job: mmprof runs neither its data pipeline nor its step alone (mmprof baseline "
-        "--like RUN measures the stand-in's)";
+        "a user's job: mmprof runs neither its data pipeline nor its step alone; mmprof baseline "
+        "--like RUN measures the stand-in's";
     p.throughput = {
         {"compute", {{"samples_per_s", nullptr}, {"batches_per_s", nullptr}, {"why_null", why}}},
         {"pipeline",

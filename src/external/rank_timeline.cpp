@@ -69,15 +69,7 @@ struct Scope {
   }
 };
 
-struct Window {
-  bool known = false;
-  int64_t start = 0, end = 0;
-  bool contains(int64_t t) const { return !known || (t >= start && t < end); }
-  int64_t overlap(int64_t a, int64_t b) const {
-    if (!known) return b - a;
-    return std::max<int64_t>(0, std::min(b, end) - std::max(a, start));
-  }
-};
+using Window = TimeWindow;
 
 WorkerBalance worker_balance(const Scope& scope, const Window& window, const LoaderRecord* loader,
                              std::optional<int64_t> batches_per_epoch) {
@@ -105,7 +97,7 @@ WorkerBalance worker_balance(const Scope& scope, const Window& window, const Loa
     getitem_ms[g.worker].push_back(ms(g.dur_ns));
     items[g.worker].emplace_back(ms(g.dur_ns), g.index);
   }
-  const double window_ms = window.known ? ms(window.end - window.start) : 0;
+  const double window_ms = window.ms();
   for (auto& [id, w] : by_worker) {
     w.pids.assign(pids[id].begin(), pids[id].end());
     if (window_ms > 0) w.busy_fraction = w.busy_ms / window_ms;

@@ -190,7 +190,7 @@ nlohmann::json generate_dataset(const GenOptions& options) {
         if (options.progress) options.progress(index + 1, total);
       });
   nlohmann::json doc = dataset_json(options, records, writer.finish());
-  write_file_atomic(options.out / "dataset.json", doc.dump(2) + "\n");
+  write_json_atomic(options.out / "dataset.json", doc);
   return doc;
 }
 

@@ -131,7 +131,7 @@ PlantedCheck check_planted(const PlantedPlan& plan, const std::vector<GpuEvent>&
   for (const PlantedFigure& f : c.figures) {
     if (f.gated && !f.ok) {
       c.failures.push_back(
-          fmt::format("{}: measured {:.3f} ms vs planted {:.3f} ms ({:.2f}% > {:.2f}%)", f.name,
+          fmt::format("{}: measured {:.3f} ms vs planted {:.3f} ms ({:.2f} % > {:.2f} %)", f.name,
                       f.measured_ms, f.planted_ms, 100 * f.relative_error, 100 * tolerance));
     }
   }

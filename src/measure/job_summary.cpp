@@ -531,7 +531,7 @@ json merge_job(const fs::path& job, int world_size, const std::map<int, RankExit
             {"ranks", ranks},
             {"epochs", epoch_balance(planned)},
             {"stragglers", stragglers}};
-  write_file_atomic(job / run_file::job, j.dump(2) + "\n");
+  write_json_atomic(job / run_file::job, j);
   return j;
 }
 

@@ -4,6 +4,7 @@
 // worker_loads) and a user's DataLoader (the hook's fetch and __getitem__ records,
 // external/job_timeline). The producers fill WorkerStats; judge_balance() applies the rules and
 // names the cause. Pure.
+#include <algorithm>
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -24,13 +25,27 @@ inline constexpr double kSlowerFactor = 1.25;
 // percentage points) makes that class the cause.
 inline constexpr double kClassShareExcess = 0.2;
 
+// A measured window on the monotonic clock (ns): busy time is what falls inside it, since a
+// batch delivered early in the window was partly prepared before it opened. Not known: every
+// interval counts whole.
+struct TimeWindow {
+  bool known = false;
+  int64_t start = 0, end = 0;
+  bool contains(int64_t t) const { return !known || (t >= start && t < end); }
+  int64_t overlap(int64_t a, int64_t b) const {
+    if (!known) return b - a;
+    return std::max<int64_t>(0, std::min(b, end) - std::max(a, start));
+  }
+  double ms() const { return known ? static_cast<double>(end - start) / 1e6 : 0; }
+};
+
 struct WorkerStats {
   int worker = -1;                   // -1: loading in the main process (num_workers=0)
   std::vector<int> pids;             // a job: one per iterator without persistent workers
   int64_t batches = 0, samples = 0;  // batches that started (a job) or were delivered in the window
   std::optional<uint64_t> bytes;     // media + caption bytes read (mmprof's loader; a job: null)
-  double busy_ms = 0;                // the worker's time on those batches
-  std::optional<double> busy_fraction;  // busy_ms / the window
+  double busy_ms = 0;                // the worker's time on its batches that fell inside the window
+  std::optional<double> busy_fraction;  // busy_ms / the window (at most 1: one process)
   // fetch: one batch in the worker (a job's fetch; mmprof: its samples' read + decode + augment
   // and its collate). getitem: one sample (a job's __getitem__; mmprof: read + decode + augment).
   std::optional<double> fetch_mean_ms, getitem_p50_ms, getitem_p90_ms;

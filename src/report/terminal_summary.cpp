@@ -27,12 +27,13 @@ std::string num_or(const json& v, const char* f, const std::string& why) {
 }
 
 // A distribution with no values says why instead of four n/a.
-std::string dist_line(const char* name, const json& d, const std::string& why_empty = "") {
+std::string dist_line(const std::string& name, const json& d, const std::string& why_empty = "",
+                      size_t name_width = 9) {
   if (d["count"].get<size_t>() == 0 && !why_empty.empty())
-    return fmt::format("  {:<9} n/a: {}\n", name, why_empty);
-  return fmt::format("  {:<9} p50 {:>8}  p90 {:>8}  p99 {:>8}  max {:>8}  (n={})\n", name,
-                     num(d["p50"], "{:.2f}"), num(d["p90"], "{:.2f}"), num(d["p99"], "{:.2f}"),
-                     num(d["max"], "{:.2f}"), d["count"].get<size_t>());
+    return fmt::format("  {:<{}} n/a: {}\n", name, name_width, why_empty);
+  return fmt::format("  {:<{}} p50 {:>8}  p90 {:>8}  p99 {:>8}  max {:>8}  (n={})\n", name,
+                     name_width, num(d["p50"], "{:.2f}"), num(d["p90"], "{:.2f}"),
+                     num(d["p99"], "{:.2f}"), num(d["max"], "{:.2f}"), d["count"].get<size_t>());
 }
 
 // A job's torchvision dataset: inside __getitem__, its loader (decode) and each transform, over
@@ -45,10 +46,13 @@ std::string format_getitem_parts(const json& latency) {
   std::string out =
       fmt::format("inside __getitem__ (ms per {}: the dataset's loader, then its transforms):\n",
                   latency.value("getitem_per_call", false) ? "__getitems__ call" : "sample");
-  if (decode["count"].get<size_t>() > 0) out += dist_line("decode", decode);
-  if (augment["count"].get<size_t>() > 0) out += dist_line("augment", augment);
+  size_t width = 9;  // the stages' names, and each transform's indented under augment
   for (const auto& [name, d] : transforms.items())
-    out += dist_line(("  " + name).c_str(), d);
+    width = std::max(width, name.size() + 2);
+  if (decode["count"].get<size_t>() > 0) out += dist_line("decode", decode, "", width);
+  if (augment["count"].get<size_t>() > 0) out += dist_line("augment", augment, "", width);
+  for (const auto& [name, d] : transforms.items())
+    out += dist_line("  " + name, d, "", width);
   return out;
 }
 
@@ -59,12 +63,12 @@ std::string format_breakdown(const json& b) {
       b.value("phase", "?"));
   for (const auto& c : b["by_class"]) {
     out +=
-        fmt::format("  {:<26} n={:<5} read {:>8}  decode {:>8}  augment {:>8}  {:>5} of decode\n",
+        fmt::format("  {:<26} n={:<5} read {:>6}  decode {:>7}  augment {:>5}  {:>4} of decode\n",
                     c["class"].get<std::string>(), c["samples"].get<int64_t>(),
                     num(c["read_ms_mean"], "{:.2f}"), num(c["decode_ms_mean"], "{:.2f}"),
                     num(c["augment_ms_mean"], "{:.2f}"),
                     c["decode_share"].is_number()
-                        ? fmt::format("{:.0f}%", 100 * c["decode_share"].get<double>())
+                        ? fmt::format("{:.0f} %", 100 * c["decode_share"].get<double>())
                         : "n/a (no decode time)");
   }
   const json& slow = b["slowest"]["by_mean_decode"];
@@ -78,7 +82,7 @@ std::string format_breakdown(const json& b) {
           : "",
       share["class"].get<std::string>(),
       share["decode_share"].is_number()
-          ? fmt::format("{:.0f}%", 100 * share["decode_share"].get<double>())
+          ? fmt::format("{:.0f} %", 100 * share["decode_share"].get<double>())
           : "n/a: no decode time");
   return out;
 }
@@ -318,8 +322,12 @@ std::string format_job(const json& s) {
     out += fmt::format("  content digests: {}\n", j["digests"].value("text", "?"));
   for (const auto& k : j.value("killed_at_end", json::array()))
     out += fmt::format("  killed at the end: {}\n", k.get<std::string>());
-  for (const auto& u : j.value("unavailable", json::array()))
-    out += fmt::format("  {}\n", u.get<std::string>());
+  // The GPU's reason is said once, on the summary's gpu line.
+  const json gpu = s.value("gpu_unavailable", json());
+  for (const auto& u : j.value("unavailable", json::array())) {
+    if (!gpu.is_string() || u.get<std::string>() != "gpu: " + gpu.get<std::string>())
+      out += fmt::format("  {}\n", u.get<std::string>());
+  }
   for (const auto& c : j.value("cow", json::array())) {
     if (c.value("growing", false))
       out += fmt::format("  copy-on-write: {}\n", c.value("verdict", ""));
@@ -374,7 +382,8 @@ std::string format_throughput(const json& s, const json& config) {
   out +=
       fmt::format("  pipeline only     {:>10}   {}\n", num(t["pipeline"]["samples_per_s"]),
                   pipeline.empty() ? fmt::format("({} MB/s read)", num(t["pipeline"]["mb_per_s"]))
-                                   : fmt::format("({})", pipeline));
+                  : pipeline == compute ? std::string("(as compute)")
+                                        : fmt::format("({})", pipeline));
   out += fmt::format("  end to end        {:>10}{}\n", num(t["end_to_end"]["samples_per_s"]),
                      why_suffix(e2e, compute));
   const json predicted = t["predicted_end_to_end"]["samples_per_s"];
@@ -387,7 +396,7 @@ std::string format_throughput(const json& s, const json& config) {
     out += fmt::format("  caveat: {}\n", caveat["text"].get<std::string>());
   out += fmt::format("stall fraction: {}   time to first batch: {}\n",
                      s["stall_fraction"].is_number()
-                         ? fmt::format("{:.1f}%", 100 * s["stall_fraction"].get<double>())
+                         ? fmt::format("{:.1f} %", 100 * s["stall_fraction"].get<double>())
                      : e2e.empty() ? "n/a (no measured step time)"
                                    : "n/a (no end-to-end phase)",
                      first_batch_text(s, pipeline));
@@ -419,7 +428,7 @@ std::string format_summary(const json& s, const json& config) {
     out += dist_line(
         stage, l["stages"][stage],
         std::string(stage) == "pin" && !pin_mode.empty() && pin_mode != "pinned"
-            ? pin_mode
+            ? "batches stayed pageable (why: the pin line below)"
             : fmt::format("no sample measured in the {} phase",
                           l["stages_phase"].is_string() ? l["stages_phase"].get<std::string>()
                                                         : "pipeline"));
@@ -444,9 +453,11 @@ std::string format_summary(const json& s, const json& config) {
         "errors: n/a (the job's dataset handles its own samples; an exception that ended it "
         "is under job)\n";
   } else {
-    out += fmt::format("errors: {} events over {} samples{}\n", errors,
-                       s["errors"]["samples"].get<int64_t>(),
-                       errors > 0 ? " (one per line in errors.jsonl of the run directory)" : "");
+    out += errors == 0 ? std::string("errors: none (no sample failed)\n")
+                       : fmt::format(
+                             "errors: {} events on {} samples (one per line in errors.jsonl of "
+                             "the run directory)\n",
+                             errors, s["errors"]["samples"].get<int64_t>());
   }
   const json reliability = s.value("reliability", json());  // null for a user's job
   const int64_t ignored = reliability.is_object() ? reliability.value("ignored_files", 0) : 0;
@@ -510,7 +521,7 @@ std::string format_job_summary(const json& job) {
     out += fmt::format("  {:>4} {:>10} {:>7} {:>9} {:>9} {:>9} {:>8}  {}\n", k,
                        num(r.value("samples_per_s", json()), "{:.1f}"),
                        r.value("stall_fraction", json()).is_number()
-                           ? fmt::format("{:.1f}%", 100 * r["stall_fraction"].get<double>())
+                           ? fmt::format("{:.1f} %", 100 * r["stall_fraction"].get<double>())
                            : "n/a",
                        num(r.value("step_ms", json::object()).value("p50", json()), "{:.1f}"),
                        num(r.value("step_ms", json::object()).value("p99", json()), "{:.1f}"),
@@ -523,7 +534,7 @@ std::string format_job_summary(const json& job) {
                        epochs["text"].get<std::string>());
   }
   if (s.is_object()) {
-    out += fmt::format("  slowest rank: {} (slowest in {:.0f}% of {} steps; spread {})\n  {}\n",
+    out += fmt::format("  slowest rank: {} (slowest in {:.0f} % of {} steps; spread {})\n  {}\n",
                        s["slowest_rank"].get<int>(), 100 * s["slowest_rank_share"].get<double>(),
                        s["steps"].get<int64_t>(), num(s["spread"], "{:.2f}x"),
                        s["cause"]["text"].get<std::string>());
@@ -533,6 +544,52 @@ std::string format_job_summary(const json& job) {
                        f["how"].is_string() ? f["how"].get<std::string>() : "",
                        f["message"].is_string() ? ": " + f["message"].get<std::string>() : "");
   }
+  return out;
+}
+
+namespace {
+
+// Columns of UTF-8 text: its characters (every byte but a continuation byte 10xxxxxx).
+size_t columns(std::string_view s) {
+  return static_cast<size_t>(std::count_if(
+      s.begin(), s.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
+}
+
+void wrap_line(std::string_view line, size_t width, std::string& out) {
+  const size_t indent = std::min(line.find_first_not_of(' '), line.size());
+  const std::string more(indent + 2, ' ');
+  std::string_view rest = line;
+  std::string_view lead;  // the indentation the current piece starts with
+  while (columns(lead) + columns(rest) > width) {
+    const size_t room = width - std::min(width, columns(lead));
+    const size_t first = lead.empty() ? indent + 1 : 1;  // never cut inside the indentation
+    // The last space that leaves the piece within the room (by characters), else the first.
+    size_t cut = std::string_view::npos, chars = 0;
+    for (size_t i = 0; i < rest.size() && chars <= room; ++i) {
+      if ((static_cast<unsigned char>(rest[i]) & 0xC0) != 0x80) ++chars;
+      if (rest[i] == ' ' && i >= first) cut = i;
+    }
+    if (cut == std::string_view::npos) cut = rest.find(' ', first);
+    if (cut == std::string_view::npos) break;
+    out.append(lead).append(rest.substr(0, cut)).push_back('\n');
+    rest = rest.substr(std::min(rest.size(), rest.find_first_not_of(' ', cut)));
+    lead = more;
+  }
+  out.append(lead).append(rest).push_back('\n');
+}
+
+}  // namespace
+
+std::string wrap_lines(const std::string& text, size_t width) {
+  if (width == 0) return text;
+  std::string out;
+  size_t at = 0;
+  while (at < text.size()) {
+    const size_t end = std::min(text.find('\n', at), text.size());
+    wrap_line(std::string_view(text).substr(at, end - at), width, out);
+    at = end + 1;
+  }
+  if (!text.empty() && text.back() != '\n') out.pop_back();
   return out;
 }
 

@@ -13,4 +13,9 @@ std::string format_summary(const nlohmann::json& summary, const nlohmann::json& 
 // The job's summary: the ranks side by side, the slowest rank and why.
 std::string format_job_summary(const nlohmann::json& job);
 
+// `text` with each line longer than `width` columns (UTF-8 characters) broken at spaces, its
+// continuation lines indented two more than it; a word longer than the room stays whole. Width 0
+// leaves the text as it is.
+std::string wrap_lines(const std::string& text, size_t width);
+
 }  // namespace mmprof::report

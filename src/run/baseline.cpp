@@ -170,8 +170,10 @@ class BaselineRun {
     context.slowest_class = pipeline_.classes.slowest_class();
     context.workers = config_.loader.num_workers;
     parts.stage_breakdown = pipeline_.classes.to_json(pipeline_.name);
+    const TimeWindow window{pipeline_.window_start_ns >= 0, pipeline_.window_start_ns,
+                            pipeline_.window_end_ns};
     parts.workers_balance = pipeline_.workers.to_json(
-        pipeline_.window_s, context, [this](uint32_t i) { return dataset_.samples()[i].key; });
+        window, context, [this](uint32_t i) { return dataset_.samples()[i].key; });
   }
 
   // This rank of a multi-rank run: who it is and the time its steps spent in dist.sync.

@@ -101,6 +101,7 @@ void PhaseMetrics::add_batch(const Batch& batch, bool pinned) {
 
 void PhaseMetrics::add_step_span(int64_t t0_ns, int64_t t_end_ns) {
   if (window_start_ns < 0) window_start_ns = t0_ns;
+  window_end_ns = t_end_ns;
   window_s = static_cast<double>(t_end_ns - window_start_ns) / 1e9;
 }
 

@@ -29,6 +29,7 @@ struct PhaseMetrics {
   int64_t read_first_ns = INT64_MAX, read_last_ns = 0;
   double window_s = 0;           // from the start of the first measured step to the end of the last
   int64_t window_start_ns = -1;  // the first measured step's start (-1: none yet)
+  int64_t window_end_ns = -1;    // the last measured step's end
   double warmup_s = 0;
   int64_t warmup_steps = 0;
   double time_to_first_batch_ms = -1;

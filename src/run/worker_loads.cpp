@@ -1,6 +1,7 @@
 #include "run/worker_loads.hpp"
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
 
 #include "run/stage_breakdown.hpp"
@@ -18,10 +19,14 @@ std::optional<double> finite(double v) {
 void WorkerLoads::add_batch(const Batch& batch) {
   Load& w = by_worker_[batch.worker];
   double fetch = batch.collate_ms;
+  // A batch of failed samples only: its collate placed at its delivery.
+  int64_t last_end_ns = batch.samples.empty() ? batch.ready_ns : INT64_MIN;
   for (const SampleInfo& s : batch.samples) {
     // A sample the main process decoded cost its worker the read only.
     const double item = s.read_ms + (s.decoded_in_main ? 0 : s.decode_ms + s.augment_ms);
-    w.stage_ms += item;
+    w.item_spans.emplace_back(s.t_start_ns, item);
+    last_end_ns =
+        std::max(last_end_ns, s.t_start_ns + static_cast<int64_t>(std::llround(item * 1e6)));
     w.item_ms.push_back(item);
     w.items.emplace_back(item, s.index);
     w.bytes += s.bytes;
@@ -30,11 +35,23 @@ void WorkerLoads::add_batch(const Batch& batch) {
   }
   w.batches++;
   w.samples += static_cast<int64_t>(batch.samples.size());
-  w.collate_ms += batch.collate_ms;
+  w.collate_spans.emplace_back(last_end_ns, batch.collate_ms);
   w.fetch_ms.push_back(fetch);
 }
 
-WorkerBalance WorkerLoads::balance(double window_s, const BalanceContext& context,
+double WorkerLoads::in_window(const std::vector<std::pair<int64_t, double>>& spans,
+                              const TimeWindow& window) {
+  double sum = 0;
+  for (const auto& [start, ms] : spans) {
+    const auto end = start + static_cast<int64_t>(std::llround(ms * 1e6));
+    sum += ms <= 0 ? 0
+                   : ms * static_cast<double>(window.overlap(start, end)) /
+                         static_cast<double>(std::max<int64_t>(1, end - start));
+  }
+  return sum;
+}
+
+WorkerBalance WorkerLoads::balance(const TimeWindow& window, const BalanceContext& context,
                                    const KeyOf& key_of) const {
   WorkerBalance out;
   for (const auto& [id, load] : by_worker_) {
@@ -43,8 +60,8 @@ WorkerBalance WorkerLoads::balance(double window_s, const BalanceContext& contex
     w.batches = load.batches;
     w.samples = load.samples;
     w.bytes = load.bytes;
-    w.busy_ms = load.stage_ms + load.collate_ms;
-    if (window_s > 0) w.busy_fraction = w.busy_ms / (1e3 * window_s);
+    w.busy_ms = in_window(load.item_spans, window) + in_window(load.collate_spans, window);
+    if (window.ms() > 0) w.busy_fraction = w.busy_ms / window.ms();
     w.fetch_mean_ms = finite(mean(load.fetch_ms));
     std::vector<double> items = load.item_ms;
     std::sort(items.begin(), items.end());
@@ -66,17 +83,17 @@ WorkerBalance WorkerLoads::balance(double window_s, const BalanceContext& contex
   return out;
 }
 
-nlohmann::json WorkerLoads::to_json(double window_s, const BalanceContext& context,
+nlohmann::json WorkerLoads::to_json(const TimeWindow& window, const BalanceContext& context,
                                     const KeyOf& key_of) const {
   if (by_worker_.empty()) return nullptr;
-  nlohmann::json j = balance(window_s, context, key_of).to_json();
+  nlohmann::json j = balance(window, context, key_of).to_json();
   for (auto& w : j["workers"]) {
     // A configured worker that delivered nothing (judge_balance lists it) has no load: it spent
     // nothing on stages or collation.
     const auto load = by_worker_.find(w["worker"].get<int>());
     const bool worked = load != by_worker_.end();
-    w["stage_ms"] = worked ? load->second.stage_ms : 0.0;
-    w["collate_ms"] = worked ? load->second.collate_ms : 0.0;
+    w["stage_ms"] = worked ? in_window(load->second.item_spans, window) : 0.0;
+    w["collate_ms"] = worked ? in_window(load->second.collate_spans, window) : 0.0;
   }
   return j;
 }

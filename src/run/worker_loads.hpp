@@ -21,23 +21,29 @@ class WorkerLoads {
 
   // A sample's key from its index (Dataset::samples()), to name the slowest items.
   using KeyOf = std::function<std::string(uint32_t index)>;
-  // The balance over a window of `window_s` seconds, judged in `context` (its slowest_class names
-  // the class whose share each worker gets).
-  WorkerBalance balance(double window_s, const BalanceContext& context, const KeyOf& key_of) const;
-  // balance().to_json() and, per worker, stage_ms and collate_ms (busy_ms = their sum): the
-  // figures stages.csv recomputes. Null when no batch was added.
-  nlohmann::json to_json(double window_s, const BalanceContext& context, const KeyOf& key_of) const;
+  // The balance over `window` (the phase's measured steps), judged in `context` (its
+  // slowest_class names the class whose share each worker gets). Busy time counts the part of
+  // each sample's work and each collate that fell inside the window.
+  WorkerBalance balance(const TimeWindow& window, const BalanceContext& context,
+                        const KeyOf& key_of) const;
+  // balance().to_json() and, per worker, stage_ms and collate_ms inside the window (busy_ms =
+  // their sum). Null when no batch was added.
+  nlohmann::json to_json(const TimeWindow& window, const BalanceContext& context,
+                         const KeyOf& key_of) const;
 
  private:
   struct Load {
     int64_t batches = 0, samples = 0;
     uint64_t bytes = 0;
-    double stage_ms = 0, collate_ms = 0;
     std::vector<double> fetch_ms, item_ms;
     std::vector<std::pair<double, uint32_t>> items;  // (read + decode + augment, sample index)
-    std::map<std::string, int64_t> classes;          // samples per sample_class()
+    // When each item's work and each batch's collate (after its last item) ran: (start ns, ms).
+    std::vector<std::pair<int64_t, double>> item_spans, collate_spans;
+    std::map<std::string, int64_t> classes;  // samples per sample_class()
   };
   std::map<int, Load> by_worker_;
+  static double in_window(const std::vector<std::pair<int64_t, double>>& spans,
+                          const TimeWindow& window);
 };
 
 }  // namespace mmprof

@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cmath>
+#include <cstdlib>
 #include <cstring>
 
 #include "util/error.hpp"
@@ -48,10 +50,39 @@ void write_file_atomic(const fs::path& path, std::string_view content) {
   }
 }
 
-void write_json_atomic(const fs::path& path, const nlohmann::json& value) {
+namespace {
+
+// The value with the fewest significant digits within 1e-13 of it (relative): the noise of
+// binary arithmetic is about 1e-16, and no figure mmprof measures has 13 significant digits.
+double without_noise(double v) {
+  for (int digits = 1; digits < 17; ++digits) {
+    const double r = std::strtod(fmt::format("{:.{}g}", v, digits).c_str(), nullptr);
+    if (std::fabs(r - v) <= 1e-13 * std::fabs(v)) return r;
+  }
+  return v;
+}
+
+void round_fractions(nlohmann::json& j) {
+  if (j.is_number_float()) {
+    const double v = j.get<double>();
+    if (std::isfinite(v)) j = without_noise(v);
+  } else if (j.is_structured()) {
+    for (auto& x : j)
+      round_fractions(x);
+  }
+}
+
+}  // namespace
+
+std::string json_text(const nlohmann::json& value) {
+  nlohmann::json rounded = value;
+  round_fractions(rounded);
   // Invalid UTF-8 from a file name must not abort the write: replace it.
-  write_file_atomic(path,
-                    value.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+  return rounded.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+void write_json_atomic(const fs::path& path, const nlohmann::json& value) {
+  write_file_atomic(path, json_text(value) + "\n");
 }
 
 std::string read_input_file(const fs::path& path, std::string_view what, uint64_t max_bytes) {

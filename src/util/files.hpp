@@ -19,6 +19,10 @@ bool write_all(int fd, std::string_view content);
 // (the tmp file removed, an existing `path` left as it was).
 void write_file_atomic(const std::filesystem::path& path, std::string_view content);
 void write_json_atomic(const std::filesystem::path& path, const nlohmann::json& value);
+// The text every JSON file and --json output of mmprof gets: indented by 2, invalid UTF-8 (a file
+// name's) replaced, and each fractional number with the fewest digits within 1e-13 of it, so
+// that the noise of binary arithmetic (0.38000000000000006) is not printed as a figure.
+std::string json_text(const nlohmann::json& value);
 
 // The whole of a file mmprof reads (a config, criteria, a run's JSON and CSV): refused unless it
 // is a regular file (a FIFO would block for ever, /dev/zero never end) of at most `max_bytes`.

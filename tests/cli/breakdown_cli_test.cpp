@@ -183,6 +183,8 @@ TEST_F(BreakdownCli, FullAndShortBatchesDealtInTurnAreFlaggedWithTheirCause) {
     EXPECT_EQ(x["samples"], id == 0 ? 60 : 5) << id;
     EXPECT_NEAR(x["busy_ms"].get<double>(),
                 x["stage_ms"].get<double>() + x["collate_ms"].get<double>(), 1e-6);
+    // One process, counted inside the window only (its first batches were prefetched before).
+    EXPECT_LE(x["busy_fraction"].get<double>(), 1 + 1e-9) << id;
   }
   EXPECT_TRUE(w["imbalanced"].get<bool>()) << w.dump(2);
   EXPECT_EQ(w["likely_cause_kind"], "batch_sizes") << w.dump(2);

@@ -770,7 +770,7 @@ TEST_F(CliTest, BadSamplesAreSkippedAndLoggedWithKeyAndStage) {
   EXPECT_EQ(summary["errors"]["samples"], 4);
   // The terminal summary points at the file that names them.
   EXPECT_NE(r.output.find("errors: " + std::to_string(summary["errors"]["count"].get<int>()) +
-                          " events over 4 samples (one per line in errors.jsonl of the run "
+                          " events on 4 samples (one per line in errors.jsonl of the run "
                           "directory)"),
             std::string::npos)
       << r.output;
@@ -795,8 +795,8 @@ TEST_F(CliTest, TheTerminalSummarySaysWhyAFigureIsNotAvailable) {
         "  end to end               n/a   (as compute)\n",
         "  predicted e2e            n/a   (min of pipeline and compute: compute n/a)\n",
         "stall fraction: n/a (no end-to-end phase)",
-        "  pin       n/a: pageable: loader.pin_memory=false\n",
-        "errors: 0 events over 0 samples\n"}) {
+        "  pin       n/a: batches stayed pageable (why: the pin line below)\n",
+        "pin: pageable: loader.pin_memory=false\n", "errors: none (no sample failed)\n"}) {
     EXPECT_NE(r.output.find(line), std::string::npos) << line << "\n" << r.output;
   }
   // Every n/a has its reason right after it: "n/a (why)", "n/a: why", or inside a reason.
@@ -807,6 +807,31 @@ TEST_F(CliTest, TheTerminalSummarySaysWhyAFigureIsNotAvailable) {
     EXPECT_NE(std::string("(:)").find(r.output[next]), std::string::npos)
         << "an n/a without its reason: " << r.output.substr(at, 40);
   }
+  // Each sentence once (issue 33, item 7: the CUDA driver's sentence was printed twice), and one
+  // record per line in a pipe: no wrapping where no terminal asked for it.
+  std::istringstream lines(r.output);
+  std::map<std::string, int> seen;
+  for (std::string line; std::getline(lines, line);) {
+    const std::string text = line.substr(std::min(line.size(), line.find_first_not_of(' ')));
+    if (text.size() > 40) {
+      EXPECT_EQ(++seen[text], 1) << text;
+    }
+  }
+  // A terminal of 100 columns ($COLUMNS stands for it) gets no line longer: the long ones broken
+  // at spaces and continued deeper.
+  const auto narrow = test::run_command(
+      "COLUMNS=100 " + test::shell_quote(test::mmprof_bin()) + " baseline --data " +
+      test::shell_quote(dataset() / "files") +
+      " --set loader.batch_size=4 --set phases.steps=2 --set phases.warmup_steps=0 --out " +
+      test::shell_quote(scratch() / "run-narrow") + " 2>/dev/null");
+  ASSERT_EQ(narrow.exit_code, 0) << narrow.output;
+  std::istringstream narrow_lines(narrow.output);
+  int continued = 0;
+  for (std::string line; std::getline(narrow_lines, line);) {
+    EXPECT_LE(line.size(), 100u) << line;  // ASCII here: bytes are columns
+    continued += line.rfind("    configs/emulated-accelerator.yaml", 0) == 0;
+  }
+  EXPECT_EQ(continued, 1) << narrow.output;
 }
 
 // In a log (stderr not a terminal, as in CI), one line per finished phase with its steps and

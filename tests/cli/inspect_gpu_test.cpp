@@ -73,11 +73,11 @@ TEST_F(InspectGpuTest, SummaryOverTheGpuActiveWindow) {
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("GPU events of process 77 (3 events)"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("window                 10.000 ms"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("idle                   1.000 ms (10.00%)"), std::string::npos);
-  EXPECT_NE(r.output.find("kernel busy            80.00%"), std::string::npos);
+  EXPECT_NE(r.output.find("idle                   1.000 ms (10.00 %)"), std::string::npos);
+  EXPECT_NE(r.output.find("kernel busy            80.00 %"), std::string::npos);
   EXPECT_NE(r.output.find("H2D pinned             1000.0 MB/s (1.0 MB)"), std::string::npos);
   EXPECT_NE(r.output.find("H2D pageable           n/a (no copy)"), std::string::npos);
-  EXPECT_NE(r.output.find("8.000 ms  100.00%       2x  planted_spin"), std::string::npos)
+  EXPECT_NE(r.output.find("8.000 ms  100.00 %       2x  planted_spin"), std::string::npos)
       << r.output;
 }
 
@@ -91,7 +91,7 @@ TEST_F(InspectGpuTest, PlantedCheckPassesAndFailsWithItsExitCode) {
                        write_plan(9 * kMs / 10));
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_NE(r.output.find("mmprof: error: planted-schedule check failed: idle: measured 1.000 ms "
-                          "vs planted 0.900 ms (11.11% > 2.00%)"),
+                          "vs planted 0.900 ms (11.11 % > 2.00 %)"),
             std::string::npos)
       << r.output;
 }

@@ -133,6 +133,7 @@ SampleInfo sample_info(const SampleSpec& spec) {
   s.decode_ms = spec.decode_ms;
   s.augment_ms = spec.augment_ms;
   s.bytes = spec.bytes;
+  s.t_start_ns = spec.t_start_ns;
   return s;
 }
 

@@ -81,6 +81,7 @@ struct SampleSpec {
   int width = 640, height = 480;
   double read_ms = 1, decode_ms = 10, augment_ms = 1;
   uint64_t bytes = 1000;
+  int64_t t_start_ns = 0;  // when its worker began reading it
 };
 SampleInfo sample_info(const SampleSpec& spec);
 

@@ -96,7 +96,7 @@ TEST(PlantedCheckTest, IdleBeyondToleranceFails) {
   f.events[2].end_ns += kMs / 2;
   const PlantedCheck c = run(f);
   EXPECT_FALSE(c.passed());
-  EXPECT_NE(c.failures[0].find("idle: measured 10.540 ms vs planted 10.000 ms (5.40% > 2.00%)"),
+  EXPECT_NE(c.failures[0].find("idle: measured 10.540 ms vs planted 10.000 ms (5.40 % > 2.00 %)"),
             std::string::npos)
       << c.failures[0];
 }

@@ -79,8 +79,8 @@ LoaderRun loader_run() {
   context.batches_per_epoch = 2;
   context.slowest_class = classes.slowest_class();
   run.summary["stage_breakdown"] = classes.to_json("pipeline");
-  run.summary["workers_balance"] =
-      workers.to_json(0.6, context, [](uint32_t i) { return "k" + std::to_string(i); });
+  run.summary["workers_balance"] = workers.to_json(
+      {true, 0, 600000000}, context, [](uint32_t i) { return "k" + std::to_string(i); });
   return run;
 }
 

@@ -15,6 +15,7 @@
 #include "report/knowledge_base.hpp"
 #include "report/report_builder.hpp"
 #include "report/svg_chart.hpp"
+#include "report/terminal_summary.hpp"
 #include "report/text_escape.hpp"
 #include "report/writers.hpp"
 #include "support/test_support.hpp"
@@ -182,6 +183,39 @@ TEST(ReportHtml, SelfContainedAndEscaped) {
   EXPECT_EQ(html.find("src=\"http"), std::string::npos);  // nothing fetched from outside
   EXPECT_EQ(html.find("@import"), std::string::npos);
   EXPECT_EQ(count_of(html, "<svg"), 4u);  // stage breakdown, latency by percentile, memory, arms
+}
+
+// The terminal summary on a terminal (issue 33, item 7): lines past the width break at spaces,
+// continued two columns deeper than they start; characters, not bytes, are counted (±, ≥).
+TEST(TerminalText, LongLinesWrapAtSpacesWithAHangingIndent) {
+  const std::string text =
+      "short line\n"
+      "bottleneck: input-bound: the step waited for data 31.7 % of its time (≥ 20 %)\n"
+      "  likely cause: worker 0's fetches take 278.9 ms ± 3 against 203.6 ms for the others\n"
+      "  averyveryveryverylongwordwithnospaceatallthatexceedsthewidth and more\n";
+  EXPECT_EQ(wrap_lines(text, 0), text);
+  EXPECT_EQ(wrap_lines(text, 200), text);
+  EXPECT_EQ(wrap_lines(text, 40),
+            "short line\n"
+            "bottleneck: input-bound: the step waited\n"
+            "  for data 31.7 % of its time (≥ 20 %)\n"
+            "  likely cause: worker 0's fetches take\n"
+            "    278.9 ms ± 3 against 203.6 ms for\n"
+            "    the others\n"
+            "  averyveryveryverylongwordwithnospaceatallthatexceedsthewidth\n"
+            "    and more\n");
+  for (const std::string width : {"40", "60"}) {
+    std::istringstream lines(wrap_lines(text, std::stoul(width)));
+    for (std::string line; std::getline(lines, line);) {
+      if (line.find("averyvery") != std::string::npos) continue;
+      size_t chars = 0;
+      for (const char c : line)
+        chars += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+      EXPECT_LE(chars, std::stoul(width)) << line;
+    }
+  }
+  EXPECT_EQ(wrap_lines("no newline at the end of this text", 12),
+            "no newline\n  at the end\n  of this\n  text");
 }
 
 }  // namespace

@@ -85,6 +85,31 @@ TEST(RunFilesTest, JsonIsWrittenAtomicallyAndParsesBack) {
   EXPECT_EQ(names_in(dir.path()), std::vector<std::string>{"summary.json"});
 }
 
+// Binary arithmetic's noise is not written as a figure (issue 33, item 7); a figure's own digits
+// are, up to 13 significant ones; integers (pids, nanoseconds) stay exact.
+TEST(RunFilesTest, JsonFiguresAreWrittenWithoutTheNoiseOfBinaryArithmetic) {
+  const nlohmann::json value = {{"a", 0.1 + 0.2},
+                                {"b", 4.77 + 1e-15},
+                                {"c", 0.0626377 + 1e-17},
+                                {"d", 1796000000.123456},
+                                {"e", 2.0 / 3.0},
+                                {"f", 1e-300 * 3.14},
+                                {"g", 1733500000123456789LL},
+                                {"h", {-0.38000000000000006, 0.0}}};
+  const auto j = nlohmann::json::parse(json_text(value));
+  EXPECT_EQ(j["a"].dump(), "0.3");
+  EXPECT_EQ(j["b"].dump(), "4.77");
+  EXPECT_EQ(j["c"].dump(), "0.0626377");
+  EXPECT_EQ(j["d"].dump(), "1796000000.1235");
+  EXPECT_EQ(j["e"].dump(), "0.6666666666667");
+  EXPECT_EQ(j["f"].dump(), "3.14e-300");
+  EXPECT_EQ(j["g"].get<int64_t>(), 1733500000123456789LL);
+  EXPECT_EQ(j["h"].dump(), "[-0.38,0.0]");
+  test::TempDir dir;
+  write_json_atomic(dir.path() / "x.json", value);
+  EXPECT_EQ(read_text(dir.path() / "x.json"), json_text(value) + "\n");
+}
+
 TEST(RunFilesTest, JsonWithInvalidUtf8IsStillWritten) {
   test::TempDir dir;
   const fs::path file = dir.path() / "manifest.json";

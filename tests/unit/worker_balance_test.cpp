@@ -38,6 +38,11 @@ Batch batch(int worker, std::vector<SampleInfo> samples, double collate_ms = 2) 
   return b;
 }
 
+// A window of `s` seconds from 0, where test samples start (none when s is 0).
+TimeWindow seconds(double s) {
+  return {s > 0, 0, static_cast<int64_t>(s * 1e9)};
+}
+
 std::string key_of(uint32_t i) {
   return "k" + std::to_string(i);
 }
@@ -63,7 +68,7 @@ TEST(WorkerBalance, FullAndShortBatchesDealtInTurnAreTheCause) {
     loads.add_batch(batch(0, full));
     loads.add_batch(batch(1, part));
   }
-  const WorkerBalance b = loads.balance(0.25, in_order(2), key_of);
+  const WorkerBalance b = loads.balance(seconds(0.25), in_order(2), key_of);
   ASSERT_EQ(b.workers.size(), 2u);
   EXPECT_EQ(b.workers[0].samples, 24);
   EXPECT_EQ(b.workers[1].samples, 12);
@@ -86,7 +91,7 @@ TEST(WorkerBalance, FullAndShortBatchesDealtInTurnAreTheCause) {
             "the 2 workers, so its short last batch always falls to the same worker; with "
             "in-order delivery (in_order=true) the others wait for it");
 
-  const json j = loads.to_json(0.25, in_order(2), key_of);
+  const json j = loads.to_json(seconds(0.25), in_order(2), key_of);
   EXPECT_EQ(j["likely_cause_kind"], "batch_sizes");
   EXPECT_EQ(j["busy_spread_limit_fraction"], kBusySpreadLimit);
   EXPECT_DOUBLE_EQ(j["workers"][0]["stage_ms"].get<double>(), 240);
@@ -104,7 +109,7 @@ TEST(WorkerBalance, AWorkerGettingTheSlowestClassIsNamedWithItsShare) {
     loads.add_batch(batch(1, {jpeg(8 * k + 4), jpeg(8 * k + 5), jpeg(8 * k + 6), jpeg(8 * k + 7)}));
   }
   const std::string slowest = sample_class(big_webp(0));
-  const WorkerBalance b = loads.balance(0.7, in_order(6, slowest), key_of);
+  const WorkerBalance b = loads.balance(seconds(0.7), in_order(6, slowest), key_of);
   EXPECT_TRUE(b.imbalanced);
   EXPECT_DOUBLE_EQ(b.workers[0].slowest_class_share.value_or(-1), 0.5);
   EXPECT_DOUBLE_EQ(b.workers[1].slowest_class_share.value_or(-1), 0);
@@ -125,7 +130,7 @@ TEST(WorkerBalance, EveryItemSlowerOnOneWorkerIsTheWorkerItself) {
   }
   BalanceContext out_of_order = in_order(6, "jpeg images <=0.5 MP");
   out_of_order.delivery = Delivery::out_of_order;
-  const WorkerBalance b = loads.balance(0.6, out_of_order, key_of);
+  const WorkerBalance b = loads.balance(seconds(0.6), out_of_order, key_of);
   EXPECT_TRUE(b.imbalanced);
   EXPECT_EQ(b.cause_kind, "slow_worker");
   EXPECT_EQ(b.likely_cause,
@@ -138,7 +143,7 @@ TEST(WorkerBalance, EvenWorkersAreBalancedWithoutACause) {
   WorkerLoads loads;
   for (int w = 0; w < 3; ++w)
     loads.add_batch(batch(w, {jpeg(0), jpeg(1)}));
-  const WorkerBalance b = loads.balance(0.1, in_order(3), key_of);
+  const WorkerBalance b = loads.balance(seconds(0.1), in_order(3), key_of);
   EXPECT_FALSE(b.imbalanced);
   EXPECT_DOUBLE_EQ(b.busy_spread.value_or(-1), 0);
   EXPECT_DOUBLE_EQ(b.busy_max_over_median.value_or(0), 1);
@@ -155,7 +160,7 @@ TEST(WorkerBalance, AConfiguredWorkerThatGotNoWorkIsListedIdle) {
     loads.add_batch(batch(0, {jpeg(2 * i), jpeg(2 * i + 1)}));
   BalanceContext c = in_order(6);
   c.workers = 2;
-  const WorkerBalance b = loads.balance(1, c, key_of);
+  const WorkerBalance b = loads.balance(seconds(1), c, key_of);
   ASSERT_EQ(b.workers.size(), 2u);
   EXPECT_EQ(b.workers[1].worker, 1);
   EXPECT_EQ(b.workers[1].batches, 0);
@@ -168,7 +173,7 @@ TEST(WorkerBalance, AConfiguredWorkerThatGotNoWorkIsListedIdle) {
             "workers, or a sampler that leaves some none; the idle ones still cost their memory");
   // The run's summary lists it too, with nothing spent (a worker stopped by a low open-files
   // limit before its first batch made this throw std::out_of_range from map::at).
-  const json j = loads.to_json(1, c, key_of);
+  const json j = loads.to_json(seconds(1), c, key_of);
   ASSERT_EQ(j["workers"].size(), 2u) << j.dump();
   EXPECT_EQ(j["workers"][1]["worker"], 1);
   EXPECT_EQ(j["workers"][1]["stage_ms"], 0.0);
@@ -180,20 +185,49 @@ TEST(WorkerBalance, AConfiguredWorkerThatGotNoWorkIsListedIdle) {
   short_window.add_batch(batch(0, {jpeg(0)}));
   short_window.add_batch(batch(0, {jpeg(1)}));
   c.workers = 3;
-  const WorkerBalance s = short_window.balance(1, c, key_of);
+  const WorkerBalance s = short_window.balance(seconds(1), c, key_of);
   EXPECT_EQ(s.workers.size(), 3u);
   EXPECT_FALSE(s.imbalanced);  // 2 batches: not enough for 3 workers' two turns each
+}
+
+// A batch delivered early in the window was prepared partly before it opened (the prefetch): only
+// the part inside counts, so a worker that worked without a break is busy 1.0, never more.
+TEST(WorkerBalance, BusyTimeCountsOnlyTheWorkInsideTheWindow) {
+  const auto at = [](uint32_t index, int64_t start_ms) {
+    return test::sample_info({.index = index,
+                              .read_ms = 1,
+                              .decode_ms = 8,
+                              .augment_ms = 1,
+                              .t_start_ns = start_ms * 1'000'000});
+  };
+  WorkerLoads loads;
+  // Worker 0 works without a pause from -40 ms to 48 ms: 4 samples of 10 ms and a 2 ms collate
+  // a batch; the window is [0, 48 ms), so 40 ms of its first batch fall before it.
+  loads.add_batch(batch(0, {at(0, -40), at(1, -30), at(2, -20), at(3, -10)}, 2));
+  loads.add_batch(batch(0, {at(4, 2), at(5, 12), at(6, 22), at(7, 32)}, 6));
+  loads.add_batch(batch(1, {at(8, 10)}, 2));
+  const TimeWindow window{true, 0, 48'000'000};
+  const WorkerBalance b = loads.balance(window, in_order(3), key_of);
+  ASSERT_EQ(b.workers.size(), 2u);
+  EXPECT_NEAR(b.workers[0].busy_ms, 2 + 40 + 6, 1e-9);  // the first collate, 4 items, the second
+  EXPECT_NEAR(b.workers[0].busy_fraction.value_or(0), 1.0, 1e-9);
+  EXPECT_NEAR(b.workers[1].busy_fraction.value_or(0), 12.0 / 48, 1e-9);
+  const json j = loads.to_json(window, in_order(3), key_of);
+  EXPECT_NEAR(j["workers"][0]["stage_ms"].get<double>(), 40, 1e-9);
+  EXPECT_NEAR(j["workers"][0]["collate_ms"].get<double>(), 8, 1e-9);
+  // Without the clip the same worker would be "busy" 88 / 48 = 1.83.
+  EXPECT_EQ(b.workers[0].batches, 2);
 }
 
 TEST(WorkerBalance, OneWorkerOrNoWindowIsNotJudged) {
   WorkerLoads loads;
   loads.add_batch(batch(0, {jpeg(0)}));
-  EXPECT_FALSE(loads.balance(1, in_order(1), key_of).busy_spread.has_value());
+  EXPECT_FALSE(loads.balance(seconds(1), in_order(1), key_of).busy_spread.has_value());
   loads.add_batch(batch(1, {jpeg(1), jpeg(2), jpeg(3)}));
-  const WorkerBalance no_window = loads.balance(0, in_order(1), key_of);
+  const WorkerBalance no_window = loads.balance(seconds(0), in_order(1), key_of);
   EXPECT_FALSE(no_window.busy_spread.has_value());
   EXPECT_FALSE(no_window.imbalanced);
-  EXPECT_TRUE(WorkerLoads().to_json(1, in_order(1), key_of).is_null());
+  EXPECT_TRUE(WorkerLoads().to_json(seconds(1), in_order(1), key_of).is_null());
 }
 
 }  // namespace
