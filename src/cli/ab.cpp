@@ -39,7 +39,7 @@ int run_ab_command(const AbCliOptions& o, const std::vector<std::string>& argv) 
   if (o.json) {
     print_json(experiment);
   } else if (!o.run.verbosity.quiet) {
-    std::fputs(ab_terminal(experiment).c_str(), stdout);
+    print_text(ab_terminal(experiment));
     std::printf("experiment directory: %s (matrix.md: the whole table)\n",
                 std::filesystem::absolute(p.options.out).c_str());
   }

@@ -6,6 +6,7 @@
 
 #include "cli/inspect_gpu.hpp"
 #include "cli/usage.hpp"
+#include "config/config_keys.hpp"
 #include "env/inventory.hpp"
 #include "mmprof/error.hpp"
 #include "report/inventory_text.hpp"
@@ -24,6 +25,9 @@ void setup_inspect(CLI::App& app, InspectCliOptions& o) {
                "Measure sequential and random 4 KiB read throughput on the data path (drops the "
                "page cache when allowed)");
   add_json_flag(app, o.json, "the inventory JSON");
+  app.add_flag("--keys", o.keys,
+               "List every configuration key --set and --config take, one per line: KEY, its "
+               "values, its default and its meaning, tab-separated; then exit");
   app.add_option("--mix-samples", o.mix_samples,
                  "Probe at most this many samples for the data mix (a seeded random sample)")
       ->check(above(0));
@@ -39,6 +43,10 @@ void setup_inspect(CLI::App& app, InspectCliOptions& o) {
 }
 
 int run_inspect_command(const InspectCliOptions& o, const std::vector<std::string>& argv) {
+  if (o.keys) {
+    std::fputs(config::key_list_text().c_str(), stdout);
+    return 0;
+  }
   if (!o.file.empty()) {
     if (!std::filesystem::is_regular_file(o.file)) throw InputError(o.file + ": no such file");
     if (!gpu::is_gpu_events_file(o.file)) {
@@ -72,7 +80,7 @@ int run_inspect_command(const InspectCliOptions& o, const std::vector<std::strin
   if (o.json) {
     print_json(inventory);
   } else {
-    std::fputs(report::format_inventory(inventory).c_str(), stdout);
+    print_text(report::format_inventory(inventory));
     if (!o.run.out.empty()) std::printf("inventory: %s\n", o.run.out.c_str());
   }
   return 0;

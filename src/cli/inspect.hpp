@@ -15,6 +15,7 @@ struct InspectCliOptions {
   session::RunOptions run;  // --config, --data, --set, --repo; run.out is the JSON file here
   bool probe_storage = false;
   bool json = false;
+  bool keys = false;  // list the configuration keys instead
   size_t mix_samples = 2000;
   uint64_t seed = 0;
   std::string file;     // a file to describe instead (a GPU events file: cli/inspect_gpu.hpp)

@@ -130,7 +130,7 @@ int run_report_command(const ReportCliOptions& o) {
     print_json(r);
   } else if (!o.verbosity.quiet) {
     std::printf("report: %s/report.{md,html,json}\n", out.c_str());
-    std::printf("%s\n", r["gate"]["reason"].get<std::string>().c_str());
+    print_text(r["gate"]["reason"].get<std::string>() + "\n");
   }
   return in.gated ? r["gate"]["exit_code"].get<int>() : 0;
 }

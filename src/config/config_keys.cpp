@@ -223,6 +223,47 @@ std::string_view section_doc(std::string_view section) {
   return "";
 }
 
+std::string key_values(const KeySpec& k) {
+  const auto range = [&](const char* what) {
+    const std::string hi = k.max >= kIntMax ? "" : yaml_value(k.max);
+    std::string r = std::isfinite(k.min) && !hi.empty()
+                        ? fmt::format("{} in [{}, {}]", what, yaml_value(k.min), hi)
+                    : std::isfinite(k.min) ? fmt::format("{} >= {}", what, yaml_value(k.min))
+                                           : what;
+    return k.env.empty() ? r : r + " or env (" + std::string(k.env) + ")";
+  };
+  switch (k.type) {
+    case KeyType::choice: {
+      std::string c;
+      for (const auto& option : k.choices)
+        c += (c.empty() ? "" : " | ") + option;
+      return c;
+    }
+    case KeyType::boolean:
+      return "true | false";
+    case KeyType::integer:
+      return range("integer");
+    case KeyType::number:
+      return range("number");
+    case KeyType::path:
+      return "path or null";
+    default:
+      return "text";
+  }
+}
+
+std::string key_list_text() {
+  std::string out;
+  for (const KeySpec& k : key_table()) {
+    std::string doc(k.doc);
+    if (!k.dataloader.empty())
+      doc +=
+          (doc.empty() ? "" : "; ") + fmt::format("a user's job: DataLoader({}=...)", k.dataloader);
+    out += fmt::format("{}\t{}\t{}\t{}\n", k.key, key_values(k), yaml_value(k.default_value), doc);
+  }
+  return out;
+}
+
 std::string default_config_yaml() {
   std::string out =
       "# The embedded default configuration, written out by the key table of\n"

@@ -49,4 +49,10 @@ std::string_view section_doc(std::string_view section);
 // configs/default.yaml as the table writes it.
 std::string default_config_yaml();
 
+// What a key takes, as `mmprof inspect --keys` and the shell completions show it: "auto | files
+// | tar", "true | false", "integer in [0, 1024]", "number >= 0", "text", "path or null".
+std::string key_values(const KeySpec& k);
+// Every key, one line each in table order: KEY<TAB>VALUES<TAB>DEFAULT<TAB>MEANING.
+std::string key_list_text();
+
 }  // namespace mmprof::config
