@@ -244,6 +244,9 @@ json charts(const RunData& run) {
     }
   }
   c["latency_cdf"] = cdfs;
+  // The phase the summary's latency is of: end to end where it ran.
+  c["step_breakdown"] = step_breakdown(steps, "end_to_end");
+  if (c["step_breakdown"].is_null()) c["step_breakdown"] = step_breakdown(steps, "pipeline");
   c["memory"] = run.resources ? memory_series(*run.resources) : json::array();
   return c;
 }

@@ -1,6 +1,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <set>
+#include <string>
+#include <vector>
 
 #include "report/document.hpp"
 #include "report/svg_chart.hpp"
@@ -46,6 +49,8 @@ std::vector<Series> series_of(const json& data, Name name) {
     series.name = name(s);
     for (const auto& p : s["points"])
       series.points.emplace_back(p[0].get<double>(), p[1].get<double>());
+    for (const auto& p : s.value("pss", json::array()))
+      series.dots.emplace_back(p[0].get<double>(), p[1].get<double>());
     out.push_back(std::move(series));
   }
   return out;
@@ -92,19 +97,59 @@ std::string arms_svg(const json& data) {
   return bars.empty() ? "" : svg_error_bars(bars, "samples/s", band);
 }
 
+// The stages in the order a sample goes through them: read, decode, augment (or a job's whole
+// __getitem__, its parts and the rest of it), then the batch's collate and pin; any other after.
+std::vector<Bar> stage_bars(const json& per_batch) {
+  static const std::vector<std::string> kOrder = {"read",         "getitem", "decode",  "augment",
+                                                  "getitem_rest", "fetch",   "collate", "pin"};
+  std::vector<Bar> bars;
+  for (const auto& stage : kOrder) {
+    if (per_batch.contains(stage) && per_batch[stage].is_number())
+      bars.push_back({stage, per_batch[stage].get<double>()});
+  }
+  for (const auto& [stage, ms] : per_batch.items()) {
+    if (ms.is_number() && std::find(kOrder.begin(), kOrder.end(), stage) == kOrder.end())
+      bars.push_back({stage, ms.get<double>()});
+  }
+  return bars;
+}
+
+// Each per-step breakdown column: its step (or steps), its parts' ms.
+std::string steps_svg(const json& data) {
+  if (!data.is_object()) return "";
+  std::vector<std::string> parts;
+  for (const auto& p : data["parts"])
+    parts.push_back(p.get<std::string>());
+  std::vector<StackColumn> columns;
+  for (const auto& c : data["columns"]) {
+    const auto first = c["first_step"].get<int64_t>(), last = c["last_step"].get<int64_t>();
+    columns.push_back({first == last ? std::to_string(first) : fmt::format("{}-{}", first, last),
+                       c["ms"].get<std::vector<double>>()});
+  }
+  return columns.empty()
+             ? ""
+             : svg_stacked_columns(
+                   columns, parts,
+                   fmt::format("measured step ({} phase)", data["phase"].get<std::string>()), "ms");
+}
+
 std::string chart_svg(const Chart& c) {
   if (c.kind == "stages") {
-    std::vector<Bar> bars;
-    for (const auto& [stage, ms] : c.data.items())
-      if (ms.is_number()) bars.push_back({stage, ms.get<double>()});
+    const std::vector<Bar> bars = stage_bars(c.data);
     return bars.empty() ? "" : svg_bars(bars, "ms");
   }
   if (c.kind == "cdf") {
-    const auto series = series_of(c.data, [](const json& s) {
-      return s["phase"].get<std::string>() + " " + s["column"].get<std::string>();
+    // "step time" and "wait for the batch", with the phase only when the chart has two.
+    std::set<std::string> phases;
+    for (const auto& s : c.data)
+      phases.insert(s["phase"].get<std::string>());
+    const auto series = series_of(c.data, [&](const json& s) {
+      const std::string what = s["column"] == "wait_ms" ? "wait for the batch" : "step time";
+      return phases.size() > 1 ? what + ", " + s["phase"].get<std::string>() + " phase" : what;
     });
     return series.empty() ? "" : svg_percentiles(series, "ms");
   }
+  if (c.kind == "steps") return steps_svg(c.data);
   if (c.kind == "memory") return memory_svg(c.data);
   if (c.kind == "ranks") {
     const auto series = series_of(

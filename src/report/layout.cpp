@@ -59,15 +59,29 @@ void run_facts(const json& run, std::vector<Section>& out, int level) {
   s.blocks.push_back(t);
   s.blocks.push_back(
       Chart{"stages", "Per-batch time by stage (ms)", run["stages"]["per_batch_ms"], ""});
+  const json cdf = run["charts"]["latency_cdf"];
   s.blocks.push_back(Chart{
-      "cdf", "Step and wait time by percentile, from steps.csv (ms)", run["charts"]["latency_cdf"],
+      "cdf",
+      fmt::format("Step and wait time by percentile{}, from steps.csv (ms)",
+                  cdf.is_array() && !cdf.empty() && cdf.front()["phase"] == cdf.back()["phase"]
+                      ? ", " + cdf.front()["phase"].get<std::string>() + " phase"
+                      : ""),
+      cdf,
       "The percentile axis is logarithmic in 1 / (1 - p): p90, p99 and p99.9 are evenly spaced, "
       "so the tail is as wide as the body; max is the slowest step."});
   s.blocks.push_back(Chart{
-      "memory", "Memory per process over time (PSS, MiB), from resources.csv",
+      "steps", "Where each measured step's time went, from steps.csv (ms)",
+      value_at(run, "/charts/step_breakdown"),
+      "Each column is one step (or the mean of a run of steps, when there are many): the wait "
+      "for its batch, the host-to-device copy, the step's compute, a multi-rank run's sync, and "
+      "the rest of the step's time."});
+  s.blocks.push_back(Chart{
+      "memory", "Memory per process over time (RSS lines, PSS dots; MiB), from resources.csv",
       run["charts"]["memory"],
-      "Each line is one process, named with the phases it was sampled in; a dashed rule marks "
-      "where a phase's sampling began."});
+      "Each line is one process's RSS, sampled every interval for its whole life, named with the "
+      "phases it was sampled in; its dots are its PSS, read where the sampler could afford "
+      "smaps_rollup (at phase boundaries, and within 0.5 % of a core: seconds apart for a large "
+      "process). A dashed rule marks where a phase's sampling began."});
   out.push_back(std::move(s));
 }
 

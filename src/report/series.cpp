@@ -3,9 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <map>
-#include <set>
+#include <utility>
 #include <vector>
 
 #include "stats/descriptive.hpp"
@@ -84,48 +85,94 @@ json latency_cdf(const std::vector<StepRow>& steps, const std::string& phase, St
 
 json memory_series(const std::vector<ResourceRow>& rows, size_t max_points) {
   struct Process {
-    std::string label;
-    std::vector<std::pair<double, double>> points;
+    std::string role;
+    std::optional<int> worker;
+    std::vector<std::pair<double, double>> rss, pss;
     json phases = json::array();  // [{phase, from_s}] in the order the process was sampled in them
   };
-  // PSS needs smaps_rollup, which the sampler reads less often than RSS: a process's line is its
-  // PSS samples alone, or its RSS where it has none (never the two mixed, which would zigzag).
-  std::set<int> with_pss;
-  for (const ResourceRow& r : rows)
-    if (r.pss_kb) with_pss.insert(r.pid);
   std::map<int, Process> processes;  // by pid: one line per process
   std::vector<int> order;
   std::optional<int64_t> t0;
   for (const ResourceRow& r : rows) {
-    const bool pss = with_pss.contains(r.pid);
-    const std::optional<int64_t> kb = pss ? r.pss_kb : r.rss_kb;
-    if (!kb) continue;
+    if (!r.rss_kb && !r.pss_kb) continue;
     if (!t0) t0 = r.t_ns;
     auto [it, fresh] = processes.try_emplace(r.pid);
-    if (fresh) {
-      std::string role = r.role;
-      if (r.worker) role += fmt::format(" {}", *r.worker);
-      it->second.label = fmt::format("{} (pid {}){}", role, r.pid, pss ? "" : ", RSS");
-      order.push_back(r.pid);
-    }
+    Process& p = it->second;
+    if (fresh) order.push_back(r.pid);
+    // "external" is a job's process before the hook names it (its main, a worker).
+    if (p.role.empty() || r.role != "external") p.role = r.role;
+    if (r.worker) p.worker = r.worker;
     const double t = static_cast<double>(r.t_ns - *t0) / 1e9;
-    json& phases = it->second.phases;
-    if (!r.phase.empty() && (phases.empty() || phases.back()["phase"] != r.phase))
-      phases.push_back({{"phase", r.phase}, {"from_s", t}});
-    it->second.points.emplace_back(t, static_cast<double>(*kb) / 1024.0);
+    if (!r.phase.empty() && (p.phases.empty() || p.phases.back()["phase"] != r.phase))
+      p.phases.push_back({{"phase", r.phase}, {"from_s", t}});
+    // A live process has pages: RSS 0 is a process that has exited (a zombie), not a size.
+    if (r.rss_kb && *r.rss_kb > 0) p.rss.emplace_back(t, static_cast<double>(*r.rss_kb) / 1024.0);
+    if (r.pss_kb) p.pss.emplace_back(t, static_cast<double>(*r.pss_kb) / 1024.0);
   }
-  json out = json::array();
-  for (const int pid : order) {
-    const auto& pts = processes[pid].points;
+  const auto points = [&](const std::vector<std::pair<double, double>>& pts) {
+    json out = json::array();
+    if (pts.empty()) return out;
     const size_t stride = std::max<size_t>(1, (pts.size() + max_points - 1) / max_points);
-    json points = json::array();
     for (size_t i = 0; i < pts.size(); i += stride)
-      points.push_back({pts[i].first, pts[i].second});
-    if ((pts.size() - 1) % stride != 0) points.push_back({pts.back().first, pts.back().second});
-    out.push_back(
-        {{"process", processes[pid].label}, {"phases", processes[pid].phases}, {"points", points}});
+      out.push_back({pts[i].first, pts[i].second});
+    if ((pts.size() - 1) % stride != 0) out.push_back({pts.back().first, pts.back().second});
+    return out;
+  };
+  json out = json::array();
+  bool observer_seen = false;  // the first observer sampled is mmprof itself (the tree's root)
+  for (const int pid : order) {
+    const Process& p = processes[pid];
+    std::string name = p.role;
+    if (p.role == "worker" && p.worker) name = fmt::format("worker {}", *p.worker);
+    if (p.role == "external") name = "job process";
+    if (p.role == "observer")
+      name = std::exchange(observer_seen, true) ? "mmprof helper" : "mmprof";
+    out.push_back({{"process", fmt::format("{} (pid {})", name, pid)},
+                   {"phases", p.phases},
+                   {"points", points(p.rss)},
+                   {"pss", points(p.pss)}});
   }
   return out;
+}
+
+json step_breakdown(const std::vector<StepRow>& steps, const std::string& phase,
+                    size_t max_columns) {
+  std::vector<const StepRow*> rows;
+  for (const StepRow& r : steps)
+    if (r.phase == phase) rows.push_back(&r);
+  if (rows.empty()) return nullptr;
+  const auto parts_of = [](const StepRow& r) {
+    const double h2d = r.h2d_ms.value_or(0), sync = r.sync_ms.value_or(0);
+    return std::array<double, 5>{r.wait_ms, h2d, r.compute_ms, sync,
+                                 std::max(0.0, r.step_ms - r.wait_ms - h2d - r.compute_ms - sync)};
+  };
+  static constexpr std::array<const char*, 5> kParts = {"wait", "h2d", "compute", "sync", "other"};
+  std::array<bool, 5> used{};
+  for (const StepRow* r : rows) {
+    const auto v = parts_of(*r);
+    for (size_t k = 0; k < v.size(); ++k)
+      used[k] = used[k] || v[k] > 1e-6;
+  }
+  json parts = json::array();
+  for (size_t k = 0; k < kParts.size(); ++k)
+    if (used[k]) parts.push_back(kParts[k]);
+  json columns = json::array();
+  const size_t per = (rows.size() + max_columns - 1) / max_columns;
+  for (size_t at = 0; at < rows.size(); at += per) {
+    const size_t end = std::min(rows.size(), at + per);
+    std::array<double, 5> sum{};
+    for (size_t i = at; i < end; ++i) {
+      const auto v = parts_of(*rows[i]);
+      for (size_t k = 0; k < v.size(); ++k)
+        sum[k] += v[k];
+    }
+    json ms = json::array();
+    for (size_t k = 0; k < kParts.size(); ++k)
+      if (used[k]) ms.push_back(sum[k] / static_cast<double>(end - at));
+    columns.push_back(
+        {{"first_step", rows[at]->step}, {"last_step", rows[end - 1]->step}, {"ms", ms}});
+  }
+  return {{"phase", phase}, {"parts", parts}, {"columns", columns}};
 }
 
 json slowest_samples(const std::vector<StageRow>& stages, const std::string& phase, size_t n) {

@@ -21,11 +21,23 @@ const char* column_name(StepFigure f) noexcept;  // "wait_ms" | "step_ms"
 nlohmann::json latency_cdf(const std::vector<StepRow>& steps, const std::string& phase,
                            StepFigure figure);
 
-// [{process: "main" | "worker N (pid P)" | ..., phases: [{phase, from_s}], points: [[s, pss_mib],
-// ...]}], time from the first sample, at most `max_points` per process (evenly strided; the last
-// sample is kept); `phases` are the run phases the process was sampled in, from when. A line is
-// the process's PSS samples only, or its RSS samples (", RSS" in its name) when it has no PSS.
+// [{process: "main (pid P)" | "worker N (pid P)" | "job process (pid P)" | "mmprof (pid P)" |
+// "mmprof helper (pid P)", phases: [{phase, from_s}], points: [[s, rss_mib], ...], pss: [[s,
+// pss_mib], ...]}], time from the first sample. `points` are RSS, sampled every interval for the
+// process's whole life (at most `max_points`, evenly strided, the last kept); `pss` its PSS where
+// the sampler read smaps_rollup (phase boundaries, and within its CPU budget: seconds apart for a
+// large process), never mixed into the line. A process is named by its most specific role (a
+// job's process becomes its main once the hook names it); `phases` are the run phases it was
+// sampled in, from when.
 nlohmann::json memory_series(const std::vector<ResourceRow>& resources, size_t max_points = 200);
+
+// Where each measured step of `phase` spent its time, from steps.csv: {phase, parts: [names],
+// columns: [{first_step, last_step, ms: [per part]}]}. Parts: wait (for the batch), h2d, compute,
+// sync (a multi-rank run's), other (the rest of step_ms), each only when some step has it. With
+// more than `max_columns` steps, consecutive steps are averaged into a column. Null when the
+// phase has no step.
+nlohmann::json step_breakdown(const std::vector<StepRow>& steps, const std::string& phase,
+                              size_t max_columns = 100);
 
 // The `n` samples of `phase` with the largest read + decode + augment time (or, for a user's
 // own job, whose rows have only the whole __getitem__, the largest getitem_ms):

@@ -15,7 +15,7 @@ constexpr const char* kPalette[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", 
                                     "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"};
 // Solid, dashed, dotted, dash-dot: a line hidden under another of the same shape still shows.
 constexpr const char* kDashes[] = {"", "7 3", "2 3", "9 3 2 3"};
-constexpr int kWidth = 640;
+constexpr int kWidth = 960;
 constexpr int kRight = 40;
 
 const char* color(size_t i) {
@@ -163,6 +163,12 @@ std::string series_paths(const std::vector<Series>& series, const Frame& f, doub
           "fill=\"none\"/>\n",
           d, color(i), width, dash_attr);
     }
+    for (const auto& [x, y] : series[i].dots) {
+      out += fmt::format(
+          "<circle class=\"dot\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3.5\" fill=\"{}\" "
+          "stroke=\"#fff\"/>\n",
+          map_x(x), map_y(y), color(i));
+    }
     const double ly = legend_top + 16.0 * static_cast<double>(i);
     out += fmt::format(
         "<path d=\"M{} {:.1f} h24\" stroke=\"{}\" stroke-width=\"{:.1f}\"{} fill=\"none\"/>\n",
@@ -226,6 +232,8 @@ std::string svg_lines(const std::vector<Series>& series, const std::string& x_la
   for (const auto& s : series) {
     for (const auto& [x, y] : s.points)
       xr.add(x), yr.add(y);
+    for (const auto& [x, y] : s.dots)
+      xr.add(x), yr.add(y);
   }
   for (const auto& m : markers)
     xr.add(m.x);
@@ -236,8 +244,18 @@ std::string svg_lines(const std::vector<Series>& series, const std::string& x_la
   std::vector<Marker> by_x = markers;
   std::stable_sort(by_x.begin(), by_x.end(),
                    [](const Marker& a, const Marker& b) { return a.x < b.x; });
-  std::vector<double> line_ends;
+  // Phases that began within a few pixels of each other (setup, then warm-up at once) share
+  // one rule.
+  std::vector<Marker> merged;
   for (const auto& m : by_x) {
+    if (!merged.empty() &&
+        x.map(m.x, f.left, f.right) - x.map(merged.back().x, f.left, f.right) < 4)
+      merged.back().name += " / " + m.name;
+    else
+      merged.push_back(m);
+  }
+  std::vector<double> line_ends;
+  for (const auto& m : merged) {
     const double p = x.map(m.x, f.left, f.right);
     out += fmt::format(
         "<path class=\"marker\" d=\"M{:.1f} {} V{}\" stroke=\"#888\" stroke-dasharray=\"4 3\"/>\n",
@@ -294,6 +312,49 @@ std::string svg_percentiles(const std::vector<Series>& series, const std::string
   }
   out += series_paths(by_percentile, f, f.bottom + 50, map_x,
                       [&](double v) { return y.map(v, f.bottom, f.top); });
+  return out + "</svg>\n";
+}
+
+std::string svg_stacked_columns(const std::vector<StackColumn>& columns,
+                                const std::vector<std::string>& parts, const std::string& x_label,
+                                const std::string& y_label) {
+  const Frame& f = kLineFrame;
+  Range yr;
+  for (const auto& c : columns) {
+    double sum = 0;
+    for (const double v : c.values)
+      sum += std::max(0.0, v);
+    yr.add(sum);
+  }
+  const Axis y = linear_axis(yr, true);
+  const double slot = (f.right - f.left) / static_cast<double>(std::max<size_t>(1, columns.size()));
+  const double bar = std::max(1.0, slot * 0.8);
+  // About eight x labels, on columns evenly apart.
+  const size_t every = std::max<size_t>(1, (columns.size() + 7) / 8);
+  std::vector<std::pair<double, std::string>> ticks;
+  for (size_t i = 0; i < columns.size(); i += every)
+    ticks.emplace_back(f.left + slot * (static_cast<double>(i) + 0.5), columns[i].label);
+  std::string out = open_svg(lines_height(parts.size()), "stacked columns") + f.x_grid(ticks) +
+                    f.y_grid(y) + f.axes(x_label, y_label);
+  for (size_t i = 0; i < columns.size(); ++i) {
+    double base = 0;
+    for (size_t k = 0; k < parts.size() && k < columns[i].values.size(); ++k) {
+      const double v = std::max(0.0, columns[i].values[k]);
+      if (v <= 0) continue;
+      const double top = y.map(base + v, f.bottom, f.top), bottom = y.map(base, f.bottom, f.top);
+      out += fmt::format(
+          "<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" fill=\"{}\"/>\n",
+          f.left + slot * static_cast<double>(i) + (slot - bar) / 2, top, bar, bottom - top,
+          color(k));
+      base += v;
+    }
+  }
+  for (size_t k = 0; k < parts.size(); ++k) {
+    const double ly = f.bottom + 50 + 16.0 * static_cast<double>(k);
+    out += fmt::format("<rect x=\"{}\" y=\"{:.1f}\" width=\"24\" height=\"10\" fill=\"{}\"/>\n",
+                       f.left, ly - 9, color(k));
+    out += text(f.left + 30, ly, parts[k]);
+  }
   return out + "</svg>\n";
 }
 

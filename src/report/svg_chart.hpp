@@ -23,7 +23,8 @@ std::string svg_bars(const std::vector<Bar>& bars, const std::string& unit);
 
 struct Series {
   std::string name;
-  std::vector<std::pair<double, double>> points;  // (x, y)
+  std::vector<std::pair<double, double>> points;  // (x, y), joined by the line
+  std::vector<std::pair<double, double>> dots;    // (x, y), marked apart in the line's colour
 };
 // A dashed vertical rule across a line chart at `x`, named at its top (a phase's start).
 struct Marker {
@@ -31,7 +32,8 @@ struct Marker {
   double x = 0;
 };
 // Lines over shared linear axes (y from 0), with a legend. Every series stays visible where
-// lines coincide: each has its own dash pattern, and earlier ones are drawn wider beneath.
+// lines coincide: each has its own dash pattern, and earlier ones are drawn wider beneath. Markers
+// closer than a few pixels share one rule, named "a / b".
 std::string svg_lines(const std::vector<Series>& series, const std::string& x_label,
                       const std::string& y_label, const std::vector<Marker>& markers = {});
 
@@ -40,6 +42,17 @@ std::string svg_lines(const std::vector<Series>& series, const std::string& x_la
 // spaced, ticked up to the largest fraction the data resolves; a fraction of 1 (the maximum) sits
 // half a decade past the largest other and is ticked "max".
 std::string svg_percentiles(const std::vector<Series>& series, const std::string& y_label);
+
+// Stacked columns, one per x (a measured step, or a run of them), each the sum of its parts
+// (`parts` names them, in stacking order from the axis up; every column has one value per part),
+// on a linear y axis from 0, with a legend of the parts.
+struct StackColumn {
+  std::string label;  // the x axis's tick for the column ("12", "40-59")
+  std::vector<double> values;
+};
+std::string svg_stacked_columns(const std::vector<StackColumn>& columns,
+                                const std::vector<std::string>& parts, const std::string& x_label,
+                                const std::string& y_label);
 
 struct ErrorBar {
   std::string label;

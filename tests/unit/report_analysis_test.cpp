@@ -380,35 +380,71 @@ TEST(ReportSeries, CdfTailReachesP999WithAThousandSteps) {
   EXPECT_DOUBLE_EQ(cdf.back()[0].get<double>(), 1000);
 }
 
-// The sampler reads PSS less often than RSS: a process's line is its PSS samples alone (mixing in
-// the RSS rows drew a zigzag between the two), or RSS for a process never read for PSS; the
-// phases each process was sampled in go with it.
-TEST(ReportSeries, MemoryLinesNeverMixPssAndRss) {
+// The sampler reads PSS less often than RSS (seconds apart for a large process): a process's line
+// is its RSS over its whole life (a PSS line stopped at the last PSS read, 10 s into a 28 s job),
+// its PSS the dots apart, never mixed in. A job's process is named by its most specific role
+// (external until the hook names it main), mmprof itself and its helper by what they are.
+TEST(ReportSeries, MemoryLinesAreWholeRssWithPssDotsAndNamedProcesses) {
   std::vector<ResourceRow> rows;
-  const auto row = [&](int pid, int64_t t_ms, int64_t rss, std::optional<int64_t> pss,
-                       const char* phase) {
+  const auto row = [&](int pid, const char* role, int64_t t_ms, int64_t rss,
+                       std::optional<int64_t> pss, const char* phase) {
     ResourceRow r;
     r.pid = pid;
-    r.role = pid == 1 ? "main" : "worker";
-    if (pid != 1) r.worker = 0;
+    r.role = role;
+    if (std::string(role) == "worker") r.worker = 0;
     r.t_ns = t_ms * 1'000'000;
     r.rss_kb = rss;
     r.pss_kb = pss;
     r.phase = phase;
     rows.push_back(r);
   };
-  row(1, 0, 4096, 2048, "pipeline");
-  row(1, 100, 4096, std::nullopt, "pipeline");
-  row(2, 100, 1024, std::nullopt, "pipeline");
-  row(1, 200, 4096, 3072, "end_to_end");
+  row(1, "observer", 0, 4096, 2048, "warmup");
+  row(3, "external", 0, 1024, 512, "warmup");
+  row(4, "observer", 0, 512, 256, "warmup");
+  row(3, "main", 100, 2048, std::nullopt, "warmup");
+  row(2, "worker", 100, 1024, std::nullopt, "warmup");
+  row(3, "main", 200, 3072, 1536, "end_to_end");
+  row(3, "main", 300, 4096, std::nullopt, "end_to_end");
+  row(3, "main", 400, 0, std::nullopt, "end_to_end");  // exited: a zombie's RSS is no size
   const json m = memory_series(rows);
-  ASSERT_EQ(m.size(), 2u);
-  EXPECT_EQ(m[0]["process"], "main (pid 1)");
-  EXPECT_EQ(m[0]["points"], (json{{0.0, 2.0}, {0.2, 3.0}}));  // MiB, PSS rows only
-  EXPECT_EQ(m[0]["phases"], (json{{{"phase", "pipeline"}, {"from_s", 0.0}},
+  ASSERT_EQ(m.size(), 4u);
+  EXPECT_EQ(m[0]["process"], "mmprof (pid 1)");
+  EXPECT_EQ(m[1]["process"], "main (pid 3)");
+  EXPECT_EQ(m[2]["process"], "mmprof helper (pid 4)");
+  EXPECT_EQ(m[3]["process"], "worker 0 (pid 2)");
+  EXPECT_EQ(m[1]["points"], (json{{0.0, 1.0}, {0.1, 2.0}, {0.2, 3.0}, {0.3, 4.0}}));  // RSS, MiB
+  EXPECT_EQ(m[1]["pss"], (json{{0.0, 0.5}, {0.2, 1.5}}));
+  EXPECT_EQ(m[1]["phases"], (json{{{"phase", "warmup"}, {"from_s", 0.0}},
                                   {{"phase", "end_to_end"}, {"from_s", 0.2}}}));
-  EXPECT_EQ(m[1]["process"], "worker 0 (pid 2), RSS");
-  EXPECT_EQ(m[1]["points"], (json{{0.1, 1.0}}));
+  EXPECT_EQ(m[3]["points"], (json{{0.1, 1.0}}));
+  EXPECT_EQ(m[3]["pss"], json::array());
+}
+
+// Each measured step's time split into the wait for its batch, its copy, its compute, a sync and
+// the rest; parts no step has are left out; many steps are averaged into columns.
+TEST(ReportSeries, StepBreakdownSplitsEachStepAndAveragesRunsOfSteps) {
+  std::vector<StepRow> steps;
+  for (int i = 0; i < 6; ++i) {
+    StepRow r;
+    r.step = i;
+    r.phase = i < 2 ? "pipeline" : "end_to_end";
+    r.wait_ms = 10.0 * i;
+    r.compute_ms = 50;
+    r.h2d_ms = i == 5 ? std::optional<double>(4.0) : std::nullopt;
+    r.step_ms = r.wait_ms + 50 + r.h2d_ms.value_or(0) + 1;  // 1 ms of the step's own rest
+    steps.push_back(r);
+  }
+  const json b = step_breakdown(steps, "end_to_end");
+  EXPECT_EQ(b["parts"], (json{"wait", "h2d", "compute", "other"}));
+  ASSERT_EQ(b["columns"].size(), 4u);
+  EXPECT_EQ(b["columns"][0]["first_step"], 2);
+  EXPECT_EQ(b["columns"][3]["ms"], (json{50.0, 4.0, 50.0, 1.0}));
+  const json two = step_breakdown(steps, "end_to_end", 2);  // 4 steps: 2 columns of 2
+  ASSERT_EQ(two["columns"].size(), 2u);
+  EXPECT_EQ(two["columns"][1]["first_step"], 4);
+  EXPECT_EQ(two["columns"][1]["last_step"], 5);
+  EXPECT_EQ(two["columns"][1]["ms"], (json{45.0, 2.0, 50.0, 1.0}));
+  EXPECT_TRUE(step_breakdown(steps, "compute").is_null());
 }
 
 // A user's own job's rows (the external hook) have only the whole __getitem__: ranked by it, the

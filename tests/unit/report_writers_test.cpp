@@ -46,11 +46,18 @@ TEST(ReportSvg, ChartsEscapeLabelsAndDrawEveryElement) {
   EXPECT_EQ(bars.find("<b>"), std::string::npos);
   EXPECT_NE(bars.find("&lt;b&gt;"), std::string::npos);
   EXPECT_EQ(count_of(bars, "<rect"), 2u);
-  const std::string lines =
-      svg_lines({{"a", {{0, 0}, {1, 1}}}, {"b", {{0, 1}}}}, "x", "y", {{"pipeline", 0.5}});
+  const std::string lines = svg_lines({{"a", {{0, 0}, {1, 1}}, {{0.5, 0.25}}}, {"b", {{0, 1}}, {}}},
+                                      "x", "y", {{"pipeline", 0.5}, {"tail", 0.502}});
   EXPECT_NE(lines.find("<path d=\"M"), std::string::npos);
   EXPECT_NE(lines.find("class=\"marker\""), std::string::npos);
-  EXPECT_NE(lines.find(">pipeline</text>"), std::string::npos);
+  // Markers a pixel apart share one rule; a dot is drawn where its series has one.
+  EXPECT_NE(lines.find(">pipeline / tail</text>"), std::string::npos) << lines;
+  EXPECT_EQ(count_of(lines, "class=\"marker\""), 1u);
+  EXPECT_EQ(count_of(lines, "class=\"dot\""), 1u);
+  const std::string columns = svg_stacked_columns({{"0", {10, 70, 5}}, {"1", {40, 70, 0}}},
+                                                  {"wait", "compute", "other"}, "step", "ms");
+  EXPECT_EQ(count_of(columns, "<rect"), 5u + 3u);  // 5 non-zero parts, 3 legend swatches
+  EXPECT_NE(columns.find(">compute</text>"), std::string::npos);
   const std::string arms =
       svg_error_bars({{"base", 100, 98.0, 103.0, ""}, {"arm", 110, 105.0, 115.0, "ADOPT"}},
                      "samples/s", Band{"band", 98, 102});
@@ -80,11 +87,11 @@ std::vector<std::string> labels_at_y(const std::string& svg, const std::string& 
 
 // The tail gets as much width as the body: p90, p99, p99.9 ticks evenly spaced, then max.
 TEST(ReportSvg, PercentileAxisStretchesTheTail) {
-  Series s{"step_ms", {}};
+  Series s{"step_ms", {}, {}};
   for (const double q : {0.0, 0.5, 0.9, 0.99, 0.999})
     s.points.emplace_back(10 + 100 * q, q);
   s.points.emplace_back(500, 1.0);
-  const std::string svg = svg_percentiles({s, {"wait_ms", {{1, 0}, {2, 1}}}}, "ms");
+  const std::string svg = svg_percentiles({s, {"wait_ms", {{1, 0}, {2, 1}}, {}}}, "ms");
   EXPECT_EQ(labels_at_y(svg, "264.0"),
             (std::vector<std::string>{"min", "p50", "p90", "p99", "p99.9", "max"}));
   // Both series and their legend rows: solid and dashed.
@@ -182,7 +189,15 @@ TEST(ReportHtml, SelfContainedAndEscaped) {
   EXPECT_NE(html.find("&lt;script&gt;alert(1)&lt;/script&gt;.jpg"), std::string::npos);
   EXPECT_EQ(html.find("src=\"http"), std::string::npos);  // nothing fetched from outside
   EXPECT_EQ(html.find("@import"), std::string::npos);
-  EXPECT_EQ(count_of(html, "<svg"), 4u);  // stage breakdown, latency by percentile, memory, arms
+  // Stage breakdown, latency by percentile, time per step, memory, arms.
+  EXPECT_EQ(count_of(html, "<svg"), 5u);
+  // The stages in pipeline order (read before decode before augment, collate last), not by name.
+  const size_t read = html.find(">read</text>"), decode = html.find(">decode</text>"),
+               augment = html.find(">augment</text>"), collate = html.find(">collate</text>");
+  ASSERT_NE(collate, std::string::npos);
+  EXPECT_LT(read, decode);
+  EXPECT_LT(decode, augment);
+  EXPECT_LT(augment, collate);
 }
 
 // The terminal summary on a terminal (issue 33, item 7): lines past the width break at spaces,
