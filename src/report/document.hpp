@@ -43,6 +43,9 @@ struct Section {
 
 // "12.3", or "n/a" for null / not a number.
 std::string format_number(const nlohmann::json& v, int decimals = 1);
+// A figure of any size as a table shows it: a whole number without decimals (bytes: 27095948,
+// not 27095948.0000), else 2 decimals from 100 up and 4 below (0.3438); "n/a" for a non-number.
+std::string format_figure(const nlohmann::json& v);
 
 std::vector<Section> layout_report(const nlohmann::json& report);
 

@@ -54,7 +54,7 @@ void run_facts(const json& run, std::vector<Section>& out, int level) {
   Table t{{"fact", "metric", "value"}, {}};
   for (const auto& f : run["facts"]) {
     t.rows.push_back(
-        {str(f["text"]), str(f["metric"]), format_number(f["value"], 3) + " " + str(f["unit"])});
+        {str(f["text"]), str(f["metric"]), format_figure(f["value"]) + " " + str(f["unit"])});
   }
   s.blocks.push_back(t);
   s.blocks.push_back(
@@ -168,7 +168,7 @@ void run_stand_in(const json& run, std::vector<Section>& out, int level) {
                 " (mmprof baseline --like). Ratios far from 1 mark what-if figures not to trust."});
   Table t{{"figure", "job", "stand-in", "stand-in / job"}, {}};
   for (const auto& r : c["rows"]) {
-    t.rows.push_back({str(r["metric"]), format_number(r["job"], 3), format_number(r["stand_in"], 3),
+    t.rows.push_back({str(r["metric"]), format_figure(r["job"]), format_figure(r["stand_in"]),
                       format_number(r["ratio"], 2)});
   }
   s.blocks.push_back(t);
@@ -254,8 +254,8 @@ void run_samples(const json& run, std::vector<Section>& out, int level) {
   }
   Table checks{{"cross-check", "summary.json", "recomputed from CSV", "agrees"}, {}};
   for (const auto& c : run["cross_checks"]) {
-    checks.rows.push_back({str(c["what"]), format_number(c["summary"], 4),
-                           format_number(c["recomputed"], 4), c["ok"] == true ? "yes" : "NO"});
+    checks.rows.push_back({str(c["what"]), format_figure(c["summary"]),
+                           format_figure(c["recomputed"]), c["ok"] == true ? "yes" : "NO"});
   }
   s.blocks.push_back(checks);
   out.push_back(std::move(s));
@@ -580,6 +580,13 @@ Section method_section() {
 std::string format_number(const json& v, int decimals) {
   if (!v.is_number()) return "n/a";
   return fmt::format("{:.{}f}", v.get<double>(), decimals);
+}
+
+std::string format_figure(const json& v) {
+  if (!v.is_number()) return "n/a";
+  const double x = v.get<double>();
+  if (std::fabs(x - std::round(x)) < 1e-9 * std::max(1.0, std::fabs(x))) return format_number(v, 0);
+  return format_number(v, std::fabs(x) >= 100 ? 2 : 4);
 }
 
 std::vector<Section> layout_report(const json& report) {
