@@ -79,7 +79,7 @@ uint64_t copy_file(RangeReader& reader, const Dataset& source, uint32_t file, ui
   fs::create_directories(dst.parent_path(), ec);
   const fs::path partial = dst.string() + ".partial";
   {
-    const Fd out(open(partial.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+    const Fd out(open_new_output(partial));
     if (out.fd < 0) throw_output_errno("cannot create", partial.string());
     for (const ByteRange& chunk : chunks) {
       if (interrupted()) {

@@ -91,7 +91,7 @@ JobOutput::JobOutput(const fs::path& log, std::function<void(const std::string&)
   read_fd_ = fds[0];
   write_fd_ = fds[1];
   ::fcntl(read_fd_, F_SETFL, ::fcntl(read_fd_, F_GETFL) | O_NONBLOCK);
-  log_fd_ = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+  log_fd_ = open_new_output(log);
   if (log_fd_ < 0) throw_output_errno("cannot create", log.string());
 }
 

@@ -22,7 +22,7 @@ void make_writable_dir(const fs::path& dir) {
 }
 
 void write_file(const fs::path& path, const void* data, size_t size) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  const int fd = open_new_output(path);
   if (fd < 0) throw_output_errno("cannot create", path);
   const bool written = write_all(fd, std::string_view(static_cast<const char*>(data), size));
   const int saved = errno;

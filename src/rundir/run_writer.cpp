@@ -19,7 +19,7 @@ constexpr off_t kReserveBytes = off_t{256} * 1024;
 // Preallocates `path`; returns it, or an empty path when the filesystem cannot (it is full
 // already, or has no fallocate): the run goes on without the reserve.
 std::filesystem::path make_reserve(const std::filesystem::path& path) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  const int fd = open_new_output(path);
   if (fd < 0) return {};
   const bool ok = ::posix_fallocate(fd, 0, kReserveBytes) == 0;
   ::close(fd);

@@ -11,6 +11,7 @@
 #include "probe/clock.hpp"
 #include "trace/tracer.hpp"
 #include "util/error.hpp"
+#include "util/files.hpp"
 
 namespace mmprof::trace {
 namespace fs = std::filesystem;
@@ -28,8 +29,15 @@ struct FileCloser {
 // never sees half a trace; a failed write leaves no temp file behind.
 TraceCounts write_atomic(const fs::path& path, const TraceSource& source) {
   const fs::path tmp = path.string() + ".tmp";
-  std::unique_ptr<std::FILE, FileCloser> file(std::fopen(tmp.c_str(), "we"));
-  if (!file) throw_output_errno("cannot create", tmp.string());
+  const int fd = open_new_output(tmp);
+  if (fd < 0) throw_output_errno("cannot create", tmp.string());
+  std::unique_ptr<std::FILE, FileCloser> file(::fdopen(fd, "w"));
+  if (!file) {
+    const int saved = errno;
+    ::close(fd);
+    errno = saved;
+    throw_output_errno("cannot create", tmp.string());
+  }
   bool ok = true;
   TraceCounts counts;
   try {

@@ -29,9 +29,24 @@ bool write_all(int fd, std::string_view content) {
   return true;
 }
 
+bool unlink_for_output(const fs::path& path) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0) return errno == ENOENT;
+  if (S_ISDIR(st.st_mode)) {
+    errno = EISDIR;
+    return false;
+  }
+  return ::unlink(path.c_str()) == 0 || errno == ENOENT;
+}
+
+int open_new_output(const fs::path& path, int extra_flags) {
+  if (!unlink_for_output(path)) return -1;
+  return ::open(path.c_str(), kNewOutputFlags | extra_flags, 0644);
+}
+
 void write_file_atomic(const fs::path& path, std::string_view content) {
   const fs::path tmp = path.string() + ".tmp";
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  const int fd = open_new_output(tmp);
   if (fd < 0) throw_output_errno("cannot create", tmp.string());
   // fsync reports a write-back failure (ENOSPC on some filesystems, EIO) that write(2) did not.
   if (!write_all(fd, content) || ::fsync(fd) != 0) {
@@ -144,7 +159,7 @@ void replace_dir(const fs::path& partial, const fs::path& out) {
 }
 
 AppendFile::AppendFile(const fs::path& path, std::string_view header) : path_(path) {
-  fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  fd_ = open_new_output(path);
   if (fd_ < 0) throw_output_errno("cannot create", path.string());
   if (!header.empty()) write(header);
 }

@@ -2,6 +2,8 @@
 // Output files that survive an interruption: whole files written atomically (temp + fsync +
 // rename), and append-only files flushed after every write, so an interrupted run keeps what it
 // measured. The run directory's own names and formats are rundir/'s.
+#include <fcntl.h>
+
 #include <cstdint>
 #include <filesystem>
 #include <initializer_list>
@@ -14,6 +16,19 @@ namespace mmprof {
 // write(2) until all of `content` is written (retrying EINTR); false with errno set when the
 // kernel took less. A write that returns 0 is reported as ENOSPC, which it means for a file.
 bool write_all(int fd, std::string_view content);
+
+// Opens `path` for writing as a new file: whatever entry had the name (an old file, or a symlink or
+// hard link planted in a shared folder) is unlinked first, and the open neither follows a symlink
+// nor reuses an entry that appeared since (O_CREAT | O_EXCL | O_NOFOLLOW), so a planted name
+// cannot redirect mmprof's write to another file. A directory at the name is refused (EISDIR).
+// Returns the descriptor, or -1 with errno set.
+int open_new_output(const std::filesystem::path& path, int extra_flags = 0);
+// The flags open_new_output opens with, for an open done elsewhere (posix_spawn's file actions)
+// after unlink_for_output(path).
+inline constexpr int kNewOutputFlags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
+// Unlinks what has the name `path` unless it is a directory; false with errno set on failure (a
+// name that does not exist is no failure).
+bool unlink_for_output(const std::filesystem::path& path);
 
 // Writes `content` to path via path.tmp + fsync + rename. Throws OutputError naming the path
 // (the tmp file removed, an existing `path` left as it was).

@@ -9,6 +9,8 @@
 #include <set>
 #include <string_view>
 
+#include "util/files.hpp"
+
 extern char** environ;
 
 namespace mmprof {
@@ -64,8 +66,11 @@ void redirect(const SpawnSpec& spec, posix_spawn_file_actions_t& files) {
   if (!spec.stdin_file.empty())
     posix_spawn_file_actions_addopen(&files, STDIN_FILENO, spec.stdin_file.c_str(), O_RDONLY, 0);
   if (!spec.stdout_file.empty()) {
+    // A new file, as open_new_output makes one: the old entry (or a planted link) unlinked here,
+    // the child's open refusing to follow a link that appeared since.
+    unlink_for_output(spec.stdout_file);
     posix_spawn_file_actions_addopen(&files, STDOUT_FILENO, spec.stdout_file.c_str(),
-                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
+                                     kNewOutputFlags & ~O_CLOEXEC, 0644);
   }
   if (spec.stdin_fd >= 0) posix_spawn_file_actions_adddup2(&files, spec.stdin_fd, STDIN_FILENO);
   if (spec.stdout_fd >= 0) posix_spawn_file_actions_adddup2(&files, spec.stdout_fd, STDOUT_FILENO);

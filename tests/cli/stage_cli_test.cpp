@@ -96,6 +96,27 @@ TEST_F(StageCli, CopiesEveryFileThenOnlyWhatChanged) {
 
 // A copy made by something else (cp) and then staged: verified, nothing copied, and stage.json
 // says its cost is not known; a stage.json of another source is not added to.
+// Issue 34, item 2: a name planted in a shared staging folder (a symlink, or a hard link, at the
+// copy's .partial or at the copy itself) cannot make stage write into another file.
+TEST_F(StageCli, PlantedLinksInTheDestinationNeverRedirectAWrite) {
+  const fs::path dest = path("shared"), victim = path("victim"), linked = path("linked");
+  fs::create_directories(dest);
+  test::write_text(victim, "victim's own bytes\n");
+  test::write_text(linked, "hard-linked bytes\n");
+  std::string first;
+  for (const auto& e : fs::directory_iterator(src())) {
+    if (first.empty() || e.path().filename().string() < first) first = e.path().filename();
+  }
+  fs::create_symlink(victim, dest / (first + ".partial"));
+  fs::create_hard_link(linked, dest / "stage.json.tmp");
+  const auto r = stage(dest);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(test::read_text(victim), "victim's own bytes\n");
+  EXPECT_EQ(test::read_text(linked), "hard-linked bytes\n");
+  EXPECT_EQ(test::read_bytes(dest / first), test::read_bytes(src() / first));
+  EXPECT_FALSE(fs::is_symlink(dest / first));
+}
+
 TEST_F(StageCli, ACopyMadeOtherwiseHasNoKnownCost) {
   fs::copy(src(), path("cp-copy"), fs::copy_options::recursive);
   test::write_text(path("cp-copy") / "stage.json",

@@ -6,7 +6,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <csignal>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -108,6 +110,30 @@ TEST(RunFilesTest, JsonFiguresAreWrittenWithoutTheNoiseOfBinaryArithmetic) {
   test::TempDir dir;
   write_json_atomic(dir.path() / "x.json", value);
   EXPECT_EQ(read_text(dir.path() / "x.json"), json_text(value) + "\n");
+}
+
+// Issue 34, item 2: a symlink or a hard link planted at an output's name (or its .tmp) is replaced,
+// its target left as it was; a directory at the name is refused.
+TEST(RunFilesTest, OutputsNeverWriteThroughAPlantedLink) {
+  test::TempDir dir;
+  const fs::path victim = dir.path() / "victim", out = dir.path() / "out";
+  fs::create_directories(out);
+  test::write_text(victim, "keep\n");
+  fs::create_symlink(victim, out / "report.md.tmp");
+  write_file_atomic(out / "report.md", "report\n");
+  fs::create_hard_link(victim, out / "steps.csv");
+  { AppendFile csv(out / "steps.csv", "a,b\n"); }
+  fs::create_symlink(victim, out / "log");
+  const int fd = open_new_output(out / "log");
+  ASSERT_GE(fd, 0) << std::strerror(errno);
+  ::close(fd);
+  EXPECT_EQ(read_text(victim), "keep\n");
+  EXPECT_EQ(read_text(out / "report.md"), "report\n");
+  EXPECT_EQ(read_text(out / "steps.csv"), "a,b\n");
+  EXPECT_FALSE(fs::is_symlink(out / "log"));
+  fs::create_directories(out / "dir");
+  EXPECT_EQ(open_new_output(out / "dir"), -1);
+  EXPECT_EQ(errno, EISDIR);
 }
 
 TEST(RunFilesTest, JsonWithInvalidUtf8IsStillWritten) {
