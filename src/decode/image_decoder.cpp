@@ -56,14 +56,46 @@ ImageInfo png_header(std::span<const uint8_t> b, int64_t max_pixels) {
   return {static_cast<int>(w), static_cast<int>(h), "png"};
 }
 
+// Where the chunk at `at` ends (12 bytes of length, type and CRC around its data), or npos when it
+// runs past the end of `png`.
+size_t chunk_end(std::span<const uint8_t> png, size_t at) {
+  if (at + 12 > png.size()) return std::string_view::npos;
+  const uint64_t end = at + 12 + uint64_t{big_endian32(png.data() + at)};
+  return end <= png.size() ? static_cast<size_t>(end) : std::string_view::npos;
+}
+
+bool compressed_metadata(std::span<const uint8_t> png, size_t at) {
+  return starts_with(png, at + 4, "zTXt") || starts_with(png, at + 4, "iTXt") ||
+         starts_with(png, at + 4, "iCCP");
+}
+
 }  // namespace
+
+std::span<const uint8_t> png_without_compressed_metadata(std::span<const uint8_t> png,
+                                                         std::vector<uint8_t>& scratch) {
+  constexpr size_t kSignature = 8;
+  bool found = false;
+  for (size_t at = kSignature, end; !found && (end = chunk_end(png, at)) != std::string_view::npos;
+       at = end)
+    found = compressed_metadata(png, at);
+  if (!found) return png;
+  scratch.assign(png.begin(), png.begin() + kSignature);
+  size_t at = kSignature;
+  for (size_t end; (end = chunk_end(png, at)) != std::string_view::npos; at = end) {
+    if (!compressed_metadata(png, at))
+      scratch.insert(scratch.end(), png.begin() + at, png.begin() + end);
+  }
+  scratch.insert(scratch.end(), png.begin() + at, png.end());  // what the walk could not read
+  return scratch;
+}
 
 struct ImageDecoder::Impl {
   Impl(int64_t limit, DecodeBudget budget) : max_pixels(limit), jpeg(limit, budget), av(limit) {}
   int64_t max_pixels;
   detail::JpegDecoder jpeg;
   detail::AvImageDecoder av;
-  RgbImage scratch;  // probe() of formats whose header we do not parse
+  RgbImage scratch;          // probe() of formats whose header we do not parse
+  std::vector<uint8_t> png;  // a PNG without its compressed metadata, when it had some
 };
 
 ImageDecoder::ImageDecoder(int64_t max_pixels, DecodeBudget budget)
@@ -85,8 +117,12 @@ void ImageDecoder::decode(std::span<const uint8_t> bytes, const CropRect& crop, 
   if (format.backend == DecodeBackend::libjpeg_turbo) {
     impl_->jpeg.decode(bytes, crop, min_side, scaling, region, out);
   } else {
-    // PNG: refused above the pixel limit before FFmpeg allocates anything.
-    if (format.name == "png") png_header(bytes, impl_->max_pixels);
+    // PNG: refused above the pixel limit before FFmpeg allocates anything, and given to it
+    // without the metadata it would inflate.
+    if (format.name == "png") {
+      png_header(bytes, impl_->max_pixels);
+      bytes = png_without_compressed_metadata(bytes, impl_->png);
+    }
     impl_->av.decode(bytes, format.name, out);
     out.crop = crop_in(crop, 1, 1, out.width, out.height);
   }

@@ -43,6 +43,15 @@ enum class DecodeRegion { whole, crop };
 // one (tjbench, docs/performance.md).
 enum class DctScaling : uint8_t { off, halves, eighths };
 
+// A PNG without its zlib-compressed metadata chunks (zTXt, iTXt, iCCP): mmprof uses none of
+// their text or ICC profile, and FFmpeg's PNG decoder inflates each whole, so a 1 MB zTXt that
+// inflates to 1 GiB (a decompression bomb under image.max_bytes and image.max_pixels) cost 2 GiB
+// and 15 s a decode. The other chunks are kept byte for byte (their CRCs stay valid). `png`
+// itself when it has none; else a copy in `scratch` (reused). The chunk walk stops at a chunk
+// that runs past the end, keeping the rest for the decoder to judge.
+std::span<const uint8_t> png_without_compressed_metadata(std::span<const uint8_t> png,
+                                                         std::vector<uint8_t>& scratch);
+
 class ImageDecoder {
  public:
   // Images whose header claims more than max_pixels pixels are refused (DecodeError) before

@@ -56,6 +56,44 @@ TEST(GeneratedDecode, PngIsBitExact) {
   EXPECT_GT(decoded_psnr(png, ffmpeg_decode_rgb(png)), 99.0) << png;  // inf when identical
 }
 
+// Issue 34, item 1: a PNG carrying a zTXt chunk that inflates to 256 MiB and an iCCP chunk (each a
+// valid zlib stream, CRCs right; written by Python's zlib, not by mmprof) decodes to the same
+// pixels as the PNG without them, and the bytes FFmpeg is given hold neither chunk: it never
+// inflates them (before: 2 GiB and 15 s a decode for a 1 GiB zTXt).
+TEST(GeneratedDecode, CompressedPngMetadataIsNeverInflated) {
+  const auto png = first_with_extension(".png");
+  TempDir tmp;
+  const auto bomb = tmp.path() / "bomb.png";
+  const auto r = run_command(
+      "python3 -c 'import sys, zlib, struct\n"
+      "src, dst = sys.argv[1], sys.argv[2]\n"
+      "b = open(src, \"rb\").read()\n"
+      "def chunk(t, d): return struct.pack(\">I\", len(d)) + t + d + struct.pack(\">I\", "
+      "zlib.crc32(t + d))\n"
+      "z = chunk(b\"zTXt\", b\"Comment\\0\\0\" + zlib.compress(bytes(256 << 20), 9))\n"
+      "i = chunk(b\"iCCP\", b\"icc\\0\\0\" + zlib.compress(bytes(1 << 20), 9))\n"
+      "open(dst, \"wb\").write(b[:33] + z + i + b[33:])' '" +
+      png.string() + "' '" + bomb.string() + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const std::vector<uint8_t> bytes = read_bytes(bomb);
+  ASSERT_GT(bytes.size(), read_bytes(png).size() + 100'000);  // ~260 kB of zlib streams added
+  std::vector<uint8_t> scratch;
+  const auto stripped = png_without_compressed_metadata(bytes, scratch);
+  EXPECT_EQ(std::vector<uint8_t>(stripped.begin(), stripped.end()), read_bytes(png));
+  ImageDecoder decoder;
+  RgbImage with, without;
+  decoder.decode(bytes, {}, 0, DctScaling::off, with);
+  decoder.decode(read_bytes(png), {}, 0, DctScaling::off, without);
+  EXPECT_EQ(with.width, without.width);
+  EXPECT_EQ(with.pixels, without.pixels);
+  // No chunk to drop: the bytes themselves, no copy.
+  const std::vector<uint8_t> plain = read_bytes(png);
+  EXPECT_EQ(png_without_compressed_metadata(plain, scratch).data(), plain.data());
+  // A chunk that runs past the end stops the walk: the rest is kept for the decoder to judge.
+  std::vector<uint8_t> cut(bytes.begin(), bytes.begin() + 60);
+  EXPECT_EQ(png_without_compressed_metadata(cut, scratch).size(), 60u);
+}
+
 TEST(GeneratedDecode, VideoFramesMatchFfmpeg) {
   const auto mp4 = first_with_extension(".mp4");
   const auto bytes = read_bytes(mp4);
