@@ -1,14 +1,18 @@
 #include "data/data_mix.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <map>
 #include <numeric>
+#include <optional>
 
 #include "data/range_reader.hpp"
 #include "decode/image_decoder.hpp"
 #include "decode/video_decoder.hpp"
 #include "stats/descriptive.hpp"
+#include "util/interrupt.hpp"
 #include "util/rng.hpp"
 
 namespace mmprof::env {
@@ -236,6 +240,7 @@ json data_mix(const Dataset& dataset, size_t limit, uint64_t seed) {
   std::vector<MixRecord> records;
   records.reserve(chosen.size());
   Prober prober(dataset);
+  std::optional<size_t> interrupted_after;
   constexpr size_t kAhead = 32;
   std::vector<const SampleEntry*> next;
   for (size_t k = 0; k < chosen.size(); ++k) {
@@ -244,6 +249,12 @@ json data_mix(const Dataset& dataset, size_t limit, uint64_t seed) {
       for (size_t j = k; j < std::min(k + kAhead, chosen.size()); ++j)
         next.push_back(&dataset.samples()[chosen[j]]);
       prober.announce(next);
+    }
+    // Ctrl-C stops the probe between samples (the end-of-run probe of 2,000 samples from a slow
+    // server took 182 s to notice it): what was probed is kept, and the block says it stopped.
+    if (interrupted()) {
+      interrupted_after = records.size();
+      break;
     }
     records.push_back(prober.probe(dataset.samples()[chosen[k]]));
     if (!prober.stopped().empty()) break;  // every later read would fail the same way
@@ -269,6 +280,11 @@ json data_mix(const Dataset& dataset, size_t limit, uint64_t seed) {
        "headers: JPEG via libjpeg-turbo's header read, PNG via IHDR, video via "
        "libavformat container metadata; other image formats (rare) take one decode"}};
   if (!prober.stopped().empty()) out["sampling"]["stopped"] = prober.stopped();
+  if (interrupted_after) {
+    out["sampling"]["stopped"] =
+        fmt::format("interrupted (Ctrl-C) after {} of {} samples: the mix is of those",
+                    *interrupted_after, chosen.size());
+  }
   return out;
 }
 

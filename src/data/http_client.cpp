@@ -8,6 +8,8 @@
 #include <mutex>
 #include <thread>
 
+#include "util/interrupt.hpp"
+
 namespace mmprof {
 namespace {
 
@@ -302,6 +304,12 @@ void HttpClient::take(uint64_t tag, const std::string& url, uint64_t offset, uin
       const HttpFailure failure = std::move(t.failure);
       transfers_.erase(tag);
       throw failure;
+    }
+    // A whole body (a listing, an index) is fetched by the main process, which Ctrl-C stops
+    // within a poll (50 ms), whatever the server's pace: a slow or endless listing ends here.
+    if (tag == kWholeBodyTag && interrupted()) {
+      discard();
+      throw_if_interrupted();
     }
     if (t.state == Transfer::State::waiting && active_ == 0 && t.not_before_ns <= monotonic_ns()) {
       // Held bodies that nobody takes (a sample that failed before its caption) must not keep

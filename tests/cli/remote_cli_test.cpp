@@ -13,6 +13,7 @@
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <sstream>
 #include <string>
 
@@ -213,6 +214,26 @@ TEST_F(RemoteCli, AnInterruptedStageContinuesWhereItStopped) {
     EXPECT_EQ(test::read_bytes(e.path()), test::read_bytes(path("icopy") / e.path().filename()))
         << e.path();
   }
+}
+
+// Issue 34, item 5: a listing served at 1 byte a second (an endless or hostile server) does not
+// hold Ctrl-C off: mmprof stops within a poll of the transfer (50 ms), where it waited for the
+// request's timeout and its retries before (30 s x 4 here).
+TEST_F(RemoteCli, CtrlCStopsASlowListingAtOnce) {
+  const auto r = serve("slow-listing", "none", "location = /files/ { limit_rate 1; }\n",
+                       fmt::format("$M inspect --data {}files/ >/dev/null 2>&1 &\npid=$!\n"
+                                   "sleep 1.5\nt0=$(date +%s%N)\nkill -INT $pid\nwait $pid\n"
+                                   "echo \"exit $? after $((($(date +%s%N) - t0) / 1000000)) ms\"",
+                                   kUrl));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const std::smatch m = [&] {
+    std::smatch out;
+    std::regex_search(r.output, out, std::regex("exit ([0-9]+) after ([0-9]+) ms"));
+    return out;
+  }();
+  ASSERT_EQ(m.size(), 3u) << r.output;
+  EXPECT_EQ(m[1], "130") << r.output;
+  EXPECT_LT(std::stoi(m[2]), 10'000) << r.output;  // a second at most here; 120 s before
 }
 
 // Ctrl-C while sharding a remote dataset (1 MB/s), once its hidden .partial folder holds a
