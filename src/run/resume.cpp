@@ -87,6 +87,13 @@ std::shared_ptr<const ResumePoint> load_resume_point(const fs::path& run_path,
   auto point = std::make_shared<ResumePoint>();
   point->run = run_path;
   point->t_restart_ns = t_restart_ns;
+  if (fs::is_directory(run_path)) {
+    point->lock = std::make_shared<rundir::DirectoryLock>(
+        run_path, fmt::format("--resume {}: the run is still being written by another mmprof "
+                              "process (its own run, or another resume); wait for it to end, or "
+                              "stop it (Ctrl-C) and resume then",
+                              run_path.string()));
+  }
   const RunDir run = RunDir::open(run_path);
   const json& manifest = run.manifest();
   if (!manifest.contains("config") || !manifest["config"].is_object()) {

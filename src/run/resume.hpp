@@ -11,6 +11,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "rundir/output_dir.hpp"
+
 namespace mmprof {
 
 struct PhaseCheckpoint {
@@ -31,13 +33,16 @@ Checkpoint checkpoint_from_json(const nlohmann::json& j, const std::filesystem::
 
 // What `--resume RUN` starts from, read and checked before anything runs.
 struct ResumePoint {
-  std::filesystem::path run;   // the interrupted run directory
+  std::filesystem::path run;  // the interrupted run directory
+  // RUN's lock, held while the resume runs: no other process writes RUN meanwhile.
+  std::shared_ptr<rundir::DirectoryLock> lock;
   nlohmann::json config_tree;  // its resolved configuration (manifest.json "config")
   Checkpoint checkpoint;
   int64_t t_restart_ns = 0;  // monotonic time the resume began (for time to first batch)
 };
 
-// Reads RUN/manifest.json and RUN/checkpoint.json. Refuses (UsageError, exit 2) a run that
+// Locks RUN (its process, when it still runs, holds it: refused, UsageError) and reads
+// RUN/manifest.json and RUN/checkpoint.json. Refuses (UsageError, exit 2) a run that
 // completed, failed or was resumed already; a missing or unreadable file is an InputError
 // (exit 3) naming it.
 std::shared_ptr<const ResumePoint> load_resume_point(const std::filesystem::path& run,

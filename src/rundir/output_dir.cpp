@@ -70,6 +70,33 @@ bool is_own_entry(const std::string& name, OutputKind kind) {
              : std::any_of(kExperimentEntries.begin(), kExperimentEntries.end(), own);
 }
 
+namespace {
+
+// `fd` (an open directory) locked exclusively, without waiting; closed and thrown (`busy`) when
+// another process holds the lock.
+int locked(int fd, const fs::path& dir, const std::string& busy) {
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    const int why = errno;
+    ::close(fd);
+    if (why == EWOULDBLOCK) throw UsageError(busy);
+    throw OutputError(fmt::format("cannot lock {}: {}", dir.string(), std::strerror(why)));
+  }
+  return fd;
+}
+
+}  // namespace
+
+DirectoryLock::DirectoryLock(const fs::path& dir, const std::string& busy) {
+  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0)
+    throw InputError(fmt::format("cannot open {}: {}", dir.string(), std::strerror(errno)));
+  fd_ = locked(fd, dir, busy);
+}
+
+DirectoryLock::~DirectoryLock() {
+  ::close(fd_);
+}
+
 OutputDir::OutputDir(fs::path dir, OutputKind kind, bool force) : dir_(std::move(dir)) {
   std::error_code ec;
   fs::create_directories(dir_, ec);
@@ -81,17 +108,10 @@ OutputDir::OutputDir(fs::path dir, OutputKind kind, bool force) : dir_(std::move
   if (fd_ < 0) {
     throw OutputError(fmt::format("cannot open --out {}: {}", dir_.string(), std::strerror(errno)));
   }
-  if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
-    const int why = errno;
-    ::close(fd_);
-    if (why == EWOULDBLOCK) {
-      throw UsageError(fmt::format(
-          "--out {} is being written by another mmprof process; wait for it or choose another "
-          "path",
-          dir_.string()));
-    }
-    throw OutputError(fmt::format("cannot lock --out {}: {}", dir_.string(), std::strerror(why)));
-  }
+  locked(fd_, dir_,
+         fmt::format("--out {} is being written by another mmprof process; wait for it or choose "
+                     "another path",
+                     dir_.string()));
   try {
     const std::vector<fs::path> present = entries(dir_);
     if (present.empty()) return;

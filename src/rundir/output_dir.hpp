@@ -34,6 +34,22 @@ class OutputDir {
   std::vector<std::string> removed_;
 };
 
+// An exclusive lock on an existing directory, the one OutputDir takes on --out: held until
+// destruction. `mmprof baseline --resume RUN` holds RUN's, so a resume of a run whose process is
+// still writing it is refused (both would end "complete", and checkpoint.json lose resumed_by),
+// and a second resume waits its turn. Throws UsageError(`busy`) when another process holds it,
+// InputError when the directory cannot be opened.
+class DirectoryLock {
+ public:
+  DirectoryLock(const std::filesystem::path& dir, const std::string& busy);
+  ~DirectoryLock();
+  DirectoryLock(const DirectoryLock&) = delete;
+  DirectoryLock& operator=(const DirectoryLock&) = delete;
+
+ private:
+  int fd_ = -1;
+};
+
 // Whether `name` (an entry directly under the directory) is one mmprof writes into a directory of
 // `kind`: the run_file names, their ".tmp" siblings, and the report's files.
 bool is_own_entry(const std::string& name, OutputKind kind);

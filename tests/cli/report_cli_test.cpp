@@ -217,12 +217,17 @@ TEST_F(ReportCli, HtmlOpensInHeadlessChromium) {
   size_t svgs = 0;
   for (size_t at = 0; (at = r.output.find("<svg", at)) != std::string::npos; ++at)
     ++svgs;
-  EXPECT_EQ(svgs, 4u);
+  EXPECT_EQ(svgs, 5u);  // stages, percentiles, time per step, memory, arms
+  // Charts 960 px wide: more than half of a 1400 px page (they were 640, under half).
+  size_t wide = 0;
+  for (size_t at = 0; (at = r.output.find(" width=\"960\" height=", at)) != std::string::npos; ++at)
+    ++wide;
+  EXPECT_EQ(wide, svgs) << r.output.substr(r.output.find("<svg"), 300);
   EXPECT_NE(r.output.find("&lt;script&gt;alert(1)&lt;/script&gt;.jpg"), std::string::npos);
   EXPECT_EQ(r.output.find("<script"), std::string::npos);
   const fs::path shot = tmp.path() / "report.png";
   r = test::run_command("HOME=" + shell_quote(tmp.path()) + " timeout 120 " + chromium +
-                        "--window-size=1200,2400 --screenshot=" + shell_quote(shot) + " " + url);
+                        "--window-size=1400,2600 --screenshot=" + shell_quote(shot) + " " + url);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_EQ(r.output.find(":CONSOLE"), std::string::npos) << r.output;
   ASSERT_TRUE(fs::exists(shot));

@@ -209,6 +209,20 @@ TEST_F(ResumeCli, RefusesACompletedRunAndMissingOrCorruptFiles) {
   test::write_bytes(killed / "checkpoint.json", {wrong.begin(), wrong.end()});
   expect_refused("is not a valid checkpoint");
 
+  // Issue 34, item 9: a run its own process (or another resume) still writes holds its lock (the
+  // flock of --out; util-linux flock(1) stands in for that process here): refused, exit 2, before
+  // anything is read or written.
+  const auto busy =
+      test::run_command("flock " + test::shell_quote(killed) + " sh -c " +
+                        test::shell_quote(test::shell_quote(test::mmprof_bin()) +
+                                          " baseline --resume " + test::shell_quote(killed)) +
+                        " </dev/null");
+  EXPECT_EQ(busy.exit_code, 2) << busy.output;
+  EXPECT_NE(busy.output.find("--resume " + killed.string() +
+                             ": the run is still being written by another mmprof process"),
+            std::string::npos)
+      << busy.output;
+
   const auto not_a_run = test::run_mmprof("baseline --resume " + test::shell_quote(out("ds")));
   EXPECT_EQ(not_a_run.exit_code, 3) << not_a_run.output;
   EXPECT_NE(not_a_run.output.find((out("ds") / "manifest.json").string() + " is missing"),
