@@ -15,8 +15,10 @@
 namespace mmprof::cli {
 
 void add_run_options(CLI::App& app, session::RunOptions& o) {
-  app.add_option("--config,-c", o.config_file, "YAML configuration file (see configs/)");
-  app.add_option("--data", o.data, "Dataset folder (files or tar shards); = --set data.path=PATH");
+  app.add_option("--config,-c", o.config_file, "YAML configuration file (see configs/)")
+      ->check(non_empty_path());
+  app.add_option("--data", o.data, "Dataset folder (files or tar shards); = --set data.path=PATH")
+      ->check(non_empty_path());
   app.add_option("--set", o.sets, "Override a config key, e.g. --set loader.num_workers=4")
       ->allow_extra_args(false);
   app.add_option("--out,-o", o.out, "Output directory (default runs/<command>-<time>)");

@@ -15,8 +15,10 @@
 namespace mmprof::cli {
 
 void setup_inspect(CLI::App& app, InspectCliOptions& o) {
-  app.add_option("--config,-c", o.run.config_file, "YAML configuration file (for data.path)");
-  app.add_option("--data", o.run.data, "Dataset folder to describe (files or tar shards)");
+  app.add_option("--config,-c", o.run.config_file, "YAML configuration file (for data.path)")
+      ->check(non_empty_path());
+  app.add_option("--data", o.run.data, "Dataset folder to describe (files or tar shards)")
+      ->check(non_empty_path());
   app.add_option("--set", o.run.sets, "Override a config key, e.g. --set data.layout=tar")
       ->allow_extra_args(false);
   add_repo_option(app, o.run.repo);

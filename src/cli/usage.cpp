@@ -157,6 +157,16 @@ CLI::Validator above(double min) {
   return bound_check([min](double v) { return v > min; }, fmt::format("> {:g}", min));
 }
 
+CLI::Validator non_empty_path() {
+  return {[](const std::string& v) {
+            return v.empty() ? std::string(
+                                   "an empty path (an unset variable?); give a path, or "
+                                   "leave the option out")
+                             : std::string();
+          },
+          ""};
+}
+
 CLI::Validator between(double lo, double hi) {
   return bound_check([lo, hi](double v) { return v >= lo && v <= hi; },
                      fmt::format("in [{:g}, {:g}]", lo, hi));

@@ -24,5 +24,8 @@ std::string parse_error_text(const CLI::App& app, const CLI::ParseError& e,
 CLI::Validator at_least(double min);
 CLI::Validator above(double min);
 CLI::Validator between(double lo, double hi);
+// A path given as "" (`--data "$DATA"` with DATA unset) is refused by name ("--data: an empty
+// path"), not taken for the option left out (which runs the embedded default dataset).
+CLI::Validator non_empty_path();
 
 }  // namespace mmprof::cli

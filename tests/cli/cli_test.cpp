@@ -664,6 +664,18 @@ TEST_F(CliTest, MissingDatasetExitsThreeNamingThePath) {
   EXPECT_NE(r.output.find(missing), std::string::npos) << r.output;
 }
 
+// Issue 34 item 11: `--data ""` (an unset variable) is refused by name, not run as the default.
+TEST_F(CliTest, AnEmptyDataOrConfigPathIsRefusedByName) {
+  for (const char* option : {"--data", "--config"}) {
+    const auto r = test::run_mmprof(std::string("baseline ") + option + " '' --steps 1 --out " +
+                                    test::shell_quote(scratch() / "run-empty-path"));
+    EXPECT_EQ(r.exit_code, 2) << r.output;
+    EXPECT_NE(r.output.find(std::string(option) + ": an empty path"), std::string::npos)
+        << r.output;
+    EXPECT_FALSE(fs::exists(scratch() / "run-empty-path"));
+  }
+}
+
 // Issue 33 item 8: a file that cannot be read is exit 3, as a missing dataset is.
 TEST_F(CliTest, MissingConfigFileExitsThreeNamingIt) {
   const fs::path missing = scratch() / "missing.yaml";
