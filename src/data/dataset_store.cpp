@@ -16,6 +16,14 @@ namespace {
 
 using nlohmann::json;
 
+// The string at `key` of `o`, or `fallback` when `o` is no object or the value no string: a
+// server's listing or manifest is input, and {"name": 5} is an entry without a name.
+std::string text_field(const json& o, const char* key, const std::string& fallback) {
+  if (!o.is_object()) return fallback;
+  const auto it = o.find(key);
+  return it != o.end() && it->is_string() ? it->get<std::string>() : fallback;
+}
+
 constexpr int kMaxListingDepth = 32;
 
 class LocalStore final : public DatasetStore {
@@ -98,9 +106,14 @@ class RemoteStore final : public DatasetStore {
       return;
     }
     for (const json& e : entries) {
-      const std::string name = e.is_object() ? e.value("name", "") : "";
-      const std::string type = e.is_object() ? e.value("type", "") : "";
+      const std::string name = text_field(e, "name", ""), type = text_field(e, "type", "");
+      // A hostile or broken server's entry ({"name": 5}, null, "..", "../etc.jpg") is listed as
+      // skipped with what it was, never read and never an internal error.
       if (name.empty() || name == "." || name == ".." || name.find('/') != std::string::npos) {
+        w.skipped.push_back(
+            {dir + (name.empty() ? "?" : name),
+             fmt::format("a listing entry {} that names no file in this folder, not read",
+                         e.dump(-1, ' ', false, json::error_handler_t::replace).substr(0, 200))});
         continue;
       }
       const std::string rel = dir + name;
@@ -128,8 +141,8 @@ class RemoteStore final : public DatasetStore {
     const auto manifest_text = text("shards.json");
     const json manifest =
         manifest_text ? json::parse(*manifest_text, nullptr, false) : json(nullptr);
-    if (!manifest.is_object() || manifest.value("schema", "") != "mmprof.shards/1") return;
-    const std::string index_url = join_url(url_, manifest.value("index", kShardIndexFile));
+    if (text_field(manifest, "schema", "") != "mmprof.shards/1") return;
+    const std::string index_url = join_url(url_, text_field(manifest, "index", kShardIndexFile));
     std::string csv;
     try {
       csv = http_.get(index_url);
@@ -139,7 +152,9 @@ class RemoteStore final : public DatasetStore {
     members_ = shard_members(parse_shard_index(csv, index_url));
     for (const json& s : manifest.value("shards", json::array())) {
       if (s.is_object() && s.contains("name") && s["name"].is_string()) {
-        shards_.push_back({s["name"].get<std::string>(), s.value("bytes", uint64_t{0})});
+        const json bytes = s.value("bytes", json());
+        shards_.push_back({s["name"].get<std::string>(),
+                           bytes.is_number_unsigned() ? bytes.get<uint64_t>() : uint64_t{0}});
       }
     }
   }

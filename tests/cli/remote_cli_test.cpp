@@ -216,6 +216,33 @@ TEST_F(RemoteCli, AnInterruptedStageContinuesWhereItStopped) {
   }
 }
 
+// Issue 34, items 4 and 11: a listing whose entries are not files of the folder ({"name": 5},
+// null, 3, "..", "../etc.jpg") is read without an internal error: each is listed as ignored in
+// errors.jsonl with what it was, and the one real file is the dataset.
+TEST_F(RemoteCli, HostileListingEntriesAreListedNotReadAndNeverCrash) {
+  const uint64_t size = fs::file_size(path("ds") / "files" / "000001.jpg");
+  const std::string listing = fmt::format(
+      R"([{{"name":5}},null,3,{{"name":".."}},{{"name":"../etc.jpg","type":"file","size":4}},)"
+      R"({{"name":"000001.jpg","type":"file","size":{}}}])",
+      size);
+  const std::string extra = "location = /hostile/ { default_type application/json; return 200 '" +
+                            listing + "'; }\nlocation = /hostile/000001.jpg { alias " +
+                            (path("ds") / "files" / "000001.jpg").string() + "; }\n";
+  const auto r = serve("hostile", "none", extra,
+                       baseline(std::string(kUrl) + "hostile/", "hostile-run",
+                                "--set loader.num_workers=0 --set loader.batch_size=1", 1));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.output.find("internal error"), std::string::npos) << r.output;
+  const std::string errors = test::read_text(path("hostile-run") / "errors.jsonl");
+  size_t ignored = 0;
+  for (size_t at = 0; (at = errors.find("names no file in this folder", at)) != std::string::npos;
+       ++at)
+    ++ignored;
+  EXPECT_EQ(ignored, 5u) << errors;
+  EXPECT_NE(errors.find("../etc.jpg"), std::string::npos) << errors;
+  EXPECT_EQ(test::read_json(path("hostile-run") / "summary.json")["status"], "complete");
+}
+
 // Issue 34, item 5: a listing served at 1 byte a second (an endless or hostile server) does not
 // hold Ctrl-C off: mmprof stops within a poll of the transfer (50 ms), where it waited for the
 // request's timeout and its retries before (30 s x 4 here).
