@@ -1,31 +1,15 @@
 #include "data/range_reader.hpp"
 
 #include <fmt/format.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 
 #include "data/http_client.hpp"
+#include "util/error.hpp"
 
 namespace mmprof {
-namespace {
-
-// Why open(2) failed, when the reason is a limit of the machine rather than the file.
-std::string machine_limit(int err) {
-  if (err == EMFILE) {
-    rlimit lim{};
-    getrlimit(RLIMIT_NOFILE, &lim);
-    return fmt::format("the process's open-files limit, ulimit -n, is {}: raise it",
-                       static_cast<uint64_t>(lim.rlim_cur));
-  }
-  if (err == ENFILE) return "the system's file table is full (sysctl fs.file-max)";
-  if (err == ENOMEM) return "the kernel is out of memory";
-  return "";
-}
-
-}  // namespace
 
 RangeReader::RangeReader(const Dataset& dataset, int holders)
     : dataset_(dataset), files_(OpenFiles::capacity_for(holders)) {
