@@ -226,7 +226,7 @@ json cross_checks(const RunData& run) {
         number_at(run.summary, fmt::format("/latency_ms/stages/{}/mean", stage)),
         stage_mean(rows, phase, figure));
   }
-  for (const CsvCheck& c : loader_cross_checks(run.summary, run.stages, phase))
+  for (const CsvCheck& c : loader_cross_checks(run.summary, run.stages, run.steps, phase))
     add(c.what, c.summary, c.recomputed);
   return checks;
 }

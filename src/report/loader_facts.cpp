@@ -3,6 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <climits>
+#include <cmath>
+#include <cstdint>
 #include <map>
 
 #include "report/json_access.hpp"
@@ -91,7 +94,14 @@ void add_loader_facts(const json& summary, json& facts) {
 }
 
 std::vector<CsvCheck> loader_cross_checks(const json& summary, const std::vector<StageRow>& stages,
+                                          const std::vector<StepRow>& steps,
                                           const std::string& phase) {
+  int64_t from = INT64_MAX, to = INT64_MIN;
+  for (const StepRow& s : steps) {
+    if (s.phase != phase) continue;
+    from = std::min(from, s.t_start_ns);
+    to = std::max(to, s.t_start_ns + static_cast<int64_t>(std::llround(s.step_ms * 1e6)));
+  }
   std::map<std::string, Tally> formats;
   std::map<int, Tally> workers;
   for (const StageRow& r : stages) {
@@ -102,7 +112,15 @@ std::vector<CsvCheck> loader_cross_checks(const json& summary, const std::vector
     Tally& w = workers[r.worker];
     w.rows++;
     w.bytes += static_cast<double>(r.bytes);
-    w.stage_ms += r.read_ms.value_or(0) + r.decode_ms.value_or(0) + r.augment_ms.value_or(0);
+    const double item =
+        r.read_ms.value_or(0) +
+        (r.decoded_in == "main" ? 0 : r.decode_ms.value_or(0) + r.augment_ms.value_or(0));
+    const int64_t end = r.t_start_ns + static_cast<int64_t>(std::llround(item * 1e6));
+    const int64_t inside =
+        from > to ? end - r.t_start_ns
+                  : std::max<int64_t>(0, std::min(end, to) - std::max(r.t_start_ns, from));
+    if (end > r.t_start_ns)
+      w.stage_ms += item * static_cast<double>(inside) / static_cast<double>(end - r.t_start_ns);
   }
   std::vector<CsvCheck> out;
   for (const auto& e : value_at(summary, "/stage_breakdown/by_format")) {

@@ -27,9 +27,12 @@ struct CsvCheck {
   std::optional<double> summary, recomputed;
 };
 // stage_breakdown.by_format (samples, mean decode) and workers_balance.workers (samples, bytes,
-// stage_ms) against the rows of `phase` in stages.csv.
+// stage_ms) against the rows of `phase` in stages.csv. A worker's stage_ms counts each sample's
+// work (read, and decode + augment unless the main process decoded it) inside the phase's
+// measured window: from the first step's start to the last step's end in steps.csv (`steps`).
 std::vector<CsvCheck> loader_cross_checks(const nlohmann::json& summary,
                                           const std::vector<StageRow>& stages,
+                                          const std::vector<StepRow>& steps,
                                           const std::string& phase);
 
 }  // namespace mmprof::report

@@ -30,7 +30,11 @@ void throw_errno(const std::string& what, const std::string& path) {
 }
 
 void throw_output_errno(const std::string& what, const std::string& path) {
-  throw OutputError(what + " " + path + ": " + std::strerror(errno));
+  const int err = errno;
+  const std::string text = what + " " + path + ": " + std::strerror(err);
+  if (const std::string limit = machine_limit(err); !limit.empty())
+    throw Error(ExitCode::failure, text + " (" + limit + ")");
+  throw OutputError(text);
 }
 
 }  // namespace mmprof

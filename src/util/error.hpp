@@ -13,7 +13,8 @@ std::string machine_limit(int err);
 // Throws InputError("<what> <path>: <strerror(errno)>") — for failed system calls on files; when
 // errno is a limit of the machine (EMFILE, ENFILE, ENOMEM), Error(failure, exit 1) naming it.
 [[noreturn]] void throw_errno(const std::string& what, const std::string& path);
-// Throws OutputError("<what> <path>: <strerror(errno)>") — for failed writes of mmprof's outputs.
+// Throws OutputError("<what> <path>: <strerror(errno)>") — for failed writes of mmprof's outputs;
+// a machine limit as throw_errno does.
 [[noreturn]] void throw_output_errno(const std::string& what, const std::string& path);
 
 }  // namespace mmprof

@@ -161,7 +161,7 @@ TEST(ReportLoaderFacts, AJobRanksImbalanceUsesTheSameWording) {
 
 TEST(ReportLoaderFacts, CrossChecksRecomputeFormatsAndWorkersFromStagesCsv) {
   LoaderRun run = loader_run();
-  std::vector<CsvCheck> checks = loader_cross_checks(run.summary, run.stages, "pipeline");
+  std::vector<CsvCheck> checks = loader_cross_checks(run.summary, run.stages, {}, "pipeline");
   // 2 formats x (samples, decode mean) + 2 workers x (samples, bytes, stage_ms).
   ASSERT_EQ(checks.size(), 10u);
   for (const CsvCheck& c : checks) {
@@ -172,7 +172,7 @@ TEST(ReportLoaderFacts, CrossChecksRecomputeFormatsAndWorkersFromStagesCsv) {
   EXPECT_EQ(*checks[0].recomputed, 3);
   // A row missing from stages.csv shows as a disagreement.
   run.stages.erase(run.stages.begin());
-  checks = loader_cross_checks(run.summary, run.stages, "pipeline");
+  checks = loader_cross_checks(run.summary, run.stages, {}, "pipeline");
   EXPECT_EQ(*checks[0].summary, 3);
   EXPECT_EQ(*checks[0].recomputed, 2);
 }
