@@ -256,9 +256,10 @@ std::string key_list_text() {
   std::string out;
   for (const KeySpec& k : key_table()) {
     std::string doc(k.doc);
-    if (!k.dataloader.empty())
+    if (!k.dataloader.empty()) {
       doc +=
           (doc.empty() ? "" : "; ") + fmt::format("a user's job: DataLoader({}=...)", k.dataloader);
+    }
     out += fmt::format("{}\t{}\t{}\t{}\n", k.key, key_values(k), yaml_value(k.default_value), doc);
   }
   return out;

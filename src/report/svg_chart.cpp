@@ -249,10 +249,11 @@ std::string svg_lines(const std::vector<Series>& series, const std::string& x_la
   std::vector<Marker> merged;
   for (const auto& m : by_x) {
     if (!merged.empty() &&
-        x.map(m.x, f.left, f.right) - x.map(merged.back().x, f.left, f.right) < 4)
+        x.map(m.x, f.left, f.right) - x.map(merged.back().x, f.left, f.right) < 4) {
       merged.back().name += " / " + m.name;
-    else
+    } else {
       merged.push_back(m);
+    }
   }
   std::vector<double> line_ends;
   for (const auto& m : merged) {
