@@ -260,7 +260,9 @@ TEST_F(RemoteCli, CtrlCStopsASlowListingAtOnce) {
   }();
   ASSERT_EQ(m.size(), 3u) << r.output;
   EXPECT_EQ(m[1], "130") << r.output;
-  EXPECT_LT(std::stoi(m[2]), 10'000) << r.output;  // a second at most here; 120 s before
+  // 5 ms here; the bound only has to tell it from waiting for the request's 30 s timeout (119 s
+  // with the retries before), so no load can break it.
+  EXPECT_LT(std::stoi(m[2]), 25'000) << r.output;
 }
 
 // Ctrl-C while sharding a remote dataset (1 MB/s), once its hidden .partial folder holds a
