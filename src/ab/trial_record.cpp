@@ -38,9 +38,9 @@ void step_tails(const std::vector<StepRow>& rows, const std::string& phase, Tria
 
 // A user's job: the DataLoader argument its torch refused (the arm then does not test what it
 // says), as a sentence; empty when every override was applied.
-std::string refused_override(const nlohmann::json& summary) {
+std::string refused_override(const nlohmann::json& job) {
   const nlohmann::json rejected =
-      rundir::value_at(rundir::followed_loader(summary), "/overrides/rejected");
+      rundir::value_at(rundir::followed_loader(job), "/overrides/rejected");
   if (!rejected.is_object()) return "";
   for (const auto& [key, why] : rejected.items()) {
     return fmt::format("the job's DataLoader did not take {}: {}", key,
@@ -50,8 +50,8 @@ std::string refused_override(const nlohmann::json& summary) {
 }
 
 // The followed DataLoader's dataset when it is iterable-style (TrialRecord::iterable_dataset).
-std::string iterable_dataset(const nlohmann::json& summary) {
-  const nlohmann::json l = rundir::followed_loader(summary);
+std::string iterable_dataset(const nlohmann::json& job) {
+  const nlohmann::json l = rundir::followed_loader(job);
   if (!l.is_object() || !l.contains("config") || !l["config"].is_object()) return "";
   const nlohmann::json& c = l["config"];
   if (c.value("sampler", nlohmann::json()) != "_InfiniteConstantSampler") return "";
@@ -88,22 +88,23 @@ void read_trial_outputs(const std::filesystem::path& run_dir, const MetricChoice
   if (!RunDir::is_run(run_dir)) return;
   const RunDir run = RunDir::open(run_dir);
   if (run.has_summary()) {
-    const nlohmann::json& summary = run.summary();
-    const double v = number_at(summary, "/throughput/" + metric.phase + "/samples_per_s");
-    if (std::isfinite(v) && v > 0) t.metric = v;
-    t.pss_peak_mib = number_at(summary, "/memory/total_pss_peak_mib");
-    t.stall_fraction = number_at(summary, "/stall_fraction");
-    t.host_peak_mib = number_at(summary, "/memory/host_peak_mib");
-    t.time_to_first_batch_ms = number_at(summary, "/time_to_first_batch_ms");
-    t.shuffle_gap_ratio = number_at(summary, "/shuffle/gap_ratio");
-    t.sequential_fraction = number_at(summary, "/read_pattern/sequential_fraction");
+    const Summary& summary = run.summary();
+    const PhaseRates* rates = summary.throughput.phase(metric.phase);
+    if (rates != nullptr && rates->samples_per_s && *rates->samples_per_s > 0)
+      t.metric = *rates->samples_per_s;
+    t.pss_peak_mib = number_at(summary.memory, "/total_pss_peak_mib");
+    t.stall_fraction = summary.stall_fraction.value_or(NAN);
+    t.host_peak_mib = number_at(summary.memory, "/host_peak_mib");
+    t.time_to_first_batch_ms = summary.time_to_first_batch_ms.value_or(NAN);
+    t.shuffle_gap_ratio = number_at(summary.shuffle, "/gap_ratio");
+    t.sequential_fraction = number_at(summary.read_pattern, "/sequential_fraction");
     t.resident_at_window =
-        number_at(summary, "/locality/phases/" + metric.phase + "/resident_at_window");
-    const double errors = number_at(summary, "/errors/count");
+        number_at(summary.locality, "/phases/" + metric.phase + "/resident_at_window");
+    const double errors = number_at(summary.errors, "/count");
     t.errors = std::isfinite(errors) ? static_cast<int64_t>(errors) : 0;
-    t.invalid = refused_override(summary);
-    t.iterable_dataset = iterable_dataset(summary);
-    if (summary.value("status", "") == "failed") t.failure = summary.value("message", "");
+    t.invalid = refused_override(summary.job);
+    t.iterable_dataset = iterable_dataset(summary.job);
+    if (summary.status == "failed") t.failure = summary.message;
   }
   if (const auto steady = run.steady()) {
     if (steady->contains(metric.phase)) {

@@ -41,12 +41,12 @@ int run_baseline_command(const BaselineCliOptions& o, const std::vector<std::str
                          const std::string& command, session::BaselineRunner runner) {
   const session::BaselineOutcome out = session::run_baseline_session(o, argv, command, runner);
   if (out.kind == session::BaselineOutcome::Kind::none) return out.exit_code;
+  const bool job = out.kind == session::BaselineOutcome::Kind::job;
   if (o.json) {
-    print_json(out.document);
+    print_json(job ? out.document : to_json(out.summary));
   } else if (!o.run.verbosity.quiet) {
-    const bool job = out.kind == session::BaselineOutcome::Kind::job;
     print_text(job ? report::format_job_summary(out.document)
-                   : report::format_summary(out.document, out.config_tree));
+                   : report::format_summary(out.summary, out.config_tree));
     std::printf("%s directory: %s\n", job ? "job" : "run",
                 std::filesystem::absolute(out.dir).c_str());
   }

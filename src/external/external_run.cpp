@@ -69,7 +69,7 @@ class ExternalRun {
                  [this](const Snapshot& s) { writer_.resources(s); }),
         progress_(o.progress, [this] { return clock_.now_ns(); }) {}
 
-  json run() {
+  Summary run() {
     start_.network_at_start = env::network_counters();
     write_manifest(false);
     sampler_.start();
@@ -88,7 +88,7 @@ class ExternalRun {
     sampler_.set_phase("done");
     sampler_.stop();
     progress_.finish();
-    json summary = finish();
+    Summary summary = finish();
     write_manifest(true);
     if (status_ == "interrupted") {
       throw Error(ExitCode::interrupted,
@@ -246,7 +246,7 @@ class ExternalRun {
     }
   }
 
-  json finish() {
+  Summary finish() {
     tail_.finish(records_);
     judge_exit();
     TimelineOptions t;
@@ -258,7 +258,7 @@ class ExternalRun {
     description_ = job.to_json();
     dataset_ = job_dataset(description_);  // after the job: its probe warms no cache the job reads
     write_rows(timeline);
-    rundir::SummaryParts parts;
+    Summary parts;
     parts.source = "external";
     parts.status = status_;
     parts.message = message_;
@@ -275,7 +275,8 @@ class ExternalRun {
     parts.epoch_boundary = primary != nullptr ? primary->epoch_boundary.to_json() : json(nullptr);
     parts.job = job_part(timeline, job, primary);
     spec_ = job_spec(job, primary);
-    return writer_.summary(parts);
+    writer_.summary(parts);
+    return parts;
   }
 
   void write_rows(const JobTimeline& timeline) {
@@ -295,9 +296,8 @@ class ExternalRun {
 
   // The standard figures of summary.json for the job: its own loop is the end-to-end phase;
   // mmprof runs neither its pipeline nor its step alone, so those are null with the reason.
-  void figures(rundir::SummaryParts& p, const RankTimeline* r) const {
+  void figures(Summary& p, const RankTimeline* r) const {
     const bool measured = r != nullptr && !r->steps.empty();
-    const json rate = measured ? nullable(r->samples_per_s) : json(nullptr);
     const double window_s = measured ? r->window_ms().value_or(0) / 1e3 : 0;
     p.phases = {
         {"compute", nullptr},
@@ -313,24 +313,17 @@ class ExternalRun {
     const char* why =
         "a user's job: mmprof runs neither its data pipeline nor its step alone; mmprof baseline "
         "--like RUN measures the stand-in's";
-    p.throughput = {
-        {"compute", {{"samples_per_s", nullptr}, {"batches_per_s", nullptr}, {"why_null", why}}},
-        {"pipeline",
-         {{"samples_per_s", nullptr},
-          {"batches_per_s", nullptr},
-          {"mb_per_s", nullptr},
-          {"why_null", why}}},
-        {kPhase,
-         {{"samples_per_s", rate},
-          {"samples_per_s_wall", measured ? nullable(r->samples_per_s_wall) : json(nullptr)},
-          {"batches_per_s",
-           measured && r->step_ms_total > 0
-               ? json(static_cast<double>(r->steps.size()) / (r->step_ms_total / 1e3))
-               : json(nullptr)},
-          {"mb_per_s", nullptr}}},
-        {"predicted_end_to_end", {{"samples_per_s", nullptr}}}};
-    p.stall_fraction = measured ? nullable(r->stall_fraction) : json(nullptr);
-    p.time_to_first_batch_ms = r != nullptr ? nullable(r->time_to_first_batch_ms) : json(nullptr);
+    p.throughput.compute.why_null = why;
+    p.throughput.pipeline.why_null = why;
+    if (measured) {
+      PhaseRates& e2e = p.throughput.end_to_end;
+      e2e.samples_per_s = r->samples_per_s;
+      e2e.samples_per_s_wall = r->samples_per_s_wall;
+      if (r->step_ms_total > 0)
+        e2e.batches_per_s = static_cast<double>(r->steps.size()) / (r->step_ms_total / 1e3);
+      p.stall_fraction = r->stall_fraction;
+    }
+    if (r != nullptr) p.time_to_first_batch_ms = r->time_to_first_batch_ms;
     const Distribution none;
     const StageTimes stages = r != nullptr ? r->stage_times : StageTimes{};
     json transforms = json::object();
@@ -371,7 +364,7 @@ class ExternalRun {
     return trace;
   }
 
-  void gpu_part(rundir::SummaryParts& p, const RankTimeline* r, const GpuTraceResult& trace) const {
+  void gpu_part(Summary& p, const RankTimeline* r, const GpuTraceResult& trace) const {
     std::string why;
     for (const auto& u : unavailable_)
       if (u.rfind("gpu:", 0) == 0) why = u.substr(5);
@@ -680,7 +673,7 @@ class ExternalRun {
 
 }  // namespace
 
-json run_external(const ExternalRunOptions& options) {
+Summary run_external(const ExternalRunOptions& options) {
   return ExternalRun(options).run();
 }
 

@@ -17,6 +17,7 @@
 
 #include "mmprof/config.hpp"
 #include "mmprof/progress.hpp"
+#include "mmprof/summary.hpp"
 
 namespace mmprof::external {
 
@@ -43,6 +44,6 @@ struct ExternalRunOptions {
 // Runs the job and writes the run directory; returns summary.json's content. A job that fails
 // (non-zero exit before it was stopped) keeps its run directory with status failed and throws
 // RunError; Ctrl-C is forwarded and throws Error(interrupted) after the files are written.
-nlohmann::json run_external(const ExternalRunOptions& options);
+Summary run_external(const ExternalRunOptions& options);
 
 }  // namespace mmprof::external

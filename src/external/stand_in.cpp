@@ -27,16 +27,16 @@ std::optional<int> transform_size(const std::string& repr) {
 }  // namespace
 
 StandIn stand_in_for(const RunDir& job) {
-  const json& s = job.summary();
-  if (s.value("source", "mmprof") != "external") {
+  const Summary& s = job.summary();
+  if (!s.external()) {
     throw UsageError(fmt::format("--like {}: not a run of your own job (mmprof baseline -- CMD)",
                                  job.dir().string()));
   }
-  const json loader = rundir::followed_loader(s);
+  const json loader = rundir::followed_loader(s.job);
   if (!loader.is_object()) {
-    throw UsageError(fmt::format(
-        "--like {}: the run has no DataLoader the hook followed (hook: {})", job.dir().string(),
-        s.contains("job") ? s["job"].value("hook", json::object()).value("status", "?") : "?"));
+    throw UsageError(
+        fmt::format("--like {}: the run has no DataLoader the hook followed (hook: {})",
+                    job.dir().string(), rundir::string_at(s.job, "/hook/status", "?")));
   }
   const json& c = loader["config"];
   StandIn out;
@@ -68,7 +68,7 @@ StandIn stand_in_for(const RunDir& job) {
     }
   }
   // The job's own work per batch (its step minus its wait), as the stand-in's emulated step.
-  if (const auto compute = rundir::number_at(s, "/latency_ms/compute/p50")) {
+  if (const auto compute = rundir::number_at(s.latency, "/compute/p50")) {
     out.sets.push_back("step.kind=sleep");
     out.sets.push_back(fmt::format("step.ms={:.3f}", *compute));
     out.why.push_back("step = a sleep of the job's median compute per batch (its step - its wait)");

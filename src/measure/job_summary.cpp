@@ -12,6 +12,7 @@
 #include "mmprof/run_dir.hpp"
 #include "rundir/json_file.hpp"
 #include "rundir/json_read.hpp"
+#include "rundir/json_values.hpp"
 #include "stats/descriptive.hpp"
 #include "stats/inference.hpp"
 #include "util/files.hpp"
@@ -191,10 +192,10 @@ std::string job_phase(const std::vector<StepRow>& rows) {
   return "pipeline";
 }
 
-json stage_means(const json& summary) {
+json stage_means(const Summary& summary) {
   json out = json::object();
   for (const char* stage : {"read", "decode", "augment"}) {
-    out[stage] = rundir::value_at(summary, "/latency_ms/stages/" + std::string(stage) + "/mean");
+    out[stage] = rundir::value_at(summary.latency, "/stages/" + std::string(stage) + "/mean");
   }
   return out;
 }
@@ -470,17 +471,18 @@ json merge_job(const fs::path& job, int world_size, const std::map<int, RankExit
       continue;
     }
     const RunDir run = RunDir::open(rank_dir(job, k));
-    const json summary = run.has_summary() ? run.summary() : json::object();
+    // A rank killed outright left no summary.json: its steps are there, its figures are not.
+    const Summary summary = run.has_summary() ? run.summary() : Summary{};
     if (data.is_null()) data = run.manifest().value("config", json::object()).value("data", json());
-    r["status"] = summary.value("status", "killed (no summary.json)");
-    r["message"] = summary.value("message", json(nullptr));
+    r["status"] = run.has_summary() ? summary.status : "killed (no summary.json)";
+    r["message"] = summary.message.empty() ? json(nullptr) : json(summary.message);
     const bool ok = r["status"] == "complete" && (exit == exits.end() || exit->second.code == 0);
     if (!ok) {
       failed.push_back({{"rank", k},
                         {"how", exit != exits.end() ? json(exit->second.how) : json(r["status"])},
                         {"message", r["message"]}});
     }
-    const json dist = summary.value("dist", json::object());
+    const json dist = summary.dist.is_object() ? summary.dist : json::object();
     if (sync.is_null() && dist.contains("sync")) sync = dist["sync"];
     if (group.is_null() && dist.contains("group")) group = dist["group"];
     const std::vector<StepRow> rows = run.steps();
@@ -489,15 +491,15 @@ json merge_job(const fs::path& job, int world_size, const std::map<int, RankExit
     uint64_t bytes = 0;
     int64_t samples = 0;
     RankSteps s = phase_steps(rows, p, k, bytes, samples);
-    const json rate =
-        summary.contains("throughput") ? summary["throughput"][p]["samples_per_s"] : json(nullptr);
-    if (rate.is_number()) {
-      global_rate += rate.get<double>();
+    const PhaseRates* rates = summary.throughput.phase(p);
+    const std::optional<double> rate = rates != nullptr ? rates->samples_per_s : std::nullopt;
+    if (rate) {
+      global_rate += *rate;
       any_rate = true;
     }
     const Distribution step = describe(s.step_ms);
-    r["samples_per_s"] = rate;
-    r["stall_fraction"] = summary.value("stall_fraction", json(nullptr));
+    r["samples_per_s"] = rundir::nullable(rate);
+    r["stall_fraction"] = rundir::nullable(summary.stall_fraction);
     r["step_ms"] = {{"p50", step.count ? json(step.p50) : json(nullptr)},
                     {"p99", step.count ? json(step.p99) : json(nullptr)}};
     r["wait_ms_mean"] = s.wait_ms.empty() ? json(nullptr) : json(mean(s.wait_ms));

@@ -211,7 +211,7 @@ json io_window_json(const WindowUse& w, int64_t samples) {
 
 }  // namespace
 
-void add_resource_parts(rundir::SummaryParts& s, const ResourceUsage& r,
+void add_resource_parts(Summary& s, const ResourceUsage& r,
                         const std::vector<std::pair<std::string, int64_t>>& windows,
                         const std::string& top_window) {
   json cpu_phases, io_phases;

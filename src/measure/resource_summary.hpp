@@ -7,15 +7,15 @@
 #include <utility>
 #include <vector>
 
+#include "mmprof/summary.hpp"
 #include "probe/resource_usage.hpp"
-#include "rundir/summary.hpp"
 
 namespace mmprof {
 
 // `windows`: (name, data samples delivered in it) of each measured window the sampler opened
 // (for faults per sample; 0 when not counted). The top-level cpu and io figures are those of
 // `top_window`, or of the whole run when that window never opened; `phases` has each window.
-void add_resource_parts(rundir::SummaryParts& s, const ResourceUsage& r,
+void add_resource_parts(Summary& s, const ResourceUsage& r,
                         const std::vector<std::pair<std::string, int64_t>>& windows,
                         const std::string& top_window);
 

@@ -49,20 +49,20 @@ namespace {
 
 // Why a user's job has no measured step: it failed (how, and what it raised), the hook saw no
 // DataLoader, or its followed loader delivered no batch after the warm-up.
-std::string unmeasured_job(const json& s) {
-  if (string_at(s, "/status") == "failed") return string_at(s, "/message", "it failed");
-  const std::string hook = string_at(s, "/job/hook/status");
+std::string unmeasured_job(const Summary& s) {
+  if (s.status == "failed") return s.message.empty() ? "it failed" : s.message;
+  const std::string hook = string_at(s.job, "/hook/status");
   if (!hook.empty() && hook != "ok" && !hook.starts_with("partial"))
     return "the DataLoader hook is " + hook;
   return "its followed loader delivered no batch after the warm-up";
 }
 
-json classify_bound(const json& s) {
+json classify_bound(const Summary& s) {
   json c;
-  const auto stall = number_at(s, "/stall_fraction");
-  const auto step = number_at(s, "/latency_ms/step/mean");
-  const double compute_share = ratio_or_zero(number_at(s, "/latency_ms/compute/mean"), step);
-  const auto h2d = number_at(s, "/latency_ms/h2d/mean");
+  const auto stall = s.stall_fraction;
+  const auto step = number_at(s.latency, "/step/mean");
+  const double compute_share = ratio_or_zero(number_at(s.latency, "/compute/mean"), step);
+  const auto h2d = number_at(s.latency, "/h2d/mean");
   c["stall_fraction"] = or_null(stall);
   c["compute_share"] = step ? json(compute_share) : json(nullptr);
   c["h2d_share"] = h2d && step ? json(ratio_or_zero(h2d, step)) : json(nullptr);
@@ -71,7 +71,7 @@ json classify_bound(const json& s) {
                      {"transfer_bound_h2d_share", kTransferBoundShare}};
   // A worker stuck on an item (issue 32 case 13): the job waited for it, not for a pipeline
   // that is slow, so no share of the steps before it describes the job.
-  if (const json stuck = value_at(s, "/job/stuck"); stuck.is_array() && !stuck.empty()) {
+  if (const json stuck = value_at(s.job, "/stuck"); stuck.is_array() && !stuck.empty()) {
     c["input_bound"] = nullptr;
     c["primary"] = "not-established";
     c["why"] = fmt::format(
@@ -82,7 +82,7 @@ json classify_bound(const json& s) {
   }
   if (!stall) {
     c["input_bound"] = nullptr;
-    if (string_at(s, "/source") == "external") {
+    if (s.external()) {
       // A user's job is end to end by nature: no stall means no step of it was measured.
       c["primary"] = "not-established";
       c["why"] = "no step of the job was measured: " + unmeasured_job(s);
@@ -115,9 +115,9 @@ json classify_bound(const json& s) {
 // Whether the workers or the main process (the training loop, and the loading it does itself
 // with no worker or decode placed there) waited to run (kCpuContended), and the words the
 // classification adds.
-std::pair<json, std::string> cpu_contention(const json& s) {
-  const auto workers = number_at(s, "/cpu/run_queue_delay/workers_mean_fraction");
-  const auto main = number_at(s, "/cpu/run_queue_delay/main_fraction");
+std::pair<json, std::string> cpu_contention(const Summary& s) {
+  const auto workers = number_at(s.cpu, "/run_queue_delay/workers_mean_fraction");
+  const auto main = number_at(s.cpu, "/run_queue_delay/main_fraction");
   if (!workers && !main) return {nullptr, ""};
   std::vector<std::string> waited;
   if (workers && *workers >= kCpuContended) {
@@ -130,7 +130,7 @@ std::pair<json, std::string> cpu_contention(const json& s) {
   }
   if (waited.empty()) return {false, ""};
   // Oversubscribed by whom: other processes on the run's CPUs, or the run's own.
-  const auto others = number_at(s, "/cpu/host/others_busy_cores");
+  const auto others = number_at(s.cpu, "/host/others_busy_cores");
   const std::string by =
       !others          ? "more runnable processes than free CPUs"
       : *others >= 0.5 ? fmt::format("other processes kept {:.2f} of the run's CPUs busy", *others)
@@ -141,7 +141,7 @@ std::pair<json, std::string> cpu_contention(const json& s) {
 
 }  // namespace
 
-json classify(const json& s) {
+json classify(const Summary& s) {
   json c = classify_bound(s);
   const auto [contended, why] = cpu_contention(s);
   c["cpu_contended"] = contended;
@@ -150,9 +150,9 @@ json classify(const json& s) {
   return c;
 }
 
-json prediction(const json& s) {
-  const auto predicted = number_at(s, "/throughput/predicted_end_to_end/samples_per_s");
-  const auto measured = number_at(s, "/throughput/end_to_end/samples_per_s");
+json prediction(const Summary& s) {
+  const auto predicted = s.throughput.predicted_end_to_end;
+  const auto measured = s.throughput.end_to_end.samples_per_s;
   json p = {{"predicted_samples_per_s", or_null(predicted)},
             {"measured_samples_per_s", or_null(measured)},
             {"ratio", nullptr},
@@ -164,13 +164,13 @@ json prediction(const json& s) {
   return p;
 }
 
-json ordering_caveats(const json& s) {
+json ordering_caveats(const Summary& s) {
   json out = json::array();
-  const auto e2e = number_at(s, "/throughput/end_to_end/samples_per_s");
+  const auto e2e = s.throughput.end_to_end.samples_per_s;
   const std::array<std::pair<const char*, const char*>, 2> bounds = {
       {{"pipeline", "the pipeline's own rate"}, {"compute", "the compute ceiling"}}};
   for (const auto& [phase, what] : bounds) {
-    const auto bound = number_at(s, fmt::format("/throughput/{}/samples_per_s", phase));
+    const auto bound = phase_rate(s, phase, &PhaseRates::samples_per_s);
     if (!e2e || !bound || *bound <= 0 || *e2e <= *bound) continue;
     out.push_back(
         {{"id", fmt::format("end_to_end_above_{}", phase)},
@@ -205,12 +205,12 @@ json attribution(const json& per_batch, std::optional<double> period_ms, const s
 // and failed samples make it smaller than the configured batch size. From
 // throughput.<phase>.samples_per_batch, else samples_per_s / batches_per_s of the same window
 // (older runs), else `nominal` with that said.
-std::pair<double, std::string> delivered_batch(const json& s, const std::string& phase,
+std::pair<double, std::string> delivered_batch(const Summary& s, const std::string& phase,
                                                double nominal) {
-  if (const auto v = number_at(s, fmt::format("/throughput/{}/samples_per_batch", phase)))
+  if (const auto v = phase_rate(s, phase, &PhaseRates::samples_per_batch))
     return {*v, fmt::format("throughput.{}.samples_per_batch", phase)};
-  const auto samples = number_at(s, fmt::format("/throughput/{}/samples_per_s", phase));
-  const auto batches = number_at(s, fmt::format("/throughput/{}/batches_per_s", phase));
+  const auto samples = phase_rate(s, phase, &PhaseRates::samples_per_s);
+  const auto batches = phase_rate(s, phase, &PhaseRates::batches_per_s);
   if (samples && batches && *batches > 0)
     return {*samples / *batches, fmt::format("throughput.{} samples_per_s / batches_per_s", phase)};
   return {nominal, "the configured batch_size: no delivered batch sizes in the summary"};
@@ -222,15 +222,15 @@ std::pair<double, std::string> delivered_batch(const json& s, const std::string&
 // decode and augment stages and getitem_rest what __getitem__ spent besides. A __getitems__
 // dataset's getitem figure is per call (a batch), not per sample. The batch size and workers are
 // those of the job's followed DataLoader, not mmprof's configuration.
-json attribute_job_stages(const json& s) {
-  const json loader = followed_loader_config(s);
+json attribute_job_stages(const Summary& s) {
+  const json loader = followed_loader_config(s.job);
   const double nominal = number_at(loader, "/batch_size").value_or(1);
   const auto [batch, batch_source] = delivered_batch(s, "end_to_end", nominal);
   const double workers = std::max(1.0, number_at(loader, "/num_workers").value_or(1));
-  const bool per_call = value_at(s, "/latency_ms/getitem_per_call") == true;
+  const bool per_call = value_at(s.latency, "/getitem_per_call") == true;
   const double per_batch_items = per_call ? 1.0 : batch;
   const auto per_batch_of = [&](const char* stage) -> std::optional<double> {
-    const auto mean = number_at(s, fmt::format("/latency_ms/stages/{}/mean", stage));
+    const auto mean = number_at(s.latency, fmt::format("/stages/{}/mean", stage));
     if (!mean) return std::nullopt;
     return *mean * per_batch_items / workers;
   };
@@ -244,11 +244,11 @@ json attribute_job_stages(const json& s) {
   } else {
     per_batch["getitem"] = or_null(getitem);
   }
-  const auto collate = number_at(s, "/latency_ms/stages/collate/mean");
+  const auto collate = number_at(s.latency, "/stages/collate/mean");
   per_batch["collate"] = collate ? json(*collate / workers) : json(nullptr);
-  per_batch["pin"] = or_null(number_at(s, "/latency_ms/stages/pin/mean"));
+  per_batch["pin"] = or_null(number_at(s.latency, "/stages/pin/mean"));
   json a = attribution(
-      per_batch, number_at(s, "/latency_ms/step/mean"),
+      per_batch, number_at(s.latency, "/step/mean"),
       fmt::format("the job's own DataLoader (end-to-end phase): __getitem__ mean x {} / {} "
                   "workers{}; collate / workers; pin in main",
                   per_call ? std::string("1 __getitems__ call per batch")
@@ -260,7 +260,7 @@ json attribute_job_stages(const json& s) {
                         "and the rest of __getitem__ (getitem_rest)"
                       : ""));
   a["samples_per_batch"] = batch;
-  if (!number_at(s, "/stall_fraction")) {
+  if (!s.stall_fraction) {
     // The stage times then come from the warm-up's items: no limit of a window that held no step.
     a["limit"] = nullptr;
     a["limit_not_established"] =
@@ -298,8 +298,8 @@ void compare_with_period(json& per_batch, json& a, double explained, std::option
       explained, over, 100 * over / *period, *period, workers);
 }
 
-json attribute_stages(const json& s, const json& manifest) {
-  if (is_job(s)) return attribute_job_stages(s);
+json attribute_stages(const Summary& s, const json& manifest) {
+  if (s.external()) return attribute_job_stages(s);
   const double nominal = number_at(manifest, "/config/loader/batch_size").value_or(1);
   const auto [batch, batch_source] = delivered_batch(s, "pipeline", nominal);
   const double workers = worker_count(manifest);
@@ -307,15 +307,15 @@ json attribute_stages(const json& s, const json& manifest) {
   // Per-sample stages run in parallel in the workers: their cost per delivered batch is
   // (samples in it) x mean / workers. Collate is per batch, in the worker too.
   for (const char* stage : {"read", "decode", "augment"}) {
-    const auto mean = number_at(s, fmt::format("/latency_ms/stages/{}/mean", stage));
+    const auto mean = number_at(s.latency, fmt::format("/stages/{}/mean", stage));
     per_batch[stage] = mean ? json(*mean * batch / workers) : json(nullptr);
   }
-  const auto collate = number_at(s, "/latency_ms/stages/collate/mean");
+  const auto collate = number_at(s.latency, "/stages/collate/mean");
   per_batch["collate"] = collate ? json(*collate / workers) : json(nullptr);
   // Pin and H2D run in the main process, one batch after the other.
-  per_batch["pin"] = or_null(number_at(s, "/latency_ms/stages/pin/mean"));
+  per_batch["pin"] = or_null(number_at(s.latency, "/stages/pin/mean"));
   const double accum = number_at(manifest, "/config/step/accum_steps").value_or(1);
-  const auto h2d = number_at(s, "/latency_ms/h2d/mean");
+  const auto h2d = number_at(s.latency, "/h2d/mean");
   per_batch["h2d"] = h2d ? json(*h2d / std::max(1.0, accum)) : json(nullptr);
   // What the stage timers do not explain of the measured batch period: handing batches over
   // (shared memory ring, queue wake-ups) and workers waiting for a CPU.
@@ -324,7 +324,7 @@ json attribute_stages(const json& s, const json& manifest) {
     explained += per_batch[stage].is_number() ? per_batch[stage].get<double>() : 0.0;
   explained =
       std::max(explained, per_batch["pin"].is_number() ? per_batch["pin"].get<double>() : 0);
-  const auto batches_per_s = number_at(s, "/throughput/pipeline/batches_per_s");
+  const auto batches_per_s = s.throughput.pipeline.batches_per_s;
   const auto period =
       batches_per_s && *batches_per_s > 0 ? std::optional(1000.0 / *batches_per_s) : std::nullopt;
   json extra = json::object();
@@ -380,13 +380,13 @@ namespace {
 // What the processes that load the data did with their wall time in the run's window: on a CPU,
 // waiting for one (run queue), or off CPU (I/O, a sleep, a lock), per worker slot (the configured
 // workers, which non-persistent workers share over epochs), or the main process when it loads.
-json loader_activity(const json& s, const json& m) {
+json loader_activity(const Summary& s, const json& m) {
   const json workers_cfg = run_config_value("loader.num_workers", m);
   const bool main_loads = workers_cfg.is_number() && workers_cfg.get<double>() < 1;
   const std::string role = main_loads ? "main" : "worker";
   double cores = 0, delay = 0, observed = 0;
   int processes = 0, delays = 0;
-  for (const auto& p : value_at(s, "/cpu/per_process")) {
+  for (const auto& p : value_at(s.cpu, "/per_process")) {
     if (p.value("role", "") != role || !p["cores"].is_number()) continue;
     ++processes;
     cores += p["cores"].get<double>();
@@ -451,9 +451,9 @@ json loader_activity(const json& s, const json& m) {
           {"text", text}};
 }
 
-json cpu_resource(const json& s, const json& m) {
-  const auto used = number_at(s, "/cpu/utilization_cores");
-  auto cores = number_at(s, "/cpu/effective_cores");
+json cpu_resource(const Summary& s, const json& m) {
+  const auto used = number_at(s.cpu, "/utilization_cores");
+  auto cores = number_at(s.cpu, "/effective_cores");
   std::string cores_source = "summary cpu.effective_cores";
   if (!cores) {
     cores = number_at(m, "/hardware/cpu/logical_cpus");
@@ -463,29 +463,29 @@ json cpu_resource(const json& s, const json& m) {
             {"available_cores", or_null(cores)},
             {"available_source", cores_source}};
   // The host's CPUs that the run may use, everyone's time on them (summary cpu.host).
-  const auto cpus = number_at(s, "/cpu/host/cpus");
-  const auto busy = number_at(s, "/cpu/host/busy_fraction");
-  const double steal = number_at(s, "/cpu/host/steal_fraction").value_or(0);
+  const auto cpus = number_at(s.cpu, "/host/cpus");
+  const auto busy = number_at(s.cpu, "/host/busy_fraction");
+  const double steal = number_at(s.cpu, "/host/steal_fraction").value_or(0);
   const bool host = cpus && busy;
   c["host_cpus"] = or_null(cpus);
   c["host_busy_cores"] = host ? json(*busy * *cpus) : json(nullptr);
   c["host_busy_fraction"] = or_null(busy);
-  c["host_steal_fraction"] = or_null(number_at(s, "/cpu/host/steal_fraction"));
-  c["host_iowait_fraction"] = or_null(number_at(s, "/cpu/host/iowait_fraction"));
-  c["others_busy_cores"] = or_null(number_at(s, "/cpu/host/others_busy_cores"));
-  c["pressure_some_fraction"] = or_null(number_at(s, "/cpu/pressure/some_fraction"));
-  const auto delay = number_at(s, "/cpu/run_queue_delay/workers_mean_fraction");
+  c["host_steal_fraction"] = or_null(number_at(s.cpu, "/host/steal_fraction"));
+  c["host_iowait_fraction"] = or_null(number_at(s.cpu, "/host/iowait_fraction"));
+  c["others_busy_cores"] = or_null(number_at(s.cpu, "/host/others_busy_cores"));
+  c["pressure_some_fraction"] = or_null(number_at(s.cpu, "/pressure/some_fraction"));
+  const auto delay = number_at(s.cpu, "/run_queue_delay/workers_mean_fraction");
   c["workers_run_queue_delay_fraction"] = or_null(delay);
   c["workers_run_queue_delay_max_fraction"] =
-      or_null(number_at(s, "/cpu/run_queue_delay/workers_max_fraction"));
-  c["main_run_queue_delay_fraction"] = or_null(number_at(s, "/cpu/run_queue_delay/main_fraction"));
+      or_null(number_at(s.cpu, "/run_queue_delay/workers_max_fraction"));
+  c["main_run_queue_delay_fraction"] = or_null(number_at(s.cpu, "/run_queue_delay/main_fraction"));
   c["thresholds"] = {{"saturated_fraction", kCpuSaturated},
                      {"contended_run_queue_delay_fraction", kCpuContended}};
   // Saturated: the run's own processes, or everyone on the run's CPUs, keep them busy.
   const bool own = used && cores && *used >= kCpuSaturated * *cores;
   c["saturated"] =
       used && cores ? json(own || (host && *busy + steal >= kCpuSaturated)) : json(nullptr);
-  const auto main = number_at(s, "/cpu/run_queue_delay/main_fraction");
+  const auto main = number_at(s.cpu, "/run_queue_delay/main_fraction");
   c["contended"] =
       delay || main ? json(delay.value_or(0) >= kCpuContended || main.value_or(0) >= kCpuContended)
                     : json(nullptr);
@@ -506,9 +506,9 @@ json cpu_resource(const json& s, const json& m) {
   return c;
 }
 
-json storage_resource(const json& s, const json& m) {
-  const auto read = number_at(s, "/io/read_mb_per_s");
-  const auto rchar = number_at(s, "/io/rchar_mb_per_s");
+json storage_resource(const Summary& s, const json& m) {
+  const auto read = number_at(s.io, "/read_mb_per_s");
+  const auto rchar = number_at(s.io, "/rchar_mb_per_s");
   const auto probe = number_at(m, "/storage/probe/sequential/mb_per_s");
   json st = {
       {"read_mb_per_s", or_null(read)},
@@ -521,7 +521,7 @@ json storage_resource(const json& s, const json& m) {
   // The loader's own bytes against the device's (summary "locality", newer runs) when the run
   // has them; else the processes' read() bytes against the device's, which also count what
   // mmprof itself reads (its /proc samples).
-  const json& locality = value_at(s, "/locality");
+  const json& locality = s.locality;
   for (const char* phase : {"pipeline", "end_to_end"}) {
     const auto share = number_at(locality, fmt::format("/phases/{}/page_cache_fraction", phase));
     if (!share || st.contains("page_cache_share")) continue;
@@ -552,8 +552,8 @@ json storage_resource(const json& s, const json& m) {
 
 // A remote dataset (locality.source network): the read stage is a wait on HTTP transfers, so when
 // it is the limiting stage the network, not a local resource, bounds the loader.
-json network_resource(const json& s, const json& stages) {
-  const json& locality = value_at(s, "/locality");
+json network_resource(const Summary& s, const json& stages) {
+  const json& locality = s.locality;
   if (value_at(locality, "/source") != "network") {
     return {{"source", "local"}, {"saturated", false}};
   }
@@ -570,18 +570,18 @@ json network_resource(const json& s, const json& stages) {
   return n;
 }
 
-json memory_resource(const json& s, const json& m) {
-  const auto peak = number_at(s, "/memory/host_peak_mib");
-  auto total = number_at(s, "/memory/host_total_mib");
+json memory_resource(const Summary& s, const json& m) {
+  const auto peak = number_at(s.memory, "/host_peak_mib");
+  auto total = number_at(s.memory, "/host_total_mib");
   if (!total) total = number_at(m, "/hardware/memory/total_mib");
-  const auto majflt = number_at(s, "/io/majflt");
+  const auto majflt = number_at(s.io, "/majflt");
   json mem = {{"host_peak_mib", or_null(peak)},
               {"host_total_mib", or_null(total)},
-              {"total_pss_peak_mib", or_null(number_at(s, "/memory/total_pss_peak_mib"))},
+              {"total_pss_peak_mib", or_null(number_at(s.memory, "/total_pss_peak_mib"))},
               {"majflt", or_null(majflt)},
-              {"minflt_per_sample", or_null(number_at(s, "/io/minflt_per_sample"))}};
-  double swap = number_at(s, "/memory/main/swap_peak_mib").value_or(0);
-  for (const auto& w : value_at(s, "/memory/workers"))
+              {"minflt_per_sample", or_null(number_at(s.io, "/minflt_per_sample"))}};
+  double swap = number_at(s.memory, "/main/swap_peak_mib").value_or(0);
+  for (const auto& w : value_at(s.memory, "/workers"))
     swap = std::max(swap, number_at(w, "/swap_peak_mib").value_or(0));  // null: not read
   mem["swap_peak_mib"] = swap;
   mem["pressure"] =
@@ -593,14 +593,15 @@ json memory_resource(const json& s, const json& m) {
 // From the GPU's own timeline (CUPTI, docs/metrics.md): idle time while the consumer waited
 // for a batch is the input pipeline's; idle time otherwise is the step's own (launch gaps,
 // synchronisation, another process on the device). Busy = kernels cover >= 90 % of the window.
-json gpu_resource(const json& s, const json& m) {
-  const json& g = s.value("gpu", json(nullptr));
+json gpu_resource(const Summary& s, const json& m) {
+  const json& g = s.gpu;
   if (!g.is_object()) {
-    return {
-        {"measured", false},
-        {"saturated", nullptr},
-        {"reason", s.value("gpu_unavailable", json(string_at(m, "/hardware/gpu_unavailable_reason",
-                                                             "summary.json has no gpu block")))}};
+    return {{"measured", false},
+            {"saturated", nullptr},
+            {"reason", s.gpu_unavailable.is_null()
+                           ? json(string_at(m, "/hardware/gpu_unavailable_reason",
+                                            "summary.json has no gpu block"))
+                           : s.gpu_unavailable}};
   }
   const auto busy = number_at(g, "/kernel_busy_fraction");
   return {{"measured", true},
@@ -613,7 +614,7 @@ json gpu_resource(const json& s, const json& m) {
 
 }  // namespace
 
-json attribute_resources(const json& s, const json& m, const json& stages) {
+json attribute_resources(const Summary& s, const json& m, const json& stages) {
   json r = {{"cpu", cpu_resource(s, m)},
             {"storage", storage_resource(s, m)},
             {"network", network_resource(s, stages)},

@@ -44,30 +44,30 @@ std::string input_bound_level(double stall_fraction);
 
 // {primary, input_bound, stall_fraction, compute_share, h2d_share, why}. primary is
 // input-bound | transfer-bound | compute-bound, or pipeline-only when no step ran.
-nlohmann::json classify(const nlohmann::json& summary);
+nlohmann::json classify(const Summary& summary);
 
 // {predicted_samples_per_s, measured_samples_per_s, ratio, interference}; nulls when a phase
 // did not run.
-nlohmann::json prediction(const nlohmann::json& summary);
+nlohmann::json prediction(const Summary& summary);
 
 // Caveats for phase throughputs in an order steady state cannot give: end to end above the
 // pipeline's own rate or above the compute ceiling (a step consumes no faster than the pipeline
 // feeds it, nor faster than it computes alone). [{id, text, metric, ratio}]; empty when the order
 // is possible or a phase did not run. Printed wherever those throughputs are (terminal, report).
-nlohmann::json ordering_caveats(const nlohmann::json& summary);
+nlohmann::json ordering_caveats(const Summary& summary);
 
 // Per-batch cost of each stage (read, decode, augment, collate, ipc, pin, h2d) and the stage
 // that limits the pipeline: {per_batch_ms{...}, shares{...}, limit, basis, samples_per_batch,
 // explained_ms, model_overshoot_ms, note}. Per-sample stages scale with the mean DELIVERED batch;
 // when they explain more than the measured batch period, ipc is null and `note` says why.
-nlohmann::json attribute_stages(const nlohmann::json& summary, const nlohmann::json& manifest);
+nlohmann::json attribute_stages(const Summary& summary, const nlohmann::json& manifest);
 
 // CPU, storage, network, memory and GPU against what the manifest says the machine has:
 // {cpu{...}, storage{...}, network{...}, memory{...}, gpu{...}, limit}. cpu.idle_cores is idle on
 // the host (cpu.host), not only unused by the run; cpu.contended: workers waiting to run.
 // network: a remote dataset's (locality.source network), saturated when `stages` (from
 // attribute_stages()) names read as the limit: its read stage is a wait on HTTP transfers.
-nlohmann::json attribute_resources(const nlohmann::json& summary, const nlohmann::json& manifest,
+nlohmann::json attribute_resources(const Summary& summary, const nlohmann::json& manifest,
                                    const nlohmann::json& stages = nlohmann::json());
 
 // One sentence on CPU from attribute_resources()'s cpu part: the run's use, the host's, pressure,

@@ -72,9 +72,9 @@ std::vector<double> step_values(const std::vector<StepRow>& steps, const std::st
 // the p99 is about the slowest step, whose noise one run cannot show: inconclusive, with why.
 json p99_row(const RunData& base, const RunData& next, const std::string& phase,
              const std::string& which, double limit_pct) {
-  const std::string p = fmt::format("/latency_ms/{}/p99", which);
-  json r = row(fmt::format("latency_ms.{}.p99", which), number_at(base.summary, p),
-               number_at(next.summary, p), limit_pct, true);
+  const std::string p = fmt::format("/{}/p99", which);
+  json r = row(fmt::format("latency_ms.{}.p99", which), number_at(base.summary.latency, p),
+               number_at(next.summary.latency, p), limit_pct, true);
   const auto a = step_values(base.steps, phase, which), b = step_values(next.steps, phase, which);
   r["steps"] = {a.size(), b.size()};
   r["change_ci_pct"] = nullptr;
@@ -137,32 +137,34 @@ std::pair<std::string, std::string> judge_step_time(
 }
 
 json compare_runs(const RunData& base, const RunData& next, const Criteria& c) {
-  const bool e2e = number_at(base.summary, "/throughput/end_to_end/samples_per_s") &&
-                   number_at(next.summary, "/throughput/end_to_end/samples_per_s");
+  const bool e2e = base.summary.throughput.end_to_end.samples_per_s &&
+                   next.summary.throughput.end_to_end.samples_per_s;
   const std::string phase = e2e ? "end_to_end" : "pipeline";
   const std::string metric = "throughput." + phase + ".samples_per_s";
-  const std::string mp = "/throughput/" + phase + "/samples_per_s";
   const auto ci =
       welch_change_pct(ms_per_sample(base.steps, phase), ms_per_sample(next.steps, phase));
   const auto [step_outcome, step_reason] = judge_step_time(ci, c.compare_max_throughput_drop_pct);
   json rows = json::array();
-  json throughput = row(metric, number_at(base.summary, mp), number_at(next.summary, mp),
-                        c.compare_max_throughput_drop_pct, false);
+  const auto rate = [&](const RunData& r) {
+    return phase_rate(r.summary, phase, &PhaseRates::samples_per_s);
+  };
+  json throughput = row(metric, rate(base), rate(next), c.compare_max_throughput_drop_pct, false);
   throughput["outcome"] = step_outcome;  // judged on the step-time interval, not two numbers
   rows.push_back(throughput);
-  rows.push_back(row("stall_fraction", number_at(base.summary, "/stall_fraction"),
-                     number_at(next.summary, "/stall_fraction"), std::nullopt, true));
+  rows.push_back(row("stall_fraction", base.summary.stall_fraction, next.summary.stall_fraction,
+                     std::nullopt, true));
   for (const char* which : {"step", "wait"})
     rows.push_back(p99_row(base, next, phase, which, c.compare_max_p99_regression_pct));
   // Memory is judged per unit of throughput (a change that adds workers adds their memory: a
   // cost only when the throughput does not grow with it) and against the budget, never by its
   // raw growth.
   const auto pss = [](const RunData& r) {
-    return number_at(r.summary, "/memory/total_pss_peak_mib");
+    return number_at(r.summary.memory, "/total_pss_peak_mib");
   };
   const auto pss_per_rate = [&](const RunData& r) -> std::optional<double> {
-    const auto rate = number_at(r.summary, mp);
-    return pss(r) && rate && *rate > 0 ? std::optional(*pss(r) / *rate) : std::nullopt;
+    const auto samples_per_s = rate(r);
+    return pss(r) && samples_per_s && *samples_per_s > 0 ? std::optional(*pss(r) / *samples_per_s)
+                                                         : std::nullopt;
   };
   rows.push_back(row("memory.total_pss_peak_mib per samples/s", pss_per_rate(base),
                      pss_per_rate(next), c.compare_max_memory_growth_pct, true));
@@ -173,8 +175,8 @@ json compare_runs(const RunData& base, const RunData& next, const Criteria& c) {
     if (pss(next) && *pss(next) > *budget) b["outcome"] = "regression";
     rows.push_back(b);
   }
-  const auto be = number_at(base.summary, "/errors/count").value_or(0);
-  const auto ne = number_at(next.summary, "/errors/count").value_or(0);
+  const auto be = number_at(base.summary.errors, "/count").value_or(0);
+  const auto ne = number_at(next.summary.errors, "/count").value_or(0);
   json errors = row("errors.count", be, ne, std::nullopt, true);
   if (ne > be) errors["outcome"] = "regression";
   rows.push_back(errors);
@@ -194,10 +196,10 @@ json compare_runs(const RunData& base, const RunData& next, const Criteria& c) {
                                  r["base"].get<double>(), r["new"].get<double>(), change_text(r));
     }
   }
-  if (string_at(next.summary, "/status") != "complete") {
+  if (next.summary.status != "complete") {
     outcome = "regression";
     reason = fmt::format("{} did not complete ({})", next.dir.string(),
-                         string_at(next.summary, "/status", "unknown"));
+                         next.summary.status.empty() ? "unknown" : next.summary.status);
   }
   out["outcome"] = outcome;
   out["reason"] = "compare: " + reason;

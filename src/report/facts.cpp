@@ -21,9 +21,9 @@ namespace {
 
 using nlohmann::json;
 
-void throughput_facts(const json& s, const json& prediction, json& facts) {
+void throughput_facts(const Summary& s, const json& prediction, json& facts) {
   for (const char* phase : {"compute", "pipeline", "end_to_end"}) {
-    const auto v = number_at(s, fmt::format("/throughput/{}/samples_per_s", phase));
+    const auto v = phase_rate(s, phase, &PhaseRates::samples_per_s);
     if (!v) continue;
     facts.push_back(fact(fmt::format("throughput.{}", phase),
                          fmt::format("{} phase delivers {:.1f} samples/s", phase, *v),
@@ -144,7 +144,7 @@ bool is_ignored(const json& line) {
 }
 
 void error_facts(const RunData& run, json& facts) {
-  const auto ignored = number_at(run.summary, "/reliability/ignored_files").value_or(0);
+  const auto ignored = number_at(run.summary.reliability, "/ignored_files").value_or(0);
   if (ignored > 0) {
     const auto first = std::find_if(run.errors.begin(), run.errors.end(), is_ignored);
     facts.push_back(fact(
@@ -157,9 +157,9 @@ void error_facts(const RunData& run, json& facts) {
         "reliability.ignored_files", ignored, "files"));
   }
   // errors.count is events (a sample can fail in every epoch); errors.samples is distinct keys.
-  const auto events = number_at(run.summary, "/errors/count").value_or(0);
+  const auto events = number_at(run.summary.errors, "/count").value_or(0);
   if (events <= 0) return;
-  const auto samples = number_at(run.summary, "/errors/samples");
+  const auto samples = number_at(run.summary.errors, "/samples");
   std::string first;
   const auto e = std::find_if_not(run.errors.begin(), run.errors.end(), is_ignored);
   if (e != run.errors.end()) {
@@ -184,8 +184,8 @@ void error_facts(const RunData& run, json& facts) {
 template <class Row>
 std::vector<Row> primary_rank_rows(const RunData& run, const std::vector<Row>& all) {
   std::optional<double> rank;
-  const auto pid = number_at(run.summary, "/job/primary_pid");
-  for (const auto& r : value_at(run.summary, "/job/ranks"))
+  const auto pid = number_at(run.summary.job, "/primary_pid");
+  for (const auto& r : value_at(run.summary.job, "/ranks"))
     if (pid && number_at(r, "/pid") == pid) rank = number_at(r, "/rank");
   if (!rank) return all;
   std::vector<Row> rows;
@@ -206,13 +206,13 @@ json cross_checks(const RunData& run) {
                       {"recomputed", *recomputed},
                       {"ok", std::fabs(*summary - *recomputed) <= tol}});
   };
-  add("stall_fraction vs steps.csv", number_at(run.summary, "/stall_fraction"),
+  add("stall_fraction vs steps.csv", run.summary.stall_fraction,
       stall_from_steps(primary_rank_rows(run, run.steps), "end_to_end"));
   // The per-sample stages of the run's stage phase: mmprof's read/decode/augment, or a job's
   // __getitem__ and, where the hook timed them inside it, its loader and transforms.
-  const std::string phase = string_at(run.summary, "/latency_ms/stages_phase", "pipeline");
+  const std::string phase = string_at(run.summary.latency, "/stages_phase", "pipeline");
   const std::vector<std::pair<const char*, StageFigure>> stages =
-      is_job(run.summary)
+      run.summary.external()
           ? std::vector<std::pair<const char*, StageFigure>>{{"getitem", StageFigure::getitem},
                                                              {"decode", StageFigure::decode},
                                                              {"augment", StageFigure::augment}}
@@ -220,10 +220,10 @@ json cross_checks(const RunData& run) {
                                                              {"decode", StageFigure::decode},
                                                              {"augment", StageFigure::augment}};
   const std::vector<StageRow> rows =
-      is_job(run.summary) ? primary_rank_rows(run, run.stages) : run.stages;
+      run.summary.external() ? primary_rank_rows(run, run.stages) : run.stages;
   for (const auto& [stage, figure] : stages) {
     add(fmt::format("latency_ms.stages.{}.mean vs stages.csv", stage),
-        number_at(run.summary, fmt::format("/latency_ms/stages/{}/mean", stage)),
+        number_at(run.summary.latency, fmt::format("/stages/{}/mean", stage)),
         stage_mean(rows, phase, figure));
   }
   for (const CsvCheck& c : loader_cross_checks(run.summary, run.stages, run.steps, phase))
@@ -254,20 +254,20 @@ json charts(const RunData& run) {
 }  // namespace
 
 json analyze_run(const RunData& run) {
-  const json& s = run.summary;
+  const Summary& s = run.summary;
   json a;
   a["dir"] = std::filesystem::absolute(run.dir).lexically_normal().string();
   a["name"] = run.dir.string();  // as given on the command line, for the Markdown and HTML
-  a["status"] = string_at(s, "/status", "unknown");
+  a["status"] = s.status.empty() ? "unknown" : s.status;
   // A job's run that completed but measured too little to stand on (job.steps.short_why).
-  a["short_why"] = value_at(s, "/job/steps/short_why");
+  a["short_why"] = value_at(s.job, "/steps/short_why");
   a["config"] = value_at(run.manifest, "/config");
   a["classification"] = classify(s);
   a["prediction"] = prediction(s);
   a["caveats"] = ordering_caveats(s);
   a["stages"] = attribute_stages(s, run.manifest);
   a["resources"] = attribute_resources(s, run.manifest, a["stages"]);
-  a["epoch_boundary"] = value_at(s, "/epoch_boundary");
+  a["epoch_boundary"] = s.epoch_boundary;
   json facts = json::array();
   const json& c = a["classification"];
   if (c["stall_fraction"].is_number()) {
@@ -283,7 +283,7 @@ json analyze_run(const RunData& run) {
   a["facts"] = facts;
   a["cross_checks"] = cross_checks(run);
   a["slowest_samples"] =
-      slowest_samples(run.stages, string_at(s, "/latency_ms/stages_phase", "pipeline"), 5);
+      slowest_samples(run.stages, string_at(s.latency, "/stages_phase", "pipeline"), 5);
   json errors = json::array();
   for (size_t i = 0; i < run.errors.size() && i < 10; ++i)
     errors.push_back(run.errors[i]);
@@ -292,8 +292,8 @@ json analyze_run(const RunData& run) {
   // Only runs of a user's job, and stand-ins of one, have these: other reports keep their keys.
   if (json job = job_view(s); !job.is_null()) a["job"] = std::move(job);
   // Only runs of mmprof's loader since they were added have these.
-  for (const char* key : {"stage_breakdown", "workers_balance"})
-    if (json v = value_at(s, std::string("/") + key); v.is_object()) a[key] = std::move(v);
+  if (s.stage_breakdown.is_object()) a["stage_breakdown"] = s.stage_breakdown;
+  if (s.workers_balance.is_object()) a["workers_balance"] = s.workers_balance;
   if (json cmp = stand_in_comparison(s, run.manifest); !cmp.is_null())
     a["stand_in"] = std::move(cmp);
   return a;

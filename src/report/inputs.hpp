@@ -14,7 +14,7 @@ namespace mmprof::report {
 struct RunData {
   std::filesystem::path dir;
   nlohmann::json manifest;  // "mmprof.manifest/2"
-  nlohmann::json summary;   // "mmprof.summary/2"
+  Summary summary;          // "mmprof.summary/2"
   std::vector<StepRow> steps;
   std::vector<StageRow> stages;
   std::optional<std::vector<ResourceRow>> resources;  // absent before the procfs sampler

@@ -138,8 +138,8 @@ void hook_facts(const json& job, json& facts) {
 }
 
 // Mean peak PSS of the DataLoader workers (MiB).
-std::optional<double> worker_pss(const json& s) {
-  const json workers = value_at(s, "/memory/workers");
+std::optional<double> worker_pss(const Summary& s) {
+  const json workers = value_at(s.memory, "/workers");
   double sum = 0;
   int n = 0;
   for (const auto& w : workers.is_array() ? workers : json::array()) {
@@ -152,12 +152,12 @@ std::optional<double> worker_pss(const json& s) {
 }
 
 // What one sample costs to load: the job's __getitem__, or mmprof's read + decode + augment.
-std::optional<double> per_sample_ms(const json& s) {
-  if (const auto g = number_at(s, "/latency_ms/stages/getitem/mean")) return g;
+std::optional<double> per_sample_ms(const Summary& s) {
+  if (const auto g = number_at(s.latency, "/stages/getitem/mean")) return g;
   double sum = 0;
   bool any = false;
   for (const char* stage : {"read", "decode", "augment"}) {
-    if (const auto v = number_at(s, fmt::format("/latency_ms/stages/{}/mean", stage))) {
+    if (const auto v = number_at(s.latency, fmt::format("/stages/{}/mean", stage))) {
       sum += *v;
       any = true;
     }
@@ -167,10 +167,10 @@ std::optional<double> per_sample_ms(const json& s) {
 
 }  // namespace
 
-json stand_in_comparison(const json& summary, const json& manifest) {
+json stand_in_comparison(const Summary& summary, const json& manifest) {
   const std::string job_dir = string_at(manifest, "/like/run", "");
   if (job_dir.empty() || !RunDir::is_run(job_dir)) return nullptr;
-  json job;
+  Summary job;
   try {
     job = RunDir::open(job_dir).summary();
   } catch (const std::exception&) {
@@ -183,31 +183,29 @@ json stand_in_comparison(const json& summary, const json& manifest) {
                     {"stand_in", or_null(s)},
                     {"ratio", j && s && *j > 0 ? json(*s / *j) : json(nullptr)}});
   };
-  row("stall_fraction", number_at(job, "/stall_fraction"), number_at(summary, "/stall_fraction"));
-  row("wait p50 ms", number_at(job, "/latency_ms/wait/p50"),
-      number_at(summary, "/latency_ms/wait/p50"));
-  row("step p50 ms", number_at(job, "/latency_ms/step/p50"),
-      number_at(summary, "/latency_ms/step/p50"));
+  row("stall_fraction", job.stall_fraction, summary.stall_fraction);
+  row("wait p50 ms", number_at(job.latency, "/wait/p50"), number_at(summary.latency, "/wait/p50"));
+  row("step p50 ms", number_at(job.latency, "/step/p50"), number_at(summary.latency, "/step/p50"));
   row("per-sample load ms (job: __getitem__; stand-in: read + decode + augment)",
       per_sample_ms(job), per_sample_ms(summary));
   row("worker PSS peak MiB (mean)", worker_pss(job), worker_pss(summary));
-  row("samples/s end to end", number_at(job, "/throughput/end_to_end/samples_per_s"),
-      number_at(summary, "/throughput/end_to_end/samples_per_s"));
+  row("samples/s end to end", job.throughput.end_to_end.samples_per_s,
+      summary.throughput.end_to_end.samples_per_s);
   return {{"job", job_dir}, {"rows", rows}};
 }
 
-void add_job_facts(const json& summary, json& facts) {
-  if (!is_job(summary)) return;
-  const json& job = summary["job"];
+void add_job_facts(const Summary& summary, json& facts) {
+  if (!summary.external()) return;
+  const json& job = summary.job;
   rank_facts(job, facts);
   worker_facts(value_at(job, "/ranks"), facts);
   cow_facts(value_at(job, "/cow"), facts);
   hook_facts(job, facts);
 }
 
-json job_view(const json& summary) {
-  if (!is_job(summary)) return nullptr;
-  const json& job = summary["job"];
+json job_view(const Summary& summary) {
+  if (!summary.external()) return nullptr;
+  const json& job = summary.job;
   std::vector<std::string> command;
   const json words = value_at(job, "/command");
   for (const auto& w : words.is_array() ? words : json::array())

@@ -52,21 +52,23 @@ json or_null(const std::optional<double>& v) {
   return v ? json(*v) : json(nullptr);
 }
 
-bool is_job(const json& summary) {
-  return string_at(summary, "/source", "mmprof") == "external";
+std::optional<double> phase_rate(const Summary& s, std::string_view phase,
+                                 std::optional<double> PhaseRates::*rate) {
+  const PhaseRates* rates = s.throughput.phase(phase);
+  return rates != nullptr ? rates->*rate : std::nullopt;
 }
 
-json followed_loader_config(const json& summary) {
-  return value_at(rundir::followed_loader(summary), "/config");
+json followed_loader_config(const json& job) {
+  return value_at(rundir::followed_loader(job), "/config");
 }
 
-bool followed_loader_is_dali(const json& tree) {
-  return value_at(followed_loader_config(tree), "/library/name") == "nvidia-dali";
+bool followed_loader_is_dali(const json& job) {
+  return value_at(followed_loader_config(job), "/library/name") == "nvidia-dali";
 }
 
-std::string not_a_dataloader(const json& tree) {
-  if (followed_loader_is_dali(tree)) return kDaliNotADataLoader;
-  if (value_at(followed_loader_config(tree), "/library/class") == "torchdata.nodes.Loader")
+std::string not_a_dataloader(const json& job) {
+  if (followed_loader_is_dali(job)) return kDaliNotADataLoader;
+  if (value_at(followed_loader_config(job), "/library/class") == "torchdata.nodes.Loader")
     return kNodesNotADataLoader;
   return "";
 }

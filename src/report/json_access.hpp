@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 
+#include "mmprof/summary.hpp"
 #include "rundir/json_read.hpp"
 
 namespace mmprof::report {
@@ -24,14 +25,18 @@ nlohmann::json run_config_value(const std::string& key, const nlohmann::json& ma
 // A JSON number or null.
 nlohmann::json or_null(const std::optional<double>& v);
 
-// A run of a user's own job (summary source external) rather than of mmprof's loader.
-bool is_job(const nlohmann::json& summary);
-// The configuration of the job's followed DataLoader (summary job.dataloader); null when none.
-nlohmann::json followed_loader_config(const nlohmann::json& summary);
+// The rate `rate` of `phase` (compute, pipeline, end_to_end) in the summary's throughput; empty
+// for a phase a run does not have.
+std::optional<double> phase_rate(const Summary& s, std::string_view phase,
+                                 std::optional<double> PhaseRates::*rate);
+
+// The configuration of the job's followed DataLoader (job.dataloader of a summary or a
+// manifest: `job` is that part); null when none.
+nlohmann::json followed_loader_config(const nlohmann::json& job);
 // Whether the job's followed loader is NVIDIA DALI's framework iterator (DALIGenericIterator):
-// not a DataLoader, so no DataLoader argument, worker process or pin_memory is its. `tree` is a
-// summary (job.dataloader) or a manifest (job.dataloader).
-bool followed_loader_is_dali(const nlohmann::json& tree);
+// not a DataLoader, so no DataLoader argument, worker process or pin_memory is its. `job` is the
+// job part of a summary or a manifest.
+bool followed_loader_is_dali(const nlohmann::json& job);
 // Why a DALI loader has none of the DataLoader's stages, workers or arguments (one sentence).
 inline constexpr const char* kDaliNotADataLoader =
     "a DALI pipeline, not a DataLoader: its operators run on DALI's threads in the job's process";
@@ -41,7 +46,7 @@ inline constexpr const char* kNodesNotADataLoader =
     "their own threads or processes";
 // Why the job's followed loader has none of the DataLoader's stages, workers or arguments
 // (kDaliNotADataLoader, kNodesNotADataLoader), or "" for a DataLoader (or no job).
-std::string not_a_dataloader(const nlohmann::json& tree);
+std::string not_a_dataloader(const nlohmann::json& job);
 
 // An observed fact of a run: {id, text, metric, value, unit}.
 nlohmann::json fact(const std::string& id, const std::string& text, const std::string& metric,

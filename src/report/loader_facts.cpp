@@ -15,8 +15,8 @@ namespace {
 
 using nlohmann::json;
 
-void balance_facts(const json& summary, json& facts) {
-  const json w = value_at(summary, "/workers_balance");
+void balance_facts(const Summary& summary, json& facts) {
+  const json& w = summary.workers_balance;
   if (value_at(w, "/imbalanced") == true) {
     worker_balance_fact(w, "mmprof's loader workers", "workers_balance.busy_spread_fraction",
                         facts);
@@ -41,8 +41,8 @@ void balance_facts(const json& summary, json& facts) {
            "workers_balance.busy_spread_fraction", *spread, "fraction"));
 }
 
-void slowest_class_facts(const json& summary, json& facts) {
-  const json b = value_at(summary, "/stage_breakdown");
+void slowest_class_facts(const Summary& summary, json& facts) {
+  const json& b = summary.stage_breakdown;
   if (!value_at(b, "/by_class").is_array() || b["by_class"].size() < 2) return;
   const json slow = value_at(b, "/slowest/by_mean_decode");
   if (const auto m = number_at(slow, "/decode_ms_mean")) {
@@ -88,12 +88,13 @@ void worker_balance_fact(const json& balance, const std::string& subject, const 
       metric, value_at(balance, "/busy_spread_fraction"), "fraction"));
 }
 
-void add_loader_facts(const json& summary, json& facts) {
+void add_loader_facts(const Summary& summary, json& facts) {
   balance_facts(summary, facts);
   slowest_class_facts(summary, facts);
 }
 
-std::vector<CsvCheck> loader_cross_checks(const json& summary, const std::vector<StageRow>& stages,
+std::vector<CsvCheck> loader_cross_checks(const Summary& summary,
+                                          const std::vector<StageRow>& stages,
                                           const std::vector<StepRow>& steps,
                                           const std::string& phase) {
   int64_t from = INT64_MAX, to = INT64_MIN;
@@ -123,7 +124,7 @@ std::vector<CsvCheck> loader_cross_checks(const json& summary, const std::vector
       w.stage_ms += item * static_cast<double>(inside) / static_cast<double>(end - r.t_start_ns);
   }
   std::vector<CsvCheck> out;
-  for (const auto& e : value_at(summary, "/stage_breakdown/by_format")) {
+  for (const auto& e : value_at(summary.stage_breakdown, "/by_format")) {
     const std::string name = string_at(e, "/class", "?");
     const auto f = formats.find(name);
     const bool seen = f != formats.end();
@@ -135,7 +136,7 @@ std::vector<CsvCheck> loader_cross_checks(const json& summary, const std::vector
            number_at(e, "/decode_ms_mean"), f->second.decode_ms / f->second.rows});
     }
   }
-  for (const auto& e : value_at(summary, "/workers_balance/workers")) {
+  for (const auto& e : value_at(summary.workers_balance, "/workers")) {
     const auto id = number_at(e, "/worker");
     if (!id) continue;
     const auto w = workers.find(static_cast<int>(*id));

@@ -19,7 +19,7 @@ void worker_balance_fact(const nlohmann::json& balance, const std::string& subje
 
 // mmprof's own loader: its workers' balance (imbalanced or even) and the slowest sample class of
 // stage_breakdown (by mean decode per sample and by share of all decode time).
-void add_loader_facts(const nlohmann::json& summary, nlohmann::json& facts);
+void add_loader_facts(const Summary& summary, nlohmann::json& facts);
 
 // A summary figure and the same figure recomputed from a CSV file.
 struct CsvCheck {
@@ -30,7 +30,7 @@ struct CsvCheck {
 // stage_ms) against the rows of `phase` in stages.csv. A worker's stage_ms counts each sample's
 // work (read, and decode + augment unless the main process decoded it) inside the phase's
 // measured window: from the first step's start to the last step's end in steps.csv (`steps`).
-std::vector<CsvCheck> loader_cross_checks(const nlohmann::json& summary,
+std::vector<CsvCheck> loader_cross_checks(const Summary& summary,
                                           const std::vector<StageRow>& stages,
                                           const std::vector<StepRow>& steps,
                                           const std::string& phase);

@@ -1,10 +1,11 @@
 #include "report/placement.hpp"
 
-#include <fstream>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "mmprof/run_dir.hpp"
 #include "report/json_access.hpp"
 #include "stats/descriptive.hpp"
 
@@ -15,18 +16,18 @@ namespace fs = std::filesystem;
 
 namespace {
 
-json read_summary(const fs::path& file) {
-  std::ifstream in(file);
-  if (!in) return nullptr;
-  const json j = json::parse(in, nullptr, false);
-  return j.is_discarded() ? json(nullptr) : j;
+// A trial's summary; none when its run directory has none (a damaged one is refused, named).
+std::optional<Summary> trial_summary(const fs::path& run) {
+  if (!RunDir::is_run(run)) return std::nullopt;
+  const RunDir r = RunDir::open(run);
+  return r.has_summary() ? std::optional(r.summary()) : std::nullopt;
 }
 
 // The cores the loader's processes used in the summary's placement phase, by role; empty when
 // the summary has no per-process figures (not measured, not 0).
-std::map<std::string, double> loader_cores(const json& summary, const std::string& phase) {
+std::map<std::string, double> loader_cores(const Summary& summary, const std::string& phase) {
   std::map<std::string, double> by;
-  const json procs = value_at(summary, "/cpu/phases/" + phase + "/per_process");
+  const json procs = value_at(summary.cpu, "/phases/" + phase + "/per_process");
   if (!procs.is_array() || procs.empty()) return by;
   by["main"] = by["worker"] = 0;
   for (const auto& p : procs) {
@@ -55,12 +56,12 @@ ArmSeries arm_series(const json& experiment, const fs::path& dir, const std::str
   ArmSeries s;
   for (const auto& t : value_at(experiment, "/trials")) {
     if (t.value("arm", "") != arm || t.value("status", "") != "complete") continue;
-    const json summary = read_summary(dir / t.value("run_dir", "") / "summary.json");
-    const json placement = value_at(summary, "/decode_placement");
-    if (!placement.is_object()) continue;
+    const std::optional<Summary> summary = trial_summary(dir / t.value("run_dir", ""));
+    if (!summary || !summary->decode_placement.is_object()) continue;
+    const json& placement = summary->decode_placement;
     ++s.trials;
     s.where = string_at(placement, "/where", s.where);
-    const auto cores = loader_cores(summary, string_at(placement, "/phase", "pipeline"));
+    const auto cores = loader_cores(*summary, string_at(placement, "/phase", "pipeline"));
     if (!cores.empty()) {
       s.add("worker_cores", json(cores.at("worker")));
       s.add("main_cores", json(cores.at("main")));

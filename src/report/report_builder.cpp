@@ -21,12 +21,20 @@ namespace {
 
 using nlohmann::json;
 
-using Source = std::pair<std::filesystem::path, const json*>;  // a file and its content
+// A file, and one JSON document of it under its pointer (a part of summary.json, or a whole file).
+struct Source {
+  std::filesystem::path file;
+  std::string at;
+  const json* doc;
+};
 
-// The files a run's figures come from.
+// The files a run's figures come from: summary.json's parts, and manifest.json.
 std::vector<Source> sources_of(const RunData& run) {
-  return {{run.dir / run_file::summary, &run.summary},
-          {run.dir / run_file::manifest, &run.manifest}};
+  std::vector<Source> sources;
+  for (const auto& [key, part] : run.summary.parts())
+    sources.push_back({run.dir / run_file::summary, "/" + key, part});
+  sources.push_back({run.dir / run_file::manifest, "", &run.manifest});
+  return sources;
 }
 
 // Runs `analyse`; a figure of the wrong type is refused naming the file of `sources` holding it.
@@ -35,9 +43,11 @@ json naming_bad_figures(const std::vector<Source>& sources, Analyse analyse) {
   try {
     return analyse();
   } catch (const FigureTypeError& e) {
-    for (const auto& [file, doc] : sources) {
-      if (value_at(*doc, e.pointer()) == e.value())
-        throw InputError(fmt::format("{}: {}", file.string(), e.what()));
+    for (const Source& s : sources) {
+      if (value_at(*s.doc, e.pointer()) == e.value()) {
+        throw InputError(fmt::format("{}: {}", s.file.string(),
+                                     FigureTypeError(s.at + e.pointer(), e.value()).what()));
+      }
     }
     throw;
   }
@@ -140,7 +150,7 @@ json experiment_figures(const ExperimentData& x, const json& kb, const Criteria&
 }
 
 json experiment_section(const ExperimentData& x, const json& kb, const Criteria& c) {
-  return naming_bad_figures({{x.dir / run_file::experiment, &x.experiment}},
+  return naming_bad_figures({{x.dir / run_file::experiment, "", &x.experiment}},
                             [&] { return experiment_figures(x, kb, c); });
 }
 

@@ -89,7 +89,7 @@ std::string unusable_stage(const json& stage, const std::string& copy, const std
 
 std::string caveat(const json& experiment, const std::optional<RunData>& base) {
   std::string text;
-  const json locality = base ? value_at(base->summary, "/locality") : json(nullptr);
+  const json locality = base ? base->summary.locality : json(nullptr);
   if (value_at(locality, "/source") == "network") {
     text =
         "The base reads over HTTP and keeps nothing locally, so each of its epochs pays the "

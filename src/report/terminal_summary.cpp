@@ -22,6 +22,9 @@ std::string num(const json& v, const char* f = "{:.1f}") {
 }
 
 // A figure, or "n/a (why)": the summary never prints an n/a without its reason.
+std::string num(const std::optional<double>& v) {
+  return num(or_null(v));
+}
 std::string num_or(const json& v, const char* f, const std::string& why) {
   return v.is_number() ? num(v, f) : "n/a (" + why + ")";
 }
@@ -193,9 +196,9 @@ std::string format_memory(const json& m, const json& loaders, const std::string&
 }
 
 // Pinning and the GPU on one line: how batches were held, and whether the GPU was measured.
-std::string format_device(const json& s) {
-  const json pin = report::value_at(s, "/pin_mode");
-  const json& g = s.value("gpu", json());
+std::string format_device(const Summary& s) {
+  const json& pin = s.pin_mode;
+  const json& g = s.gpu;
   std::string gpu;
   if (g.is_object()) {
     const json idle = g.value("idle_fraction", json());
@@ -205,15 +208,15 @@ std::string format_device(const json& s) {
           : cupti.is_string() ? "idle n/a (CUPTI unavailable: " + cupti.get<std::string>() + ")"
                               : "idle n/a (no GPU activity in the measured steps)";
   } else {
-    gpu = s.value("gpu_unavailable", json("not measured")).get<std::string>();
+    gpu = s.gpu_unavailable.is_string() ? s.gpu_unavailable.get<std::string>() : "not measured";
   }
   // A job's batches are pinned (or not) by the DataLoader mmprof followed.
   json job_pin;
-  const json loaders = report::value_at(s, "/job/dataloader/loaders");
+  const json loaders = report::value_at(s.job, "/dataloader/loaders");
   for (const auto& loader : loaders.is_array() ? loaders : json::array()) {
     if (loader.value("followed", false)) job_pin = report::value_at(loader, "/config/pin_memory");
   }
-  const std::string foreign = report::not_a_dataloader(s);
+  const std::string foreign = report::not_a_dataloader(s.job);
   std::string pinning = "n/a (no loader ran)";
   if (pin.is_string()) {
     pinning = pin.get<std::string>();
@@ -230,13 +233,11 @@ std::string format_device(const json& s) {
 }
 
 // The one-line verdict: what bounds the run, with its number (report/analysis's classification).
-std::string format_verdict(const json& s) {
+std::string format_verdict(const Summary& s) {
   // A job without the hook's waits is no "pipeline-only" run: nothing says what bounds it.
-  if (s.value("source", "mmprof") == "external" && !s["stall_fraction"].is_number()) {
+  if (s.external() && !s.stall_fraction) {
     return fmt::format("bottleneck: n/a (no wait for data was measured in the job; hook: {})\n",
-                       report::value_at(s, "/job/hook/status").is_string()
-                           ? s["job"]["hook"]["status"].get<std::string>()
-                           : "no status");
+                       report::string_at(s.job, "/hook/status", "no status"));
   }
   const json c = report::classify(s);
   return fmt::format("bottleneck: {}: {}\n", c["primary"].get<std::string>(),
@@ -246,8 +247,8 @@ std::string format_verdict(const json& s) {
 // The DataLoader the hook followed, as the job built it, and the dataset library under it with
 // its own settings: "DataLoader(batch_size=8, num_workers=2, prefetch_factor=2) over Images, a
 // mosaicml-streaming 0.13.0 StreamingDataset (batch_size=8, shuffle=false, ...)". "" for none.
-std::string followed_loader_text(const json& summary) {
-  const json c = report::followed_loader_config(summary);
+std::string followed_loader_text(const json& job) {
+  const json c = report::followed_loader_config(job);
   if (!c.is_object()) return "";
   const auto args = [](const json& values, std::initializer_list<const char*> keys) {
     std::string out;
@@ -260,8 +261,8 @@ std::string followed_loader_text(const json& summary) {
   const json lib = c.value("library", json());
   // DALI's iterator is the loader itself: its batch size, then its pipeline's settings. A
   // torchdata.nodes Loader: what its nodes hold of the DataLoader's keys, then its graph.
-  const bool dali = report::followed_loader_is_dali(summary);
-  if (!dali && !report::not_a_dataloader(summary).empty()) {
+  const bool dali = report::followed_loader_is_dali(job);
+  if (!dali && !report::not_a_dataloader(job).empty()) {
     std::string graph;
     for (const auto& n : report::value_at(lib, "/settings/nodes")) {
       graph += fmt::format("{}{}", graph.empty() ? "" : " <- ", n.value("class", "?"));
@@ -295,8 +296,8 @@ std::string followed_loader_text(const json& summary) {
 }  // namespace
 
 // A user's job: what ran, how it ended, what the hook saw (the DataLoader, per rank, per worker).
-std::string format_job(const json& s) {
-  const json& j = s["job"];
+std::string format_job(const Summary& s) {
+  const json& j = s.job;
   std::string cmd;
   for (const auto& a : j.value("command", json::array()))
     cmd += (cmd.empty() ? "" : " ") + a.get<std::string>();
@@ -306,7 +307,7 @@ std::string format_job(const json& s) {
   out += fmt::format("  hook: {}\n", j["hook"].value("status", "?"));
   if (j.value("primary_why", "") != "")
     out += fmt::format("  figures above: {}\n", j["primary_why"].get<std::string>());
-  if (const std::string loader = followed_loader_text(s); !loader.empty())
+  if (const std::string loader = followed_loader_text(j); !loader.empty())
     out += fmt::format("  loader: {}\n", loader);
   // A --set loader.* the job's DataLoader refused (issue 32, case 17), as the report says it.
   const json loaders = report::value_at(j, "/dataloader/loaders");
@@ -323,7 +324,7 @@ std::string format_job(const json& s) {
   for (const auto& k : j.value("killed_at_end", json::array()))
     out += fmt::format("  killed at the end: {}\n", k.get<std::string>());
   // The GPU's reason is said once, on the summary's gpu line.
-  const json gpu = s.value("gpu_unavailable", json());
+  const json& gpu = s.gpu_unavailable;
   for (const auto& u : j.value("unavailable", json::array())) {
     if (!gpu.is_string() || u.get<std::string>() != "gpu: " + gpu.get<std::string>())
       out += fmt::format("  {}\n", u.get<std::string>());
@@ -338,22 +339,20 @@ std::string format_job(const json& s) {
 namespace {
 
 // Why a phase of the run has no figures (its throughput is null), or "" when it has them.
-std::string why_no_phase(const json& s, const json& config, const std::string& phase) {
-  if (report::value_at(s, "/throughput/" + phase + "/samples_per_s").is_number()) return "";
-  const json why = report::value_at(s, "/throughput/" + phase + "/why_null");
-  if (why.is_string()) return why;
-  const bool ran = !report::value_at(s, "/phases/" + phase).is_null();
-  const json resume = report::value_at(s, "/reliability/resume");
+std::string why_no_phase(const Summary& s, const json& config, const std::string& phase) {
+  const PhaseRates& rates = *s.throughput.phase(phase);
+  if (rates.samples_per_s) return "";
+  if (!rates.why_null.empty()) return rates.why_null;
+  const bool ran = !report::value_at(s.phases, "/" + phase).is_null();
+  const json resume = report::value_at(s.reliability, "/resume");
   if (resume.is_object() && resume.value("phase", "") != phase && !ran)
     return fmt::format("not run again when resumed from {}", resume.value("from", "?"));
   if (!ran && phase != "pipeline" && report::value_at(config, "/step/kind") == "none") {
     return "step.kind=none, no step to time: use configs/emulated-accelerator.yaml or --set "
            "step.kind=sleep";
   }
-  if (s["status"] != "complete") {
-    return fmt::format("the run ended ({}) before the {} phase measured",
-                       s["status"].get<std::string>(), phase);
-  }
+  if (s.status != "complete")
+    return fmt::format("the run ended ({}) before the {} phase measured", s.status, phase);
   return fmt::format("the {} phase has no measured window", phase);
 }
 
@@ -365,65 +364,62 @@ std::string why_suffix(const std::string& why, const std::string& same_as = "") 
 }
 
 // The pipeline phase's loader's time to its first batch.
-std::string first_batch_text(const json& s, const std::string& why_no_pipeline) {
-  if (s["time_to_first_batch_ms"].is_number()) return num(s["time_to_first_batch_ms"]) + " ms";
+std::string first_batch_text(const Summary& s, const std::string& why_no_pipeline) {
+  if (s.time_to_first_batch_ms) return num(s.time_to_first_batch_ms) + " ms";
   if (!why_no_pipeline.empty()) return "n/a (" + why_no_pipeline + ")";
   return "n/a (the pipeline phase delivered no batch)";
 }
 
-std::string format_throughput(const json& s, const json& config) {
-  const json& t = s["throughput"];
+std::string format_throughput(const Summary& s, const json& config) {
+  const Throughput& t = s.throughput;
   const std::string compute = why_no_phase(s, config, "compute"),
                     pipeline = why_no_phase(s, config, "pipeline"),
                     e2e = why_no_phase(s, config, "end_to_end");
   std::string out = "throughput (samples/s):\n";
-  out += fmt::format("  compute ceiling   {:>10}{}\n", num(t["compute"]["samples_per_s"]),
+  out += fmt::format("  compute ceiling   {:>10}{}\n", num(t.compute.samples_per_s),
                      why_suffix(compute));
-  out +=
-      fmt::format("  pipeline only     {:>10}   {}\n", num(t["pipeline"]["samples_per_s"]),
-                  pipeline.empty() ? fmt::format("({} MB/s read)", num(t["pipeline"]["mb_per_s"]))
-                  : pipeline == compute ? std::string("(as compute)")
-                                        : fmt::format("({})", pipeline));
-  out += fmt::format("  end to end        {:>10}{}\n", num(t["end_to_end"]["samples_per_s"]),
+  out += fmt::format("  pipeline only     {:>10}   {}\n", num(t.pipeline.samples_per_s),
+                     pipeline.empty()      ? fmt::format("({} MB/s read)", num(t.pipeline.mb_per_s))
+                     : pipeline == compute ? std::string("(as compute)")
+                                           : fmt::format("({})", pipeline));
+  out += fmt::format("  end to end        {:>10}{}\n", num(t.end_to_end.samples_per_s),
                      why_suffix(e2e, compute));
-  const json predicted = t["predicted_end_to_end"]["samples_per_s"];
-  out +=
-      fmt::format("  predicted e2e     {:>10}   (min of pipeline and compute{})\n", num(predicted),
-                  predicted.is_number() ? ""
-                  : !compute.empty()    ? ": compute n/a"
-                                        : ": pipeline n/a");
+  out += fmt::format("  predicted e2e     {:>10}   (min of pipeline and compute{})\n",
+                     num(t.predicted_end_to_end),
+                     t.predicted_end_to_end ? ""
+                     : !compute.empty()     ? ": compute n/a"
+                                            : ": pipeline n/a");
   for (const auto& caveat : report::ordering_caveats(s))
     out += fmt::format("  caveat: {}\n", caveat["text"].get<std::string>());
   out += fmt::format("stall fraction: {}   time to first batch: {}\n",
-                     s["stall_fraction"].is_number()
-                         ? fmt::format("{:.1f} %", 100 * s["stall_fraction"].get<double>())
-                     : e2e.empty() ? "n/a (no measured step time)"
-                                   : "n/a (no end-to-end phase)",
+                     s.stall_fraction ? fmt::format("{:.1f} %", 100 * *s.stall_fraction)
+                     : e2e.empty()    ? "n/a (no measured step time)"
+                                      : "n/a (no end-to-end phase)",
                      first_batch_text(s, pipeline));
   return out;
 }
 
 }  // namespace
 
-std::string format_summary(const json& s, const json& config) {
-  std::string out = fmt::format("status: {}\n", s["status"].get<std::string>());
+std::string format_summary(const Summary& s, const json& config) {
+  std::string out = fmt::format("status: {}\n", s.status);
   out += format_throughput(s, config);
   out += format_verdict(s);
-  const json& l = s["latency_ms"];
+  const json& l = s.latency;
   out += fmt::format("latency (ms, {} phase):\n",
                      l["phase"].is_string() ? l["phase"].get<std::string>() : "no");
   out += dist_line("step", l["step"]);
   out += dist_line("wait", l["wait"]);
-  const bool job = s.value("source", "mmprof") == "external";
+  const bool job = s.external();
   // DALI's pipeline, a torchdata.nodes Loader: no DataLoader stage, worker or argument of theirs.
-  const std::string foreign = job ? report::not_a_dataloader(s) : "";
+  const std::string foreign = job ? report::not_a_dataloader(s.job) : "";
   out += fmt::format("per-sample stages (ms, {} phase):\n",
                      l["stages_phase"].is_string() ? l["stages_phase"].get<std::string>() : "no");
   const std::vector<const char*> stages =
       job ? std::vector<const char*>{"getitem", "fetch", "collate", "pin"}
           : std::vector<const char*>{"read", "decode", "augment", "collate", "pin"};
   // pin_mode says why nothing was pinned ("pageable: loader.pin_memory=false").
-  const std::string pin_mode = s["pin_mode"].is_string() ? s["pin_mode"].get<std::string>() : "";
+  const std::string pin_mode = s.pin_mode.is_string() ? s.pin_mode.get<std::string>() : "";
   for (const char* stage : !foreign.empty() ? std::vector<const char*>{} : stages) {
     out += dist_line(
         stage, l["stages"][stage],
@@ -436,17 +432,14 @@ std::string format_summary(const json& s, const json& config) {
   if (!foreign.empty())
     out += fmt::format("  n/a: {}; the hook times its iterator's waits\n", foreign);
   if (job) out += format_getitem_parts(l);
-  if (s.contains("stage_breakdown") && s["stage_breakdown"].is_object())
-    out += format_breakdown(s["stage_breakdown"]);
-  if (s.contains("workers_balance") && s["workers_balance"].is_object())
-    out += format_workers(s["workers_balance"]);
-  const json loaders = report::value_at(s, "/job/dataloader/loaders");
-  out += format_memory(s.value("memory", json()), loaders,
-                       !foreign.empty() ? foreign : no_workers_why(loaders));
+  if (s.stage_breakdown.is_object()) out += format_breakdown(s.stage_breakdown);
+  if (s.workers_balance.is_object()) out += format_workers(s.workers_balance);
+  const json loaders = report::value_at(s.job, "/dataloader/loaders");
+  out += format_memory(s.memory, loaders, !foreign.empty() ? foreign : no_workers_why(loaders));
   out += format_device(s);
   // The report's sentence (report/analysis): the run's cores, the host's, contention.
   out += "cpu: " + report::cpu_text(report::attribute_resources(s, json::object())["cpu"]) + "\n";
-  const auto errors = s["errors"]["count"].get<int64_t>();
+  const auto errors = s.errors["count"].get<int64_t>();
   if (job) {
     // mmprof reads none of a job's samples: its dataset raises its own errors (job.exception).
     out +=
@@ -457,9 +450,9 @@ std::string format_summary(const json& s, const json& config) {
                        : fmt::format(
                              "errors: {} events on {} samples (one per line in errors.jsonl of "
                              "the run directory)\n",
-                             errors, s["errors"]["samples"].get<int64_t>());
+                             errors, s.errors["samples"].get<int64_t>());
   }
-  const json reliability = s.value("reliability", json());  // null for a user's job
+  const json& reliability = s.reliability;  // null for a user's job
   const int64_t ignored = reliability.is_object() ? reliability.value("ignored_files", 0) : 0;
   if (ignored > 0) {
     out += fmt::format(
@@ -467,7 +460,7 @@ std::string format_summary(const json& s, const json& config) {
         "kind ignored)\n",
         ignored);
   }
-  const json e = s.value("epoch_boundary", json());  // null for a job the hook did not see
+  const json& e = s.epoch_boundary;  // null for a job the hook did not see
   if (e.is_object() && e.value("stall_ms", json()).is_number()) {
     // mmprof's runs give the pipeline phase's steady wait; a job's block is its loop's own.
     const json steady = e.contains("pipeline") ? e["pipeline"].value("steady_wait_ms", json())
@@ -481,15 +474,15 @@ std::string format_summary(const json& s, const json& config) {
     if (e.contains("verdict") && e["verdict"].is_string())
       out += "  " + e["verdict"].get<std::string>() + "\n";
   }
-  if (s.contains("reliability") && s["reliability"].contains("resume")) {
-    const json& r = s["reliability"]["resume"];
+  if (reliability.is_object() && reliability.contains("resume")) {
+    const json& r = reliability["resume"];
     out += fmt::format("resumed {} from {} at batch {}: first batch {} ms after the restart\n",
                        r["phase"].get<std::string>(), r["from"].get<std::string>(),
                        r["start_batch_id"].get<uint64_t>(), num(r["time_to_first_batch_ms"]));
   }
   if (job) out += format_job(s);
-  if (s.contains("trace")) {
-    const json& tr = s["trace"];
+  if (!s.trace.is_null()) {
+    const json& tr = s.trace;
     out += fmt::format("trace: {} events in {} ({} recorded, {} dropped at trace.max_events={})\n",
                        tr["events"].get<uint64_t>(), tr["file"].get<std::string>(),
                        tr["recorded_events"].get<uint64_t>(), tr["dropped_events"].get<uint64_t>(),

@@ -58,7 +58,7 @@ class BaselineRun {
     phases_.use_group(options.group);
   }
 
-  nlohmann::json run() {
+  Summary run() {
     compute_.name = "compute";
     pipeline_.name = "pipeline";
     end_to_end_.name = "end_to_end";
@@ -140,13 +140,13 @@ class BaselineRun {
     }
   }
 
-  nlohmann::json write_summary() {
+  Summary write_summary() {
     outcome_.pin_mode = phases_.pin_mode();
     outcome_.step_kind = config_.step.kind;
     outcome_.error_events = recorder_.error_events();
     outcome_.error_samples = recorder_.error_samples();
     const ResourceUsage resources = recorder_.sampler().usage();
-    rundir::SummaryParts parts = summarize(compute_, pipeline_, end_to_end_, outcome_, &resources);
+    Summary parts = summarize(compute_, pipeline_, end_to_end_, outcome_, &resources);
     parts.reliability = phases_.reliability().to_json(outcome_.error_samples, dataset_);
     parts.resume = checkpoint_.resume_part();
     gpu_.stop();  // a failed run keeps the GPU events up to the failure
@@ -158,11 +158,12 @@ class BaselineRun {
     parts.locality = locality_json(resources);
     parts.dist = dist_json();
     if (options_.finish_trace) parts.trace = options_.finish_trace();
-    return recorder_.writer().summary(parts);
+    recorder_.writer().summary(parts);
+    return parts;
   }
 
   // The pipeline phase's (the stage phase's) samples by class and its workers' load.
-  void loader_parts(rundir::SummaryParts& parts) const {
+  void loader_parts(Summary& parts) const {
     if (!pipeline_.ran) return;
     BalanceContext context;
     context.delivery = config_.loader.in_order ? Delivery::in_order : Delivery::out_of_order;
@@ -278,8 +279,7 @@ nlohmann::json baseline_manifest(const Config& config, const Dataset& dataset,
 
 }  // namespace
 
-nlohmann::json run_baseline(const Config& config, const Dataset& dataset,
-                            const BaselineOptions& options) {
+Summary run_baseline(const Config& config, const Dataset& dataset, const BaselineOptions& options) {
   MonotonicClock clock;
   RunRecorder recorder(options.out, options.force, dataset, clock, config.metrics.interval_ms);
   const auto write_manifest = [&](const RunFacts& facts) {
@@ -297,7 +297,7 @@ nlohmann::json run_baseline(const Config& config, const Dataset& dataset,
     facts.end_of_run = true;
     write_manifest(facts);
   };
-  nlohmann::json summary;
+  Summary summary;
   try {
     summary = run.run();
   } catch (const Error& e) {

@@ -63,7 +63,7 @@ void GpuPhase::stop() {
   tracer_.reset();
 }
 
-void GpuPhase::contribute(rundir::SummaryParts& parts) const {
+void GpuPhase::contribute(Summary& parts) const {
   std::string why;
   if (!used_) {
     why = not_used_;

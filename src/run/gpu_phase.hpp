@@ -14,7 +14,7 @@
 
 #include "measure/gpu_block.hpp"
 #include "mmprof/loader.hpp"
-#include "rundir/summary.hpp"
+#include "mmprof/summary.hpp"
 
 namespace mmprof {
 
@@ -53,7 +53,7 @@ class GpuPhase {
   // Stops tracing and keeps the events; idempotent.
   void stop();
   // The summary's gpu part (the block, or null) and gpu_unavailable (why it is null, or null).
-  void contribute(rundir::SummaryParts& parts) const;
+  void contribute(Summary& parts) const;
 
   const GpuTraceResult& trace() const noexcept { return trace_; }
   const std::vector<gpu::Interval>& steps() const noexcept { return steps_; }

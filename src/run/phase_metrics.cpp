@@ -16,16 +16,19 @@ namespace {
 
 using nlohmann::json;
 
-json rate_or_null(const PhaseMetrics& p, double value) {
-  return p.ran && p.window_s > 0 ? json(value) : json(nullptr);
-}
-
-// Delivered batches are short at the end of an epoch (loader.drop_last false) and when samples
-// fail: the mean of what was delivered, not loader.batch_size.
-json samples_per_batch(const PhaseMetrics& p) {
-  return p.ran && p.batches > 0
-             ? json(static_cast<double>(p.samples) / static_cast<double>(p.batches))
-             : json(nullptr);
+// A phase's rates over its measured window; none when it did not run or its window was empty.
+PhaseRates phase_rates(const PhaseMetrics& p) {
+  PhaseRates r;
+  if (p.ran && p.window_s > 0) {
+    r.samples_per_s = p.samples_per_s();
+    r.batches_per_s = p.batches_per_s();
+    r.mb_per_s = p.mb_per_s();
+  }
+  // Delivered batches are short at the end of an epoch (loader.drop_last false) and when samples
+  // fail: the mean of what was delivered, not loader.batch_size.
+  if (p.ran && p.batches > 0)
+    r.samples_per_batch = static_cast<double>(p.samples) / static_cast<double>(p.batches);
+  return r;
 }
 
 json phase_json(const PhaseMetrics& p) {
@@ -155,40 +158,30 @@ json decode_placement(const PhaseMetrics& compute, const PhaseMetrics& pipeline,
 
 }  // namespace
 
-rundir::SummaryParts summarize(const PhaseMetrics& compute, const PhaseMetrics& pipeline,
-                               const PhaseMetrics& end_to_end, const RunOutcome& outcome,
-                               const ResourceUsage* resources) {
-  rundir::SummaryParts s;
+Summary summarize(const PhaseMetrics& compute, const PhaseMetrics& pipeline,
+                  const PhaseMetrics& end_to_end, const RunOutcome& outcome,
+                  const ResourceUsage* resources) {
+  Summary s;
   s.status = outcome.status;
   s.message = outcome.message;
   s.phases = {{"compute", phase_json(compute)},
               {"pipeline", phase_json(pipeline)},
               {"end_to_end", phase_json(end_to_end)}};
 
-  json& t = s.throughput;
-  t["compute"] = {{"samples_per_s", rate_or_null(compute, compute.samples_per_s())},
-                  {"batches_per_s", rate_or_null(compute, compute.batches_per_s())}};
-  t["pipeline"] = {{"samples_per_s", rate_or_null(pipeline, pipeline.samples_per_s())},
-                   {"batches_per_s", rate_or_null(pipeline, pipeline.batches_per_s())},
-                   {"mb_per_s", rate_or_null(pipeline, pipeline.mb_per_s())},
-                   {"samples_per_batch", samples_per_batch(pipeline)}};
-  t["end_to_end"] = {{"samples_per_s", rate_or_null(end_to_end, end_to_end.samples_per_s())},
-                     {"batches_per_s", rate_or_null(end_to_end, end_to_end.batches_per_s())},
-                     {"mb_per_s", rate_or_null(end_to_end, end_to_end.mb_per_s())},
-                     {"samples_per_batch", samples_per_batch(end_to_end)}};
+  s.throughput.compute = phase_rates(compute);
+  s.throughput.pipeline = phase_rates(pipeline);
+  s.throughput.end_to_end = phase_rates(end_to_end);
   // DS-Analyzer's prediction: the slower of the data pipeline and the compute ceiling.
-  json predicted = nullptr;
-  if (!t["compute"]["samples_per_s"].is_null() && !t["pipeline"]["samples_per_s"].is_null()) {
-    predicted = std::min(compute.samples_per_s(), pipeline.samples_per_s());
-  }
-  t["predicted_end_to_end"] = {{"samples_per_s", predicted}};
+  const auto& compute_rate = s.throughput.compute.samples_per_s;
+  const auto& pipeline_rate = s.throughput.pipeline.samples_per_s;
+  if (compute_rate && pipeline_rate)
+    s.throughput.predicted_end_to_end = std::min(*compute_rate, *pipeline_rate);
 
   const double e2e_step_total = sum(end_to_end.step_ms);
-  s.stall_fraction = end_to_end.ran && e2e_step_total > 0
-                         ? json(sum(end_to_end.wait_ms) / e2e_step_total)
-                         : json(nullptr);
-  s.time_to_first_batch_ms =
-      pipeline.time_to_first_batch_ms < 0 ? json(nullptr) : json(pipeline.time_to_first_batch_ms);
+  if (end_to_end.ran && e2e_step_total > 0)
+    s.stall_fraction = sum(end_to_end.wait_ms) / e2e_step_total;
+  if (pipeline.time_to_first_batch_ms >= 0)
+    s.time_to_first_batch_ms = pipeline.time_to_first_batch_ms;
 
   // Step-level latencies come from the end-to-end phase when a step exists, else the pipeline.
   const PhaseMetrics& steps = end_to_end.ran ? end_to_end : pipeline;

@@ -1,7 +1,7 @@
 #pragma once
 // What one phase of a baseline measured, and how phases become summary.json's phase, throughput,
 // latency, resource and error parts. Pure data and pure functions: the phase runner fills
-// PhaseMetrics, summarize() turns them into parts of the summary (rundir/summary.hpp).
+// PhaseMetrics, summarize() turns them into the summary (mmprof/summary.hpp).
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -9,10 +9,10 @@
 #include <vector>
 
 #include "mmprof/loader.hpp"
+#include "mmprof/summary.hpp"
 #include "probe/resource_usage.hpp"
 #include "run/stage_breakdown.hpp"
 #include "run/worker_loads.hpp"
-#include "rundir/summary.hpp"
 
 namespace mmprof {
 
@@ -80,8 +80,8 @@ struct RunOutcome {
 // (the sampler's aggregate, windows named after the phases plus "run") fills memory, cpu and
 // io; without it they are null. The GPU, reliability, epoch-boundary and trace parts are their
 // layers' own.
-rundir::SummaryParts summarize(const PhaseMetrics& compute, const PhaseMetrics& pipeline,
-                               const PhaseMetrics& end_to_end, const RunOutcome& outcome,
-                               const ResourceUsage* resources = nullptr);
+Summary summarize(const PhaseMetrics& compute, const PhaseMetrics& pipeline,
+                  const PhaseMetrics& end_to_end, const RunOutcome& outcome,
+                  const ResourceUsage* resources = nullptr);
 
 }  // namespace mmprof

@@ -26,10 +26,10 @@ UsageError already_resumed(const fs::path& run, const json& by) {
 // continues; the others are refused with what they are.
 void check_status(const RunDir& run) {
   if (!run.has_summary()) return;
-  const json& summary = run.summary();
-  const std::string status = summary.value("status", "");
+  const Summary& summary = run.summary();
+  const std::string& status = summary.status;
   if (status == "interrupted") return;
-  if (status == "resumed") throw already_resumed(run.dir(), summary.value("resumed_by", json()));
+  if (status == "resumed") throw already_resumed(run.dir(), summary.resumed_by);
   if (status == "complete") {
     throw UsageError(
         fmt::format("{} completed (summary.json status complete): there is nothing "

@@ -7,8 +7,8 @@
 
 namespace mmprof {
 
-nlohmann::json run_traced_baseline(const Config& config, const Dataset& dataset,
-                                   const BaselineOptions& options) {
+Summary run_traced_baseline(const Config& config, const Dataset& dataset,
+                            const BaselineOptions& options) {
   const trace::TraceSession session(config);
   BaselineOptions traced = options;
   traced.finish_trace = [&]() -> nlohmann::json {

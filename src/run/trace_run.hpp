@@ -10,7 +10,7 @@ namespace mmprof {
 // As run_baseline. The trace arena exists before the first loader forks its workers; trace.json
 // is written after every producer stopped, also when the run fails, and summary.json carries
 // its `trace` part.
-nlohmann::json run_traced_baseline(const Config& config, const Dataset& dataset,
-                                   const BaselineOptions& options);
+Summary run_traced_baseline(const Config& config, const Dataset& dataset,
+                            const BaselineOptions& options);
 
 }  // namespace mmprof

@@ -60,8 +60,8 @@ std::string string_at(const json& j, const std::string& pointer, const std::stri
   return v.is_string() ? v.get<std::string>() : fallback;
 }
 
-json followed_loader(const json& tree) {
-  const json loaders = value_at(tree, "/job/dataloader/loaders");
+json followed_loader(const json& job) {
+  const json loaders = value_at(job, "/dataloader/loaders");
   if (!loaders.is_array()) return nullptr;
   for (const auto& l : loaders)
     if (l.is_object() && l.value("followed", false)) return l;

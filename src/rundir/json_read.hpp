@@ -32,8 +32,8 @@ std::optional<double> number_at(const nlohmann::json& j, const std::string& poin
 // The string at `pointer`, or `fallback`.
 std::string string_at(const nlohmann::json& j, const std::string& pointer,
                       const std::string& fallback = "");
-// A user's job: the record of the DataLoader mmprof followed (summary or manifest
-// job.dataloader.loaders[] with followed true); null when none.
-nlohmann::json followed_loader(const nlohmann::json& tree);
+// A user's job: the record of the DataLoader mmprof followed (dataloader.loaders[] with followed
+// true of the job part of a summary or manifest); null when none.
+nlohmann::json followed_loader(const nlohmann::json& job);
 
 }  // namespace mmprof::rundir

@@ -37,13 +37,14 @@ RunDir RunDir::open(const fs::path& dir) {
   rundir::check_schema(r.manifest_, run_schema::manifest, dir / run_file::manifest);
   std::error_code ec;
   if (fs::exists(dir / run_file::summary, ec)) {
-    r.summary_ = rundir::read_json_object(dir / run_file::summary, "");
-    rundir::check_schema(*r.summary_, run_schema::summary, dir / run_file::summary);
+    json summary = rundir::read_json_object(dir / run_file::summary, "");
+    rundir::check_schema(summary, run_schema::summary, dir / run_file::summary);
+    r.summary_ = summary_from_json(summary, dir / run_file::summary);
   }
   return r;
 }
 
-const json& RunDir::summary() const {
+const Summary& RunDir::summary() const {
   if (!summary_) {
     throw InputError(fmt::format("{} is missing: the run stopped before it wrote one",
                                  file(run_file::summary).string()));

@@ -110,10 +110,8 @@ void RunWriter::manifest(const nlohmann::json& manifest) const {
   write_json_atomic(file(run_file::manifest), manifest);
 }
 
-nlohmann::json RunWriter::summary(const SummaryParts& parts) const {
-  nlohmann::json s = summary_json(parts);
-  write_json_atomic(file(run_file::summary), s);
-  return s;
+void RunWriter::summary(const Summary& summary) const {
+  write_json_atomic(file(run_file::summary), to_json(summary));
 }
 
 void RunWriter::steady(const nlohmann::json& steady) const {

@@ -10,10 +10,10 @@
 #include <vector>
 
 #include "mmprof/run_dir.hpp"
+#include "mmprof/summary.hpp"
 #include "probe/resource_usage.hpp"
 #include "rundir/csv_schema.hpp"
 #include "rundir/output_dir.hpp"
-#include "rundir/summary.hpp"
 #include "util/files.hpp"
 
 namespace mmprof::rundir {
@@ -54,8 +54,8 @@ class RunWriter {
   void release_reserve() noexcept;
 
   void manifest(const nlohmann::json& manifest) const;
-  // Writes summary.json from its parts; returns what it wrote.
-  nlohmann::json summary(const SummaryParts& parts) const;
+  // Writes summary.json.
+  void summary(const Summary& summary) const;
   void steady(const nlohmann::json& steady) const;
 
  private:

@@ -1,45 +1,164 @@
 #include "rundir/summary.hpp"
 
+#include <fmt/format.h>
+
+#include <array>
+#include <utility>
+
 #include "mmprof/error.hpp"
 #include "mmprof/run_dir.hpp"
 #include "rundir/json_file.hpp"
+#include "rundir/json_read.hpp"
+#include "rundir/json_values.hpp"
 #include "util/files.hpp"
 
-namespace mmprof::rundir {
+namespace mmprof {
+namespace {
 
 using nlohmann::json;
+using rundir::nullable;
 
-json summary_json(const SummaryParts& p) {
+// throughput.<phase>: compute has its two rates; pipeline and end_to_end add MB/s, and
+// mmprof's loader the samples of a batch, a user's job its wall-clock rate (end_to_end).
+json rates_json(const PhaseRates& r, std::string_view phase, bool external) {
+  json j = {{"samples_per_s", nullable(r.samples_per_s)},
+            {"batches_per_s", nullable(r.batches_per_s)}};
+  if (phase != "compute") {
+    j["mb_per_s"] = nullable(r.mb_per_s);
+    if (!external) j["samples_per_batch"] = nullable(r.samples_per_batch);
+    if (external && phase == "end_to_end") j["samples_per_s_wall"] = nullable(r.samples_per_s_wall);
+  }
+  if (!r.why_null.empty()) j["why_null"] = r.why_null;
+  return j;
+}
+
+constexpr std::array<std::string_view, 3> kPhases = {"compute", "pipeline", "end_to_end"};
+
+// The JSON parts under their keys; an optional one only some runs have is left out when null.
+struct PartKey {
+  const char* key;
+  json Summary::*member;
+  bool optional;
+};
+constexpr std::array<PartKey, 20> kParts = {{{"phases", &Summary::phases, false},
+                                             {"latency_ms", &Summary::latency, false},
+                                             {"memory", &Summary::memory, false},
+                                             {"cpu", &Summary::cpu, false},
+                                             {"io", &Summary::io, false},
+                                             {"gpu", &Summary::gpu, false},
+                                             {"gpu_unavailable", &Summary::gpu_unavailable, false},
+                                             {"pin_mode", &Summary::pin_mode, false},
+                                             {"errors", &Summary::errors, false},
+                                             {"reliability", &Summary::reliability, false},
+                                             {"epoch_boundary", &Summary::epoch_boundary, false},
+                                             {"trace", &Summary::trace, true},
+                                             {"decode_placement", &Summary::decode_placement, true},
+                                             {"locality", &Summary::locality, true},
+                                             {"dist", &Summary::dist, true},
+                                             {"shuffle", &Summary::shuffle, true},
+                                             {"read_pattern", &Summary::read_pattern, true},
+                                             {"job", &Summary::job, true},
+                                             {"stage_breakdown", &Summary::stage_breakdown, true},
+                                             {"workers_balance", &Summary::workers_balance, true}}};
+
+// Reads the typed figures of a summary.json; a figure of the wrong type is a file mmprof did not
+// write, named with its key.
+class Reader {
+ public:
+  Reader(const json& j, const std::filesystem::path& file) : j_(j), file_(file) {}
+
+  std::optional<double> number(const std::string& pointer) const {
+    try {
+      return rundir::number_at(j_, pointer);
+    } catch (const rundir::FigureTypeError& e) {
+      throw InputError(fmt::format("{}: {}", file_.string(), e.what()));
+    }
+  }
+  std::string text(const char* key) const {
+    const json v = rundir::value_at(j_, std::string("/") + key);
+    if (v.is_null()) return "";
+    if (!v.is_string()) {
+      throw InputError(fmt::format("{}: key /{} is {}, where a string belongs", file_.string(), key,
+                                   v.dump().substr(0, 80)));
+    }
+    return v.get<std::string>();
+  }
+  json part(const char* key) const { return rundir::value_at(j_, std::string("/") + key); }
+
+ private:
+  const json& j_;
+  const std::filesystem::path& file_;
+};
+
+}  // namespace
+
+const PhaseRates* Throughput::phase(std::string_view name) const noexcept {
+  if (name == "compute") return &compute;
+  if (name == "pipeline") return &pipeline;
+  if (name == "end_to_end") return &end_to_end;
+  return nullptr;
+}
+
+PhaseRates* Throughput::phase(std::string_view name) noexcept {
+  return const_cast<PhaseRates*>(std::as_const(*this).phase(name));
+}
+
+std::vector<std::pair<std::string, const json*>> Summary::parts() const {
+  std::vector<std::pair<std::string, const json*>> out;
+  out.reserve(kParts.size());
+  for (const PartKey& part : kParts)
+    out.emplace_back(part.key, &(this->*part.member));
+  return out;
+}
+
+json to_json(const Summary& p) {
+  json throughput = {
+      {"predicted_end_to_end", {{"samples_per_s", nullable(p.throughput.predicted_end_to_end)}}}};
+  for (const std::string_view phase : kPhases)
+    throughput[std::string(phase)] = rates_json(*p.throughput.phase(phase), phase, p.external());
   json s = {{"schema", run_schema::summary},
             {"source", p.source},
             {"status", p.status},
             {"message", p.message.empty() ? json(nullptr) : json(p.message)},
-            {"phases", p.phases},
-            {"throughput", p.throughput},
-            {"stall_fraction", p.stall_fraction},
-            {"time_to_first_batch_ms", p.time_to_first_batch_ms},
-            {"latency_ms", p.latency},
-            {"memory", p.memory},
-            {"cpu", p.cpu},
-            {"io", p.io},
-            {"gpu", p.gpu},
-            {"gpu_unavailable", p.gpu_unavailable},
-            {"pin_mode", p.pin_mode},
-            {"errors", p.errors},
-            {"reliability", p.reliability},
-            {"epoch_boundary", p.epoch_boundary}};
+            {"throughput", throughput},
+            {"stall_fraction", nullable(p.stall_fraction)},
+            {"time_to_first_batch_ms", nullable(p.time_to_first_batch_ms)}};
+  for (const PartKey& part : kParts)
+    if (!part.optional || !(p.*part.member).is_null()) s[part.key] = p.*part.member;
+  if (!p.resumed_by.empty()) s["resumed_by"] = p.resumed_by;
   if (!p.resume.is_null()) s["reliability"]["resume"] = p.resume;
-  if (!p.trace.is_null()) s["trace"] = p.trace;
-  if (!p.decode_placement.is_null()) s["decode_placement"] = p.decode_placement;
-  if (!p.locality.is_null()) s["locality"] = p.locality;
-  if (!p.dist.is_null()) s["dist"] = p.dist;
-  if (!p.shuffle.is_null()) s["shuffle"] = p.shuffle;
-  if (!p.read_pattern.is_null()) s["read_pattern"] = p.read_pattern;
-  if (!p.job.is_null()) s["job"] = p.job;
-  if (!p.stage_breakdown.is_null()) s["stage_breakdown"] = p.stage_breakdown;
-  if (!p.workers_balance.is_null()) s["workers_balance"] = p.workers_balance;
   return s;
 }
+
+Summary summary_from_json(const json& j, const std::filesystem::path& file) {
+  const Reader r(j, file);
+  Summary s;
+  s.source = r.text("source");
+  if (s.source.empty()) s.source = "mmprof";
+  s.status = r.text("status");
+  s.message = r.text("message");
+  s.resumed_by = r.text("resumed_by");
+  for (const std::string_view phase : kPhases) {
+    const std::string at = fmt::format("/throughput/{}/", phase);
+    PhaseRates& rates = *s.throughput.phase(phase);
+    rates.samples_per_s = r.number(at + "samples_per_s");
+    rates.batches_per_s = r.number(at + "batches_per_s");
+    rates.mb_per_s = r.number(at + "mb_per_s");
+    rates.samples_per_batch = r.number(at + "samples_per_batch");
+    rates.samples_per_s_wall = r.number(at + "samples_per_s_wall");
+    const json why = rundir::value_at(j, at + "why_null");
+    if (why.is_string()) rates.why_null = why.get<std::string>();
+  }
+  s.throughput.predicted_end_to_end = r.number("/throughput/predicted_end_to_end/samples_per_s");
+  s.stall_fraction = r.number("/stall_fraction");
+  s.time_to_first_batch_ms = r.number("/time_to_first_batch_ms");
+  // reliability keeps its resume record, as written.
+  for (const PartKey& part : kParts)
+    s.*part.member = r.part(part.key);
+  return s;
+}
+
+namespace rundir {
 
 void mark_summary_resumed(const std::filesystem::path& run, const std::string& resumed_by) {
   const std::filesystem::path file = run / run_file::summary;
@@ -54,4 +173,5 @@ void mark_summary_resumed(const std::filesystem::path& run, const std::string& r
   write_json_atomic(file, summary);
 }
 
-}  // namespace mmprof::rundir
+}  // namespace rundir
+}  // namespace mmprof

@@ -35,7 +35,7 @@ RunOptions with_step_options(const BaselineRequest& o) {
 // names the run directory and ends with the command that continues it (`mmprof baseline` or
 // `mmprof trace`, as `command` ran it), ready to paste.
 template <class Run>
-json with_resume_command(const std::string& command, const std::filesystem::path& out, Run run) {
+Summary with_resume_command(const std::string& command, const std::filesystem::path& out, Run run) {
   try {
     return run();
   } catch (const Error& e) {
@@ -50,9 +50,9 @@ json with_resume_command(const std::string& command, const std::filesystem::path
   }
 }
 
-BaselineOutcome run_outcome(json summary, json config_tree, std::filesystem::path dir) {
+BaselineOutcome run_outcome(const Summary& summary, json config_tree, std::filesystem::path dir) {
   return {.kind = BaselineOutcome::Kind::run,
-          .document = std::move(summary),
+          .summary = summary,
           .config_tree = std::move(config_tree),
           .dir = std::move(dir)};
 }
@@ -110,8 +110,8 @@ BaselineOutcome run_job(const BaselineRequest& o, const std::vector<std::string>
   external::resolve_command(o.command.front());
   external::ExternalRunOptions e = job_options(o, argv, command);
   e.trace = trace;
-  json summary = external::run_external(e);
-  return run_outcome(std::move(summary), e.config_tree, e.out);
+  const Summary summary = external::run_external(e);
+  return run_outcome(summary, e.config_tree, e.out);
 }
 
 // One rank of a job (under torchrun or --nproc-per-node): its run directory is JOB/rank-K;
@@ -196,8 +196,9 @@ BaselineOutcome run_baseline_session(const BaselineRequest& o, const std::vector
   b.repo = o.run.repo;
   b.progress = progress_style(o.run.verbosity, o.json);
   b.like = like;
-  json summary = with_resume_command(command, b.out, [&] { return runner(r.config, dataset, b); });
-  return run_outcome(std::move(summary), b.config_tree, b.out);
+  const Summary summary =
+      with_resume_command(command, b.out, [&] { return runner(r.config, dataset, b); });
+  return run_outcome(summary, b.config_tree, b.out);
 }
 
 }  // namespace mmprof::session

@@ -31,16 +31,17 @@ struct BaselineRequest {
 
 // Makes one measured run and writes its run directory: run_baseline, or a variant of it such as
 // run_traced_baseline.
-using BaselineRunner = nlohmann::json (*)(const Config&, const Dataset&, const BaselineOptions&);
+using BaselineRunner = Summary (*)(const Config&, const Dataset&, const BaselineOptions&);
 
 // What a baseline session leaves to show.
 struct BaselineOutcome {
   enum class Kind {
-    run,  // `document` is a run directory's summary.json
+    run,  // `summary` is the run directory's
     job,  // `document` is a job's job.json (ranks merged)
     none  // a rank other than 0: rank 0 shows the job
   };
   Kind kind = Kind::none;
+  Summary summary{};
   nlohmann::json document{};
   nlohmann::json config_tree{};  // the run's resolved configuration (kind run)
   std::filesystem::path dir{};   // the run or job directory

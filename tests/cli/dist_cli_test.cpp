@@ -142,16 +142,16 @@ TEST_F(DistCli, FourRanksReadEverySampleOnceAcrossRanksInEachLayout) {
     for (int k = 0; k < 4; ++k) {
       const fs::path rank = out / ("rank-" + std::to_string(k));
       const RunDir run = RunDir::open(rank);
-      EXPECT_EQ(run.summary()["dist"]["world_size"], 4);
-      EXPECT_EQ(run.summary()["dist"]["rank"], k);
+      EXPECT_EQ(run.summary().dist["world_size"], 4);
+      EXPECT_EQ(run.summary().dist["rank"], k);
       const auto mine = test::first_epoch_keys(rank, "pipeline");
       if (std::string(layout) != "tar_stream") {
         EXPECT_EQ(mine.size(), 16u) << "rank " << k;
       }
       // The rank's planned epoch 0 (job.json compares them) is what it read of epoch 0, where
       // its 8 steps of 4 covered it.
-      const json planned = run.summary()["dist"]["epochs"];
-      ASSERT_FALSE(planned.empty()) << run.summary()["dist"].dump();
+      const json planned = run.summary().dist["epochs"];
+      ASSERT_FALSE(planned.empty()) << run.summary().dist.dump();
       const auto epoch0 = planned[0]["samples"].get<size_t>();
       if (epoch0 <= 8 * 4) {
         EXPECT_EQ(mine.size(), epoch0) << "rank " << k;
@@ -214,7 +214,7 @@ TEST_F(DistCli, ADeadRankStopsItsPeerAndTheJobNamesIt) {
   EXPECT_THAT(rank_of(j, 0)["message"].get<std::string>(), HasSubstr("rank 0: "));
   // Rank 0's pipeline phase, done before the failure, is on disk.
   const RunDir run0 = RunDir::open(job() / "rank-0");
-  EXPECT_EQ(run0.summary()["status"], "failed");
+  EXPECT_EQ(run0.summary().status, "failed");
   int pipeline = 0;
   for (const StepRow& row : run0.steps())
     pipeline += row.phase == "pipeline" ? 1 : 0;

@@ -247,7 +247,7 @@ TEST_F(ExternalCli, AJobThatEndsBeforeTheStepsAskedIsAShortMeasurement) {
       "baseline --warmup-steps 2 --steps 30 --out " + test::shell_quote(run()) + " -- " + python() +
       " " + test::shell_quote(job()) + " " + test::shell_quote(dir_.path()) + " 20 1 1 4 0 0 end");
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  const json s = RunDir::open(run()).summary();
+  const json s = to_json(RunDir::open(run()).summary());
   EXPECT_EQ(s["status"], "complete");
   EXPECT_EQ(s["job"]["ended"], "ended by itself (exit code 0)");
   const std::string why =
@@ -288,9 +288,9 @@ TEST_F(ExternalCli, AFailingJobKeepsItsRunDirectoryAndExitsOne) {
   const auto r = baseline("--warmup-steps 0 --steps 50", "40 1 1 4 0 0 3");
   EXPECT_EQ(r.exit_code, 1) << r.output;
   const RunDir run_dir = RunDir::open(run());
-  EXPECT_EQ(run_dir.summary()["status"], "failed");
-  EXPECT_NE(run_dir.summary()["message"].get<std::string>().find("exit code 3"), std::string::npos);
-  EXPECT_EQ(run_dir.summary()["job"]["exit_code"], 3);
+  EXPECT_EQ(run_dir.summary().status, "failed");
+  EXPECT_NE(run_dir.summary().message.find("exit code 3"), std::string::npos);
+  EXPECT_EQ(run_dir.summary().job["exit_code"], 3);
 }
 
 // Issue 32 case 17: the exception that ended the job (here torch's re-raise of a worker's) is
@@ -311,7 +311,7 @@ TEST_F(ExternalCli, TheExceptionThatEndedTheJobIsNamedWithItsLines) {
       job_py, line_of("batch = next(it)"), job_py, line_of("raise ValueError"));
   EXPECT_NE(r.output.find("before mmprof stopped it: it raised " + text), std::string::npos)
       << r.output;
-  const json s = RunDir::open(run()).summary();
+  const json s = to_json(RunDir::open(run()).summary());
   EXPECT_EQ(s["status"], "failed");
   const json& e = s["job"]["exception"];
   EXPECT_EQ(e["type"], "ValueError");
@@ -375,7 +375,7 @@ for epoch in range(1000):
                                   test::shell_quote(run()) + " -- " + python() + " " +
                                   test::shell_quote(dir_.path() / "two.py"));
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  const json s = RunDir::open(run()).summary();
+  const json s = to_json(RunDir::open(run()).summary());
   std::map<int, int> by_loader;
   for (const auto& w : s["memory"]["workers"]) {
     ASSERT_TRUE(w["loader"].is_number()) << w.dump();
@@ -440,7 +440,7 @@ TEST_F(ExternalCli, APartlyWrappedTorchSaysWhatItDidNotMeasure) {
             std::string::npos)
       << r.output;
   const RunDir run_dir = RunDir::open(run());
-  const json s = run_dir.summary();
+  const json s = to_json(run_dir.summary());
   EXPECT_EQ(s["job"]["hook"]["unpatched"].size(), 1u) << s["job"]["hook"].dump();
   EXPECT_EQ(run_dir.steps().size(), 6u);
   EXPECT_TRUE(s["stall_fraction"].is_number());
@@ -460,7 +460,7 @@ TEST_F(ExternalCli, CtrlCIsForwardedTheRunKeptAndTheExit130) {
   ASSERT_TRUE(WIFEXITED(status));
   EXPECT_EQ(WEXITSTATUS(status), 130);
   const RunDir run_dir = RunDir::open(run());
-  EXPECT_EQ(run_dir.summary()["status"], "interrupted");
+  EXPECT_EQ(run_dir.summary().status, "interrupted");
   EXPECT_FALSE(run_dir.steps().empty());
 }
 
@@ -512,7 +512,7 @@ TEST_F(ExternalCli, AStuckWorkerIsNamedWithItsItemAndNothingIsConcluded) {
   EXPECT_NE(printed.find(") of loader 0 has been on item 5 of its batch [4, 5, 6, 7] for "),
             std::string::npos)
       << printed;
-  const json s = RunDir::open(run()).summary();
+  const json s = to_json(RunDir::open(run()).summary());
   ASSERT_EQ(s["job"]["stuck"].size(), 1u) << s["job"].dump();
   const json& stuck = s["job"]["stuck"][0];
   EXPECT_EQ(stuck["item"], "5");
@@ -763,7 +763,7 @@ TEST_F(ExternalCli, LikeConfiguresTheStandInFromTheJobAndTheReportComparesThem) 
   const json cfg = RunDir::open(stand_in).manifest()["config"];
   EXPECT_EQ(cfg["loader"]["batch_size"], 4);
   EXPECT_NEAR(cfg["step"]["ms"].get<double>(),
-              job_run.summary()["latency_ms"]["compute"]["p50"].get<double>(), 0.01);
+              job_run.summary().latency["compute"]["p50"].get<double>(), 0.01);
   EXPECT_EQ(cfg["data"]["path"], (data / "files").string());  // --data wins over the job's
   const auto report =
       test::run_mmprof("report " + test::shell_quote(run()) + " " + test::shell_quote(stand_in) +

@@ -105,6 +105,10 @@ nlohmann::json read_json(const std::filesystem::path& path) {
   return nlohmann::json::parse(bytes.begin(), bytes.end());
 }
 
+Summary typed(const nlohmann::json& j) {
+  return summary_from_json(j, "summary.json");
+}
+
 std::string verdict_before_drift(const nlohmann::json& result) {
   const std::string verdict = result.value("verdict", "");
   const std::string reason = result.value("reason", "");

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "mmprof/loader.hpp"
+#include "mmprof/summary.hpp"
 
 namespace mmprof {
 class ImageDecoder;
@@ -62,6 +63,8 @@ std::string replaced(std::string text, const std::string& what, const std::strin
 // The file's text, "" when it does not exist (or cannot be read).
 std::string text_or_empty(const std::filesystem::path& path);
 nlohmann::json read_json(const std::filesystem::path& path);
+// The Summary that a summary.json holding `j` reads back as (a test's summary written as JSON).
+Summary typed(const nlohmann::json& j);
 // An mmprof ab result's verdict, or, where a guard withheld it (INCONCLUSIVE, "would be X, but
 // throughput drifts over rounds" or "... never reached steady state"), the X it names: a shared
 // machine's load may trend over a test's rounds or keep its short trials from settling.

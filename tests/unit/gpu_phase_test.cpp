@@ -132,7 +132,7 @@ TEST(GpuPhase, ACpuStepHasNoBlockAndSaysWhy) {
   phase.start();
   phase.add_step({0, 10}, {});
   phase.stop();
-  rundir::SummaryParts summary;
+  Summary summary;
   phase.contribute(summary);
   EXPECT_TRUE(summary.gpu.is_null());
   EXPECT_EQ(summary.gpu_unavailable,
@@ -145,7 +145,7 @@ TEST(GpuPhase, AGpuStepWithoutAGpuSaysUnavailable) {
   StepConfig s;
   s.kind = StepKind::gemm;
   GpuPhase phase(s);
-  rundir::SummaryParts summary;
+  Summary summary;
   phase.contribute(summary);
   EXPECT_TRUE(summary.gpu.is_null());
   EXPECT_EQ(summary.gpu_unavailable, std::string("unavailable: ") + gpu::gpu_availability().reason);

@@ -17,7 +17,7 @@ using nlohmann::json;
 // summary.json as written from summarize()'s parts.
 template <class... Args>
 json summary_of(const Args&... args) {
-  return rundir::summary_json(summarize(args...));
+  return to_json(summarize(args...));
 }
 
 const json& at(const json& s, const std::string& dotted) {

@@ -29,21 +29,22 @@ TEST(ReportClassify, TensorFlowProfilerThresholds) {
   EXPECT_EQ(input_bound_level(0.05), "moderately");
   EXPECT_EQ(input_bound_level(0.1999), "moderately");
   EXPECT_EQ(input_bound_level(0.20), "highly");
-  EXPECT_EQ(classify(summary_with_stall(0.3))["primary"], "input-bound");
-  EXPECT_EQ(classify(summary_with_stall(0.01))["primary"], "compute-bound");
-  EXPECT_DOUBLE_EQ(classify(summary_with_stall(0.01))["compute_share"].get<double>(), 0.8);
+  EXPECT_EQ(classify(test::typed(summary_with_stall(0.3)))["primary"], "input-bound");
+  EXPECT_EQ(classify(test::typed(summary_with_stall(0.01)))["primary"], "compute-bound");
+  EXPECT_DOUBLE_EQ(classify(test::typed(summary_with_stall(0.01)))["compute_share"].get<double>(),
+                   0.8);
 }
 
 TEST(ReportClassify, TransferBoundWhenCopiesTakeAFifthOfTheStep) {
   json s = summary_with_stall(0.01);
   s["latency_ms"]["h2d"] = {{"mean", 25.0}};
-  EXPECT_EQ(classify(s)["primary"], "transfer-bound");
+  EXPECT_EQ(classify(test::typed(s))["primary"], "transfer-bound");
   s["latency_ms"]["h2d"]["mean"] = 15.0;
-  EXPECT_EQ(classify(s)["primary"], "compute-bound");
+  EXPECT_EQ(classify(test::typed(s))["primary"], "compute-bound");
 }
 
 TEST(ReportClassify, PipelineOnlyWithoutAnEndToEndPhase) {
-  const json c = classify(json{{"stall_fraction", nullptr}});
+  const json c = classify(test::typed(json{{"stall_fraction", nullptr}}));
   EXPECT_EQ(c["primary"], "pipeline-only");
   EXPECT_TRUE(c["input_bound"].is_null());
 }
@@ -55,18 +56,18 @@ TEST(ReportClassify, AJobWithNoMeasuredStepIsNotEstablishedAndSaysWhy) {
             {"stall_fraction", nullptr},
             {"status", "failed"},
             {"message", "the job (python3) ended with exit code 1: it raised OSError: gone"}};
-  json c = classify(s);
+  json c = classify(test::typed(s));
   EXPECT_EQ(c["primary"], "not-established");
   EXPECT_EQ(c["why"],
             "no step of the job was measured: the job (python3) ended with exit code 1: it raised "
             "OSError: gone");
   s["status"] = "complete";
   s["job"]["hook"]["status"] = "unavailable: the job never imported torch's DataLoader";
-  EXPECT_EQ(classify(s)["why"],
+  EXPECT_EQ(classify(test::typed(s))["why"],
             "no step of the job was measured: the DataLoader hook is unavailable: the job never "
             "imported torch's DataLoader");
   s["job"]["hook"]["status"] = "ok";
-  EXPECT_EQ(classify(s)["why"],
+  EXPECT_EQ(classify(test::typed(s))["why"],
             "no step of the job was measured: its followed loader delivered no batch after the "
             "warm-up");
 }
@@ -75,10 +76,10 @@ TEST(ReportPrediction, InterferenceBelowNinetyPercent) {
   json s;
   s["throughput"]["predicted_end_to_end"]["samples_per_s"] = 100.0;
   s["throughput"]["end_to_end"]["samples_per_s"] = 89.0;
-  EXPECT_EQ(prediction(s)["interference"], true);
+  EXPECT_EQ(prediction(test::typed(s))["interference"], true);
   s["throughput"]["end_to_end"]["samples_per_s"] = 95.0;
-  EXPECT_EQ(prediction(s)["interference"], false);
-  EXPECT_DOUBLE_EQ(prediction(s)["ratio"].get<double>(), 0.95);
+  EXPECT_EQ(prediction(test::typed(s))["interference"], false);
+  EXPECT_DOUBLE_EQ(prediction(test::typed(s))["ratio"].get<double>(), 0.95);
 }
 
 TEST(ReportStages, PerBatchCostAndResidualHandoff) {
@@ -89,7 +90,7 @@ TEST(ReportStages, PerBatchCostAndResidualHandoff) {
                                {"augment", {{"mean", 2.0}}},
                                {"collate", {{"mean", 4.0}}}};
   s["throughput"]["pipeline"]["batches_per_s"] = 10.0;  // 100 ms per batch
-  const json a = attribute_stages(s, m);
+  const json a = attribute_stages(test::typed(s), m);
   EXPECT_DOUBLE_EQ(a["per_batch_ms"]["decode"].get<double>(), 20.0);  // 10 x 8 / 4
   EXPECT_DOUBLE_EQ(a["per_batch_ms"]["collate"].get<double>(), 1.0);
   // 100 - (2 + 20 + 4 + 1) = 73 ms unexplained by the stage timers.
@@ -103,7 +104,7 @@ TEST(ReportResources, SaturationAgainstTheManifest) {
   s["cpu"] = {{"utilization_cores", 3.5}, {"effective_cores", 4.0}};
   s["io"] = {{"read_mb_per_s", 90.0}, {"rchar_mb_per_s", 100.0}};
   m["storage"]["probe"]["sequential"]["mb_per_s"] = 100.0;
-  const json r = attribute_resources(s, m);
+  const json r = attribute_resources(test::typed(s), m);
   EXPECT_EQ(r["cpu"]["saturated"], true);
   EXPECT_EQ(r["storage"]["saturated"], true);
   EXPECT_EQ(r["limit"], "storage");
@@ -113,7 +114,7 @@ TEST(ReportResources, SaturationAgainstTheManifest) {
   json located = s;
   located["locality"] = {{"cache", "cold"},
                          {"phases", {{"pipeline", {{"page_cache_fraction", 0.25}}}}}};
-  const json l = attribute_resources(located, m);
+  const json l = attribute_resources(test::typed(located), m);
   EXPECT_DOUBLE_EQ(l["storage"]["page_cache_share"].get<double>(), 0.25);
   EXPECT_EQ(l["storage"]["cache"], "cold");
   EXPECT_EQ(l["storage"]["page_cache_source"],
@@ -121,12 +122,12 @@ TEST(ReportResources, SaturationAgainstTheManifest) {
   EXPECT_EQ(r["gpu"]["measured"], false);
   s["gpu"] = {
       {"idle_fraction", 0.04}, {"data_wait_idle_fraction", 0.03}, {"kernel_busy_fraction", 0.95}};
-  const json busy = attribute_resources(s, m);
+  const json busy = attribute_resources(test::typed(s), m);
   EXPECT_EQ(busy["gpu"]["saturated"], true);
   EXPECT_DOUBLE_EQ(busy["gpu"]["data_wait_idle_fraction"].get<double>(), 0.03);
   s.erase("gpu");
   m.erase("storage");
-  const json no_probe = attribute_resources(s, m);
+  const json no_probe = attribute_resources(test::typed(s), m);
   EXPECT_TRUE(no_probe["storage"]["saturated"].is_null());
   EXPECT_EQ(no_probe["limit"], "cpu");
 }
@@ -141,7 +142,7 @@ TEST(ReportStages, PerSampleStagesScaleWithTheDeliveredBatchNotTheConfiguredOne)
                                {"augment", {{"mean", 4.0}}},
                                {"collate", {{"mean", 2.0}}}};
   s["throughput"]["pipeline"] = {{"batches_per_s", 0.75}, {"samples_per_batch", 24.0}};
-  const json a = attribute_stages(s, m);
+  const json a = attribute_stages(test::typed(s), m);
   EXPECT_DOUBLE_EQ(a["samples_per_batch"].get<double>(), 24.0);
   EXPECT_DOUBLE_EQ(a["per_batch_ms"]["decode"].get<double>(), 1200.0);  // 100 x 24 / 2
   EXPECT_DOUBLE_EQ(a["per_batch_ms"]["read"].get<double>(), 12.0);
@@ -155,10 +156,11 @@ TEST(ReportStages, PerSampleStagesScaleWithTheDeliveredBatchNotTheConfiguredOne)
   // An older summary without the figure: samples_per_s / batches_per_s of the same window.
   s["throughput"]["pipeline"].erase("samples_per_batch");
   s["throughput"]["pipeline"]["samples_per_s"] = 18.0;
-  EXPECT_DOUBLE_EQ(attribute_stages(s, m)["per_batch_ms"]["decode"].get<double>(), 1200.0);
+  EXPECT_DOUBLE_EQ(attribute_stages(test::typed(s), m)["per_batch_ms"]["decode"].get<double>(),
+                   1200.0);
   // Nothing delivered to go by: the configured size, and the basis says so.
   s["throughput"]["pipeline"].erase("samples_per_s");
-  const json nominal = attribute_stages(s, m);
+  const json nominal = attribute_stages(test::typed(s), m);
   EXPECT_DOUBLE_EQ(nominal["per_batch_ms"]["decode"].get<double>(), 1600.0);
   EXPECT_NE(nominal["basis"].get<std::string>().find("the configured batch_size"),
             std::string::npos);
@@ -181,7 +183,7 @@ TEST(ReportStages, AJobsGetitemSplitsIntoItsLoaderAndTransformsAndAGetitemsCallI
   s["latency_ms"]["stages"]["decode"]["mean"] = 12;
   s["latency_ms"]["stages"]["augment"]["mean"] = 6;
   s["latency_ms"]["stages"]["collate"]["mean"] = 2;
-  json a = attribute_stages(s, json::object());
+  json a = attribute_stages(test::typed(s), json::object());
   EXPECT_DOUBLE_EQ(a["per_batch_ms"]["decode"].get<double>(), 48);  // 12 x 8 / 2
   EXPECT_DOUBLE_EQ(a["per_batch_ms"]["augment"].get<double>(), 24);
   EXPECT_DOUBLE_EQ(a["per_batch_ms"]["getitem_rest"].get<double>(), 8);  // (20 - 18) x 8 / 2
@@ -193,14 +195,14 @@ TEST(ReportStages, AJobsGetitemSplitsIntoItsLoaderAndTransformsAndAGetitemsCallI
   s["latency_ms"]["stages"].erase("augment");
   s["latency_ms"]["stages"]["getitem"]["mean"] = 80;  // one __getitems__ call: 8 samples
   s["latency_ms"]["getitem_per_call"] = true;
-  a = attribute_stages(s, json::object());
+  a = attribute_stages(test::typed(s), json::object());
   EXPECT_DOUBLE_EQ(a["per_batch_ms"]["getitem"].get<double>(), 40);  // 80 / 2 workers
   EXPECT_NE(a["basis"].get<std::string>().find("1 __getitems__ call per batch"), std::string::npos);
   EXPECT_FALSE(a.contains("limit_not_established"));
 
   // A job with no measured step: its stage times are the warm-up's, and they limit nothing.
   s.erase("stall_fraction");
-  a = attribute_stages(s, json::object());
+  a = attribute_stages(test::typed(s), json::object());
   EXPECT_TRUE(a["limit"].is_null());
   EXPECT_NE(a["limit_not_established"].get<std::string>().find("no step of the job was measured"),
             std::string::npos);
@@ -212,7 +214,7 @@ TEST(ReportStages, AModelAboveTheMeasuredPeriodSaysSoInsteadOfClampingIpc) {
   m["config"]["loader"] = {{"batch_size", 32}, {"num_workers", 2}};
   s["latency_ms"]["stages"] = {{"decode", {{"mean", 100.0}}}};
   s["throughput"]["pipeline"] = {{"batches_per_s", 1.0}, {"samples_per_batch", 24.0}};
-  const json a = attribute_stages(s, m);
+  const json a = attribute_stages(test::typed(s), m);
   EXPECT_TRUE(a["per_batch_ms"]["ipc"].is_null());
   EXPECT_DOUBLE_EQ(a["explained_ms"].get<double>(), 1200.0);
   EXPECT_DOUBLE_EQ(a["model_overshoot_ms"].get<double>(), 200.0);
@@ -242,13 +244,13 @@ json cpu_summary(double used, double host_busy, double workers_delay) {
 // workers waited to run 38 % of their time.
 TEST(ReportResources, WorkersWaitingToRunAreCpuContendedAndIdleCoresAreTheHosts) {
   const json contended = cpu_summary(0.54, 0.97, 0.38);
-  const json r = attribute_resources(contended, json::object());
+  const json r = attribute_resources(test::typed(contended), json::object());
   EXPECT_EQ(r["cpu"]["contended"], true);
   EXPECT_EQ(r["cpu"]["saturated"], true);  // the host's CPUs, not mmprof's own use
   EXPECT_NEAR(r["cpu"]["idle_cores"].get<double>(), 2 * 0.03, 1e-12);  // not 2 - 0.54
   EXPECT_NEAR(r["cpu"]["host_busy_cores"].get<double>(), 1.94, 1e-12);
   EXPECT_EQ(r["limit"], "cpu");
-  const json c = classify(contended);
+  const json c = classify(test::typed(contended));
   EXPECT_EQ(c["cpu_contended"], true);
   EXPECT_NE(c["why"].get<std::string>().find("CPU-contended: the workers waited for a CPU 38.0 % "
                                              "of their time (>= 10 %): other processes kept 1.40 "
@@ -263,24 +265,25 @@ TEST(ReportResources, WorkersWaitingToRunAreCpuContendedAndIdleCoresAreTheHosts)
 
   // A quiet host: the same use is not contention, and the idle cores are the host's.
   const json quiet = cpu_summary(0.54, 0.30, 0.02);
-  const json q = attribute_resources(quiet, json::object());
+  const json q = attribute_resources(test::typed(quiet), json::object());
   EXPECT_EQ(q["cpu"]["contended"], false);
   EXPECT_EQ(q["cpu"]["saturated"], false);
   EXPECT_NEAR(q["cpu"]["idle_cores"].get<double>(), 1.4, 1e-12);  // min(2 x 0.7, 2 - 0.54)
   EXPECT_EQ(q["limit"], "none saturated");
-  EXPECT_EQ(classify(quiet)["cpu_contended"], false);
-  EXPECT_EQ(classify(quiet)["why"].get<std::string>().find("CPU-contended"), std::string::npos);
+  EXPECT_EQ(classify(test::typed(quiet))["cpu_contended"], false);
+  EXPECT_EQ(classify(test::typed(quiet))["why"].get<std::string>().find("CPU-contended"),
+            std::string::npos);
   EXPECT_EQ(cpu_text(q["cpu"]).find("CPU-contended"), std::string::npos);
 
   // A run before host figures: mmprof's own use, and it says so.
   json old;
   old["cpu"] = {{"utilization_cores", 0.54}, {"effective_cores", 2.0}};
-  const json o = attribute_resources(old, json::object());
+  const json o = attribute_resources(test::typed(old), json::object());
   EXPECT_NEAR(o["cpu"]["idle_cores"].get<double>(), 1.46, 1e-12);
   EXPECT_NE(o["cpu"]["idle_cores_source"].get<std::string>().find("no host CPU figures"),
             std::string::npos);
   EXPECT_TRUE(o["cpu"]["contended"].is_null());
-  EXPECT_TRUE(classify(old)["cpu_contended"].is_null());
+  EXPECT_TRUE(classify(test::typed(old))["cpu_contended"].is_null());
 }
 
 // Issue 32 case 8: decode in the main process (no worker), which waited for a CPU 90 % of its
@@ -288,9 +291,9 @@ TEST(ReportResources, WorkersWaitingToRunAreCpuContendedAndIdleCoresAreTheHosts)
 TEST(ReportResources, AMainProcessWaitingToRunIsCpuContendedToo) {
   json s = cpu_summary(0.9, 0.99, 0.0);
   s["cpu"]["run_queue_delay"] = {{"workers_mean_fraction", nullptr}, {"main_fraction", 0.9}};
-  const json r = attribute_resources(s, json::object());
+  const json r = attribute_resources(test::typed(s), json::object());
   EXPECT_EQ(r["cpu"]["contended"], true);
-  const json c = classify(s);
+  const json c = classify(test::typed(s));
   EXPECT_EQ(c["cpu_contended"], true);
   EXPECT_NE(c["why"].get<std::string>().find("CPU-contended: the main process waited for a CPU "
                                              "90.0 % of its time (>= 10 %): other processes kept "
@@ -303,17 +306,17 @@ TEST(ReportResources, AMainProcessWaitingToRunIsCpuContendedToo) {
       << text;
   // Both waited: both are named.
   s["cpu"]["run_queue_delay"]["workers_mean_fraction"] = 0.2;
-  EXPECT_NE(classify(s)["why"].get<std::string>().find(
+  EXPECT_NE(classify(test::typed(s))["why"].get<std::string>().find(
                 "the workers waited for a CPU 20.0 % of their time, and the main process waited "
                 "for a CPU 90.0 % of its time"),
             std::string::npos);
-  EXPECT_NE(cpu_text(attribute_resources(s, json::object())["cpu"])
+  EXPECT_NE(cpu_text(attribute_resources(test::typed(s), json::object())["cpu"])
                 .find("workers waited for a CPU 20.0 % of their time, the main process 90.0 % of "
                       "its: CPU-contended"),
             std::string::npos);
   // A main process that hardly waited, and workers that did not: not contended.
   s["cpu"]["run_queue_delay"] = {{"workers_mean_fraction", 0.01}, {"main_fraction", 0.05}};
-  EXPECT_EQ(classify(s)["cpu_contended"], false);
+  EXPECT_EQ(classify(test::typed(s))["cpu_contended"], false);
 }
 
 // A figure the sampler could not read is null in summary.json (a worker seen only as it exited):
@@ -324,7 +327,7 @@ TEST(ReportResources, ANullWorkerFigureIsMissingNotAnError) {
       json::array({{{"pid", 7}, {"swap_peak_mib", nullptr}}, {{"pid", 8}, {"swap_peak_mib", 3.0}}});
   s["memory"]["host_peak_mib"] = 100.0;
   s["memory"]["host_total_mib"] = 1000.0;
-  const json r = attribute_resources(s, m);
+  const json r = attribute_resources(test::typed(s), m);
   EXPECT_DOUBLE_EQ(r["memory"]["swap_peak_mib"].get<double>(), 3.0);
   EXPECT_EQ(r["memory"]["pressure"], true);  // swapping
 }
@@ -497,11 +500,11 @@ TEST(ReportFixtureRun, CrossChecksAgreeAndFactsNameTheirMetric) {
 // state: 5 % above is caveated in the facts, not only beyond the 11 % the prediction note used.
 TEST(ReportFixtureRun, EndToEndAboveThePipelinesRateIsCaveated) {
   RunData run = load_run(test::source_dir() / "tests/fixtures/report/run-input-bound");
-  json& t = run.summary["throughput"];
-  t["pipeline"]["samples_per_s"] = 100.0;
-  t["compute"]["samples_per_s"] = 200.0;
-  t["predicted_end_to_end"]["samples_per_s"] = 100.0;
-  t["end_to_end"]["samples_per_s"] = 105.0;
+  Throughput& t = run.summary.throughput;
+  t.pipeline.samples_per_s = 100.0;
+  t.compute.samples_per_s = 200.0;
+  t.predicted_end_to_end = 100.0;
+  t.end_to_end.samples_per_s = 105.0;
   const json a = analyze_run(run);
   ASSERT_EQ(a["caveats"].size(), 1u);
   EXPECT_EQ(a["caveats"][0]["id"], "end_to_end_above_pipeline");
@@ -519,12 +522,12 @@ TEST(ReportFixtureRun, EndToEndAboveThePipelinesRateIsCaveated) {
   }
   EXPECT_TRUE(caveated) << a["facts"].dump();
   // Above both bounds: two caveats; below both: none.
-  t["end_to_end"]["samples_per_s"] = 250.0;
+  t.end_to_end.samples_per_s = 250.0;
   EXPECT_EQ(ordering_caveats(run.summary).size(), 2u);
   EXPECT_EQ(ordering_caveats(run.summary)[1]["id"], "end_to_end_above_compute");
-  t["end_to_end"]["samples_per_s"] = 99.0;
+  t.end_to_end.samples_per_s = 99.0;
   EXPECT_TRUE(ordering_caveats(run.summary).empty());
-  t.erase("end_to_end");  // no step: nothing to order
+  t.end_to_end = {};  // no step: nothing to order
   EXPECT_TRUE(ordering_caveats(run.summary).empty());
 }
 

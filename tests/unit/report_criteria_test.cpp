@@ -239,11 +239,12 @@ RunData synthetic_run(size_t n, size_t slow, double slow_ms) {
     step_ms.push_back(s.step_ms);
   std::sort(step_ms.begin(), step_ms.end());
   const double p99 = quantile_sorted(step_ms, 0.99);
-  r.summary = {{"status", "complete"},
-               {"throughput", {{"end_to_end", {{"samples_per_s", 800.0}}}}},
-               {"stall_fraction", 0.1},
-               {"latency_ms", {{"step", {{"p99", p99}}}, {"wait", {{"p99", p99 / 10}}}}},
-               {"errors", {{"count", 0}}}};
+  r.summary =
+      test::typed({{"status", "complete"},
+                   {"throughput", {{"end_to_end", {{"samples_per_s", 800.0}}}}},
+                   {"stall_fraction", 0.1},
+                   {"latency_ms", {{"step", {{"p99", p99}}}, {"wait", {{"p99", p99 / 10}}}}},
+                   {"errors", {{"count", 0}}}});
   return r;
 }
 

@@ -27,9 +27,9 @@ using nlohmann::json;
 // The fixture run as the default `mmprof baseline` makes it: no step, so no end-to-end phase.
 RunData test_pipeline_only_run() {
   RunData run = load_run(test::source_dir() / "tests/fixtures/report/run-input-bound");
-  run.summary.erase("stall_fraction");
-  run.summary["throughput"].erase("end_to_end");
-  run.summary["throughput"]["predicted_end_to_end"]["samples_per_s"] = nullptr;
+  run.summary.stall_fraction.reset();
+  run.summary.throughput.end_to_end = {};
+  run.summary.throughput.predicted_end_to_end.reset();
   run.manifest["config"]["step"] = {{"kind", "none"}};
   run.manifest["command"] = {"mmprof", "baseline", "--out", "runs/default"};
   return run;
@@ -339,7 +339,7 @@ TEST(ReportKnowledgeBase, AWorkerThatWaitsGetsMoreWorkersWhateverTheHostsLoad) {
   json a;
   a["classification"]["primary"] = "input-bound";
   a["stages"]["limit"] = "getitem";
-  a["resources"] = attribute_resources(s, m);
+  a["resources"] = attribute_resources(test::typed(s), m);
   EXPECT_EQ(a["resources"]["cpu"]["saturated"], true);  // the host is busy ...
   EXPECT_EQ(a["resources"]["cpu"]["loading"]["kind"], "off-cpu");
   EXPECT_NEAR(a["resources"]["cpu"]["loading"]["off_cpu_fraction"].get<double>(), 0.979, 1e-9);
@@ -360,7 +360,7 @@ TEST(ReportKnowledgeBase, AWorkerThatWaitsGetsMoreWorkersWhateverTheHostsLoad) {
   // The same host and a worker that computes (0.95 cores): no core for another one.
   s["cpu"]["per_process"][1]["cores"] = 0.95;
   s["cpu"]["utilization_cores"] = 0.98;
-  a["resources"] = attribute_resources(s, m);
+  a["resources"] = attribute_resources(test::typed(s), m);
   EXPECT_EQ(a["resources"]["cpu"]["loading"]["kind"], "cpu-bound");
   EXPECT_EQ(a["resources"]["limit"], "cpu");
   r = evaluate_knowledge_base(embedded_kb(), a, m);
@@ -378,7 +378,7 @@ TEST(ReportKnowledgeBase, AWorkerThatWaitsGetsMoreWorkersWhateverTheHostsLoad) {
   // another one is costed at a whole core.
   s["cpu"]["per_process"][1]["cores"] = 0.0;
   s["cpu"]["per_process"][1]["observed_fraction"] = 0.1;
-  a["resources"] = attribute_resources(s, m);
+  a["resources"] = attribute_resources(test::typed(s), m);
   EXPECT_EQ(a["resources"]["cpu"]["loading"]["kind"], "not-established");
   EXPECT_EQ(a["resources"]["cpu"]["loading"]["text"],
             "what each of 1 worker slot did is not established: samples saw them 10 % of the "

@@ -93,7 +93,7 @@ const json* find_fact(const json& facts, const std::string& id) {
 TEST(ReportLoaderFacts, ImbalancedWorkersAndTheSlowestClassAreFacts) {
   const LoaderRun run = loader_run();
   json facts = json::array();
-  add_loader_facts(run.summary, facts);
+  add_loader_facts(test::typed(run.summary), facts);
   const json* imbalance = find_fact(facts, "workers.imbalance");
   ASSERT_NE(imbalance, nullptr) << facts.dump(2);
   const std::string text = (*imbalance)["text"];
@@ -129,7 +129,7 @@ TEST(ReportLoaderFacts, EvenWorkersAreStatedAsBalanced) {
       {"workers",
        {{{"worker", 0}, {"busy_fraction", 0.9}}, {{"worker", 1}, {"busy_fraction", 0.95}}}}};
   json facts = json::array();
-  add_loader_facts(summary, facts);
+  add_loader_facts(test::typed(summary), facts);
   ASSERT_EQ(facts.size(), 1u);
   EXPECT_EQ(facts[0]["text"],
             "the 2 loader workers are evenly loaded: busy 0.90 to 0.95 of the window (spread "
@@ -149,7 +149,7 @@ TEST(ReportLoaderFacts, AJobRanksImbalanceUsesTheSameWording) {
          {"flags", {"busy fractions differ by 0.75 (> 0.2): worker 0 0.95, worker 1 0.20"}},
          {"likely_cause", "worker 0's batches hold 4.0 samples on average against 2.0"}}}}};
   json facts = json::array();
-  add_job_facts(summary, facts);
+  add_job_facts(test::typed(summary), facts);
   const json* f = find_fact(facts, "workers.imbalance");
   ASSERT_NE(f, nullptr);
   EXPECT_EQ((*f)["text"],
@@ -161,7 +161,8 @@ TEST(ReportLoaderFacts, AJobRanksImbalanceUsesTheSameWording) {
 
 TEST(ReportLoaderFacts, CrossChecksRecomputeFormatsAndWorkersFromStagesCsv) {
   LoaderRun run = loader_run();
-  std::vector<CsvCheck> checks = loader_cross_checks(run.summary, run.stages, {}, "pipeline");
+  std::vector<CsvCheck> checks =
+      loader_cross_checks(test::typed(run.summary), run.stages, {}, "pipeline");
   // 2 formats x (samples, decode mean) + 2 workers x (samples, bytes, stage_ms).
   ASSERT_EQ(checks.size(), 10u);
   for (const CsvCheck& c : checks) {
@@ -172,7 +173,7 @@ TEST(ReportLoaderFacts, CrossChecksRecomputeFormatsAndWorkersFromStagesCsv) {
   EXPECT_EQ(*checks[0].recomputed, 3);
   // A row missing from stages.csv shows as a disagreement.
   run.stages.erase(run.stages.begin());
-  checks = loader_cross_checks(run.summary, run.stages, {}, "pipeline");
+  checks = loader_cross_checks(test::typed(run.summary), run.stages, {}, "pipeline");
   EXPECT_EQ(*checks[0].summary, 3);
   EXPECT_EQ(*checks[0].recomputed, 2);
 }

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "mmprof/run_dir.hpp"
 #include "report/placement.hpp"
 #include "support/test_support.hpp"
 
@@ -16,7 +17,7 @@ using nlohmann::json;
 
 // A trial's summary: `worker` and `main` cores in the pipeline phase and the placement block.
 json summary(double worker, double main, const std::string& where, double decode_ms) {
-  json s;
+  json s = {{"schema", run_schema::summary}};
   s["cpu"]["phases"]["pipeline"]["per_process"] =
       json::array({{{"role", "main"}, {"cores", main}},
                    {{"role", "worker"}, {"cores", worker / 2}},
@@ -45,7 +46,9 @@ TEST(ReportPlacement, MediansPerArmAndTheCoresFreed) {
   const auto trial = [&](const std::string& arm, int i, const json& s, const char* status) {
     const std::string run = arm + "-" + std::to_string(i);
     std::filesystem::create_directories(dir.path() / run);
-    test::write_text(dir.path() / run / "summary.json", s.dump());
+    test::write_text(dir.path() / run / run_file::manifest,
+                     json{{"schema", run_schema::manifest}}.dump());
+    test::write_text(dir.path() / run / run_file::summary, s.dump());
     e["trials"].push_back(
         {{"arm", arm}, {"run_dir", run}, {"status", status}, {"metric", 100.0 + i}});
   };

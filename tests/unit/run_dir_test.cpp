@@ -54,14 +54,14 @@ TEST_F(RunDirTest, WhatTheWriterWritesTheReaderReadsBack) {
     w.stages({s});
     w.digest({"pipeline", 7, 0, 0xfeedface12345678});
     w.error({{"key", "bad"}, {"stage", "decode"}});
-    rundir::SummaryParts parts;
+    Summary parts;
     parts.status = "interrupted";
     parts.message = "stopped";
     w.summary(parts);
   }
   const RunDir r = RunDir::open(run());
-  EXPECT_EQ(r.summary()["schema"], run_schema::summary);
-  EXPECT_EQ(r.summary()["status"], "interrupted");
+  EXPECT_EQ(to_json(r.summary())["schema"], run_schema::summary);
+  EXPECT_EQ(r.summary().status, "interrupted");
   const auto steps = r.steps();
   ASSERT_EQ(steps.size(), 2u);
   EXPECT_EQ(steps[0].step, 3);
@@ -263,7 +263,7 @@ TEST_F(RunDirTest, AVersionOneRunIsReadWithTodaysNames) {
   const RunDir r = RunDir::open(dir_.path());
   EXPECT_EQ(r.manifest()["schema"], run_schema::manifest);
   EXPECT_EQ(r.manifest()["hardware"]["memory"], (json{{"total_mib", 2048}}));
-  const json& s = r.summary();
+  const json s = to_json(r.summary());
   EXPECT_EQ(s["schema"], run_schema::summary);
   EXPECT_EQ(s["pin_mode"], "pageable: no GPU");
   EXPECT_EQ(s["latency_ms"], (json{{"step", {{"p50", 1}}}}));
@@ -273,6 +273,59 @@ TEST_F(RunDirTest, AVersionOneRunIsReadWithTodaysNames) {
   std::ofstream(dir_.path() / run_file::summary) << R"({"schema": "mmprof.summary/3"})";
   const std::string e = error_of([&] { RunDir::open(dir_.path()); });
   EXPECT_NE(e.find("is not an mmprof.summary/2 file (schema 'mmprof.summary/3')"),
+            std::string::npos)
+      << e;
+}
+
+// summary.json's typed figures: what each producer writes reads back equal, a rate only the
+// stand-in or only a job has stays out of the other's file, and a figure of the wrong type is
+// refused naming the file and its key.
+TEST_F(RunDirTest, TheSummaryTypeReadsBackWhatItWroteAndRefusesAWrongType) {
+  Summary stand_in;
+  stand_in.throughput.pipeline = {.samples_per_s = 812.5,
+                                  .batches_per_s = 25.390625,
+                                  .mb_per_s = 91.25,
+                                  .samples_per_batch = 32,
+                                  .samples_per_s_wall = {},
+                                  .why_null = {}};
+  stand_in.throughput.predicted_end_to_end = 700;
+  stand_in.stall_fraction = 0.125;
+  stand_in.time_to_first_batch_ms = 431.5;
+  stand_in.memory = {{"host_peak_mib", 512}};
+  stand_in.shuffle = {{"gap_ratio", 1.5}};
+  Summary job;
+  job.source = "external";
+  job.status = "failed";
+  job.message = "the job (python3) ended with exit code 3";
+  job.throughput.compute.why_null = "a user's job";
+  job.throughput.end_to_end.samples_per_s = 96;
+  job.throughput.end_to_end.samples_per_s_wall = 90.5;
+  job.job = {{"exit_code", 3}};
+  for (const Summary& s : {stand_in, job}) {
+    const json written = to_json(s);
+    EXPECT_EQ(to_json(summary_from_json(written, "summary.json")), written) << written.dump();
+  }
+  const json a = to_json(stand_in);
+  EXPECT_EQ(a["throughput"]["pipeline"]["samples_per_batch"], 32);
+  EXPECT_FALSE(a["throughput"]["end_to_end"].contains("samples_per_s_wall"));
+  EXPECT_FALSE(a["throughput"]["compute"].contains("mb_per_s"));
+  EXPECT_TRUE(a["throughput"]["end_to_end"]["samples_per_s"].is_null());
+  EXPECT_FALSE(a.contains("job"));
+  EXPECT_EQ(a["shuffle"]["gap_ratio"], 1.5);
+  const json b = to_json(job);
+  EXPECT_EQ(b["throughput"]["end_to_end"]["samples_per_s_wall"], 90.5);
+  EXPECT_FALSE(b["throughput"]["end_to_end"].contains("samples_per_batch"));
+  EXPECT_EQ(b["throughput"]["compute"]["why_null"], "a user's job");
+  EXPECT_TRUE(b["stall_fraction"].is_null());
+  EXPECT_FALSE(b.contains("shuffle"));
+
+  json bad = a;
+  bad["throughput"]["pipeline"]["samples_per_s"] = "fast";
+  std::ofstream(dir_.path() / run_file::manifest) << R"({"schema": "mmprof.manifest/2"})";
+  std::ofstream(dir_.path() / run_file::summary) << bad.dump();
+  const std::string e = error_of([&] { RunDir::open(dir_.path()); });
+  EXPECT_NE(e.find("summary.json: key /throughput/pipeline/samples_per_s is \"fast\", where a "
+                   "number belongs"),
             std::string::npos)
       << e;
 }

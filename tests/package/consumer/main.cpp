@@ -23,7 +23,7 @@ int main(int argc, char** argv) {
     std::cout << "steps " << steps.size() << "\n";
     for (const auto& [phase, n] : per_phase)
       std::cout << "phase " << phase << " " << n << "\n";
-    std::cout << "status " << run.summary().at("status").get<std::string>() << "\n";
+    std::cout << "status " << run.summary().status << "\n";
   } catch (const mmprof::Error& e) {
     std::cerr << "consumer: " << e.what() << "\n";
     return static_cast<int>(e.code());

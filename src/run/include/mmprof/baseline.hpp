@@ -12,6 +12,7 @@
 #include "mmprof/config.hpp"
 #include "mmprof/dataset.hpp"
 #include "mmprof/progress.hpp"
+#include "mmprof/summary.hpp"
 
 namespace mmprof {
 
@@ -40,10 +41,9 @@ struct BaselineOptions {                         // NOLINT(bugprone-exception-es
 };
 
 // Runs the phases and writes manifest.json, summary.json, steps.csv, stages.csv, errors.jsonl.
-// Returns summary.json's content. On a fatal error (a sample under on_error=fail, a dead worker,
+// Returns what summary.json holds. On a fatal error (a sample under on_error=fail, a dead worker,
 // an interrupt) the files keep everything measured so far, summary.json says why, and the error
 // is rethrown.
-nlohmann::json run_baseline(const Config& config, const Dataset& dataset,
-                            const BaselineOptions& options);
+Summary run_baseline(const Config& config, const Dataset& dataset, const BaselineOptions& options);
 
 }  // namespace mmprof

@@ -19,6 +19,8 @@
 #include <utility>
 #include <vector>
 
+#include "mmprof/summary.hpp"
+
 namespace mmprof {
 
 // The names of the files of a run directory (and of an experiment directory of `mmprof ab`).
@@ -173,7 +175,7 @@ class RunDir {  // NOLINT(bugprone-exception-escape)
   const nlohmann::json& manifest() const noexcept { return manifest_; }
   bool has_summary() const noexcept { return summary_.has_value(); }
   // Throws InputError when the run has no summary.json.
-  const nlohmann::json& summary() const;
+  const Summary& summary() const;
 
   std::vector<StepRow> steps() const;
   std::vector<StageRow> stages() const;
@@ -188,7 +190,7 @@ class RunDir {  // NOLINT(bugprone-exception-escape)
  private:
   std::filesystem::path dir_;
   nlohmann::json manifest_;
-  std::optional<nlohmann::json> summary_;
+  std::optional<Summary> summary_;
 };
 
 }  // namespace mmprof

@@ -1,0 +1,91 @@
+#pragma once
+// summary.json ("mmprof.summary/2") as a type: both producers (mmprof's own loader, run/, and a
+// user's job, external/) fill a Summary, RunDir reads one back (mmprof/run_dir.hpp), and every
+// reader (report, ab, the job merge) takes its figures from the type, never by key. The headline
+// figures are typed; the other parts are JSON values made by the layer that measured them (memory,
+// CPU and I/O from the resource sampler, the GPU block, the worker-fault tally, the trace counts,
+// a user's job), each written under its own key. Adding a figure: docs/architecture.md, "Add a
+// summary figure".
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace mmprof {
+
+// One phase's rates, throughput.<phase> in summary.json. A rate is empty ("not measured", null in
+// the file) when the phase did not run or its window was empty; why_null says why when the
+// producer knows (a user's job: mmprof runs neither its pipeline nor its step alone).
+struct PhaseRates {
+  std::optional<double> samples_per_s, batches_per_s, mb_per_s;
+  // mmprof's loader, pipeline and end_to_end: the mean samples of a delivered batch.
+  std::optional<double> samples_per_batch;
+  // A user's job, end_to_end: samples over the loop's wall time, its first batch included.
+  std::optional<double> samples_per_s_wall;
+  std::string why_null;
+};
+
+struct Throughput {
+  PhaseRates compute, pipeline, end_to_end;
+  // DS-Analyzer's prediction of end-to-end samples/s: the slower of the pipeline and the compute
+  // ceiling; empty unless both ran.
+  std::optional<double> predicted_end_to_end;
+
+  // The rates of the phase named `phase` (compute, pipeline, end_to_end); nullptr for another
+  // name (a phase a run does not have: nothing measured).
+  const PhaseRates* phase(std::string_view phase) const noexcept;
+  PhaseRates* phase(std::string_view phase) noexcept;
+};
+
+struct Summary {
+  std::string source = "mmprof";    // mmprof (its own loader) | external (a user's own job)
+  std::string status = "complete";  // complete | failed | interrupted | resumed
+  std::string message;              // why, when not complete
+  std::string resumed_by;           // status resumed: the run that continued this one
+
+  Throughput throughput;
+  // The share of the end-to-end step spent waiting for the batch; empty without steps.
+  std::optional<double> stall_fraction;
+  // The pipeline's first batch (mmprof's loader), the loop's first batch (a user's job).
+  std::optional<double> time_to_first_batch_ms;
+
+  // The parts below are written as they are (null when null), except `trace`, `resume`, `job`,
+  // `stage_breakdown`, `workers_balance`, `decode_placement`, `locality`, `dist`, `shuffle` and
+  // `read_pattern`, which only some runs have and are left out when null.
+  nlohmann::json phases, latency;  // latency: latency_ms in the file
+  nlohmann::json memory, cpu, io;
+  nlohmann::json gpu, gpu_unavailable;
+  nlohmann::json pin_mode;  // "pinned", or "pageable: <why>"; null for a user's job
+  // Where mmprof's loader decoded (cpu workers, or the main process and its backend) and the
+  // main process's decode per batch (docs/gpu.md); null for a user's job.
+  nlohmann::json decode_placement;
+  nlohmann::json errors;
+  nlohmann::json reliability, resume;  // resume: written as reliability.resume
+  nlohmann::json epoch_boundary;
+  // mmprof's own loader (run/): stage times by sample class, and the load of each worker.
+  nlohmann::json stage_breakdown, workers_balance;
+  nlohmann::json trace;
+  nlohmann::json locality;      // where the bytes came from (run/locality.hpp); null for a job
+  nlohmann::json dist;          // a rank of a multi-rank run (run/phase_runner.hpp); null on one
+  nlohmann::json shuffle;       // the delivery order's randomness (stats/shuffle_quality.hpp)
+  nlohmann::json read_pattern;  // sequential reads and read sizes of the pipeline phase
+  // A user's own job (source external): the command and how it ended, the hook's status, the
+  // DataLoader configuration, per-rank and per-worker figures (external/).
+  nlohmann::json job;
+
+  bool external() const noexcept { return source == "external"; }
+  // Every JSON part above with its key in summary.json (latency as latency_ms; resume is written
+  // inside reliability and not listed): to tell which part a figure came from.
+  std::vector<std::pair<std::string, const nlohmann::json*>> parts() const;
+};
+
+// summary.json's contents (with its schema id).
+nlohmann::json to_json(const Summary& s);
+// The Summary in `j` (an upgraded, schema-checked summary.json); throws InputError naming `file`
+// when a typed figure holds something else than its type (a string where a rate belongs).
+Summary summary_from_json(const nlohmann::json& j, const std::filesystem::path& file);
+
+}  // namespace mmprof
