@@ -33,6 +33,7 @@
 #include "probe/resource_sampler.hpp"
 #include "rundir/json_values.hpp"
 #include "rundir/run_writer.hpp"
+#include "rundir/summary.hpp"
 #include "util/interrupt.hpp"
 
 namespace mmprof::external {
@@ -324,29 +325,24 @@ class ExternalRun {
       p.stall_fraction = r->stall_fraction;
     }
     if (r != nullptr) p.time_to_first_batch_ms = r->time_to_first_batch_ms;
-    const Distribution none;
     const StageTimes stages = r != nullptr ? r->stage_times : StageTimes{};
-    json transforms = json::object();
+    Latency& l = p.latency;
+    if (measured) l.phase = l.stages_phase = kPhase;
+    if (r != nullptr) {
+      l.step = rundir::spread_of(r->step_ms);
+      l.wait = rundir::spread_of(r->wait_ms);
+      l.compute = rundir::spread_of(r->compute_ms);
+    }
+    l.stages = {{"read", {}},
+                {"decode", rundir::spread_of(stages.decode_ms)},
+                {"augment", rundir::spread_of(stages.augment_ms)},
+                {"collate", rundir::spread_of(stages.collate_ms)},
+                {"pin", rundir::spread_of(stages.pin_ms)},
+                {"getitem", rundir::spread_of(stages.getitem_ms)},
+                {"fetch", rundir::spread_of(stages.fetch_ms)}};
     for (const auto& [name, d] : stages.transform_ms)
-      transforms[name] = to_json(d, false);
-    p.latency = {{"phase", measured ? json(kPhase) : json(nullptr)},
-                 {"step", to_json(r != nullptr ? r->step_ms : none)},
-                 {"wait", to_json(r != nullptr ? r->wait_ms : none)},
-                 {"compute", to_json(r != nullptr ? r->compute_ms : none)},
-                 {"h2d", to_json(none)},
-                 {"stages_phase", measured ? json(kPhase) : json(nullptr)},
-                 {"stages",
-                  {{"read", to_json(none, false)},
-                   {"decode", to_json(stages.decode_ms, false)},
-                   {"augment", to_json(stages.augment_ms, false)},
-                   {"collate", to_json(stages.collate_ms, false)},
-                   {"pin", to_json(stages.pin_ms, false)},
-                   {"getitem", to_json(stages.getitem_ms, false)},
-                   {"fetch", to_json(stages.fetch_ms, false)}}},
-                 // Each transform inside __getitem__ (augment is their sum), and whether a
-                 // getitem figure is one sample's or one __getitems__ call's (a batch).
-                 {"transforms", transforms},
-                 {"getitem_per_call", stages.getitem_per_call}};
+      l.transforms[name] = rundir::spread_of(d);
+    l.getitem_per_call = stages.getitem_per_call;
   }
 
   // What the injection library wrote, from every CUDA process of the job (one file each).

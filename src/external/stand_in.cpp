@@ -68,7 +68,7 @@ StandIn stand_in_for(const RunDir& job) {
     }
   }
   // The job's own work per batch (its step minus its wait), as the stand-in's emulated step.
-  if (const auto compute = rundir::number_at(s.latency, "/compute/p50")) {
+  if (const auto compute = s.latency.compute.p50) {
     out.sets.push_back("step.kind=sleep");
     out.sets.push_back(fmt::format("step.ms={:.3f}", *compute));
     out.why.push_back("step = a sleep of the job's median compute per batch (its step - its wait)");

@@ -195,7 +195,7 @@ std::string job_phase(const std::vector<StepRow>& rows) {
 json stage_means(const Summary& summary) {
   json out = json::object();
   for (const char* stage : {"read", "decode", "augment"}) {
-    out[stage] = rundir::value_at(summary.latency, "/stages/" + std::string(stage) + "/mean");
+    out[stage] = rundir::nullable(summary.latency.stage(stage).mean);
   }
   return out;
 }

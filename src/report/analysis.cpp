@@ -60,9 +60,9 @@ std::string unmeasured_job(const Summary& s) {
 json classify_bound(const Summary& s) {
   json c;
   const auto stall = s.stall_fraction;
-  const auto step = number_at(s.latency, "/step/mean");
-  const double compute_share = ratio_or_zero(number_at(s.latency, "/compute/mean"), step);
-  const auto h2d = number_at(s.latency, "/h2d/mean");
+  const auto step = s.latency.step.mean;
+  const double compute_share = ratio_or_zero(s.latency.compute.mean, step);
+  const auto h2d = s.latency.h2d.mean;
   c["stall_fraction"] = or_null(stall);
   c["compute_share"] = step ? json(compute_share) : json(nullptr);
   c["h2d_share"] = h2d && step ? json(ratio_or_zero(h2d, step)) : json(nullptr);
@@ -227,10 +227,10 @@ json attribute_job_stages(const Summary& s) {
   const double nominal = number_at(loader, "/batch_size").value_or(1);
   const auto [batch, batch_source] = delivered_batch(s, "end_to_end", nominal);
   const double workers = std::max(1.0, number_at(loader, "/num_workers").value_or(1));
-  const bool per_call = value_at(s.latency, "/getitem_per_call") == true;
+  const bool per_call = s.latency.getitem_per_call;
   const double per_batch_items = per_call ? 1.0 : batch;
   const auto per_batch_of = [&](const char* stage) -> std::optional<double> {
-    const auto mean = number_at(s.latency, fmt::format("/stages/{}/mean", stage));
+    const auto mean = s.latency.stage(stage).mean;
     if (!mean) return std::nullopt;
     return *mean * per_batch_items / workers;
   };
@@ -244,11 +244,11 @@ json attribute_job_stages(const Summary& s) {
   } else {
     per_batch["getitem"] = or_null(getitem);
   }
-  const auto collate = number_at(s.latency, "/stages/collate/mean");
+  const auto collate = s.latency.stage("collate").mean;
   per_batch["collate"] = collate ? json(*collate / workers) : json(nullptr);
-  per_batch["pin"] = or_null(number_at(s.latency, "/stages/pin/mean"));
+  per_batch["pin"] = or_null(s.latency.stage("pin").mean);
   json a = attribution(
-      per_batch, number_at(s.latency, "/step/mean"),
+      per_batch, s.latency.step.mean,
       fmt::format("the job's own DataLoader (end-to-end phase): __getitem__ mean x {} / {} "
                   "workers{}; collate / workers; pin in main",
                   per_call ? std::string("1 __getitems__ call per batch")
@@ -307,15 +307,15 @@ json attribute_stages(const Summary& s, const json& manifest) {
   // Per-sample stages run in parallel in the workers: their cost per delivered batch is
   // (samples in it) x mean / workers. Collate is per batch, in the worker too.
   for (const char* stage : {"read", "decode", "augment"}) {
-    const auto mean = number_at(s.latency, fmt::format("/stages/{}/mean", stage));
+    const auto mean = s.latency.stage(stage).mean;
     per_batch[stage] = mean ? json(*mean * batch / workers) : json(nullptr);
   }
-  const auto collate = number_at(s.latency, "/stages/collate/mean");
+  const auto collate = s.latency.stage("collate").mean;
   per_batch["collate"] = collate ? json(*collate / workers) : json(nullptr);
   // Pin and H2D run in the main process, one batch after the other.
-  per_batch["pin"] = or_null(number_at(s.latency, "/stages/pin/mean"));
+  per_batch["pin"] = or_null(s.latency.stage("pin").mean);
   const double accum = number_at(manifest, "/config/step/accum_steps").value_or(1);
-  const auto h2d = number_at(s.latency, "/h2d/mean");
+  const auto h2d = s.latency.h2d.mean;
   per_batch["h2d"] = h2d ? json(*h2d / std::max(1.0, accum)) : json(nullptr);
   // What the stage timers do not explain of the measured batch period: handing batches over
   // (shared memory ring, queue wake-ups) and workers waiting for a CPU.

@@ -72,9 +72,10 @@ std::vector<double> step_values(const std::vector<StepRow>& steps, const std::st
 // the p99 is about the slowest step, whose noise one run cannot show: inconclusive, with why.
 json p99_row(const RunData& base, const RunData& next, const std::string& phase,
              const std::string& which, double limit_pct) {
-  const std::string p = fmt::format("/{}/p99", which);
-  json r = row(fmt::format("latency_ms.{}.p99", which), number_at(base.summary.latency, p),
-               number_at(next.summary.latency, p), limit_pct, true);
+  const auto p99 = [&](const RunData& run) {
+    return (which == "step" ? run.summary.latency.step : run.summary.latency.wait).p99;
+  };
+  json r = row(fmt::format("latency_ms.{}.p99", which), p99(base), p99(next), limit_pct, true);
   const auto a = step_values(base.steps, phase, which), b = step_values(next.steps, phase, which);
   r["steps"] = {a.size(), b.size()};
   r["change_ci_pct"] = nullptr;

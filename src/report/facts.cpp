@@ -21,6 +21,11 @@ namespace {
 
 using nlohmann::json;
 
+// Where the summary's stage times come from (older runs say nothing: their pipeline phase).
+std::string stages_phase(const Summary& s) {
+  return s.latency.stages_phase.empty() ? "pipeline" : s.latency.stages_phase;
+}
+
 void throughput_facts(const Summary& s, const json& prediction, json& facts) {
   for (const char* phase : {"compute", "pipeline", "end_to_end"}) {
     const auto v = phase_rate(s, phase, &PhaseRates::samples_per_s);
@@ -210,7 +215,7 @@ json cross_checks(const RunData& run) {
       stall_from_steps(primary_rank_rows(run, run.steps), "end_to_end"));
   // The per-sample stages of the run's stage phase: mmprof's read/decode/augment, or a job's
   // __getitem__ and, where the hook timed them inside it, its loader and transforms.
-  const std::string phase = string_at(run.summary.latency, "/stages_phase", "pipeline");
+  const std::string phase = stages_phase(run.summary);
   const std::vector<std::pair<const char*, StageFigure>> stages =
       run.summary.external()
           ? std::vector<std::pair<const char*, StageFigure>>{{"getitem", StageFigure::getitem},
@@ -223,8 +228,7 @@ json cross_checks(const RunData& run) {
       run.summary.external() ? primary_rank_rows(run, run.stages) : run.stages;
   for (const auto& [stage, figure] : stages) {
     add(fmt::format("latency_ms.stages.{}.mean vs stages.csv", stage),
-        number_at(run.summary.latency, fmt::format("/stages/{}/mean", stage)),
-        stage_mean(rows, phase, figure));
+        run.summary.latency.stage(stage).mean, stage_mean(rows, phase, figure));
   }
   for (const CsvCheck& c : loader_cross_checks(run.summary, run.stages, run.steps, phase))
     add(c.what, c.summary, c.recomputed);
@@ -282,8 +286,7 @@ json analyze_run(const RunData& run) {
   add_job_facts(s, facts);
   a["facts"] = facts;
   a["cross_checks"] = cross_checks(run);
-  a["slowest_samples"] =
-      slowest_samples(run.stages, string_at(s.latency, "/stages_phase", "pipeline"), 5);
+  a["slowest_samples"] = slowest_samples(run.stages, stages_phase(s), 5);
   json errors = json::array();
   for (size_t i = 0; i < run.errors.size() && i < 10; ++i)
     errors.push_back(run.errors[i]);

@@ -153,11 +153,11 @@ std::optional<double> worker_pss(const Summary& s) {
 
 // What one sample costs to load: the job's __getitem__, or mmprof's read + decode + augment.
 std::optional<double> per_sample_ms(const Summary& s) {
-  if (const auto g = number_at(s.latency, "/stages/getitem/mean")) return g;
+  if (const auto g = s.latency.stage("getitem").mean) return g;
   double sum = 0;
   bool any = false;
   for (const char* stage : {"read", "decode", "augment"}) {
-    if (const auto v = number_at(s.latency, fmt::format("/stages/{}/mean", stage))) {
+    if (const auto v = s.latency.stage(stage).mean) {
       sum += *v;
       any = true;
     }
@@ -184,8 +184,8 @@ json stand_in_comparison(const Summary& summary, const json& manifest) {
                     {"ratio", j && s && *j > 0 ? json(*s / *j) : json(nullptr)}});
   };
   row("stall_fraction", job.stall_fraction, summary.stall_fraction);
-  row("wait p50 ms", number_at(job.latency, "/wait/p50"), number_at(summary.latency, "/wait/p50"));
-  row("step p50 ms", number_at(job.latency, "/step/p50"), number_at(summary.latency, "/step/p50"));
+  row("wait p50 ms", job.latency.wait.p50, summary.latency.wait.p50);
+  row("step p50 ms", job.latency.step.p50, summary.latency.step.p50);
   row("per-sample load ms (job: __getitem__; stand-in: read + decode + augment)",
       per_sample_ms(job), per_sample_ms(summary));
   row("worker PSS peak MiB (mean)", worker_pss(job), worker_pss(summary));

@@ -30,31 +30,30 @@ std::string num_or(const json& v, const char* f, const std::string& why) {
 }
 
 // A distribution with no values says why instead of four n/a.
-std::string dist_line(const std::string& name, const json& d, const std::string& why_empty = "",
-                      size_t name_width = 9) {
-  if (d["count"].get<size_t>() == 0 && !why_empty.empty())
+std::string dist_line(const std::string& name, const TimeSpread& d,
+                      const std::string& why_empty = "", size_t name_width = 9) {
+  if (d.count == 0 && !why_empty.empty())
     return fmt::format("  {:<{}} n/a: {}\n", name, name_width, why_empty);
+  const auto ms = [](const std::optional<double>& v) { return num(or_null(v), "{:.2f}"); };
   return fmt::format("  {:<{}} p50 {:>8}  p90 {:>8}  p99 {:>8}  max {:>8}  (n={})\n", name,
-                     name_width, num(d["p50"], "{:.2f}"), num(d["p90"], "{:.2f}"),
-                     num(d["p99"], "{:.2f}"), num(d["max"], "{:.2f}"), d["count"].get<size_t>());
+                     name_width, ms(d.p50), ms(d.p90), ms(d.p99), ms(d.max), d.count);
 }
 
 // A job's torchvision dataset: inside __getitem__, its loader (decode) and each transform, over
 // the items whose parts the hook timed; nothing when it timed none.
-std::string format_getitem_parts(const json& latency) {
-  const json& decode = latency["stages"]["decode"];
-  const json& augment = latency["stages"]["augment"];
-  const json transforms = latency.value("transforms", json::object());
-  if (decode["count"].get<size_t>() == 0 && augment["count"].get<size_t>() == 0) return "";
+std::string format_getitem_parts(const Latency& latency) {
+  const TimeSpread& decode = latency.stage("decode");
+  const TimeSpread& augment = latency.stage("augment");
+  if (decode.count == 0 && augment.count == 0) return "";
   std::string out =
       fmt::format("inside __getitem__ (ms per {}: the dataset's loader, then its transforms):\n",
-                  latency.value("getitem_per_call", false) ? "__getitems__ call" : "sample");
+                  latency.getitem_per_call ? "__getitems__ call" : "sample");
   size_t width = 9;  // the stages' names, and each transform's indented under augment
-  for (const auto& [name, d] : transforms.items())
+  for (const auto& [name, d] : latency.transforms)
     width = std::max(width, name.size() + 2);
-  if (decode["count"].get<size_t>() > 0) out += dist_line("decode", decode, "", width);
-  if (augment["count"].get<size_t>() > 0) out += dist_line("augment", augment, "", width);
-  for (const auto& [name, d] : transforms.items())
+  if (decode.count > 0) out += dist_line("decode", decode, "", width);
+  if (augment.count > 0) out += dist_line("augment", augment, "", width);
+  for (const auto& [name, d] : latency.transforms)
     out += dist_line("  " + name, d, "", width);
   return out;
 }
@@ -405,29 +404,26 @@ std::string format_summary(const Summary& s, const json& config) {
   std::string out = fmt::format("status: {}\n", s.status);
   out += format_throughput(s, config);
   out += format_verdict(s);
-  const json& l = s.latency;
-  out += fmt::format("latency (ms, {} phase):\n",
-                     l["phase"].is_string() ? l["phase"].get<std::string>() : "no");
-  out += dist_line("step", l["step"]);
-  out += dist_line("wait", l["wait"]);
+  const Latency& l = s.latency;
+  out += fmt::format("latency (ms, {} phase):\n", l.phase.empty() ? "no" : l.phase);
+  out += dist_line("step", l.step);
+  out += dist_line("wait", l.wait);
   const bool job = s.external();
   // DALI's pipeline, a torchdata.nodes Loader: no DataLoader stage, worker or argument of theirs.
   const std::string foreign = job ? report::not_a_dataloader(s.job) : "";
   out += fmt::format("per-sample stages (ms, {} phase):\n",
-                     l["stages_phase"].is_string() ? l["stages_phase"].get<std::string>() : "no");
+                     l.stages_phase.empty() ? "no" : l.stages_phase);
   const std::vector<const char*> stages =
       job ? std::vector<const char*>{"getitem", "fetch", "collate", "pin"}
           : std::vector<const char*>{"read", "decode", "augment", "collate", "pin"};
   // pin_mode says why nothing was pinned ("pageable: loader.pin_memory=false").
   const std::string pin_mode = s.pin_mode.is_string() ? s.pin_mode.get<std::string>() : "";
   for (const char* stage : !foreign.empty() ? std::vector<const char*>{} : stages) {
-    out += dist_line(
-        stage, l["stages"][stage],
-        std::string(stage) == "pin" && !pin_mode.empty() && pin_mode != "pinned"
-            ? "batches stayed pageable (why: the pin line below)"
-            : fmt::format("no sample measured in the {} phase",
-                          l["stages_phase"].is_string() ? l["stages_phase"].get<std::string>()
-                                                        : "pipeline"));
+    out += dist_line(stage, l.stage(stage),
+                     std::string(stage) == "pin" && !pin_mode.empty() && pin_mode != "pinned"
+                         ? "batches stayed pageable (why: the pin line below)"
+                         : fmt::format("no sample measured in the {} phase",
+                                       l.stages_phase.empty() ? "pipeline" : l.stages_phase));
   }
   if (!foreign.empty())
     out += fmt::format("  n/a: {}; the hook times its iterator's waits\n", foreign);

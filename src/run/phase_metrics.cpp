@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "measure/resource_summary.hpp"
+#include "rundir/summary.hpp"
 #include "stats/descriptive.hpp"
 #include "stats/shuffle_quality.hpp"
 
@@ -185,19 +186,20 @@ Summary summarize(const PhaseMetrics& compute, const PhaseMetrics& pipeline,
 
   // Step-level latencies come from the end-to-end phase when a step exists, else the pipeline.
   const PhaseMetrics& steps = end_to_end.ran ? end_to_end : pipeline;
-  json& l = s.latency;
-  l["phase"] = steps.ran ? json(steps.name) : json(nullptr);
-  l["step"] = to_json(describe(steps.step_ms));
-  l["wait"] = to_json(describe(steps.wait_ms));
-  l["compute"] = to_json(describe(end_to_end.ran ? end_to_end.compute_ms : compute.compute_ms));
-  l["h2d"] = to_json(describe(steps.h2d_ms));
-  l["sync"] = to_json(describe(steps.sync_ms));
-  l["stages_phase"] = pipeline.ran ? json("pipeline") : json(nullptr);
-  l["stages"] = {{"read", to_json(describe(pipeline.read_ms), false)},
-                 {"decode", to_json(describe(pipeline.decode_ms), false)},
-                 {"augment", to_json(describe(pipeline.augment_ms), false)},
-                 {"collate", to_json(describe(pipeline.collate_ms), false)},
-                 {"pin", to_json(describe(pipeline.pin_ms), false)}};
+  Latency& l = s.latency;
+  if (steps.ran) l.phase = steps.name;
+  l.step = rundir::spread_of(describe(steps.step_ms));
+  l.wait = rundir::spread_of(describe(steps.wait_ms));
+  l.compute =
+      rundir::spread_of(describe(end_to_end.ran ? end_to_end.compute_ms : compute.compute_ms));
+  l.h2d = rundir::spread_of(describe(steps.h2d_ms));
+  l.sync = rundir::spread_of(describe(steps.sync_ms));
+  if (pipeline.ran) l.stages_phase = "pipeline";
+  l.stages = {{"read", rundir::spread_of(describe(pipeline.read_ms))},
+              {"decode", rundir::spread_of(describe(pipeline.decode_ms))},
+              {"augment", rundir::spread_of(describe(pipeline.augment_ms))},
+              {"collate", rundir::spread_of(describe(pipeline.collate_ms))},
+              {"pin", rundir::spread_of(describe(pipeline.pin_ms))}};
   s.pin_mode = outcome.pin_mode;
   if (pipeline.ran || end_to_end.ran)
     s.decode_placement = decode_placement(compute, pipeline, end_to_end, outcome.step_kind);

@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
+#include <map>
 #include <utility>
 
 #include "mmprof/error.hpp"
@@ -34,14 +36,46 @@ json rates_json(const PhaseRates& r, std::string_view phase, bool external) {
 
 constexpr std::array<std::string_view, 3> kPhases = {"compute", "pipeline", "end_to_end"};
 
+json spread_json(const TimeSpread& d, bool with_p999) {
+  json j = {{"count", d.count},       {"mean", nullable(d.mean)}, {"p50", nullable(d.p50)},
+            {"p90", nullable(d.p90)}, {"p99", nullable(d.p99)},   {"max", nullable(d.max)}};
+  if (with_p999) j["p999"] = nullable(d.p999);
+  return j;
+}
+
+json spreads_json(const std::map<std::string, TimeSpread, std::less<>>& spreads) {
+  json j = json::object();
+  for (const auto& [name, d] : spreads)
+    j[name] = spread_json(d, false);
+  return j;
+}
+
+json text_or_null(const std::string& s) {
+  return s.empty() ? json(nullptr) : json(s);
+}
+
+// latency_ms: a job's has its transforms and whether getitem is per call, mmprof's loader the sync.
+json latency_json(const Latency& l, bool external) {
+  json j = {{"phase", text_or_null(l.phase)},    {"step", spread_json(l.step, true)},
+            {"wait", spread_json(l.wait, true)}, {"compute", spread_json(l.compute, true)},
+            {"h2d", spread_json(l.h2d, true)},   {"stages_phase", text_or_null(l.stages_phase)},
+            {"stages", spreads_json(l.stages)}};
+  if (external) {
+    j["transforms"] = spreads_json(l.transforms);
+    j["getitem_per_call"] = l.getitem_per_call;
+  } else {
+    j["sync"] = spread_json(l.sync, true);
+  }
+  return j;
+}
+
 // The JSON parts under their keys; an optional one only some runs have is left out when null.
 struct PartKey {
   const char* key;
   json Summary::*member;
   bool optional;
 };
-constexpr std::array<PartKey, 20> kParts = {{{"phases", &Summary::phases, false},
-                                             {"latency_ms", &Summary::latency, false},
+constexpr std::array<PartKey, 19> kParts = {{{"phases", &Summary::phases, false},
                                              {"memory", &Summary::memory, false},
                                              {"cpu", &Summary::cpu, false},
                                              {"io", &Summary::io, false},
@@ -67,25 +101,66 @@ class Reader {
  public:
   Reader(const json& j, const std::filesystem::path& file) : j_(j), file_(file) {}
 
-  std::optional<double> number(const std::string& pointer) const {
-    try {
-      return rundir::number_at(j_, pointer);
-    } catch (const rundir::FigureTypeError& e) {
-      throw InputError(fmt::format("{}: {}", file_.string(), e.what()));
-    }
-  }
-  std::string text(const char* key) const {
-    const json v = rundir::value_at(j_, std::string("/") + key);
+  std::optional<double> number(const std::string& pointer) const { return number(j_, pointer, ""); }
+  std::string text(const std::string& pointer) const {
+    const json v = rundir::value_at(j_, pointer);
     if (v.is_null()) return "";
     if (!v.is_string()) {
-      throw InputError(fmt::format("{}: key /{} is {}, where a string belongs", file_.string(), key,
-                                   v.dump().substr(0, 80)));
+      throw InputError(fmt::format("{}: key {} is {}, where a string belongs", file_.string(),
+                                   pointer, v.dump().substr(0, 80)));
     }
     return v.get<std::string>();
   }
   json part(const char* key) const { return rundir::value_at(j_, std::string("/") + key); }
 
+  // The distribution `d`, found at `at` (for the error naming a bad figure).
+  TimeSpread spread(const json& d, const std::string& at) const {
+    TimeSpread s;
+    s.count = static_cast<size_t>(std::max(0.0, number(d, "/count", at).value_or(0)));
+    s.mean = number(d, "/mean", at);
+    s.p50 = number(d, "/p50", at);
+    s.p90 = number(d, "/p90", at);
+    s.p99 = number(d, "/p99", at);
+    s.p999 = number(d, "/p999", at);
+    s.max = number(d, "/max", at);
+    return s;
+  }
+  TimeSpread spread(const std::string& at) const { return spread(rundir::value_at(j_, at), at); }
+  // Each distribution of the object at `at` by its name (a name may hold any character).
+  std::map<std::string, TimeSpread, std::less<>> spreads(const std::string& at) const {
+    std::map<std::string, TimeSpread, std::less<>> out;
+    const json all = rundir::value_at(j_, at);
+    if (!all.is_object()) return out;
+    for (const auto& [name, d] : all.items())
+      out[name] = spread(d, at + "/" + name);
+    return out;
+  }
+  Latency latency() const {
+    Latency l;
+    l.phase = text("/latency_ms/phase");
+    l.step = spread("/latency_ms/step");
+    l.wait = spread("/latency_ms/wait");
+    l.compute = spread("/latency_ms/compute");
+    l.h2d = spread("/latency_ms/h2d");
+    l.sync = spread("/latency_ms/sync");
+    l.stages_phase = text("/latency_ms/stages_phase");
+    l.stages = spreads("/latency_ms/stages");
+    l.transforms = spreads("/latency_ms/transforms");
+    l.getitem_per_call = rundir::value_at(j_, "/latency_ms/getitem_per_call") == true;
+    return l;
+  }
+
  private:
+  std::optional<double> number(const json& j, const std::string& pointer,
+                               const std::string& at) const {
+    try {
+      return rundir::number_at(j, pointer);
+    } catch (const rundir::FigureTypeError& e) {
+      throw InputError(fmt::format("{}: {}", file_.string(),
+                                   rundir::FigureTypeError(at + pointer, e.value()).what()));
+    }
+  }
+
   const json& j_;
   const std::filesystem::path& file_;
 };
@@ -101,6 +176,12 @@ const PhaseRates* Throughput::phase(std::string_view name) const noexcept {
 
 PhaseRates* Throughput::phase(std::string_view name) noexcept {
   return const_cast<PhaseRates*>(std::as_const(*this).phase(name));
+}
+
+const TimeSpread& Latency::stage(std::string_view name) const {
+  static const TimeSpread kNone;
+  const auto it = stages.find(name);
+  return it != stages.end() ? it->second : kNone;
 }
 
 std::vector<std::pair<std::string, const json*>> Summary::parts() const {
@@ -122,7 +203,8 @@ json to_json(const Summary& p) {
             {"message", p.message.empty() ? json(nullptr) : json(p.message)},
             {"throughput", throughput},
             {"stall_fraction", nullable(p.stall_fraction)},
-            {"time_to_first_batch_ms", nullable(p.time_to_first_batch_ms)}};
+            {"time_to_first_batch_ms", nullable(p.time_to_first_batch_ms)},
+            {"latency_ms", latency_json(p.latency, p.external())}};
   for (const PartKey& part : kParts)
     if (!part.optional || !(p.*part.member).is_null()) s[part.key] = p.*part.member;
   if (!p.resumed_by.empty()) s["resumed_by"] = p.resumed_by;
@@ -133,11 +215,11 @@ json to_json(const Summary& p) {
 Summary summary_from_json(const json& j, const std::filesystem::path& file) {
   const Reader r(j, file);
   Summary s;
-  s.source = r.text("source");
+  s.source = r.text("/source");
   if (s.source.empty()) s.source = "mmprof";
-  s.status = r.text("status");
-  s.message = r.text("message");
-  s.resumed_by = r.text("resumed_by");
+  s.status = r.text("/status");
+  s.message = r.text("/message");
+  s.resumed_by = r.text("/resumed_by");
   for (const std::string_view phase : kPhases) {
     const std::string at = fmt::format("/throughput/{}/", phase);
     PhaseRates& rates = *s.throughput.phase(phase);
@@ -152,6 +234,7 @@ Summary summary_from_json(const json& j, const std::filesystem::path& file) {
   s.throughput.predicted_end_to_end = r.number("/throughput/predicted_end_to_end/samples_per_s");
   s.stall_fraction = r.number("/stall_fraction");
   s.time_to_first_batch_ms = r.number("/time_to_first_batch_ms");
+  s.latency = r.latency();
   // reliability keeps its resume record, as written.
   for (const PartKey& part : kParts)
     s.*part.member = r.part(part.key);
@@ -159,6 +242,17 @@ Summary summary_from_json(const json& j, const std::filesystem::path& file) {
 }
 
 namespace rundir {
+
+TimeSpread spread_of(const Distribution& d) {
+  if (d.count == 0) return {};
+  return {.count = d.count,
+          .mean = d.mean,
+          .p50 = d.p50,
+          .p90 = d.p90,
+          .p99 = d.p99,
+          .p999 = d.p999,
+          .max = d.max};
+}
 
 void mark_summary_resumed(const std::filesystem::path& run, const std::string& resumed_by) {
   const std::filesystem::path file = run / run_file::summary;

@@ -5,8 +5,12 @@
 #include <string>
 
 #include "mmprof/summary.hpp"
+#include "stats/descriptive.hpp"
 
 namespace mmprof::rundir {
+
+// A described set of times as the summary holds it (its figures empty when it has no value).
+TimeSpread spread_of(const Distribution& d);
 
 // Marks the summary.json of `run` (when it has one: a run killed outright has none) as resumed
 // by `resumed_by`: status "resumed" and resumed_by, the rest as it was.

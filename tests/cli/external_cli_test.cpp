@@ -762,8 +762,7 @@ TEST_F(ExternalCli, LikeConfiguresTheStandInFromTheJobAndTheReportComparesThem) 
       << like.dump();
   const json cfg = RunDir::open(stand_in).manifest()["config"];
   EXPECT_EQ(cfg["loader"]["batch_size"], 4);
-  EXPECT_NEAR(cfg["step"]["ms"].get<double>(),
-              job_run.summary().latency["compute"]["p50"].get<double>(), 0.01);
+  EXPECT_NEAR(cfg["step"]["ms"].get<double>(), *job_run.summary().latency.compute.p50, 0.01);
   EXPECT_EQ(cfg["data"]["path"], (data / "files").string());  // --data wins over the job's
   const auto report =
       test::run_mmprof("report " + test::shell_quote(run()) + " " + test::shell_quote(stand_in) +

@@ -2,10 +2,13 @@
 // bad files are refused naming the file, row and column.
 #include "mmprof/run_dir.hpp"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <fstream>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "mmprof/error.hpp"
 #include "rundir/run_writer.hpp"
@@ -266,7 +269,8 @@ TEST_F(RunDirTest, AVersionOneRunIsReadWithTodaysNames) {
   const json s = to_json(r.summary());
   EXPECT_EQ(s["schema"], run_schema::summary);
   EXPECT_EQ(s["pin_mode"], "pageable: no GPU");
-  EXPECT_EQ(s["latency_ms"], (json{{"step", {{"p50", 1}}}}));
+  EXPECT_EQ(r.summary().latency.step.p50, 1);  // pin_mode is no distribution of it
+  EXPECT_TRUE(r.summary().latency.stages.empty());
   EXPECT_EQ(s["memory"], (json{{"host_peak_mib", 512}, {"workers", {{{"pss_peak_mib", 100}}}}}));
   EXPECT_EQ(s["io"], (json{{"read_mb_per_s", 3}}));  // 10^6 bytes per second: not MiB
   EXPECT_EQ(s["job"]["cow"], (json{{"slope_mib_per_min", 0.5}}));
@@ -292,6 +296,12 @@ TEST_F(RunDirTest, TheSummaryTypeReadsBackWhatItWroteAndRefusesAWrongType) {
   stand_in.stall_fraction = 0.125;
   stand_in.time_to_first_batch_ms = 431.5;
   stand_in.memory = {{"host_peak_mib", 512}};
+  stand_in.latency.phase = "end_to_end";
+  stand_in.latency.step = {
+      .count = 4, .mean = 2, .p50 = 2, .p90 = 3, .p99 = 3.5, .p999 = 3.5, .max = 4};
+  stand_in.latency.stages_phase = "pipeline";
+  stand_in.latency.stages["decode"] = {
+      .count = 8, .mean = 1.5, .p50 = 1.25, .p90 = 2, .p99 = 2.5, .p999 = {}, .max = 3};
   stand_in.shuffle = {{"gap_ratio", 1.5}};
   Summary job;
   job.source = "external";
@@ -301,6 +311,9 @@ TEST_F(RunDirTest, TheSummaryTypeReadsBackWhatItWroteAndRefusesAWrongType) {
   job.throughput.end_to_end.samples_per_s = 96;
   job.throughput.end_to_end.samples_per_s_wall = 90.5;
   job.job = {{"exit_code", 3}};
+  job.latency.transforms["Resize/224"] = {
+      .count = 2, .mean = 0.5, .p50 = 0.5, .p90 = 0.5, .p99 = 0.5, .p999 = {}, .max = 0.5};
+  job.latency.getitem_per_call = true;
   for (const Summary& s : {stand_in, job}) {
     const json written = to_json(s);
     EXPECT_EQ(to_json(summary_from_json(written, "summary.json")), written) << written.dump();
@@ -312,22 +325,37 @@ TEST_F(RunDirTest, TheSummaryTypeReadsBackWhatItWroteAndRefusesAWrongType) {
   EXPECT_TRUE(a["throughput"]["end_to_end"]["samples_per_s"].is_null());
   EXPECT_FALSE(a.contains("job"));
   EXPECT_EQ(a["shuffle"]["gap_ratio"], 1.5);
+  EXPECT_EQ(a["latency_ms"]["step"]["p999"], 3.5);
+  EXPECT_FALSE(a["latency_ms"]["stages"]["decode"].contains("p999"));  // no p999 for stages
+  EXPECT_TRUE(a["latency_ms"]["wait"]["p50"].is_null());
+  EXPECT_EQ(a["latency_ms"]["wait"]["count"], 0);
+  EXPECT_TRUE(a["latency_ms"].contains("sync"));
+  EXPECT_FALSE(a["latency_ms"].contains("transforms"));
+  EXPECT_EQ(summary_from_json(a, "summary.json").latency.stage("decode").p50, 1.25);
+  EXPECT_EQ(summary_from_json(a, "summary.json").latency.stage("read").count, 0u);
   const json b = to_json(job);
   EXPECT_EQ(b["throughput"]["end_to_end"]["samples_per_s_wall"], 90.5);
   EXPECT_FALSE(b["throughput"]["end_to_end"].contains("samples_per_batch"));
   EXPECT_EQ(b["throughput"]["compute"]["why_null"], "a user's job");
   EXPECT_TRUE(b["stall_fraction"].is_null());
   EXPECT_FALSE(b.contains("shuffle"));
+  EXPECT_FALSE(b["latency_ms"].contains("sync"));
+  EXPECT_EQ(b["latency_ms"]["getitem_per_call"], true);
+  EXPECT_EQ(summary_from_json(b, "summary.json").latency.transforms.at("Resize/224").mean, 0.5);
 
-  json bad = a;
-  bad["throughput"]["pipeline"]["samples_per_s"] = "fast";
   std::ofstream(dir_.path() / run_file::manifest) << R"({"schema": "mmprof.manifest/2"})";
-  std::ofstream(dir_.path() / run_file::summary) << bad.dump();
-  const std::string e = error_of([&] { RunDir::open(dir_.path()); });
-  EXPECT_NE(e.find("summary.json: key /throughput/pipeline/samples_per_s is \"fast\", where a "
-                   "number belongs"),
-            std::string::npos)
-      << e;
+  const std::vector<std::pair<std::string, json>> wrong = {
+      {"/throughput/pipeline/samples_per_s", "fast"},
+      {"/latency_ms/stages/decode/p99", "slow"},
+      {"/latency_ms/phase", 7}};
+  for (const auto& [pointer, value] : wrong) {
+    json bad = a;
+    bad[json::json_pointer(pointer)] = value;
+    std::ofstream(dir_.path() / run_file::summary) << bad.dump();
+    const std::string e = error_of([&] { RunDir::open(dir_.path()); });
+    EXPECT_NE(e.find(fmt::format("summary.json: key {} is ", pointer)), std::string::npos) << e;
+    EXPECT_NE(e.find(", where a "), std::string::npos) << e;
+  }
 }
 
 }  // namespace

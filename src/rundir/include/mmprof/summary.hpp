@@ -6,7 +6,9 @@
 // CPU and I/O from the resource sampler, the GPU block, the worker-fault tally, the trace counts,
 // a user's job), each written under its own key. Adding a figure: docs/architecture.md, "Add a
 // summary figure".
+#include <cstddef>
 #include <filesystem>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -40,6 +42,31 @@ struct Throughput {
   PhaseRates* phase(std::string_view phase) noexcept;
 };
 
+// A distribution of times (ms) in latency_ms: its figures are empty ("not measured", null in the
+// file) when it has no value (count 0). p999 is written for the step figures, not for the stages.
+struct TimeSpread {
+  size_t count = 0;
+  std::optional<double> mean, p50, p90, p99, p999, max;
+};
+
+// latency_ms: the step's figures from the end-to-end phase (the pipeline when no step ran), the
+// per-sample stages from the pipeline phase (a user's job: its loop's own).
+struct Latency {
+  std::string phase;  // where step, wait, h2d and sync come from; empty (null): no phase ran
+  TimeSpread step, wait, compute, h2d;
+  TimeSpread sync;           // mmprof's loader: a rank's collective wait (a job's has none)
+  std::string stages_phase;  // where the stages come from; empty (null): none ran
+  std::map<std::string, TimeSpread, std::less<>> stages;  // read, decode, augment, collate, pin;
+                                                          // a job's getitem and fetch
+  // A user's job: each transform inside __getitem__ (augment is their sum), and whether a getitem
+  // figure is one __getitems__ call's (a batch) rather than one sample's.
+  std::map<std::string, TimeSpread, std::less<>> transforms;
+  bool getitem_per_call = false;
+
+  // The stage named `name`; an empty one (nothing measured) for a stage the run has not.
+  const TimeSpread& stage(std::string_view name) const;
+};
+
 struct Summary {
   std::string source = "mmprof";    // mmprof (its own loader) | external (a user's own job)
   std::string status = "complete";  // complete | failed | interrupted | resumed
@@ -52,10 +79,12 @@ struct Summary {
   // The pipeline's first batch (mmprof's loader), the loop's first batch (a user's job).
   std::optional<double> time_to_first_batch_ms;
 
+  Latency latency;  // latency_ms in the file
+
   // The parts below are written as they are (null when null), except `trace`, `resume`, `job`,
   // `stage_breakdown`, `workers_balance`, `decode_placement`, `locality`, `dist`, `shuffle` and
   // `read_pattern`, which only some runs have and are left out when null.
-  nlohmann::json phases, latency;  // latency: latency_ms in the file
+  nlohmann::json phases;
   nlohmann::json memory, cpu, io;
   nlohmann::json gpu, gpu_unavailable;
   nlohmann::json pin_mode;  // "pinned", or "pageable: <why>"; null for a user's job
@@ -77,8 +106,8 @@ struct Summary {
   nlohmann::json job;
 
   bool external() const noexcept { return source == "external"; }
-  // Every JSON part above with its key in summary.json (latency as latency_ms; resume is written
-  // inside reliability and not listed): to tell which part a figure came from.
+  // Every JSON part above with its key in summary.json (resume is written inside reliability and
+  // not listed): to tell which part a figure came from.
   std::vector<std::pair<std::string, const nlohmann::json*>> parts() const;
 };
 
