@@ -215,17 +215,20 @@ json limiting_stage(const json& stages) {
 
 // The rank's three slowest samples of the phase (read + decode + augment).
 json slowest_samples(const RunDir& run) {
-  std::vector<std::pair<double, std::string>> ms;
-  for (const StageRow& s : run.stages()) {
+  constexpr size_t kSlowest = 3;
+  // The slowest so far, slowest first; stages.csv is read row by row (a rank has many).
+  std::vector<std::pair<double, std::string>> top;
+  const auto slower = [](const auto& a, const auto& b) { return a.first > b.first; };
+  run.for_each_stage([&](const StageRow& s) {
     const double t = s.read_ms.value_or(0) + s.decode_ms.value_or(0) + s.augment_ms.value_or(0);
-    ms.emplace_back(t, s.key);
-  }
-  const size_t k = std::min<size_t>(3, ms.size());
-  std::partial_sort(ms.begin(), ms.begin() + static_cast<long>(k), ms.end(),
-                    [](const auto& a, const auto& b) { return a.first > b.first; });
+    if (top.size() == kSlowest && t <= top.back().first) return;
+    if (top.size() == kSlowest) top.pop_back();
+    top.insert(std::upper_bound(top.begin(), top.end(), std::pair{t, std::string()}, slower),
+               {t, s.key});
+  });
   json out = json::array();
-  for (size_t i = 0; i < k; ++i)
-    out.push_back({{"key", ms[i].second}, {"ms", ms[i].first}});
+  for (const auto& [ms, key] : top)
+    out.push_back({{"key", key}, {"ms", ms}});
   return out;
 }
 

@@ -80,7 +80,7 @@ void read_value(std::string_view cell, T& v) {
       read_value(cell, *v);
     }
   } else if constexpr (std::is_same_v<T, std::string>) {
-    v = std::string(cell);
+    v.assign(cell.data(), cell.size());  // into the row's own buffer, refilled row after row
   } else {
     v = parse_number<T>(cell);
   }

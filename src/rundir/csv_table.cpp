@@ -3,102 +3,83 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <charconv>
 
 #include "mmprof/error.hpp"
-#include "rundir/json_file.hpp"
-#include "util/files.hpp"
 
 namespace mmprof::rundir {
-namespace {
 
-struct Records {
-  std::vector<std::vector<std::string>> rows;
-  bool last_unterminated = false;  // the text ends inside a record: a write cut short
-};
+CsvReader::CsvReader(std::string_view text, std::string name)
+    : text_(text), name_(std::move(name)) {
+  if (text_.empty()) throw InputError(fmt::format("{} is empty (no header row)", name_));
+  read_record();
+  header_.assign(cells_.begin(), cells_.end());
+}
 
-// Splits RFC 4180 records: quoted fields may hold commas, doubled quotes and newlines.
-Records parse_records(std::string_view text) {
-  Records out;
-  std::vector<std::string> fields(1);
-  bool quoted = false;
-  bool any = false;
-  for (size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    any = true;
-    if (quoted) {
-      if (c == '"' && i + 1 < text.size() && text[i + 1] == '"') {
-        fields.back() += '"';
-        ++i;
-      } else if (c == '"') {
-        quoted = false;
-      } else {
-        fields.back() += c;
+bool CsvReader::read_record() {
+  cells_.clear();
+  unescaped_.clear();
+  const size_t n = text_.size();
+  for (;;) {
+    if (pos_ < n && text_[pos_] == '"') {
+      // A quoted cell: commas and newlines inside it are its own, "" is one quote. What follows
+      // the closing quote up to the delimiter belongs to the cell too (as the writer never does).
+      std::string& cell = unescaped_.emplace_back();
+      bool closed = false;
+      for (++pos_; pos_ < n; ++pos_) {
+        if (text_[pos_] != '"') {
+          cell += text_[pos_];
+        } else if (pos_ + 1 < n && text_[pos_ + 1] == '"') {
+          cell += '"';
+          ++pos_;
+        } else {
+          closed = true;
+          ++pos_;
+          break;
+        }
       }
-    } else if (c == '"') {
-      quoted = true;
-    } else if (c == ',') {
-      fields.emplace_back();
-    } else if (c == '\n') {
-      out.rows.push_back(std::move(fields));
-      fields.assign(1, std::string());
-      any = false;
-    } else if (c != '\r') {
-      fields.back() += c;
+      for (; pos_ < n && text_[pos_] != ',' && text_[pos_] != '\n'; ++pos_)
+        if (text_[pos_] != '\r') cell += text_[pos_];
+      cells_.emplace_back(cell);
+      if (!closed) return false;
+    } else {
+      // A plain scan: string_view::find_first_of calls memchr on the set once per character.
+      size_t end = pos_;
+      while (end < n && text_[end] != ',' && text_[end] != '\n')
+        ++end;
+      std::string_view cell = text_.substr(pos_, end - pos_);
+      if (cell.find('\r') != std::string_view::npos) {  // a CRLF file: the CR is no part of it
+        std::string& copy = unescaped_.emplace_back(cell);
+        copy.erase(std::remove(copy.begin(), copy.end(), '\r'), copy.end());
+        cell = copy;
+      }
+      cells_.push_back(cell);
+      pos_ = end;
     }
-  }
-  if (any) {
-    out.rows.push_back(std::move(fields));
-    out.last_unterminated = true;
-  }
-  return out;
-}
-
-}  // namespace
-
-CsvTable::CsvTable(std::string_view text, std::string name) : name_(std::move(name)) {
-  Records records = parse_records(text);
-  if (records.rows.empty()) throw InputError(fmt::format("{} is empty (no header row)", name_));
-  header_ = std::move(records.rows.front());
-  for (size_t i = 1; i < records.rows.size(); ++i) {
-    std::vector<std::string>& row = records.rows[i];
-    if (row.size() == header_.size()) {
-      rows_.push_back(std::move(row));
-      continue;
-    }
-    // A run interrupted mid-write leaves its last line unfinished: only that one is left out.
-    if (i + 1 == records.rows.size() && records.last_unterminated) break;
-    throw InputError(fmt::format("{} row {} has {} fields where the header has {}", name_, i + 1,
-                                 row.size(), header_.size()));
+    if (pos_ >= n) return false;  // the text ends inside the record
+    if (text_[pos_++] == '\n') return true;
   }
 }
 
-std::optional<size_t> CsvTable::column(std::string_view name) const {
+bool CsvReader::next() {
+  if (pos_ >= text_.size()) return false;
+  ++row_;
+  const bool whole = read_record();
+  if (cells_.size() == header_.size()) return true;
+  if (!whole) return false;  // cut short by an interrupted write: only the last record
+  throw InputError(fmt::format("{} row {} has {} fields where the header has {}", name_, row_,
+                               cells_.size(), header_.size()));
+}
+
+std::optional<size_t> CsvReader::column(std::string_view name) const {
   const auto it = std::find(header_.begin(), header_.end(), name);
   if (it == header_.end()) return std::nullopt;
   return static_cast<size_t>(it - header_.begin());
 }
 
-size_t CsvTable::require(std::string_view name) const {
+size_t CsvReader::require(std::string_view name) const {
   const auto c = column(name);
   if (!c) throw InputError(fmt::format("{} has no column '{}'", name_, name));
   return *c;
-}
-
-std::optional<double> CsvTable::number(size_t row, size_t col) const {
-  const std::string& cell = rows_.at(row).at(col);
-  if (cell.empty()) return std::nullopt;
-  double v = 0;
-  const auto [end, ec] = std::from_chars(cell.data(), cell.data() + cell.size(), v);
-  if (ec != std::errc() || end != cell.data() + cell.size()) {
-    throw InputError(fmt::format("{} row {} column '{}': '{}' is not a number", name_, row + 2,
-                                 header_[col], cell));
-  }
-  return v;
-}
-
-CsvTable read_csv(const std::filesystem::path& path) {
-  return CsvTable(read_input_file(path, "run file", kMaxRunFileBytes), path.string());
 }
 
 }  // namespace mmprof::rundir

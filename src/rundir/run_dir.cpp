@@ -16,11 +16,6 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-template <class Row>
-std::vector<Row> read_table(const fs::path& file, const rundir::Schema<Row>& schema) {
-  return rundir::read_rows(rundir::read_csv(file), schema);
-}
-
 }  // namespace
 
 bool RunDir::is_run(const fs::path& dir) {
@@ -53,23 +48,27 @@ const Summary& RunDir::summary() const {
 }
 
 std::vector<StepRow> RunDir::steps() const {
-  return read_table(file(run_file::steps), rundir::steps_schema_with_rank());
+  return rundir::read_rows(file(run_file::steps), rundir::steps_schema_with_rank());
 }
 
 std::vector<StageRow> RunDir::stages() const {
-  return read_table(file(run_file::stages), rundir::stages_read_schema());
+  return rundir::read_rows(file(run_file::stages), rundir::stages_read_schema());
+}
+
+void RunDir::for_each_stage(const std::function<void(const StageRow&)>& fn) const {
+  rundir::for_each_row(file(run_file::stages), rundir::stages_read_schema(), fn);
 }
 
 std::optional<std::vector<ResourceRow>> RunDir::resources() const {
   std::error_code ec;
   if (!fs::exists(file(run_file::resources), ec)) return std::nullopt;
-  return read_table(file(run_file::resources), rundir::resources_schema());
+  return rundir::read_rows(file(run_file::resources), rundir::resources_schema());
 }
 
 std::optional<std::vector<HostRow>> RunDir::host() const {
   std::error_code ec;
   if (!fs::exists(file(run_file::host), ec)) return std::nullopt;
-  return read_table(file(run_file::host), rundir::host_schema());
+  return rundir::read_rows(file(run_file::host), rundir::host_schema());
 }
 
 std::vector<json> RunDir::errors() const {
@@ -95,8 +94,9 @@ DigestMap RunDir::digests() const {
   DigestMap out;
   std::error_code ec;
   if (!fs::exists(file(run_file::digests), ec)) return out;
-  for (const DigestRow& d : read_table(file(run_file::digests), rundir::digests_schema()))
+  rundir::for_each_row(file(run_file::digests), rundir::digests_schema(), [&](const DigestRow& d) {
     out[{d.phase, d.batch_id}] = d.digest;
+  });
   return out;
 }
 

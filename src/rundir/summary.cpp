@@ -132,7 +132,7 @@ class Reader {
     const json all = rundir::value_at(j_, at);
     if (!all.is_object()) return out;
     for (const auto& [name, d] : all.items())
-      out[name] = spread(d, at + "/" + name);
+      out[name] = spread(d, fmt::format("{}/{}", at, name));
     return out;
   }
   Latency latency() const {

@@ -1,14 +1,19 @@
 #pragma once
 // The CSV tables of the run directory (mmprof/run_dir.hpp's rows): their columns, in file order,
-// DESIGN.md's first, and the typed reading of a parsed table.
+// DESIGN.md's first, and their typed reading, row by row.
 #include <fmt/format.h>
 
+#include <filesystem>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "mmprof/error.hpp"
 #include "mmprof/run_dir.hpp"
 #include "rundir/csv_schema.hpp"
 #include "rundir/csv_table.hpp"
+#include "rundir/json_file.hpp"
+#include "util/files.hpp"
 
 namespace mmprof::rundir {
 
@@ -28,29 +33,41 @@ const Schema<ResourceRow>& resources_schema();
 const Schema<HostRow>& host_schema();
 const Schema<DigestRow>& digests_schema();
 
-// The rows of `table` as `Row`s. Throws InputError naming the file when a required column is
-// missing, and the file, row and column when a cell does not hold its field's type.
-template <class Row>
-std::vector<Row> read_rows(const CsvTable& table, const Schema<Row>& schema) {
+// Calls fn(row) for each row of the CSV file `file` as a `Row` (one Row, refilled: every column
+// the file has is read into each row, those it lacks keep their defaults). Throws InputError
+// naming the file when it is missing or a required column is, and the file, row and column when
+// a cell does not hold its field's type.
+template <class Row, class Fn>
+void for_each_row(const std::filesystem::path& file, const Schema<Row>& schema, Fn&& fn) {
+  const std::string text = read_input_file(file, "run file", kMaxRunFileBytes);
+  CsvReader csv(text, file.string());
   std::vector<std::pair<size_t, const Column<Row>*>> present;
   for (const auto& c : schema) {
-    if (const auto i = table.column(c.name)) {
+    if (const auto i = csv.column(c.name)) {
       present.emplace_back(*i, &c);
     } else if (c.required) {
-      table.require(c.name);  // throws, naming the file and column
+      csv.require(c.name);  // throws, naming the file and column
     }
   }
-  std::vector<Row> rows(table.size());
-  for (size_t r = 0; r < table.size(); ++r) {
+  Row row{};
+  while (csv.next()) {
     for (const auto& [i, c] : present) {
       try {
-        c->read(table.row(r)[i], rows[r]);
+        c->read(csv.cell(i), row);
       } catch (const std::invalid_argument&) {
-        throw InputError(fmt::format("{} row {} column '{}': '{}' is not a valid value",
-                                     table.name(), r + 2, c->name, table.row(r)[i]));
+        throw InputError(fmt::format("{} row {} column '{}': '{}' is not a valid value", csv.name(),
+                                     csv.row(), c->name, csv.cell(i)));
       }
     }
+    fn(std::as_const(row));
   }
+}
+
+// Every row of `file` (for_each_row).
+template <class Row>
+std::vector<Row> read_rows(const std::filesystem::path& file, const Schema<Row>& schema) {
+  std::vector<Row> rows;
+  for_each_row(file, schema, [&](const Row& r) { rows.push_back(r); });
   return rows;
 }
 

@@ -148,11 +148,13 @@ size_t Csv::column(const std::string& name) const {
 }
 
 Csv read_csv(const std::filesystem::path& path) {
-  const rundir::CsvTable table = rundir::read_csv(path);
+  const std::string text = read_text(path);
+  rundir::CsvReader table(text, path.string());
   Csv csv{table.header(), {}};
-  for (size_t i = 0; i < table.size(); ++i) {
-    csv.rows.push_back(table.row(i));
-    EXPECT_EQ(csv.rows.back().size(), csv.header.size()) << path << ": row " << i;
+  while (table.next()) {
+    std::vector<std::string>& row = csv.rows.emplace_back();
+    for (size_t c = 0; c < csv.header.size(); ++c)
+      row.emplace_back(table.cell(c));
   }
   return csv;
 }

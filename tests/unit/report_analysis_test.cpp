@@ -332,14 +332,25 @@ TEST(ReportResources, ANullWorkerFigureIsMissingNotAnError) {
   EXPECT_EQ(r["memory"]["pressure"], true);  // swapping
 }
 
-TEST(ReportCsv, QuotedFieldsAndBadNumbers) {
-  const rundir::CsvTable t("key,ms\n\"a,\"\"b\"\"\",1.5\nc,\nd,x\n", "t.csv");
-  ASSERT_EQ(t.size(), 3u);
-  EXPECT_EQ(t.row(0)[0], "a,\"b\"");
-  EXPECT_EQ(t.number(0, 1), 1.5);
-  EXPECT_FALSE(t.number(1, 1).has_value());
-  EXPECT_THROW(t.number(2, 1), InputError);
-  EXPECT_THROW(t.require("nope"), InputError);
+// RFC 4180 records: a quoted cell holds commas, newlines and doubled quotes; a CRLF file reads as
+// an LF one; the last record cut short by an interrupted write is left out, a short record
+// before it is an error naming its row.
+TEST(ReportCsv, QuotedFieldsCrlfAndACutShortLastRecord) {
+  const std::string text = "key,ms\r\n\"a,\"\"b\"\"\",1.5\r\n\"two\nlines\",\nc,2\nd";
+  rundir::CsvReader csv(text, "t.csv");
+  EXPECT_EQ(csv.header(), (std::vector<std::string>{"key", "ms"}));
+  std::vector<std::pair<std::string, std::string>> rows;
+  while (csv.next())
+    rows.emplace_back(csv.cell(0), csv.cell(1));
+  EXPECT_EQ(rows, (std::vector<std::pair<std::string, std::string>>{
+                      {"a,\"b\"", "1.5"}, {"two\nlines", ""}, {"c", "2"}}));
+  EXPECT_EQ(csv.require("ms"), 1u);
+  EXPECT_THROW(csv.require("nope"), InputError);
+  rundir::CsvReader bad("key,ms\na,1\nb\nc,3\n", "bad.csv");
+  ASSERT_TRUE(bad.next());
+  const std::string e = test::message_of<InputError>([&] { bad.next(); });
+  EXPECT_EQ(e, "bad.csv row 3 has 1 fields where the header has 2");
+  EXPECT_THROW(rundir::CsvReader("", "empty.csv"), InputError);
 }
 
 TEST(ReportSeries, CdfIsMonotoneAndEndsAtTheMaximum) {

@@ -12,6 +12,7 @@
 // CSV cells that are empty mean "not measured", never 0: those fields are std::optional.
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -179,6 +180,8 @@ class RunDir {  // NOLINT(bugprone-exception-escape)
 
   std::vector<StepRow> steps() const;
   std::vector<StageRow> stages() const;
+  // stages.csv row by row, none of them kept: what a merge of thousands of ranks reads.
+  void for_each_stage(const std::function<void(const StageRow&)>& fn) const;
   // Empty optional for runs made before the resource sampler existed.
   std::optional<std::vector<ResourceRow>> resources() const;
   std::optional<std::vector<HostRow>> host() const;
