@@ -232,6 +232,33 @@ json slowest_samples(const RunDir& run) {
   return out;
 }
 
+// What the merge reads of one rank's run directory.
+struct RankFiles {
+  bool has_summary = false;
+  Summary summary;  // empty for a rank killed outright (no summary.json)
+  json data;        // its manifest's config.data
+  std::vector<StepRow> steps;
+  json slowest_samples;
+};
+
+// Rank `dir`'s files; nullopt with `why` (the file and what is wrong with it) when one of them is
+// damaged: the rank is named, the other ranks are merged.
+std::optional<RankFiles> read_rank(const fs::path& dir, std::string& why) {
+  try {
+    const RunDir run = RunDir::open(dir);
+    RankFiles f;
+    f.has_summary = run.has_summary();
+    if (f.has_summary) f.summary = run.summary();
+    f.data = run.manifest().value("config", json::object()).value("data", json());
+    f.steps = run.steps();
+    f.slowest_samples = slowest_samples(run);
+    return f;
+  } catch (const InputError& e) {
+    why = e.what();
+    return std::nullopt;
+  }
+}
+
 }  // namespace
 
 json reshard_advice(const json& ranks, int slow, const json& data, const json& shards) {
@@ -473,11 +500,19 @@ json merge_job(const fs::path& job, int world_size, const std::map<int, RankExit
       ranks.push_back(r);
       continue;
     }
-    const RunDir run = RunDir::open(rank_dir(job, k));
+    std::string why;
+    const std::optional<RankFiles> files = read_rank(rank_dir(job, k), why);
+    if (!files) {
+      r["status"] = "unreadable";
+      r["message"] = why;
+      failed.push_back({{"rank", k}, {"how", "unreadable"}, {"message", why}});
+      ranks.push_back(r);
+      continue;
+    }
     // A rank killed outright left no summary.json: its steps are there, its figures are not.
-    const Summary summary = run.has_summary() ? run.summary() : Summary{};
-    if (data.is_null()) data = run.manifest().value("config", json::object()).value("data", json());
-    r["status"] = run.has_summary() ? summary.status : "killed (no summary.json)";
+    const Summary& summary = files->summary;
+    if (data.is_null()) data = files->data;
+    r["status"] = files->has_summary ? summary.status : "killed (no summary.json)";
     r["message"] = summary.message.empty() ? json(nullptr) : json(summary.message);
     const bool ok = r["status"] == "complete" && (exit == exits.end() || exit->second.code == 0);
     if (!ok) {
@@ -488,7 +523,7 @@ json merge_job(const fs::path& job, int world_size, const std::map<int, RankExit
     const json dist = summary.dist.is_object() ? summary.dist : json::object();
     if (sync.is_null() && dist.contains("sync")) sync = dist["sync"];
     if (group.is_null() && dist.contains("group")) group = dist["group"];
-    const std::vector<StepRow> rows = run.steps();
+    const std::vector<StepRow>& rows = files->steps;
     const std::string p = job_phase(rows);
     if (phase.is_null()) phase = p;
     uint64_t bytes = 0;
@@ -517,7 +552,7 @@ json merge_job(const fs::path& job, int world_size, const std::map<int, RankExit
     }
     r["stages_ms_mean"] = stage_means(summary);
     r["limiting_stage"] = limiting_stage(r["stages_ms_mean"]);
-    r["slowest_samples"] = slowest_samples(run);
+    r["slowest_samples"] = files->slowest_samples;
     steps.push_back(std::move(s));
     ranks.push_back(r);
   }

@@ -12,7 +12,10 @@
 #include <thread>
 
 #include "mmprof/error.hpp"
+#include "mmprof/run_dir.hpp"
+#include "rundir/run_writer.hpp"
 #include "step/dist_group.hpp"
+#include "support/test_support.hpp"
 
 namespace mmprof {
 namespace {
@@ -30,6 +33,44 @@ RankSteps rank_steps(int rank, size_t n, double wait, double compute, double syn
   r.sync_ms.assign(n, sync);
   r.step_ms.assign(n, wait + compute + sync);
   return r;
+}
+
+// A rank directory torn on disk (its summary.json cut short) is named with the file and why, and
+// the job is merged from the other ranks: the merge of thousands of ranks stops for none.
+TEST(MergeJob, ATornRankIsNamedAndTheOthersAreMerged) {
+  test::TempDir dir;
+  for (int k = 0; k < 3; ++k) {
+    rundir::RunWriter w(rank_dir(dir.path(), k));
+    w.manifest({{"schema", run_schema::manifest}});
+    for (int step = 0; step < 4; ++step) {
+      w.step({.step = step,
+              .phase = "end_to_end",
+              .t_start_ns = step * 1'000'000'000LL,
+              .wait_ms = 1.0,
+              .h2d_ms = std::nullopt,
+              .compute_ms = 9.0,
+              .step_ms = 10.0,
+              .samples = 8,
+              .bytes = 800,
+              .sync_ms = std::nullopt,
+              .rank = std::nullopt});
+    }
+    Summary s;
+    s.throughput.end_to_end.samples_per_s = 800;
+    w.summary(s);
+  }
+  test::write_text(rank_dir(dir.path(), 1) / run_file::summary,
+                   R"({"schema": "mmprof.summary/2", "throughput": {"end_)");
+  const json j = merge_job(dir.path(), 3, {});
+  EXPECT_EQ(j["status"], "failed");
+  ASSERT_EQ(j["failed_ranks"].size(), 1u) << j.dump(1);
+  EXPECT_EQ(j["failed_ranks"][0]["rank"], 1);
+  EXPECT_EQ(j["failed_ranks"][0]["how"], "unreadable");
+  EXPECT_THAT(j["ranks"][1]["message"].get<std::string>(),
+              HasSubstr("rank-1/summary.json is not valid JSON"));
+  EXPECT_EQ(j["ranks"][0]["samples"], 32);
+  EXPECT_EQ(j["ranks"][2]["samples"], 32);
+  EXPECT_EQ(j["global"]["samples_per_s"], 1600.0);  // the two readable ranks
 }
 
 TEST(StragglerAnalysis, APlantedSlowComputeRankIsNamedInEveryStep) {
