@@ -55,19 +55,36 @@ json cause_of(const std::vector<RankSteps>& ranks, size_t slow, const std::vecto
   const double extra = local[slow] - median_of_others(local, slow);
   const double extra_wait = waits[slow] - median_of_others(waits, slow);
   const double extra_compute = computes[slow] - median_of_others(computes, slow);
-  const bool data = extra_wait >= extra_compute;
+  // The wait or the compute names the cause only when it explains at least half of the rank's
+  // extra time before the sync: a 0.7 ms longer wait in a 5 ms lead is not a data straggler.
+  const auto explains = [&](double part) {
+    return std::isfinite(part) && part > 0 && part >= 0.5 * extra;
+  };
+  const bool wait_larger = extra_wait >= extra_compute;
+  const std::string kind = wait_larger ? (explains(extra_wait) ? "data" : "other")
+                                       : (explains(extra_compute) ? "compute" : "other");
   json c = {{"extra_ms_per_step", finite_or_null(extra)},
             {"extra_wait_ms_per_step", finite_or_null(extra_wait)},
             {"extra_compute_ms_per_step", finite_or_null(extra_compute)},
-            {"kind", data ? "data" : "compute"}};
-  c["text"] = data ? fmt::format(
-                         "Rank {} waits {:.1f} ms more per step for its batches than the median "
-                         "rank: its data pipeline is the straggler",
-                         ranks[slow].rank, extra_wait)
-                   : fmt::format(
-                         "Rank {}'s step computes {:.1f} ms longer than the median rank's: its "
-                         "own compute, not its data, is the straggler",
-                         ranks[slow].rank, extra_compute);
+            {"kind", kind}};
+  const int rank = ranks[slow].rank;
+  if (kind == "data") {
+    c["text"] = fmt::format(
+        "Rank {} waits {:.1f} ms more per step for its batches than the median rank: its data "
+        "pipeline is the straggler",
+        rank, extra_wait);
+  } else if (kind == "compute") {
+    c["text"] = fmt::format(
+        "Rank {}'s step computes {:.1f} ms longer than the median rank's: its own compute, not "
+        "its data, is the straggler",
+        rank, extra_compute);
+  } else {
+    c["text"] = fmt::format(
+        "Rank {} spends {:.1f} ms more per step before the sync than the median rank, and neither "
+        "its wait for batches ({:+.1f} ms) nor its compute ({:+.1f} ms) explains half of it: the "
+        "rest of its step is the straggler (its loop's own work, or a CPU it waited for)",
+        rank, extra, extra_wait, extra_compute);
+  }
   return c;
 }
 

@@ -100,6 +100,20 @@ TEST(StragglerAnalysis, ARankWaitingForItsDataIsADataStraggler) {
   EXPECT_THAT(s["cause"]["text"].get<std::string>(), HasSubstr("its data pipeline"));
 }
 
+// A lead that neither the wait nor the compute explains (the loop's own work, a CPU it waited for
+// on a busy host) names neither the data nor the compute.
+TEST(StragglerAnalysis, ALeadThatNeitherWaitNorComputeExplainsIsTheRestOfTheStep) {
+  RankSteps slow = rank_steps(0, 10, 1.7, 2, 30);
+  for (double& ms : slow.step_ms)
+    ms += 5;  // 5 ms of its own beyond its wait and compute
+  const json s = straggler_analysis({slow, rank_steps(1, 10, 1, 2, 35.7)});
+  EXPECT_EQ(s["slowest_rank"], 0);
+  EXPECT_EQ(s["cause"]["kind"], "other");
+  EXPECT_THAT(s["cause"]["text"].get<std::string>(),
+              HasSubstr("Rank 0 spends 5.7 ms more per step before the sync than the median rank, "
+                        "and neither its wait for batches (+0.7 ms) nor its compute (+0.0 ms)"));
+}
+
 // Without dist.sync a rank's step is all its own; steps past the shortest rank's are left out
 // (a rank that failed early), and one rank has no stragglers.
 TEST(StragglerAnalysis, WithoutSyncAndWithUnevenCountsTheCommonStepsAreCompared) {
