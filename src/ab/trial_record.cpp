@@ -92,16 +92,15 @@ void read_trial_outputs(const std::filesystem::path& run_dir, const MetricChoice
     const PhaseRates* rates = summary.throughput.phase(metric.phase);
     if (rates != nullptr && rates->samples_per_s && *rates->samples_per_s > 0)
       t.metric = *rates->samples_per_s;
-    t.pss_peak_mib = number_at(summary.memory, "/total_pss_peak_mib");
+    t.pss_peak_mib = summary.memory.total_pss_peak_mib.value_or(NAN);
     t.stall_fraction = summary.stall_fraction.value_or(NAN);
-    t.host_peak_mib = number_at(summary.memory, "/host_peak_mib");
+    t.host_peak_mib = summary.memory.host_peak_mib.value_or(NAN);
     t.time_to_first_batch_ms = summary.time_to_first_batch_ms.value_or(NAN);
     t.shuffle_gap_ratio = number_at(summary.shuffle, "/gap_ratio");
     t.sequential_fraction = number_at(summary.read_pattern, "/sequential_fraction");
     t.resident_at_window =
         number_at(summary.locality, "/phases/" + metric.phase + "/resident_at_window");
-    const double errors = number_at(summary.errors, "/count");
-    t.errors = std::isfinite(errors) ? static_cast<int64_t>(errors) : 0;
+    t.errors = summary.errors.count;
     t.invalid = refused_override(summary.job);
     t.iterable_dataset = iterable_dataset(summary.job);
     if (summary.status == "failed") t.failure = summary.message;

@@ -271,7 +271,6 @@ class ExternalRun {
     const GpuTraceResult gpu_trace = read_gpu_trace();
     gpu_part(parts, primary, gpu_trace);
     if (o_.trace) parts.trace = trace_part(timeline, gpu_trace);
-    parts.errors = {{"count", 0}, {"samples", 0}};
     parts.reliability = nullptr;
     parts.epoch_boundary = primary != nullptr ? primary->epoch_boundary.to_json() : json(nullptr);
     parts.job = job_part(timeline, job, primary);
@@ -366,8 +365,8 @@ class ExternalRun {
       if (u.rfind("gpu:", 0) == 0) why = u.substr(5);
     if (why.empty() && trace.events.empty()) why = "unavailable: the job made no CUDA activity";
     if (!why.empty() || r == nullptr) {
-      p.gpu = nullptr;
-      p.gpu_unavailable = why.empty() ? json("no measured step") : json(why);
+      p.gpu.reset();
+      p.gpu_unavailable = why.empty() ? "no measured step" : why;
       return;
     }
     std::vector<gpu::Interval> steps, waits;
@@ -378,7 +377,7 @@ class ExternalRun {
       waits.push_back({s.t_start_ns, s.t_start_ns + wait_ns});
     }
     p.gpu = gpu_block(trace, steps, waits, {});
-    p.gpu_unavailable = nullptr;
+    p.gpu_unavailable.clear();
   }
 
   json trace_part(const JobTimeline& timeline, const GpuTraceResult& gpu_trace) const {
@@ -399,27 +398,26 @@ class ExternalRun {
   // construction order in its main process, and that process): a worker sampled before its
   // first records were read (a short run) is moved out of `external`, and a job with a training
   // and a validation loader has workers of both.
-  void name_workers(json& memory) const {
-    if (!memory.is_object() || !memory["workers"].is_array() || !memory["external"].is_array())
-      return;
-    json external = json::array();
-    for (json& p : memory["external"]) {
-      const auto id = p.contains("role") ? std::nullopt : identify(records_, p["pid"].get<int>());
+  void name_workers(MemoryPeaks& memory) const {
+    std::vector<ProcessMemory> external;
+    for (ProcessMemory& p : memory.external) {
+      const auto id = p.role != "external" ? std::nullopt : identify(records_, p.pid);
       if (!id || !id->worker) {
         external.push_back(std::move(p));
         continue;
       }
-      p.erase("comm");
-      p["index"] = id->worker_id.value_or(-1);
-      if (id->rank) p["rank"] = *id->rank;
-      memory["workers"].push_back(std::move(p));
+      p.role = "worker";
+      p.comm.clear();
+      p.index = id->worker_id.value_or(-1);
+      if (id->rank) p.rank = *id->rank;
+      memory.workers.push_back(std::move(p));
     }
-    memory["external"] = std::move(external);
-    for (json& w : memory["workers"]) {
-      const auto id = identify(records_, w["pid"].get<int>());
+    memory.external = std::move(external);
+    for (ProcessMemory& w : memory.workers) {
+      const auto id = identify(records_, w.pid);
       if (!id || !id->loader || !id->main_pid) continue;
-      w["loader"] = *id->loader;
-      w["main_pid"] = *id->main_pid;
+      w.loader = *id->loader;
+      w.main_pid = *id->main_pid;
     }
   }
 

@@ -4,7 +4,6 @@
 // batches' host-to-device copies timed with CUDA events. Pure: shared by the stand-in's phase
 // (run/gpu_phase) and a user's job (external/).
 #include <cstdint>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -13,6 +12,7 @@
 #include "gpu/gpu_timeline.hpp"
 #include "gpu/h2d_copy.hpp"
 #include "mmprof/config.hpp"
+#include "mmprof/summary_resources.hpp"
 
 namespace mmprof {
 
@@ -38,8 +38,8 @@ struct GpuTraceResult {
 
 // summary.json's `gpu` block (pure). Fractions are of the union of the measured steps' windows;
 // idle and busy figures are null when tracing was unavailable (its reason under cupti).
-nlohmann::json gpu_block(const GpuTraceResult& trace, const std::vector<gpu::Interval>& steps,
-                         const std::vector<gpu::Interval>& waits,
-                         const std::vector<gpu::H2DCopy>& copies);
+GpuFigures gpu_block(const GpuTraceResult& trace, const std::vector<gpu::Interval>& steps,
+                     const std::vector<gpu::Interval>& waits,
+                     const std::vector<gpu::H2DCopy>& copies);
 
 }  // namespace mmprof

@@ -3,133 +3,119 @@
 #include <algorithm>
 #include <map>
 
-#include "rundir/json_values.hpp"
-
 namespace mmprof {
 namespace {
 
-using nlohmann::json;
-using rundir::nullable;
-
-json mb_from_kb(const std::optional<int64_t>& kb) {
-  return kb ? json(static_cast<double>(*kb) / 1024.0) : json(nullptr);
+std::optional<double> mb_from_kb(const std::optional<int64_t>& kb) {
+  return kb ? std::optional<double>(static_cast<double>(*kb) / 1024.0) : std::nullopt;
 }
 
-json mb_from_bytes(const std::optional<int64_t>& bytes) {
-  return bytes ? json(static_cast<double>(*bytes) / (1024.0 * 1024.0)) : json(nullptr);
+std::optional<double> mb_from_bytes(const std::optional<int64_t>& bytes) {
+  return bytes ? std::optional<double>(static_cast<double>(*bytes) / (1024.0 * 1024.0))
+               : std::nullopt;
 }
 
-json process_memory(const ProcessPeaks& p) {
-  json j = {{"pid", p.pid},
-            {"rss_peak_mib", mb_from_kb(p.rss_kb)},
-            {"pss_peak_mib", mb_from_kb(p.pss_kb)},
-            {"uss_peak_mib", mb_from_kb(p.uss_kb)},
-            {"swap_peak_mib", mb_from_kb(p.swap_kb)}};
-  if (p.role == "worker") {
-    j["index"] = p.worker;
-    j["phase"] = p.first_phase;
-  } else if (p.role != "main") {
-    j["comm"] = p.comm;
-    j["phase"] = p.first_phase;
-    if (p.role != "external") j["role"] = p.role;  // a job's agent, or mmprof observing it
-  }
-  if (p.rank) j["rank"] = *p.rank;
-  return j;
+ProcessMemory process_memory(const ProcessPeaks& p) {
+  return {.pid = p.pid,
+          .role = p.role,
+          .rss_peak_mib = mb_from_kb(p.rss_kb),
+          .pss_peak_mib = mb_from_kb(p.pss_kb),
+          .uss_peak_mib = mb_from_kb(p.uss_kb),
+          .swap_peak_mib = mb_from_kb(p.swap_kb),
+          .index = p.worker,
+          .comm = p.comm,
+          .phase = p.first_phase,
+          .rank = p.rank,
+          .loader = {},
+          .main_pid = {}};
 }
 
 // Memory peaks cover the whole run (every sample, warm-up and phase boundaries included): a peak
 // is a peak whenever it happens. Sampled peaks can miss spikes shorter than the interval.
 // `main` is the main process; a user's job with several ranks has one per rank: `main` is
 // rank 0's (the lowest), and `mains` lists them all.
-json memory_json(const ResourceUsage& r) {
-  json main = nullptr, mains = json::array(), workers = json::array(), external = json::array();
-  std::optional<int> main_rank;
+MemoryPeaks memory_peaks(const ResourceUsage& r) {
+  MemoryPeaks m;
+  m.sampled = true;
+  m.samples = r.snapshots();
+  m.interval_ms = r.facts.interval_ms;
   for (const auto& p : r.processes()) {
     if (p.role == "main") {
-      mains.push_back(process_memory(p));
-      if (main.is_null() || (p.rank && (!main_rank || *p.rank < *main_rank))) {
-        main = mains.back();
-        main_rank = p.rank;
-      }
+      m.mains.push_back(process_memory(p));
+      if (!m.main || (p.rank && (!m.main->rank || *p.rank < *m.main->rank)))
+        m.main = m.mains.back();
     } else {
-      (p.role == "worker" ? workers : external).push_back(process_memory(p));
+      (p.role == "worker" ? m.workers : m.external).push_back(process_memory(p));
     }
   }
   const HostPeaks& h = r.host();
-  json host_peak = nullptr, source = nullptr;
   if (h.cgroup_peak_bytes) {
-    host_peak = mb_from_bytes(h.cgroup_peak_bytes);
-    source = "cgroup memory.peak (since the cgroup was created)";
+    m.host_peak_mib = mb_from_bytes(h.cgroup_peak_bytes);
+    m.host_peak_source = "cgroup memory.peak (since the cgroup was created)";
   } else if (h.used_peak_kb) {
-    host_peak = mb_from_kb(h.used_peak_kb);
-    source = "meminfo MemTotal - MemAvailable, sampled";
+    m.host_peak_mib = mb_from_kb(h.used_peak_kb);
+    m.host_peak_source = "meminfo MemTotal - MemAvailable, sampled";
   }
-  return {{"window", "run"},
-          {"samples", r.snapshots()},
-          {"interval_ms", r.facts.interval_ms},
-          {"main", main},
-          {"mains", mains.size() > 1 ? mains : json(nullptr)},
-          {"workers", workers},
-          {"external", external},
-          {"total_pss_peak_mib", mb_from_kb(r.total_pss_peak_kb())},
-          {"host_peak_mib", host_peak},
-          {"host_peak_source", source},
-          {"host_used_peak_mib", mb_from_kb(h.used_peak_kb)},
-          {"host_total_mib", mb_from_kb(h.mem_total_kb)},
-          {"page_cache_peak_mib", mb_from_kb(h.cached_peak_kb)},
-          {"cgroup_memory_current_peak_mib", mb_from_bytes(h.cgroup_current_peak_bytes)},
-          {"cgroup_memory_peak_mib", mb_from_bytes(h.cgroup_peak_bytes)},
-          {"shm_used_peak_mib", h.shm_used_peak_bytes
-                                    ? json(static_cast<double>(*h.shm_used_peak_bytes) / 1048576.0)
-                                    : json(nullptr)},
-          {"sampler_error", r.error.empty() ? json(nullptr) : json(r.error)}};
+  m.total_pss_peak_mib = mb_from_kb(r.total_pss_peak_kb());
+  m.host_used_peak_mib = mb_from_kb(h.used_peak_kb);
+  m.host_total_mib = mb_from_kb(h.mem_total_kb);
+  m.page_cache_peak_mib = mb_from_kb(h.cached_peak_kb);
+  m.cgroup_memory_current_peak_mib = mb_from_bytes(h.cgroup_current_peak_bytes);
+  m.cgroup_memory_peak_mib = mb_from_bytes(h.cgroup_peak_bytes);
+  m.shm_used_peak_mib = mb_from_bytes(h.shm_used_peak_bytes);
+  m.sampler_error = r.error;
+  return m;
 }
 
-json per_second(const std::optional<uint64_t>& v, double wall_s, double scale) {
-  return v && wall_s > 0 ? json(static_cast<double>(*v) / scale / wall_s) : json(nullptr);
+std::optional<double> per_second(const std::optional<uint64_t>& v, double wall_s, double scale) {
+  return v && wall_s > 0 ? std::optional<double>(static_cast<double>(*v) / scale / wall_s)
+                         : std::nullopt;
 }
 
 // The CPUs the run may use, over the window: everyone's time on them, mmprof's included.
-json host_cpu_json(const WindowUse& w, const SamplerFacts& f) {
-  if (!w.host_cpu || w.host_cpu->total_s() <= 0) return nullptr;
+std::optional<HostCpuShare> host_cpu_share(const WindowUse& w, const SamplerFacts& f) {
+  if (!w.host_cpu || w.host_cpu->total_s() <= 0) return std::nullopt;
   const HostCpu& h = *w.host_cpu;
   const double total = h.total_s();
   const auto share = [&](const std::optional<double>& v) {
-    return v ? json(*v / total) : json(nullptr);
+    return v ? std::optional<double>(*v / total) : std::nullopt;
   };
   const double busy_cores = h.busy_s / total * h.cpus;
-  return {{"cpus", h.cpus},
-          {"cpu_ids", f.host_cpu_ids},
-          {"busy_fraction", h.busy_s / total},
-          {"steal_fraction", share(h.steal_s)},
-          {"iowait_fraction", share(h.iowait_s)},
-          {"idle_fraction", h.idle_s / total},
-          {"busy_cores", busy_cores},
-          {"others_busy_cores", std::max(0.0, busy_cores - w.cpu_s() / std::max(w.wall_s(), 1e-9))},
-          {"source", "/proc/stat, the CPUs of sched_getaffinity"}};
+  return HostCpuShare{
+      .cpus = h.cpus,
+      .cpu_ids = f.host_cpu_ids,
+      .busy_fraction = h.busy_s / total,
+      .idle_fraction = h.idle_s / total,
+      .busy_cores = busy_cores,
+      .others_busy_cores = std::max(0.0, busy_cores - w.cpu_s() / std::max(w.wall_s(), 1e-9)),
+      .steal_fraction = share(h.steal_s),
+      .iowait_fraction = share(h.iowait_s),
+      .source = "/proc/stat, the CPUs of sched_getaffinity"};
 }
 
 // PSI is host-wide: the share of the window in which some (all) runnable tasks waited for a CPU.
-json pressure_json(const WindowUse& w) {
+CpuPressure cpu_pressure(const WindowUse& w) {
   const double wall = w.wall_s();
+  CpuPressure p;
   if (!w.pressure_read || wall <= 0) {
-    return {{"available", false},
-            {"reason",
-             "/proc/pressure/cpu is absent: a kernel without PSI (before Linux 4.20, or booted "
-             "with psi=0)"}};
+    p.reason =
+        "/proc/pressure/cpu is absent: a kernel without PSI (before Linux 4.20, or booted with "
+        "psi=0)";
+    return p;
   }
   const auto share = [&](const std::optional<double>& s) {
-    return s ? json(std::min(1.0, *s / wall)) : json(nullptr);
+    return s ? std::optional<double>(std::min(1.0, *s / wall)) : std::nullopt;
   };
-  return {{"available", true},
-          {"some_fraction", share(w.pressure_some_s)},
-          {"full_fraction", share(w.pressure_full_s)},
-          {"source", "/proc/pressure/cpu total"}};
+  p.available = true;
+  p.some_fraction = share(w.pressure_some_s);
+  p.full_fraction = share(w.pressure_full_s);
+  p.source = "/proc/pressure/cpu total";
+  return p;
 }
 
 // Run-queue delay per worker slot (a replaced worker's successor adds to its index) and of the
 // main process(es), as fractions of the window's wall time.
-json run_queue_json(const WindowUse& w) {
+std::optional<RunQueueDelay> run_queue_delay(const WindowUse& w) {
   const double wall = w.wall_s();
   std::map<int, double> slots;
   std::optional<double> main;
@@ -138,75 +124,73 @@ json run_queue_json(const WindowUse& w) {
     if (p.role == "worker") slots[p.worker] += *p.run_queue_delay_s;
     if (p.role == "main") main = std::max(main.value_or(0.0), *p.run_queue_delay_s);
   }
-  if (wall <= 0 || (slots.empty() && !main)) return nullptr;
-  json workers = nullptr, worst = nullptr;
+  if (wall <= 0 || (slots.empty() && !main)) return std::nullopt;
+  RunQueueDelay d;
+  d.source = "/proc/PID/task/*/schedstat run_delay, summed over threads";
   if (!slots.empty()) {
     double sum = 0, max = 0;
     for (const auto& [index, delay] : slots) {
       sum += delay / wall;
       max = std::max(max, delay / wall);
     }
-    workers = sum / static_cast<double>(slots.size());
-    worst = max;
+    d.workers_mean_fraction = sum / static_cast<double>(slots.size());
+    d.workers_max_fraction = max;
   }
-  return {{"workers_mean_fraction", workers},
-          {"workers_max_fraction", worst},
-          {"main_fraction", main ? json(*main / wall) : json(nullptr)},
-          {"source", "/proc/PID/task/*/schedstat run_delay, summed over threads"}};
+  if (main) d.main_fraction = *main / wall;
+  return d;
 }
 
-json cpu_window_json(const WindowUse& w, const SamplerFacts& f) {
+CpuWindow cpu_window(const WindowUse& w, const SamplerFacts& f) {
   const double wall = w.wall_s();
-  json per_process = json::array();
+  const auto fraction = [&](const std::optional<double>& v) {
+    return v && wall > 0 ? std::optional<double>(*v / wall) : std::nullopt;
+  };
+  CpuWindow c{.window = w.name,
+              .complete = w.closed,
+              .wall_s = wall,
+              .cpu_s = w.cpu_s(),
+              .utilization_cores = fraction(w.cpu_s()),
+              .per_process = {},
+              .host = host_cpu_share(w, f),
+              .pressure = cpu_pressure(w),
+              .run_queue_delay = run_queue_delay(w)};
   for (const auto& p : w.processes) {
-    const auto fraction = [&](const std::optional<double>& v) {
-      return v && wall > 0 ? json(*v / wall) : json(nullptr);
-    };
-    json j = {
-        {"pid", p.pid},
-        {"role", p.role},
-        {"cpu_s", p.cpu_s},
-        {"cores", wall > 0 ? json(p.cpu_s / wall) : json(nullptr)},
-        {"run_queue_delay_s", p.run_queue_delay_s ? json(*p.run_queue_delay_s) : json(nullptr)},
-        {"run_queue_delay_fraction", fraction(p.run_queue_delay_s)},
-        {"observed_fraction", fraction(p.observed_s)}};
-    if (p.role == "worker") j["index"] = p.worker;
-    per_process.push_back(std::move(j));
+    c.per_process.push_back({.pid = p.pid,
+                             .role = p.role,
+                             .index = p.worker,
+                             .cpu_s = p.cpu_s,
+                             .cores = fraction(p.cpu_s),
+                             .run_queue_delay_s = p.run_queue_delay_s,
+                             .run_queue_delay_fraction = fraction(p.run_queue_delay_s),
+                             .observed_fraction = fraction(p.observed_s)});
   }
-  return {{"window", w.name},
-          {"complete", w.closed},
-          {"wall_s", wall},
-          {"cpu_s", w.cpu_s()},
-          {"utilization_cores", wall > 0 ? json(w.cpu_s() / wall) : json(nullptr)},
-          {"per_process", per_process},
-          {"host", host_cpu_json(w, f)},
-          {"pressure", pressure_json(w)},
-          {"run_queue_delay", run_queue_json(w)}};
+  return c;
 }
 
 // `samples`: data samples delivered in the window (page faults per sample); 0 when not counted.
-json io_window_json(const WindowUse& w, int64_t samples) {
+IoWindow io_window(const WindowUse& w, int64_t samples) {
   const procfs::ProcIo io = w.io();
   const double wall = w.wall_s();
   const auto per_sample = [&](int64_t n) {
-    return samples > 0 ? json(static_cast<double>(n) / static_cast<double>(samples))
-                       : json(nullptr);
+    return samples > 0
+               ? std::optional<double>(static_cast<double>(n) / static_cast<double>(samples))
+               : std::nullopt;
   };
-  return {{"window", w.name},
-          {"complete", w.closed},
-          {"wall_s", wall},
-          {"read_bytes", nullable(io.read_bytes)},
-          {"read_mb_per_s", per_second(io.read_bytes, wall, 1e6)},
-          {"write_bytes", nullable(io.write_bytes)},
-          {"rchar", nullable(io.rchar)},
-          {"rchar_mb_per_s", per_second(io.rchar, wall, 1e6)},
-          {"wchar", nullable(io.wchar)},
-          {"syscr", nullable(io.syscr)},
-          {"syscw", nullable(io.syscw)},
-          {"minflt", w.minflt()},
-          {"majflt", w.majflt()},
-          {"minflt_per_sample", per_sample(w.minflt())},
-          {"majflt_per_sample", per_sample(w.majflt())}};
+  return {.window = w.name,
+          .complete = w.closed,
+          .wall_s = wall,
+          .read_bytes = io.read_bytes,
+          .write_bytes = io.write_bytes,
+          .rchar = io.rchar,
+          .wchar = io.wchar,
+          .syscr = io.syscr,
+          .syscw = io.syscw,
+          .read_mb_per_s = per_second(io.read_bytes, wall, 1e6),
+          .rchar_mb_per_s = per_second(io.rchar, wall, 1e6),
+          .minflt = w.minflt(),
+          .majflt = w.majflt(),
+          .minflt_per_sample = per_sample(w.minflt()),
+          .majflt_per_sample = per_sample(w.majflt())};
 }
 
 }  // namespace
@@ -214,37 +198,28 @@ json io_window_json(const WindowUse& w, int64_t samples) {
 void add_resource_parts(Summary& s, const ResourceUsage& r,
                         const std::vector<std::pair<std::string, int64_t>>& windows,
                         const std::string& top_window) {
-  json cpu_phases, io_phases;
-  for (const auto& [name, samples] : windows) {
+  CpuUse& cpu = s.cpu;
+  IoUse& io = s.io;
+  cpu.sampled = io.sampled = true;
+  const auto add = [&](const std::string& name, int64_t samples) {
     const auto w = r.window(name);
-    cpu_phases[name] = w ? cpu_window_json(*w, r.facts) : json(nullptr);
-    io_phases[name] = w ? io_window_json(*w, samples) : json(nullptr);
-  }
-  const auto run = r.window("run");
-  cpu_phases["run"] = run ? cpu_window_json(*run, r.facts) : json(nullptr);
-  io_phases["run"] = run ? io_window_json(*run, 0) : json(nullptr);
-  const std::string top =
-      cpu_phases.contains(top_window) && !cpu_phases[top_window].is_null() ? top_window : "run";
-
-  s.memory = memory_json(r);
-  json cpu = cpu_phases[top].is_null() ? json::object() : cpu_phases[top];
-  cpu["effective_cores"] =
+    cpu.phases[name] = w ? std::optional<CpuWindow>(cpu_window(*w, r.facts)) : std::nullopt;
+    io.phases[name] = w ? std::optional<IoWindow>(io_window(*w, samples)) : std::nullopt;
+  };
+  for (const auto& [name, samples] : windows)
+    add(name, samples);
+  add("run", 0);
+  const std::string top = cpu.phase(top_window) != nullptr ? top_window : "run";
+  cpu.top = cpu.phases[top];
+  io.top = io.phases[top];
+  cpu.effective_cores =
       r.facts.cgroup_cpu_quota_cores
           ? std::min(*r.facts.cgroup_cpu_quota_cores, static_cast<double>(r.facts.affinity_cpus))
           : static_cast<double>(r.facts.affinity_cpus);
-  cpu["effective_cores_source"] = r.facts.cgroup_cpu_quota_cores
-                                      ? "cgroup cpu.max, capped by sched_getaffinity"
-                                      : "sched_getaffinity";
-  cpu["phases"] = cpu_phases;
-  if (!cpu.contains("utilization_cores")) {
-    cpu["utilization_cores"] = nullptr;
-    cpu["per_process"] = json::array();
-  }
-  s.cpu = cpu;
-  json io = io_phases[top].is_null() ? json{{"read_bytes", nullptr}, {"read_mb_per_s", nullptr}}
-                                     : io_phases[top];
-  io["phases"] = io_phases;
-  s.io = io;
+  cpu.effective_cores_source = r.facts.cgroup_cpu_quota_cores
+                                   ? "cgroup cpu.max, capped by sched_getaffinity"
+                                   : "sched_getaffinity";
+  s.memory = memory_peaks(r);
 }
 
 }  // namespace mmprof

@@ -116,8 +116,9 @@ json classify_bound(const Summary& s) {
 // with no worker or decode placed there) waited to run (kCpuContended), and the words the
 // classification adds.
 std::pair<json, std::string> cpu_contention(const Summary& s) {
-  const auto workers = number_at(s.cpu, "/run_queue_delay/workers_mean_fraction");
-  const auto main = number_at(s.cpu, "/run_queue_delay/main_fraction");
+  const RunQueueDelay* delay = s.cpu.run_queue_delay();
+  const auto workers = delay != nullptr ? delay->workers_mean_fraction : std::nullopt;
+  const auto main = delay != nullptr ? delay->main_fraction : std::nullopt;
   if (!workers && !main) return {nullptr, ""};
   std::vector<std::string> waited;
   if (workers && *workers >= kCpuContended) {
@@ -130,7 +131,8 @@ std::pair<json, std::string> cpu_contention(const Summary& s) {
   }
   if (waited.empty()) return {false, ""};
   // Oversubscribed by whom: other processes on the run's CPUs, or the run's own.
-  const auto others = number_at(s.cpu, "/host/others_busy_cores");
+  const HostCpuShare* host = s.cpu.host();
+  const auto others = host != nullptr ? std::optional(host->others_busy_cores) : std::nullopt;
   const std::string by =
       !others          ? "more runnable processes than free CPUs"
       : *others >= 0.5 ? fmt::format("other processes kept {:.2f} of the run's CPUs busy", *others)
@@ -386,14 +388,14 @@ json loader_activity(const Summary& s, const json& m) {
   const std::string role = main_loads ? "main" : "worker";
   double cores = 0, delay = 0, observed = 0;
   int processes = 0, delays = 0;
-  for (const auto& p : value_at(s.cpu, "/per_process")) {
-    if (p.value("role", "") != role || !p["cores"].is_number()) continue;
+  for (const ProcessCpu& p : s.cpu.top ? s.cpu.top->per_process : std::vector<ProcessCpu>{}) {
+    if (p.role != role || !p.cores) continue;
     ++processes;
-    cores += p["cores"].get<double>();
+    cores += *p.cores;
     // A summary without the field (an older run's) saw each process through the window.
-    observed += p.value("observed_fraction", json(1.0)).get<double>();
-    if (p["run_queue_delay_fraction"].is_number()) {
-      delay += p["run_queue_delay_fraction"].get<double>();
+    observed += p.observed_fraction.value_or(1.0);
+    if (p.run_queue_delay_fraction) {
+      delay += *p.run_queue_delay_fraction;
       ++delays;
     }
   }
@@ -452,8 +454,8 @@ json loader_activity(const Summary& s, const json& m) {
 }
 
 json cpu_resource(const Summary& s, const json& m) {
-  const auto used = number_at(s.cpu, "/utilization_cores");
-  auto cores = number_at(s.cpu, "/effective_cores");
+  const auto used = s.cpu.top_figure(&CpuWindow::utilization_cores);
+  auto cores = s.cpu.effective_cores;
   std::string cores_source = "summary cpu.effective_cores";
   if (!cores) {
     cores = number_at(m, "/hardware/cpu/logical_cpus");
@@ -463,36 +465,38 @@ json cpu_resource(const Summary& s, const json& m) {
             {"available_cores", or_null(cores)},
             {"available_source", cores_source}};
   // The host's CPUs that the run may use, everyone's time on them (summary cpu.host).
-  const auto cpus = number_at(s.cpu, "/host/cpus");
-  const auto busy = number_at(s.cpu, "/host/busy_fraction");
-  const double steal = number_at(s.cpu, "/host/steal_fraction").value_or(0);
-  const bool host = cpus && busy;
-  c["host_cpus"] = or_null(cpus);
-  c["host_busy_cores"] = host ? json(*busy * *cpus) : json(nullptr);
-  c["host_busy_fraction"] = or_null(busy);
-  c["host_steal_fraction"] = or_null(number_at(s.cpu, "/host/steal_fraction"));
-  c["host_iowait_fraction"] = or_null(number_at(s.cpu, "/host/iowait_fraction"));
-  c["others_busy_cores"] = or_null(number_at(s.cpu, "/host/others_busy_cores"));
-  c["pressure_some_fraction"] = or_null(number_at(s.cpu, "/pressure/some_fraction"));
-  const auto delay = number_at(s.cpu, "/run_queue_delay/workers_mean_fraction");
+  const HostCpuShare* h = s.cpu.host();
+  const bool host = h != nullptr;
+  const double cpus = host ? h->cpus : 0, busy = host ? h->busy_fraction : 0;
+  const double steal = host ? h->steal_fraction.value_or(0) : 0;
+  c["host_cpus"] = host ? json(cpus) : json(nullptr);
+  c["host_busy_cores"] = host ? json(busy * cpus) : json(nullptr);
+  c["host_busy_fraction"] = host ? json(busy) : json(nullptr);
+  c["host_steal_fraction"] = or_null(host ? h->steal_fraction : std::nullopt);
+  c["host_iowait_fraction"] = or_null(host ? h->iowait_fraction : std::nullopt);
+  c["others_busy_cores"] = host ? json(h->others_busy_cores) : json(nullptr);
+  c["pressure_some_fraction"] =
+      or_null(s.cpu.top ? s.cpu.top->pressure.some_fraction : std::nullopt);
+  const RunQueueDelay* q = s.cpu.run_queue_delay();
+  const auto delay = q != nullptr ? q->workers_mean_fraction : std::nullopt;
+  const auto main = q != nullptr ? q->main_fraction : std::nullopt;
   c["workers_run_queue_delay_fraction"] = or_null(delay);
   c["workers_run_queue_delay_max_fraction"] =
-      or_null(number_at(s.cpu, "/run_queue_delay/workers_max_fraction"));
-  c["main_run_queue_delay_fraction"] = or_null(number_at(s.cpu, "/run_queue_delay/main_fraction"));
+      or_null(q != nullptr ? q->workers_max_fraction : std::nullopt);
+  c["main_run_queue_delay_fraction"] = or_null(main);
   c["thresholds"] = {{"saturated_fraction", kCpuSaturated},
                      {"contended_run_queue_delay_fraction", kCpuContended}};
   // Saturated: the run's own processes, or everyone on the run's CPUs, keep them busy.
   const bool own = used && cores && *used >= kCpuSaturated * *cores;
   c["saturated"] =
-      used && cores ? json(own || (host && *busy + steal >= kCpuSaturated)) : json(nullptr);
-  const auto main = number_at(s.cpu, "/run_queue_delay/main_fraction");
+      used && cores ? json(own || (host && busy + steal >= kCpuSaturated)) : json(nullptr);
   c["contended"] =
       delay || main ? json(delay.value_or(0) >= kCpuContended || main.value_or(0) >= kCpuContended)
                     : json(nullptr);
   // Idle cores are idle on the host, not merely unused by mmprof; a cgroup quota caps them at
   // what the run's own use leaves of it.
   if (host && cores && used) {
-    const double host_idle = *cpus * std::max(0.0, 1.0 - *busy - steal);
+    const double host_idle = cpus * std::max(0.0, 1.0 - busy - steal);
     c["idle_cores"] = std::max(0.0, std::min(host_idle, *cores - *used));
     c["idle_cores_source"] =
         "host: /proc/stat idle time of the run's CPUs (cpu.host), capped by available - used";
@@ -507,8 +511,8 @@ json cpu_resource(const Summary& s, const json& m) {
 }
 
 json storage_resource(const Summary& s, const json& m) {
-  const auto read = number_at(s.io, "/read_mb_per_s");
-  const auto rchar = number_at(s.io, "/rchar_mb_per_s");
+  const auto read = s.io.top_figure(&IoWindow::read_mb_per_s);
+  const auto rchar = s.io.top_figure(&IoWindow::rchar_mb_per_s);
   const auto probe = number_at(m, "/storage/probe/sequential/mb_per_s");
   json st = {
       {"read_mb_per_s", or_null(read)},
@@ -571,18 +575,16 @@ json network_resource(const Summary& s, const json& stages) {
 }
 
 json memory_resource(const Summary& s, const json& m) {
-  const auto peak = number_at(s.memory, "/host_peak_mib");
-  auto total = number_at(s.memory, "/host_total_mib");
+  const auto peak = s.memory.host_peak_mib;
+  auto total = s.memory.host_total_mib;
   if (!total) total = number_at(m, "/hardware/memory/total_mib");
-  const auto majflt = number_at(s.io, "/majflt");
+  const auto majflt = s.io.majflt();
   json mem = {{"host_peak_mib", or_null(peak)},
               {"host_total_mib", or_null(total)},
-              {"total_pss_peak_mib", or_null(number_at(s.memory, "/total_pss_peak_mib"))},
+              {"total_pss_peak_mib", or_null(s.memory.total_pss_peak_mib)},
               {"majflt", or_null(majflt)},
-              {"minflt_per_sample", or_null(number_at(s.io, "/minflt_per_sample"))}};
-  double swap = number_at(s.memory, "/main/swap_peak_mib").value_or(0);
-  for (const auto& w : value_at(s.memory, "/workers"))
-    swap = std::max(swap, number_at(w, "/swap_peak_mib").value_or(0));  // null: not read
+              {"minflt_per_sample", or_null(s.io.top_figure(&IoWindow::minflt_per_sample))}};
+  const double swap = s.memory.swap_peak_mib();
   mem["swap_peak_mib"] = swap;
   mem["pressure"] =
       peak && total ? json(*peak >= kMemoryPressure * *total || swap > 0 || majflt.value_or(0) > 0)
@@ -594,20 +596,19 @@ json memory_resource(const Summary& s, const json& m) {
 // for a batch is the input pipeline's; idle time otherwise is the step's own (launch gaps,
 // synchronisation, another process on the device). Busy = kernels cover >= 90 % of the window.
 json gpu_resource(const Summary& s, const json& m) {
-  const json& g = s.gpu;
-  if (!g.is_object()) {
+  if (!s.gpu) {
     return {{"measured", false},
             {"saturated", nullptr},
-            {"reason", s.gpu_unavailable.is_null()
-                           ? json(string_at(m, "/hardware/gpu_unavailable_reason",
-                                            "summary.json has no gpu block"))
-                           : s.gpu_unavailable}};
+            {"reason", s.gpu_unavailable.empty() ? string_at(m, "/hardware/gpu_unavailable_reason",
+                                                             "summary.json has no gpu block")
+                                                 : s.gpu_unavailable}};
   }
-  const auto busy = number_at(g, "/kernel_busy_fraction");
+  const GpuFigures& g = *s.gpu;
+  const auto busy = g.kernel_busy_fraction;
   return {{"measured", true},
-          {"idle_fraction", or_null(number_at(g, "/idle_fraction"))},
-          {"data_wait_idle_fraction", or_null(number_at(g, "/data_wait_idle_fraction"))},
-          {"other_idle_fraction", or_null(number_at(g, "/other_idle_fraction"))},
+          {"idle_fraction", or_null(g.idle_fraction)},
+          {"data_wait_idle_fraction", or_null(g.data_wait_idle_fraction)},
+          {"other_idle_fraction", or_null(g.other_idle_fraction)},
           {"kernel_busy_fraction", or_null(busy)},
           {"saturated", busy ? json(*busy >= kGpuSaturated) : json(nullptr)}};
 }

@@ -159,9 +159,7 @@ json compare_runs(const RunData& base, const RunData& next, const Criteria& c) {
   // Memory is judged per unit of throughput (a change that adds workers adds their memory: a
   // cost only when the throughput does not grow with it) and against the budget, never by its
   // raw growth.
-  const auto pss = [](const RunData& r) {
-    return number_at(r.summary.memory, "/total_pss_peak_mib");
-  };
+  const auto pss = [](const RunData& r) { return r.summary.memory.total_pss_peak_mib; };
   const auto pss_per_rate = [&](const RunData& r) -> std::optional<double> {
     const auto samples_per_s = rate(r);
     return pss(r) && samples_per_s && *samples_per_s > 0 ? std::optional(*pss(r) / *samples_per_s)
@@ -176,8 +174,8 @@ json compare_runs(const RunData& base, const RunData& next, const Criteria& c) {
     if (pss(next) && *pss(next) > *budget) b["outcome"] = "regression";
     rows.push_back(b);
   }
-  const auto be = number_at(base.summary.errors, "/count").value_or(0);
-  const auto ne = number_at(next.summary.errors, "/count").value_or(0);
+  const auto be = static_cast<double>(base.summary.errors.count);
+  const auto ne = static_cast<double>(next.summary.errors.count);
   json errors = row("errors.count", be, ne, std::nullopt, true);
   if (ne > be) errors["outcome"] = "regression";
   rows.push_back(errors);

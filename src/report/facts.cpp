@@ -162,26 +162,26 @@ void error_facts(const RunData& run, json& facts) {
         "reliability.ignored_files", ignored, "files"));
   }
   // errors.count is events (a sample can fail in every epoch); errors.samples is distinct keys.
-  const auto events = number_at(run.summary.errors, "/count").value_or(0);
+  const auto events = static_cast<double>(run.summary.errors.count);
   if (events <= 0) return;
-  const auto samples = number_at(run.summary.errors, "/samples");
   std::string first;
   const auto e = std::find_if_not(run.errors.begin(), run.errors.end(), is_ignored);
   if (e != run.errors.end()) {
     first = fmt::format(" (first: {} at {}: {})", e->value("key", "?"), e->value("stage", "?"),
                         e->value("message", "?"));
   }
-  if (!samples) {  // a run from before errors.samples: only the events are known
+  if (!run.summary.errors.samples) {  // a run from before errors.samples: only the events are known
     facts.push_back(fact("errors", fmt::format("{:.0f} bad-sample events{}", events, first),
                          "errors.count", events, "events"));
     return;
   }
-  facts.push_back(fact("errors",
-                       fmt::format("{:.0f} bad sample{} skipped ({:.0f} error event{} in "
-                                   "errors.jsonl){}",
-                                   *samples, *samples == 1 ? " was" : "s were", events,
-                                   events == 1 ? "" : "s", first),
-                       "errors.samples", *samples, "samples"));
+  const auto samples = static_cast<double>(*run.summary.errors.samples);
+  facts.push_back(fact(
+      "errors",
+      fmt::format("{:.0f} bad sample{} skipped ({:.0f} error event{} in "
+                  "errors.jsonl){}",
+                  samples, samples == 1 ? " was" : "s were", events, events == 1 ? "" : "s", first),
+      "errors.samples", samples, "samples"));
 }
 
 // A job's summary gives the figures of one rank (job.primary_pid's): its rows of stages.csv and

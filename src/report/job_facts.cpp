@@ -139,12 +139,11 @@ void hook_facts(const json& job, json& facts) {
 
 // Mean peak PSS of the DataLoader workers (MiB).
 std::optional<double> worker_pss(const Summary& s) {
-  const json workers = value_at(s.memory, "/workers");
   double sum = 0;
   int n = 0;
-  for (const auto& w : workers.is_array() ? workers : json::array()) {
-    if (const auto v = number_at(w, "/pss_peak_mib")) {
-      sum += *v;
+  for (const ProcessMemory& w : s.memory.workers) {
+    if (w.pss_peak_mib) {
+      sum += *w.pss_peak_mib;
       ++n;
     }
   }

@@ -27,14 +27,11 @@ std::optional<Summary> trial_summary(const fs::path& run) {
 // the summary has no per-process figures (not measured, not 0).
 std::map<std::string, double> loader_cores(const Summary& summary, const std::string& phase) {
   std::map<std::string, double> by;
-  const json procs = value_at(summary.cpu, "/phases/" + phase + "/per_process");
-  if (!procs.is_array() || procs.empty()) return by;
+  const CpuWindow* window = summary.cpu.phase(phase);
+  if (window == nullptr || window->per_process.empty()) return by;
   by["main"] = by["worker"] = 0;
-  for (const auto& p : procs) {
-    const std::string role = p.value("role", "");
-    const json cores = p.value("cores", json());
-    if ((role == "main" || role == "worker") && cores.is_number()) by[role] += cores.get<double>();
-  }
+  for (const ProcessCpu& p : window->per_process)
+    if ((p.role == "main" || p.role == "worker") && p.cores) by[p.role] += *p.cores;
   return by;
 }
 

@@ -130,16 +130,16 @@ std::string pss_values(const std::vector<double>& v) {
 // The group a worker's PSS is shown in: the phase it started in, or, where the job's workers
 // serve several DataLoaders (a training and a validation loader), its loader: "loader 1
 // (ImageFolder, followed)", from `loaders` (summary job.dataloader.loaders).
-std::string worker_group(const json& w, const json& loaders, bool by_loader) {
-  if (!by_loader || !w.contains("loader")) return w.value("phase", "?");
+std::string worker_group(const ProcessMemory& w, const json& loaders, bool by_loader) {
+  if (!by_loader || !w.loader) return w.phase.empty() ? "?" : w.phase;
   std::string what;
   for (const auto& l : loaders.is_array() ? loaders : json::array()) {
-    if (l.value("pid", 0) != w.value("main_pid", -1) || l.value("loader", -1) != w["loader"])
+    if (l.value("pid", 0) != w.main_pid.value_or(-1) || l.value("loader", -1) != *w.loader)
       continue;
     what = fmt::format(" ({}{})", report::string_at(l, "/config/dataset", "?"),
                        l.value("followed", false) ? ", followed" : "");
   }
-  return fmt::format("loader {}{}", w["loader"].get<int>(), what);
+  return fmt::format("loader {}{}", *w.loader, what);
 }
 
 // Why a run shows no worker's PSS: its loader has none, or (a job's loaders start some) no
@@ -162,52 +162,49 @@ std::string no_workers_why(const json& loaders) {
 // their sum, the main process's, and each worker's by phase, or by loader where a job's workers
 // serve several (`loaders`: the job's, null for mmprof's loader). The *_mb keys hold MiB.
 // `no_workers`: why the run has no worker process (shown when none was sampled).
-std::string format_memory(const json& m, const json& loaders, const std::string& no_workers) {
-  if (!m.is_object()) return "memory: n/a (summary.json has no memory block)\n";
-  if (m.value("sampler_error", json()).is_string()) {
-    return fmt::format("memory: n/a (the resource sampler failed: {})\n",
-                       m["sampler_error"].get<std::string>());
-  }
-  const auto mib = [](const json& v) { return num_or(v, "{:.1f}", "not sampled"); };
-  std::string out = fmt::format("memory (MiB, peaks): host used {} of {}; PSS of the run {}\n",
-                                mib(m.value("host_used_peak_mib", json())),
-                                mib(m.value("host_total_mib", json())),
-                                mib(m.value("total_pss_peak_mib", json())));
-  const json all = m.value("workers", json::array());
+std::string format_memory(const MemoryPeaks& m, const json& loaders,
+                          const std::string& no_workers) {
+  if (!m.sampler_error.empty())
+    return fmt::format("memory: n/a (the resource sampler failed: {})\n", m.sampler_error);
+  const auto mib = [](const std::optional<double>& v) {
+    return v ? fmt::format("{:.1f}", *v) : std::string("not sampled");
+  };
+  std::string out =
+      fmt::format("memory (MiB, peaks): host used {} of {}; PSS of the run {}\n",
+                  mib(m.host_used_peak_mib), mib(m.host_total_mib), mib(m.total_pss_peak_mib));
   std::set<std::pair<int, int>> served;  // (main pid, loader) of the workers
-  for (const auto& w : all)
-    if (w.contains("loader")) served.emplace(w.value("main_pid", 0), w["loader"].get<int>());
+  for (const ProcessMemory& w : m.workers)
+    if (w.loader) served.emplace(w.main_pid.value_or(0), *w.loader);
   std::vector<std::pair<std::string, std::vector<double>>> groups;
-  for (const auto& w : all) {
-    if (!w.value("pss_peak_mib", json()).is_number()) continue;
+  for (const ProcessMemory& w : m.workers) {
+    if (!w.pss_peak_mib) continue;
     const std::string group = worker_group(w, loaders, served.size() > 1);
     auto it =
         std::find_if(groups.begin(), groups.end(), [&](const auto& p) { return p.first == group; });
     if (it == groups.end()) it = groups.insert(groups.end(), {group, {}});
-    it->second.push_back(w["pss_peak_mib"].get<double>());
+    it->second.push_back(*w.pss_peak_mib);
   }
   std::string workers;
   for (const auto& [group, values] : groups)
     workers += fmt::format("{}{} {}", workers.empty() ? "" : "; ", group, pss_values(values));
-  out += fmt::format("  PSS: main {}; workers {}\n", mib(report::value_at(m, "/main/pss_peak_mib")),
-                     workers.empty() ? "none (" + no_workers + ")" : workers);
+  out +=
+      fmt::format("  PSS: main {}; workers {}\n", mib(m.main ? m.main->pss_peak_mib : std::nullopt),
+                  workers.empty() ? "none (" + no_workers + ")" : workers);
   return out;
 }
 
 // Pinning and the GPU on one line: how batches were held, and whether the GPU was measured.
 std::string format_device(const Summary& s) {
   const json& pin = s.pin_mode;
-  const json& g = s.gpu;
   std::string gpu;
-  if (g.is_object()) {
-    const json idle = g.value("idle_fraction", json());
-    const json cupti = report::value_at(g, "/cupti/unavailable");
-    gpu = idle.is_number()
-              ? fmt::format("idle {:.1f} % of the measured steps (CUPTI)", 100 * idle.get<double>())
-          : cupti.is_string() ? "idle n/a (CUPTI unavailable: " + cupti.get<std::string>() + ")"
-                              : "idle n/a (no GPU activity in the measured steps)";
+  if (s.gpu) {
+    const auto& idle = s.gpu->idle_fraction;
+    const std::string& cupti = s.gpu->cupti.unavailable;
+    gpu = idle             ? fmt::format("idle {:.1f} % of the measured steps (CUPTI)", 100 * *idle)
+          : !cupti.empty() ? "idle n/a (CUPTI unavailable: " + cupti + ")"
+                           : "idle n/a (no GPU activity in the measured steps)";
   } else {
-    gpu = s.gpu_unavailable.is_string() ? s.gpu_unavailable.get<std::string>() : "not measured";
+    gpu = !s.gpu_unavailable.empty() ? s.gpu_unavailable : "not measured";
   }
   // A job's batches are pinned (or not) by the DataLoader mmprof followed.
   json job_pin;
@@ -323,9 +320,9 @@ std::string format_job(const Summary& s) {
   for (const auto& k : j.value("killed_at_end", json::array()))
     out += fmt::format("  killed at the end: {}\n", k.get<std::string>());
   // The GPU's reason is said once, on the summary's gpu line.
-  const json& gpu = s.gpu_unavailable;
+  const std::string& gpu = s.gpu_unavailable;
   for (const auto& u : j.value("unavailable", json::array())) {
-    if (!gpu.is_string() || u.get<std::string>() != "gpu: " + gpu.get<std::string>())
+    if (gpu.empty() || u.get<std::string>() != "gpu: " + gpu)
       out += fmt::format("  {}\n", u.get<std::string>());
   }
   for (const auto& c : j.value("cow", json::array())) {
@@ -435,18 +432,19 @@ std::string format_summary(const Summary& s, const json& config) {
   out += format_device(s);
   // The report's sentence (report/analysis): the run's cores, the host's, contention.
   out += "cpu: " + report::cpu_text(report::attribute_resources(s, json::object())["cpu"]) + "\n";
-  const auto errors = s.errors["count"].get<int64_t>();
+  const int64_t errors = s.errors.count;
   if (job) {
     // mmprof reads none of a job's samples: its dataset raises its own errors (job.exception).
     out +=
         "errors: n/a (the job's dataset handles its own samples; an exception that ended it "
         "is under job)\n";
   } else {
-    out += errors == 0 ? std::string("errors: none (no sample failed)\n")
-                       : fmt::format(
-                             "errors: {} events on {} samples (one per line in errors.jsonl of "
-                             "the run directory)\n",
-                             errors, s.errors["samples"].get<int64_t>());
+    out += errors == 0
+               ? std::string("errors: none (no sample failed)\n")
+               : fmt::format(
+                     "errors: {} events on {} samples (one per line in errors.jsonl of "
+                     "the run directory)\n",
+                     errors, s.errors.samples ? std::to_string(*s.errors.samples) : "uncounted");
   }
   const json& reliability = s.reliability;  // null for a user's job
   const int64_t ignored = reliability.is_object() ? reliability.value("ignored_files", 0) : 0;

@@ -72,8 +72,8 @@ void GpuPhase::contribute(Summary& parts) const {
   } else if (steps_.empty()) {
     why = "the end-to-end phase measured no step on the GPU";
   }
-  parts.gpu = why.empty() ? gpu_block(trace_, steps_, waits_, copies_) : nlohmann::json();
-  parts.gpu_unavailable = why.empty() ? nlohmann::json() : nlohmann::json(why);
+  if (why.empty()) parts.gpu = gpu_block(trace_, steps_, waits_, copies_);
+  parts.gpu_unavailable = why;
 }
 
 }  // namespace mmprof

@@ -216,13 +216,8 @@ Summary summarize(const PhaseMetrics& compute, const PhaseMetrics& pipeline,
                                              static_cast<double>(pipeline.media_reads) / 1024.0}};
   }
 
-  // Without a sampler, DESIGN.md's memory, cpu and io keys are there with nulls, never faked.
-  s.memory = {{"main", nullptr},
-              {"workers", json::array()},
-              {"host_peak_mib", nullptr},
-              {"total_pss_peak_mib", nullptr}};
-  s.cpu = {{"utilization_cores", nullptr}, {"per_process", json::array()}};
-  s.io = {{"read_bytes", nullptr}, {"read_mb_per_s", nullptr}};
+  // Without a sampler, DESIGN.md's memory, cpu and io keys are there with nulls, never faked
+  // (a Summary's are unsampled until the sampler's figures are added).
   if (resources != nullptr) {
     // cpu and io at the top cover the pipeline phase's measured window (warm-up excluded), or
     // the whole run when the pipeline never reached its window.
@@ -232,7 +227,7 @@ Summary summarize(const PhaseMetrics& compute, const PhaseMetrics& pipeline,
                         {end_to_end.name, end_to_end.samples}},
                        pipeline.name);
   }
-  s.errors = {{"count", outcome.error_events}, {"samples", outcome.error_samples}};
+  s.errors = {.count = outcome.error_events, .samples = outcome.error_samples};
   return s;
 }
 

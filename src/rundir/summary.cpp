@@ -9,9 +9,11 @@
 
 #include "mmprof/error.hpp"
 #include "mmprof/run_dir.hpp"
+#include "rundir/figure_reader.hpp"
 #include "rundir/json_file.hpp"
 #include "rundir/json_read.hpp"
 #include "rundir/json_values.hpp"
+#include "rundir/summary_parts.hpp"
 #include "util/files.hpp"
 
 namespace mmprof {
@@ -75,14 +77,8 @@ struct PartKey {
   json Summary::*member;
   bool optional;
 };
-constexpr std::array<PartKey, 19> kParts = {{{"phases", &Summary::phases, false},
-                                             {"memory", &Summary::memory, false},
-                                             {"cpu", &Summary::cpu, false},
-                                             {"io", &Summary::io, false},
-                                             {"gpu", &Summary::gpu, false},
-                                             {"gpu_unavailable", &Summary::gpu_unavailable, false},
+constexpr std::array<PartKey, 13> kParts = {{{"phases", &Summary::phases, false},
                                              {"pin_mode", &Summary::pin_mode, false},
-                                             {"errors", &Summary::errors, false},
                                              {"reliability", &Summary::reliability, false},
                                              {"epoch_boundary", &Summary::epoch_boundary, false},
                                              {"trace", &Summary::trace, true},
@@ -99,30 +95,25 @@ constexpr std::array<PartKey, 19> kParts = {{{"phases", &Summary::phases, false}
 // write, named with its key.
 class Reader {
  public:
-  Reader(const json& j, const std::filesystem::path& file) : j_(j), file_(file) {}
+  Reader(const json& j, const std::filesystem::path& file) : j_(j), figures_(file) {}
 
-  std::optional<double> number(const std::string& pointer) const { return number(j_, pointer, ""); }
-  std::string text(const std::string& pointer) const {
-    const json v = rundir::value_at(j_, pointer);
-    if (v.is_null()) return "";
-    if (!v.is_string()) {
-      throw InputError(fmt::format("{}: key {} is {}, where a string belongs", file_.string(),
-                                   pointer, v.dump().substr(0, 80)));
-    }
-    return v.get<std::string>();
+  const rundir::FigureReader& figures() const noexcept { return figures_; }
+  std::optional<double> number(const std::string& pointer) const {
+    return figures_.number(j_, pointer);
   }
+  std::string text(const std::string& pointer) const { return figures_.text(j_, pointer); }
   json part(const char* key) const { return rundir::value_at(j_, std::string("/") + key); }
 
   // The distribution `d`, found at `at` (for the error naming a bad figure).
   TimeSpread spread(const json& d, const std::string& at) const {
     TimeSpread s;
-    s.count = static_cast<size_t>(std::max(0.0, number(d, "/count", at).value_or(0)));
-    s.mean = number(d, "/mean", at);
-    s.p50 = number(d, "/p50", at);
-    s.p90 = number(d, "/p90", at);
-    s.p99 = number(d, "/p99", at);
-    s.p999 = number(d, "/p999", at);
-    s.max = number(d, "/max", at);
+    s.count = static_cast<size_t>(std::max(0.0, figures_.number(d, "/count", at).value_or(0)));
+    s.mean = figures_.number(d, "/mean", at);
+    s.p50 = figures_.number(d, "/p50", at);
+    s.p90 = figures_.number(d, "/p90", at);
+    s.p99 = figures_.number(d, "/p99", at);
+    s.p999 = figures_.number(d, "/p999", at);
+    s.max = figures_.number(d, "/max", at);
     return s;
   }
   TimeSpread spread(const std::string& at) const { return spread(rundir::value_at(j_, at), at); }
@@ -146,23 +137,13 @@ class Reader {
     l.stages_phase = text("/latency_ms/stages_phase");
     l.stages = spreads("/latency_ms/stages");
     l.transforms = spreads("/latency_ms/transforms");
-    l.getitem_per_call = rundir::value_at(j_, "/latency_ms/getitem_per_call") == true;
+    l.getitem_per_call = rundir::FigureReader::flag(j_, "/latency_ms/getitem_per_call");
     return l;
   }
 
  private:
-  std::optional<double> number(const json& j, const std::string& pointer,
-                               const std::string& at) const {
-    try {
-      return rundir::number_at(j, pointer);
-    } catch (const rundir::FigureTypeError& e) {
-      throw InputError(fmt::format("{}: {}", file_.string(),
-                                   rundir::FigureTypeError(at + pointer, e.value()).what()));
-    }
-  }
-
   const json& j_;
-  const std::filesystem::path& file_;
+  rundir::FigureReader figures_;
 };
 
 }  // namespace
@@ -204,7 +185,13 @@ json to_json(const Summary& p) {
             {"throughput", throughput},
             {"stall_fraction", nullable(p.stall_fraction)},
             {"time_to_first_batch_ms", nullable(p.time_to_first_batch_ms)},
-            {"latency_ms", latency_json(p.latency, p.external())}};
+            {"latency_ms", latency_json(p.latency, p.external())},
+            {"memory", rundir::to_json(p.memory)},
+            {"cpu", rundir::to_json(p.cpu)},
+            {"io", rundir::to_json(p.io)},
+            {"errors", rundir::to_json(p.errors)},
+            {"gpu", p.gpu ? rundir::to_json(*p.gpu) : json(nullptr)},
+            {"gpu_unavailable", text_or_null(p.gpu_unavailable)}};
   for (const PartKey& part : kParts)
     if (!part.optional || !(p.*part.member).is_null()) s[part.key] = p.*part.member;
   if (!p.resumed_by.empty()) s["resumed_by"] = p.resumed_by;
@@ -235,6 +222,13 @@ Summary summary_from_json(const json& j, const std::filesystem::path& file) {
   s.stall_fraction = r.number("/stall_fraction");
   s.time_to_first_batch_ms = r.number("/time_to_first_batch_ms");
   s.latency = r.latency();
+  s.memory = rundir::memory_from_json(r.figures(), r.part("memory"), "/memory");
+  s.cpu = rundir::cpu_from_json(r.figures(), r.part("cpu"), "/cpu");
+  s.io = rundir::io_from_json(r.figures(), r.part("io"), "/io");
+  s.errors = rundir::errors_from_json(r.figures(), r.part("errors"), "/errors");
+  if (const json gpu = r.part("gpu"); gpu.is_object())
+    s.gpu = rundir::gpu_from_json(r.figures(), gpu, "/gpu");
+  s.gpu_unavailable = r.text("/gpu_unavailable");
   // reliability keeps its resume record, as written.
   for (const PartKey& part : kParts)
     s.*part.member = r.part(part.key);

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "gpu/cuda_runtime.hpp"
+#include "rundir/summary_parts.hpp"
 
 namespace mmprof {
 namespace {
@@ -45,7 +46,7 @@ struct OneStep : ::testing::Test {
 };
 
 TEST_F(OneStep, IdleIsSplitIntoDataWaitAndOther) {
-  const json b = gpu_block(trace, steps, waits, copies);
+  const json b = rundir::to_json(gpu_block(trace, steps, waits, copies));
   EXPECT_DOUBLE_EQ(b["window"]["ms"].get<double>(), 100.0);
   EXPECT_EQ(b["window"]["steps"], 1);
   EXPECT_DOUBLE_EQ(b["idle_fraction"].get<double>(), 0.3);
@@ -58,7 +59,7 @@ TEST_F(OneStep, IdleIsSplitIntoDataWaitAndOther) {
 }
 
 TEST_F(OneStep, H2DFromCuptiAndFromCudaEventsSideBySide) {
-  const json h = gpu_block(trace, steps, waits, copies)["h2d"];
+  const json h = rundir::to_json(gpu_block(trace, steps, waits, copies))["h2d"];
   EXPECT_DOUBLE_EQ(h["mb_per_s_pinned"].get<double>(), 100.0);  // 2 MB in 20 ms (CUPTI)
   EXPECT_TRUE(h["mb_per_s_pageable"].is_null());                // no pageable copy
   EXPECT_EQ(h["bytes"], 2'000'000);
@@ -70,7 +71,7 @@ TEST_F(OneStep, H2DFromCuptiAndFromCudaEventsSideBySide) {
 
 TEST_F(OneStep, CopyOverlappingAKernelCounts) {
   trace.events.push_back(event(GpuEventKind::memcpy, 70, 90, CopyKind::h2d, false, 1'000'000));
-  const json b = gpu_block(trace, steps, waits, copies);
+  const json b = rundir::to_json(gpu_block(trace, steps, waits, copies));
   // Copies 10..30 and 70..90 (40 ms), of which 70..80 overlaps the kernel.
   EXPECT_DOUBLE_EQ(b["copy_compute_overlap_fraction"].get<double>(), 0.25);
   EXPECT_DOUBLE_EQ(b["h2d"]["mb_per_s_pageable"].get<double>(), 50.0);
@@ -80,7 +81,7 @@ TEST_F(OneStep, CopyOverlappingAKernelCounts) {
 TEST_F(OneStep, WithoutCuptiTracedFiguresAreNullAndSayWhy) {
   trace.unavailable = "unavailable: libcupti.so.13: cannot open shared object file";
   trace.events.clear();
-  const json b = gpu_block(trace, steps, waits, copies);
+  const json b = rundir::to_json(gpu_block(trace, steps, waits, copies));
   for (const char* k : {"idle_fraction", "data_wait_idle_fraction", "other_idle_fraction",
                         "kernel_busy_fraction", "copy_compute_overlap_fraction"}) {
     EXPECT_TRUE(b[k].is_null()) << k;
@@ -134,7 +135,7 @@ TEST(GpuPhase, ACpuStepHasNoBlockAndSaysWhy) {
   phase.stop();
   Summary summary;
   phase.contribute(summary);
-  EXPECT_TRUE(summary.gpu.is_null());
+  EXPECT_FALSE(summary.gpu.has_value());
   EXPECT_EQ(summary.gpu_unavailable,
             "not used: step.kind=sleep with step.device=cpu does not run on the GPU");
   EXPECT_TRUE(phase.steps().empty());
@@ -147,7 +148,7 @@ TEST(GpuPhase, AGpuStepWithoutAGpuSaysUnavailable) {
   GpuPhase phase(s);
   Summary summary;
   phase.contribute(summary);
-  EXPECT_TRUE(summary.gpu.is_null());
+  EXPECT_FALSE(summary.gpu.has_value());
   EXPECT_EQ(summary.gpu_unavailable, std::string("unavailable: ") + gpu::gpu_availability().reason);
 }
 

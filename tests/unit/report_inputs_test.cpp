@@ -65,7 +65,8 @@ TEST(ReportYaml, AnAliasBombIsRefusedNamingTheDocumentAndRealFilesPass) {
 TEST(ReportFacts, BadSamplesAreCountedAsSamplesWithTheirEventsBeside) {
   RunData run = load_run(test::source_dir() / "tests/fixtures/report/run-input-bound");
   // One sample failed in each of three epochs, another once: 4 events over 2 samples.
-  run.summary.errors = {{"count", 4}, {"samples", 2}};
+  run.summary.errors.count = 4;
+  run.summary.errors.samples = 2;
   const json facts = analyze_run(run)["facts"];
   const auto f =
       std::find_if(facts.begin(), facts.end(), [](const json& x) { return x["id"] == "errors"; });

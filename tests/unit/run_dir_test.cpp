@@ -271,14 +271,110 @@ TEST_F(RunDirTest, AVersionOneRunIsReadWithTodaysNames) {
   EXPECT_EQ(s["pin_mode"], "pageable: no GPU");
   EXPECT_EQ(r.summary().latency.step.p50, 1);  // pin_mode is no distribution of it
   EXPECT_TRUE(r.summary().latency.stages.empty());
-  EXPECT_EQ(s["memory"], (json{{"host_peak_mib", 512}, {"workers", {{{"pss_peak_mib", 100}}}}}));
-  EXPECT_EQ(s["io"], (json{{"read_mb_per_s", 3}}));  // 10^6 bytes per second: not MiB
+  EXPECT_EQ(r.summary().memory.host_peak_mib, 512);
+  ASSERT_EQ(r.summary().memory.workers.size(), 1u);
+  EXPECT_EQ(r.summary().memory.workers[0].pss_peak_mib, 100);
+  // 10^6 bytes per second: not MiB, the name stays.
+  EXPECT_EQ(r.summary().io.top_figure(&IoWindow::read_mb_per_s), 3);
   EXPECT_EQ(s["job"]["cow"], (json{{"slope_mib_per_min", 0.5}}));
   std::ofstream(dir_.path() / run_file::summary) << R"({"schema": "mmprof.summary/3"})";
   const std::string e = error_of([&] { RunDir::open(dir_.path()); });
   EXPECT_NE(e.find("is not an mmprof.summary/2 file (schema 'mmprof.summary/3')"),
             std::string::npos)
       << e;
+}
+
+// A sampled memory part: a main process, a worker of a job's second DataLoader, and a process of
+// another role (its role written, not "external").
+MemoryPeaks sampled_memory() {
+  MemoryPeaks m;
+  m.sampled = true;
+  m.samples = 40;
+  m.interval_ms = 100;
+  ProcessMemory main;
+  main.pid = 10;
+  main.rss_peak_mib = 300;
+  main.pss_peak_mib = 250.5;
+  main.rank = 0;
+  ProcessMemory second = main;
+  second.pid = 11;
+  second.rank = 1;
+  m.main = main;
+  m.mains = {main, second};
+  ProcessMemory worker;
+  worker.pid = 12;
+  worker.role = "worker";
+  worker.pss_peak_mib = 80;
+  worker.swap_peak_mib = 2;
+  worker.index = 1;
+  worker.phase = "pipeline";
+  worker.loader = 1;
+  worker.main_pid = 10;
+  m.workers = {worker};
+  ProcessMemory agent;
+  agent.pid = 13;
+  agent.role = "agent";
+  agent.comm = "torchrun";
+  agent.phase = "loop";
+  m.external = {agent};
+  m.total_pss_peak_mib = 570.5;
+  m.host_peak_mib = 2048;
+  m.host_peak_source = "cgroup memory.peak (since the cgroup was created)";
+  return m;
+}
+
+// A sampled cpu part: the pipeline window with a worker, the host's CPUs and run-queue delay, no
+// PSI; a compute window that never opened.
+CpuUse sampled_cpu() {
+  CpuWindow w;
+  w.window = "pipeline";
+  w.complete = true;
+  w.wall_s = 2.5;
+  w.cpu_s = 4;
+  w.utilization_cores = 1.6;
+  ProcessCpu worker;
+  worker.pid = 12;
+  worker.role = "worker";
+  worker.index = 1;
+  worker.cpu_s = 2;
+  worker.cores = 0.8;
+  w.per_process = {worker};
+  HostCpuShare host;
+  host.cpus = 2;
+  host.cpu_ids = {0, 1};
+  host.busy_fraction = 0.9;
+  host.steal_fraction = 0;
+  w.host = host;
+  w.pressure.reason = "no PSI";
+  RunQueueDelay delay;
+  delay.workers_mean_fraction = 0.25;
+  delay.source = "schedstat";
+  w.run_queue_delay = delay;
+  CpuUse c;
+  c.sampled = true;
+  c.top = w;
+  c.effective_cores = 2;
+  c.effective_cores_source = "affinity";
+  c.phases = {{"pipeline", w}, {"compute", std::nullopt}};
+  return c;
+}
+
+// A sampled io part: the pipeline window's reads and faults.
+IoUse sampled_io() {
+  IoWindow w;
+  w.window = "pipeline";
+  w.complete = true;
+  w.wall_s = 2.5;
+  w.read_bytes = 4096;
+  w.rchar = 8192;
+  w.read_mb_per_s = 0.0016384;
+  w.minflt = 12;
+  w.minflt_per_sample = 1.5;
+  IoUse io;
+  io.sampled = true;
+  io.top = w;
+  io.phases = {{"pipeline", w}, {"compute", std::nullopt}};
+  return io;
 }
 
 // summary.json's typed figures: what each producer writes reads back equal, a rate only the
@@ -295,7 +391,11 @@ TEST_F(RunDirTest, TheSummaryTypeReadsBackWhatItWroteAndRefusesAWrongType) {
   stand_in.throughput.predicted_end_to_end = 700;
   stand_in.stall_fraction = 0.125;
   stand_in.time_to_first_batch_ms = 431.5;
-  stand_in.memory = {{"host_peak_mib", 512}};
+  stand_in.memory = sampled_memory();
+  stand_in.cpu = sampled_cpu();
+  stand_in.io = sampled_io();
+  stand_in.errors.count = 4;
+  stand_in.errors.samples = 2;
   stand_in.latency.phase = "end_to_end";
   stand_in.latency.step = {
       .count = 4, .mean = 2, .p50 = 2, .p90 = 3, .p99 = 3.5, .p999 = 3.5, .max = 4};
@@ -325,6 +425,21 @@ TEST_F(RunDirTest, TheSummaryTypeReadsBackWhatItWroteAndRefusesAWrongType) {
   EXPECT_TRUE(a["throughput"]["end_to_end"]["samples_per_s"].is_null());
   EXPECT_FALSE(a.contains("job"));
   EXPECT_EQ(a["shuffle"]["gap_ratio"], 1.5);
+  EXPECT_EQ(a["memory"]["mains"].size(), 2u);
+  EXPECT_EQ(a["memory"]["external"][0]["role"], "agent");
+  EXPECT_EQ(a["memory"]["workers"][0]["loader"], 1);
+  EXPECT_FALSE(a["memory"]["workers"][0].contains("comm"));
+  EXPECT_EQ(a["cpu"]["window"], "pipeline");
+  EXPECT_TRUE(a["cpu"]["phases"]["compute"].is_null());
+  EXPECT_EQ(a["cpu"]["pressure"], (json{{"available", false}, {"reason", "no PSI"}}));
+  EXPECT_EQ(a["io"]["phases"]["pipeline"]["read_bytes"], 4096);
+  EXPECT_EQ(a["errors"], (json{{"count", 4}, {"samples", 2}}));
+  // Without a sampler the parts say so with nulls.
+  EXPECT_EQ(to_json(job)["memory"], (json{{"main", nullptr},
+                                          {"workers", json::array()},
+                                          {"host_peak_mib", nullptr},
+                                          {"total_pss_peak_mib", nullptr}}));
+  EXPECT_EQ(to_json(job)["io"], (json{{"read_bytes", nullptr}, {"read_mb_per_s", nullptr}}));
   EXPECT_EQ(a["latency_ms"]["step"]["p999"], 3.5);
   EXPECT_FALSE(a["latency_ms"]["stages"]["decode"].contains("p999"));  // no p999 for stages
   EXPECT_TRUE(a["latency_ms"]["wait"]["p50"].is_null());

@@ -2,9 +2,9 @@
 // summary.json ("mmprof.summary/2") as a type: both producers (mmprof's own loader, run/, and a
 // user's job, external/) fill a Summary, RunDir reads one back (mmprof/run_dir.hpp), and every
 // reader (report, ab, the job merge) takes its figures from the type, never by key. The headline
-// figures are typed; the other parts are JSON values made by the layer that measured them (memory,
-// CPU and I/O from the resource sampler, the GPU block, the worker-fault tally, the trace counts,
-// a user's job), each written under its own key. Adding a figure: docs/architecture.md, "Add a
+// figures, memory, CPU, I/O, the GPU and the error tally are typed; the other parts are JSON
+// values made by the layer that measured them (the worker-fault tally, the trace counts, a user's
+// job), each written under its own key. Adding a figure: docs/architecture.md, "Add a
 // summary figure".
 #include <cstddef>
 #include <filesystem>
@@ -15,6 +15,8 @@
 #include <string_view>
 #include <utility>
 #include <vector>
+
+#include "mmprof/summary_resources.hpp"
 
 namespace mmprof {
 
@@ -80,18 +82,21 @@ struct Summary {
   std::optional<double> time_to_first_batch_ms;
 
   Latency latency;  // latency_ms in the file
+  MemoryPeaks memory;
+  CpuUse cpu;
+  IoUse io;
+  ErrorTally errors;
+  std::optional<GpuFigures> gpu;  // empty: not measured (gpu_unavailable says why, when known)
+  std::string gpu_unavailable;
 
   // The parts below are written as they are (null when null), except `trace`, `resume`, `job`,
   // `stage_breakdown`, `workers_balance`, `decode_placement`, `locality`, `dist`, `shuffle` and
   // `read_pattern`, which only some runs have and are left out when null.
   nlohmann::json phases;
-  nlohmann::json memory, cpu, io;
-  nlohmann::json gpu, gpu_unavailable;
   nlohmann::json pin_mode;  // "pinned", or "pageable: <why>"; null for a user's job
   // Where mmprof's loader decoded (cpu workers, or the main process and its backend) and the
   // main process's decode per batch (docs/gpu.md); null for a user's job.
   nlohmann::json decode_placement;
-  nlohmann::json errors;
   nlohmann::json reliability, resume;  // resume: written as reliability.resume
   nlohmann::json epoch_boundary;
   // mmprof's own loader (run/): stage times by sample class, and the load of each worker.

@@ -1,0 +1,25 @@
+#pragma once
+// summary.json's typed parts beside the headline figures (mmprof/summary_resources.hpp): their
+// JSON form, written and read in one place each (summary.cpp calls them for its keys).
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "mmprof/summary_resources.hpp"
+#include "rundir/figure_reader.hpp"
+
+namespace mmprof::rundir {
+
+nlohmann::json to_json(const MemoryPeaks& m);
+nlohmann::json to_json(const CpuUse& c);
+nlohmann::json to_json(const IoUse& io);
+nlohmann::json to_json(const ErrorTally& e);
+nlohmann::json to_json(const GpuFigures& g);
+
+// Each reads the part `j` found at `at` (its key, for the error naming a figure of a wrong type).
+MemoryPeaks memory_from_json(const FigureReader& r, const nlohmann::json& j, const std::string& at);
+CpuUse cpu_from_json(const FigureReader& r, const nlohmann::json& j, const std::string& at);
+IoUse io_from_json(const FigureReader& r, const nlohmann::json& j, const std::string& at);
+ErrorTally errors_from_json(const FigureReader& r, const nlohmann::json& j, const std::string& at);
+GpuFigures gpu_from_json(const FigureReader& r, const nlohmann::json& j, const std::string& at);
+
+}  // namespace mmprof::rundir
