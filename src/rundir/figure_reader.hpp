@@ -2,10 +2,15 @@
 // Reading the typed figures of a file mmprof wrote (summary.json's parts): a figure that is absent
 // or null is empty ("not measured"); one of the wrong type (a string where a rate belongs) means
 // the file is not one mmprof wrote, and is refused with an InputError naming the file and key.
+#include <array>
+#include <cstddef>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <type_traits>
+
+#include "rundir/json_values.hpp"
 
 namespace mmprof::rundir {
 
@@ -40,5 +45,34 @@ class FigureReader {
  private:
   std::filesystem::path file_;
 };
+
+// An optional figure of a struct S under its key: one table of them per struct serves both its
+// writer and its reader, so each key is spelled once.
+template <class S, class T>
+struct Field {
+  const char* key;
+  std::optional<T> S::*member;
+};
+
+// Each field of `s` into `j` (null when empty: "not measured").
+template <class S, class T, size_t N>
+void write_fields(nlohmann::json& j, const S& s, const std::array<Field<S, T>, N>& fields) {
+  for (const Field<S, T>& f : fields)
+    j[f.key] = nullable(s.*f.member);
+}
+
+// Each field of `s` from `j`, found at `at` in `r`'s file.
+template <class S, class T, size_t N>
+void read_fields(const FigureReader& r, const nlohmann::json& j, const std::string& at, S& s,
+                 const std::array<Field<S, T>, N>& fields) {
+  for (const Field<S, T>& f : fields) {
+    const std::string pointer = std::string("/") + f.key;
+    if constexpr (std::is_same_v<T, double>) {
+      s.*f.member = r.number(j, pointer, at);
+    } else {
+      s.*f.member = r.optional_whole<T>(j, pointer, at);
+    }
+  }
+}
 
 }  // namespace mmprof::rundir

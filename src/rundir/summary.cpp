@@ -38,10 +38,20 @@ json rates_json(const PhaseRates& r, std::string_view phase, bool external) {
 
 constexpr std::array<std::string_view, 3> kPhases = {"compute", "pipeline", "end_to_end"};
 
+// A distribution's figures; p999 is the last (stages have none).
+constexpr std::array<rundir::Field<TimeSpread, double>, 6> kSpread = {{
+    {"mean", &TimeSpread::mean},
+    {"p50", &TimeSpread::p50},
+    {"p90", &TimeSpread::p90},
+    {"p99", &TimeSpread::p99},
+    {"max", &TimeSpread::max},
+    {"p999", &TimeSpread::p999},
+}};
+
 json spread_json(const TimeSpread& d, bool with_p999) {
-  json j = {{"count", d.count},       {"mean", nullable(d.mean)}, {"p50", nullable(d.p50)},
-            {"p90", nullable(d.p90)}, {"p99", nullable(d.p99)},   {"max", nullable(d.max)}};
-  if (with_p999) j["p999"] = nullable(d.p999);
+  json j = {{"count", d.count}};
+  rundir::write_fields(j, d, kSpread);
+  if (!with_p999) j.erase("p999");
   return j;
 }
 
@@ -108,12 +118,7 @@ class Reader {
   TimeSpread spread(const json& d, const std::string& at) const {
     TimeSpread s;
     s.count = static_cast<size_t>(std::max(0.0, figures_.number(d, "/count", at).value_or(0)));
-    s.mean = figures_.number(d, "/mean", at);
-    s.p50 = figures_.number(d, "/p50", at);
-    s.p90 = figures_.number(d, "/p90", at);
-    s.p99 = figures_.number(d, "/p99", at);
-    s.p999 = figures_.number(d, "/p999", at);
-    s.max = figures_.number(d, "/max", at);
+    rundir::read_fields(figures_, d, at, s, kSpread);
     return s;
   }
   TimeSpread spread(const std::string& at) const { return spread(rundir::value_at(j_, at), at); }

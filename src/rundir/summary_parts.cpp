@@ -62,12 +62,28 @@ bool has_any(const json& j, std::initializer_list<const char*> pointers) {
 
 // ---- memory ----
 
+constexpr std::array<Field<ProcessMemory, double>, 4> kProcessPeaks = {{
+    {"rss_peak_mib", &ProcessMemory::rss_peak_mib},
+    {"pss_peak_mib", &ProcessMemory::pss_peak_mib},
+    {"uss_peak_mib", &ProcessMemory::uss_peak_mib},
+    {"swap_peak_mib", &ProcessMemory::swap_peak_mib},
+}};
+
+// The host's and the run's peaks (the unsampled part has the first two only, null).
+constexpr std::array<Field<MemoryPeaks, double>, 8> kHostPeaks = {{
+    {"host_peak_mib", &MemoryPeaks::host_peak_mib},
+    {"total_pss_peak_mib", &MemoryPeaks::total_pss_peak_mib},
+    {"host_used_peak_mib", &MemoryPeaks::host_used_peak_mib},
+    {"host_total_mib", &MemoryPeaks::host_total_mib},
+    {"page_cache_peak_mib", &MemoryPeaks::page_cache_peak_mib},
+    {"cgroup_memory_current_peak_mib", &MemoryPeaks::cgroup_memory_current_peak_mib},
+    {"cgroup_memory_peak_mib", &MemoryPeaks::cgroup_memory_peak_mib},
+    {"shm_used_peak_mib", &MemoryPeaks::shm_used_peak_mib},
+}};
+
 json process_memory_json(const ProcessMemory& p) {
-  json j = {{"pid", p.pid},
-            {"rss_peak_mib", nullable(p.rss_peak_mib)},
-            {"pss_peak_mib", nullable(p.pss_peak_mib)},
-            {"uss_peak_mib", nullable(p.uss_peak_mib)},
-            {"swap_peak_mib", nullable(p.swap_peak_mib)}};
+  json j = {{"pid", p.pid}};
+  write_fields(j, p, kProcessPeaks);
   if (p.role == "worker") {
     j["index"] = p.index;
     j["phase"] = p.phase;
@@ -90,10 +106,7 @@ ProcessMemory process_memory(const FigureReader& r, const json& j, const std::st
   p.pid = r.whole(j, "/pid", at, 0);
   p.role = !role.empty() ? role : r.text(j, "/role", at);
   if (p.role.empty()) p.role = "external";
-  p.rss_peak_mib = r.number(j, "/rss_peak_mib", at);
-  p.pss_peak_mib = r.number(j, "/pss_peak_mib", at);
-  p.uss_peak_mib = r.number(j, "/uss_peak_mib", at);
-  p.swap_peak_mib = r.number(j, "/swap_peak_mib", at);
+  read_fields(r, j, at, p, kProcessPeaks);
   p.index = r.whole(j, "/index", at, -1);
   p.comm = r.text(j, "/comm", at);
   p.phase = r.text(j, "/phase", at);
@@ -105,27 +118,28 @@ ProcessMemory process_memory(const FigureReader& r, const json& j, const std::st
 
 // ---- cpu ----
 
+constexpr std::array<Field<ProcessCpu, double>, 4> kProcessCpu = {{
+    {"cores", &ProcessCpu::cores},
+    {"run_queue_delay_s", &ProcessCpu::run_queue_delay_s},
+    {"run_queue_delay_fraction", &ProcessCpu::run_queue_delay_fraction},
+    {"observed_fraction", &ProcessCpu::observed_fraction},
+}};
+
 json process_cpu_json(const ProcessCpu& p) {
-  json j = {{"pid", p.pid},
-            {"role", p.role},
-            {"cpu_s", p.cpu_s},
-            {"cores", nullable(p.cores)},
-            {"run_queue_delay_s", nullable(p.run_queue_delay_s)},
-            {"run_queue_delay_fraction", nullable(p.run_queue_delay_fraction)},
-            {"observed_fraction", nullable(p.observed_fraction)}};
+  json j = {{"pid", p.pid}, {"role", p.role}, {"cpu_s", p.cpu_s}};
+  write_fields(j, p, kProcessCpu);
   if (p.role == "worker") j["index"] = p.index;
   return j;
 }
 
 ProcessCpu process_cpu(const FigureReader& r, const json& j, const std::string& at) {
-  return {.pid = r.whole(j, "/pid", at, 0),
-          .role = r.text(j, "/role", at),
-          .index = r.whole(j, "/index", at, -1),
-          .cpu_s = r.number(j, "/cpu_s", at).value_or(0),
-          .cores = r.number(j, "/cores", at),
-          .run_queue_delay_s = r.number(j, "/run_queue_delay_s", at),
-          .run_queue_delay_fraction = r.number(j, "/run_queue_delay_fraction", at),
-          .observed_fraction = r.number(j, "/observed_fraction", at)};
+  ProcessCpu p;
+  p.pid = r.whole(j, "/pid", at, 0);
+  p.role = r.text(j, "/role", at);
+  p.index = r.whole(j, "/index", at, -1);
+  p.cpu_s = r.number(j, "/cpu_s", at).value_or(0);
+  read_fields(r, j, at, p, kProcessCpu);
+  return p;
 }
 
 json host_cpu_json(const HostCpuShare& h) {
@@ -163,11 +177,16 @@ json pressure_json(const CpuPressure& p) {
           {"source", p.source}};
 }
 
+constexpr std::array<Field<RunQueueDelay, double>, 3> kRunQueueDelay = {{
+    {"workers_mean_fraction", &RunQueueDelay::workers_mean_fraction},
+    {"workers_max_fraction", &RunQueueDelay::workers_max_fraction},
+    {"main_fraction", &RunQueueDelay::main_fraction},
+}};
+
 json run_queue_json(const RunQueueDelay& d) {
-  return {{"workers_mean_fraction", nullable(d.workers_mean_fraction)},
-          {"workers_max_fraction", nullable(d.workers_max_fraction)},
-          {"main_fraction", nullable(d.main_fraction)},
-          {"source", d.source}};
+  json j = {{"source", d.source}};
+  write_fields(j, d, kRunQueueDelay);
+  return j;
 }
 
 json cpu_window_json(const CpuWindow& w) {
@@ -198,53 +217,53 @@ CpuWindow cpu_window(const FigureReader& r, const json& j, const std::string& at
   w.pressure.full_fraction = r.number(j, "/pressure/full_fraction", at);
   w.pressure.source = r.text(j, "/pressure/source", at);
   w.pressure.reason = r.text(j, "/pressure/reason", at);
-  if (value_at(j, "/run_queue_delay").is_object()) {
-    w.run_queue_delay = RunQueueDelay{
-        .workers_mean_fraction = r.number(j, "/run_queue_delay/workers_mean_fraction", at),
-        .workers_max_fraction = r.number(j, "/run_queue_delay/workers_max_fraction", at),
-        .main_fraction = r.number(j, "/run_queue_delay/main_fraction", at),
-        .source = r.text(j, "/run_queue_delay/source", at)};
+  if (const json d = value_at(j, "/run_queue_delay"); d.is_object()) {
+    RunQueueDelay& delay = w.run_queue_delay.emplace();
+    read_fields(r, d, at + "/run_queue_delay", delay, kRunQueueDelay);
+    delay.source = r.text(d, "/source", at + "/run_queue_delay");
   }
   return w;
 }
 
 // ---- io ----
 
+constexpr std::array<Field<IoWindow, uint64_t>, 6> kIoCounts = {{
+    {"read_bytes", &IoWindow::read_bytes},
+    {"write_bytes", &IoWindow::write_bytes},
+    {"rchar", &IoWindow::rchar},
+    {"wchar", &IoWindow::wchar},
+    {"syscr", &IoWindow::syscr},
+    {"syscw", &IoWindow::syscw},
+}};
+
+constexpr std::array<Field<IoWindow, double>, 4> kIoRates = {{
+    {"read_mb_per_s", &IoWindow::read_mb_per_s},
+    {"rchar_mb_per_s", &IoWindow::rchar_mb_per_s},
+    {"minflt_per_sample", &IoWindow::minflt_per_sample},
+    {"majflt_per_sample", &IoWindow::majflt_per_sample},
+}};
+
 json io_window_json(const IoWindow& w) {
-  return {{"window", w.window},
-          {"complete", w.complete},
-          {"wall_s", w.wall_s},
-          {"read_bytes", nullable(w.read_bytes)},
-          {"read_mb_per_s", nullable(w.read_mb_per_s)},
-          {"write_bytes", nullable(w.write_bytes)},
-          {"rchar", nullable(w.rchar)},
-          {"rchar_mb_per_s", nullable(w.rchar_mb_per_s)},
-          {"wchar", nullable(w.wchar)},
-          {"syscr", nullable(w.syscr)},
-          {"syscw", nullable(w.syscw)},
-          {"minflt", w.minflt},
-          {"majflt", w.majflt},
-          {"minflt_per_sample", nullable(w.minflt_per_sample)},
-          {"majflt_per_sample", nullable(w.majflt_per_sample)}};
+  json j = {{"window", w.window},
+            {"complete", w.complete},
+            {"wall_s", w.wall_s},
+            {"minflt", w.minflt},
+            {"majflt", w.majflt}};
+  write_fields(j, w, kIoCounts);
+  write_fields(j, w, kIoRates);
+  return j;
 }
 
 IoWindow io_window(const FigureReader& r, const json& j, const std::string& at) {
-  const auto count = [&](const char* key) { return r.optional_whole<uint64_t>(j, key, at); };
-  return {.window = r.text(j, "/window", at),
-          .complete = FigureReader::flag(j, "/complete"),
-          .wall_s = r.number(j, "/wall_s", at).value_or(0),
-          .read_bytes = count("/read_bytes"),
-          .write_bytes = count("/write_bytes"),
-          .rchar = count("/rchar"),
-          .wchar = count("/wchar"),
-          .syscr = count("/syscr"),
-          .syscw = count("/syscw"),
-          .read_mb_per_s = r.number(j, "/read_mb_per_s", at),
-          .rchar_mb_per_s = r.number(j, "/rchar_mb_per_s", at),
-          .minflt = r.whole<int64_t>(j, "/minflt", at, 0),
-          .majflt = r.whole<int64_t>(j, "/majflt", at, 0),
-          .minflt_per_sample = r.number(j, "/minflt_per_sample", at),
-          .majflt_per_sample = r.number(j, "/majflt_per_sample", at)};
+  IoWindow w;
+  w.window = r.text(j, "/window", at);
+  w.complete = FigureReader::flag(j, "/complete");
+  w.wall_s = r.number(j, "/wall_s", at).value_or(0);
+  w.minflt = r.whole<int64_t>(j, "/minflt", at, 0);
+  w.majflt = r.whole<int64_t>(j, "/majflt", at, 0);
+  read_fields(r, j, at, w, kIoCounts);
+  read_fields(r, j, at, w, kIoRates);
+  return w;
 }
 
 // Each window of `phases` (null: it never opened) read by `read`.
@@ -269,35 +288,36 @@ json windows_json(const std::map<std::string, std::optional<W>, std::less<>>& ph
   return out;
 }
 
+constexpr std::array<Field<GpuFigures, double>, 5> kGpuFractions = {{
+    {"idle_fraction", &GpuFigures::idle_fraction},
+    {"data_wait_idle_fraction", &GpuFigures::data_wait_idle_fraction},
+    {"other_idle_fraction", &GpuFigures::other_idle_fraction},
+    {"kernel_busy_fraction", &GpuFigures::kernel_busy_fraction},
+    {"copy_compute_overlap_fraction", &GpuFigures::copy_compute_overlap_fraction},
+}};
+
 }  // namespace
 
 json to_json(const MemoryPeaks& m) {
   const json main = m.main ? process_memory_json(*m.main) : json(nullptr);
   if (!m.sampled) {
     // Without a sampler the keys are there with nulls, never faked.
-    return {{"main", main},
-            {"workers", array_of(m.workers, process_memory_json)},
-            {"host_peak_mib", nullable(m.host_peak_mib)},
-            {"total_pss_peak_mib", nullable(m.total_pss_peak_mib)}};
+    json j = {{"main", main}, {"workers", array_of(m.workers, process_memory_json)}};
+    write_fields(j, m, std::array{kHostPeaks[0], kHostPeaks[1]});
+    return j;
   }
   const auto text = [](const std::string& s) { return s.empty() ? json(nullptr) : json(s); };
-  return {{"window", "run"},
-          {"samples", m.samples},
-          {"interval_ms", m.interval_ms},
-          {"main", main},
-          {"mains", m.mains.size() > 1 ? array_of(m.mains, process_memory_json) : json(nullptr)},
-          {"workers", array_of(m.workers, process_memory_json)},
-          {"external", array_of(m.external, process_memory_json)},
-          {"total_pss_peak_mib", nullable(m.total_pss_peak_mib)},
-          {"host_peak_mib", nullable(m.host_peak_mib)},
-          {"host_peak_source", text(m.host_peak_source)},
-          {"host_used_peak_mib", nullable(m.host_used_peak_mib)},
-          {"host_total_mib", nullable(m.host_total_mib)},
-          {"page_cache_peak_mib", nullable(m.page_cache_peak_mib)},
-          {"cgroup_memory_current_peak_mib", nullable(m.cgroup_memory_current_peak_mib)},
-          {"cgroup_memory_peak_mib", nullable(m.cgroup_memory_peak_mib)},
-          {"shm_used_peak_mib", nullable(m.shm_used_peak_mib)},
-          {"sampler_error", text(m.sampler_error)}};
+  json j = {{"window", "run"},
+            {"samples", m.samples},
+            {"interval_ms", m.interval_ms},
+            {"main", main},
+            {"mains", m.mains.size() > 1 ? array_of(m.mains, process_memory_json) : json(nullptr)},
+            {"workers", array_of(m.workers, process_memory_json)},
+            {"external", array_of(m.external, process_memory_json)},
+            {"host_peak_source", text(m.host_peak_source)},
+            {"sampler_error", text(m.sampler_error)}};
+  write_fields(j, m, kHostPeaks);
+  return j;
 }
 
 MemoryPeaks memory_from_json(const FigureReader& r, const json& j, const std::string& at) {
@@ -314,15 +334,8 @@ MemoryPeaks memory_from_json(const FigureReader& r, const json& j, const std::st
   m.mains = read_array<ProcessMemory>(j, "mains", at, in("main"));
   m.workers = read_array<ProcessMemory>(j, "workers", at, in("worker"));
   m.external = read_array<ProcessMemory>(j, "external", at, in(""));
-  m.total_pss_peak_mib = r.number(j, "/total_pss_peak_mib", at);
-  m.host_peak_mib = r.number(j, "/host_peak_mib", at);
+  read_fields(r, j, at, m, kHostPeaks);
   m.host_peak_source = r.text(j, "/host_peak_source", at);
-  m.host_used_peak_mib = r.number(j, "/host_used_peak_mib", at);
-  m.host_total_mib = r.number(j, "/host_total_mib", at);
-  m.page_cache_peak_mib = r.number(j, "/page_cache_peak_mib", at);
-  m.cgroup_memory_current_peak_mib = r.number(j, "/cgroup_memory_current_peak_mib", at);
-  m.cgroup_memory_peak_mib = r.number(j, "/cgroup_memory_peak_mib", at);
-  m.shm_used_peak_mib = r.number(j, "/shm_used_peak_mib", at);
   m.sampler_error = r.text(j, "/sampler_error", at);
   return m;
 }
@@ -400,12 +413,8 @@ json to_json(const GpuFigures& g) {
         {"dropped_records", g.cupti.dropped_records},
         {"incomplete_records", g.cupti.incomplete_records},
         {"clock_method", g.cupti.clock_method}}},
-      {"idle_fraction", nullable(g.idle_fraction)},
-      {"data_wait_idle_fraction", nullable(g.data_wait_idle_fraction)},
-      {"other_idle_fraction", nullable(g.other_idle_fraction)},
-      {"kernel_busy_fraction", nullable(g.kernel_busy_fraction)},
-      {"copy_compute_overlap_fraction", nullable(g.copy_compute_overlap_fraction)},
       {"events", nullptr}};
+  write_fields(b, g, kGpuFractions);
   if (const auto& n = g.events) {
     b["events"] = {{"kernels", n->kernels},
                    {"memcpys", n->memcpys},
@@ -437,11 +446,7 @@ GpuFigures gpu_from_json(const FigureReader& r, const json& j, const std::string
              .dropped_records = r.whole<uint64_t>(j, "/cupti/dropped_records", at, 0),
              .incomplete_records = r.whole<uint64_t>(j, "/cupti/incomplete_records", at, 0),
              .clock_method = r.text(j, "/cupti/clock_method", at)};
-  g.idle_fraction = r.number(j, "/idle_fraction", at);
-  g.data_wait_idle_fraction = r.number(j, "/data_wait_idle_fraction", at);
-  g.other_idle_fraction = r.number(j, "/other_idle_fraction", at);
-  g.kernel_busy_fraction = r.number(j, "/kernel_busy_fraction", at);
-  g.copy_compute_overlap_fraction = r.number(j, "/copy_compute_overlap_fraction", at);
+  read_fields(r, j, at, g, kGpuFractions);
   if (value_at(j, "/events").is_object()) {
     g.events =
         GpuEventCounts{.kernels = r.whole<int64_t>(j, "/events/kernels", at, 0),

@@ -356,6 +356,18 @@ def _begin_epoch(ls, it, t0, loader):
     return ep
 
 
+def _reentrant_call(slot, obj, fn, *args, **kwargs):
+    """fn(*args, **kwargs) with this thread's ``slot`` (iterating, initing) set to ``obj`` while
+    it runs: a subclass's override calling its base's method on the same object is then not
+    measured twice."""
+    outer = getattr(_tls, slot)
+    setattr(_tls, slot, obj)
+    try:
+        return fn(*args, **kwargs)
+    finally:
+        setattr(_tls, slot, outer)
+
+
 def _make_iter(orig_iter):
     @functools.wraps(orig_iter)
     def __iter__(self):
@@ -365,12 +377,7 @@ def _make_iter(orig_iter):
         if ls is None:
             return orig_iter(self)
         t0 = now_ns()
-        outer = _tls.iterating
-        _tls.iterating = self
-        try:
-            it = orig_iter(self)
-        finally:
-            _tls.iterating = outer
+        it = _reentrant_call("iterating", self, orig_iter, self)
         if S.active:
             try:
                 _begin_epoch(ls, it, t0, self)
@@ -508,12 +515,10 @@ def _enter_worker(loader, worker_id, main_pid):
         fail("worker_init", exc)
 
 
-class WorkerInit:
-    """Stands in for the loader's worker_init_fn while its workers start.
-
-    Picklable (spawn / forkserver pickle it like any worker_init_fn), it tells
-    the worker which loader it serves, then calls the user's function, if any,
-    exactly as torch would have."""
+class _WorkerEntry:
+    """What a loader's worker runs first, standing in for a function of the loader's: it tells
+    the worker which loader it serves (of which main process), then runs the function it wraps.
+    Picklable: spawn / forkserver pickle it like the function it stands in for."""
 
     __slots__ = ("loader", "mmprof_wrapped_fn", "main_pid")
 
@@ -523,7 +528,14 @@ class WorkerInit:
         self.main_pid = main_pid
 
     def __reduce__(self):
-        return (WorkerInit, (self.loader, self.mmprof_wrapped_fn, self.main_pid))
+        return (type(self), (self.loader, self.mmprof_wrapped_fn, self.main_pid))
+
+
+class WorkerInit(_WorkerEntry):
+    """Stands in for the loader's worker_init_fn while its workers start: calls the user's
+    function, if any, exactly as torch would have."""
+
+    __slots__ = ()
 
     def __call__(self, worker_id):
         _enter_worker(self.loader, worker_id, self.main_pid)
@@ -879,13 +891,19 @@ class TimedIter:
         return getattr(self._mm_it, name)
 
 
-class TimedCollate:
+class _TimedCall:
+    """A callable of a worker's fetcher, timed: the function, the worker's context, and whether
+    the loader batches automatically (the batch's size is then the collated data's length)."""
     __slots__ = ("fn", "ctx", "auto")
 
     def __init__(self, fn, ctx, auto):
         self.fn = fn
         self.ctx = ctx
         self.auto = auto
+
+
+class TimedCollate(_TimedCall):
+    __slots__ = ()
 
     def __call__(self, data):
         if not S.active:
@@ -903,13 +921,8 @@ class TimedCollate:
         return r
 
 
-class TimedFetch:
-    __slots__ = ("fn", "ctx", "auto")
-
-    def __init__(self, fn, ctx, auto):
-        self.fn = fn
-        self.ctx = ctx
-        self.auto = auto
+class TimedFetch(_TimedCall):
+    __slots__ = ()
 
     def __call__(self, possibly_batched_index):
         if not S.active:
@@ -1027,12 +1040,7 @@ def _make_library_init(orig_init, first_epoch, outcome_of=None):
         if not S.active or _tls.initing is self:
             return orig_init(self, *args, **kwargs)
         t0 = now_ns()
-        outer = _tls.initing
-        _tls.initing = self
-        try:
-            orig_init(self, *args, **kwargs)
-        finally:
-            _tls.initing = outer
+        _reentrant_call("initing", self, orig_init, self, *args, **kwargs)
         if S.active:
             try:
                 outcome = outcome_of(self) if outcome_of is not None else None
@@ -1281,26 +1289,17 @@ def _nodes_outcome(loader):
     return out
 
 
-class NodesWorker:
+class NodesWorker(_WorkerEntry):
     """Stands in for torchdata.nodes' _apply_udf as the target of a process ParallelMapper's
-    worker while the mapper starts them: the worker says which loader it serves, then runs the
-    mapper's own loop. Picklable (spawn / forkserver pickle the target)."""
+    worker while the mapper starts them: runs the mapper's own loop."""
 
-    __slots__ = ("loader", "target", "main_pid")
-
-    def __init__(self, loader, target, main_pid):
-        self.loader = loader
-        self.target = target
-        self.main_pid = main_pid
-
-    def __reduce__(self):
-        return (NodesWorker, (self.loader, self.target, self.main_pid))
+    __slots__ = ()
 
     def __call__(self, worker_id, *args, **kwargs):
         _enter_worker(self.loader, worker_id, self.main_pid)
         if S.active:
             R.announce()
-        return self.target(worker_id, *args, **kwargs)
+        return self.mmprof_wrapped_fn(worker_id, *args, **kwargs)
 
 
 def _graph_loader(source):
