@@ -6,7 +6,7 @@ BUILD_RELEASE := build/release
 BUILD_TEST := build/test
 BUILD_FUZZ := build/fuzz
 FUZZ_SECONDS ?= 20
-FUZZ_TARGETS := tar_index image_probe video_probe config decode
+FUZZ_TARGETS := tar_index image_probe video_probe config decode summary
 
 PREFIX ?= /usr/local
 

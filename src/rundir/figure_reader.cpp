@@ -27,6 +27,11 @@ std::string FigureReader::text(const nlohmann::json& j, const std::string& point
   return v.get<std::string>();
 }
 
+void FigureReader::out_of_range(const std::string& pointer, double v) const {
+  throw InputError(fmt::format("{}: key {} is {}, outside the whole numbers it can hold",
+                               file_.string(), pointer, v));
+}
+
 bool FigureReader::flag(const nlohmann::json& j, const std::string& pointer) {
   return value_at(j, pointer) == true;
 }

@@ -3,8 +3,10 @@
 // or null is empty ("not measured"); one of the wrong type (a string where a rate belongs) means
 // the file is not one mmprof wrote, and is refused with an InputError naming the file and key.
 #include <array>
+#include <cmath>
 #include <cstddef>
 #include <filesystem>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -21,18 +23,22 @@ class FigureReader {
   // The figure at `pointer` of `j`; `at` is where `j` itself is in the file (for the error).
   std::optional<double> number(const nlohmann::json& j, const std::string& pointer,
                                const std::string& at = "") const;
-  // A whole number (a count, a pid), or `fallback` when absent.
+  // A whole number (a count, a pid), or `fallback` when absent; one outside T's range (a pid of
+  // 1e300, a negative byte count) is refused like a figure of the wrong type.
   template <class T>
   T whole(const nlohmann::json& j, const std::string& pointer, const std::string& at,
           T fallback) const {
-    const auto v = number(j, pointer, at);
-    return v ? static_cast<T>(*v) : fallback;
+    return optional_whole<T>(j, pointer, at).value_or(fallback);
   }
   template <class T>
   std::optional<T> optional_whole(const nlohmann::json& j, const std::string& pointer,
                                   const std::string& at) const {
     const auto v = number(j, pointer, at);
-    return v ? std::optional<T>(static_cast<T>(*v)) : std::nullopt;
+    if (!v) return std::nullopt;
+    // Every integer type's range ends below 2^digits (and, signed, starts at -2^digits).
+    const double end = std::ldexp(1.0, std::numeric_limits<T>::digits);
+    if (!(*v >= (std::is_signed_v<T> ? -end : 0.0) && *v < end)) out_of_range(at + pointer, *v);
+    return static_cast<T>(*v);
   }
   // The string at `pointer`, "" when absent or null.
   std::string text(const nlohmann::json& j, const std::string& pointer,
@@ -43,6 +49,8 @@ class FigureReader {
   const std::filesystem::path& file() const noexcept { return file_; }
 
  private:
+  [[noreturn]] void out_of_range(const std::string& pointer, double v) const;
+
   std::filesystem::path file_;
 };
 

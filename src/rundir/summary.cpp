@@ -117,7 +117,7 @@ class Reader {
   // The distribution `d`, found at `at` (for the error naming a bad figure).
   TimeSpread spread(const json& d, const std::string& at) const {
     TimeSpread s;
-    s.count = static_cast<size_t>(std::max(0.0, figures_.number(d, "/count", at).value_or(0)));
+    s.count = figures_.whole<size_t>(d, "/count", at, 0);
     rundir::read_fields(figures_, d, at, s, kSpread);
     return s;
   }

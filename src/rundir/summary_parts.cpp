@@ -105,7 +105,9 @@ ProcessMemory process_memory(const FigureReader& r, const json& j, const std::st
   ProcessMemory p;
   p.pid = r.whole(j, "/pid", at, 0);
   p.role = !role.empty() ? role : r.text(j, "/role", at);
-  if (p.role.empty()) p.role = "external";
+  // In the external array a process's own role is anything but a main process or a worker.
+  if (p.role.empty() || (role.empty() && (p.role == "main" || p.role == "worker")))
+    p.role = "external";
   read_fields(r, j, at, p, kProcessPeaks);
   p.index = r.whole(j, "/index", at, -1);
   p.comm = r.text(j, "/comm", at);

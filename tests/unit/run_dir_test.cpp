@@ -462,15 +462,38 @@ TEST_F(RunDirTest, TheSummaryTypeReadsBackWhatItWroteAndRefusesAWrongType) {
   const std::vector<std::pair<std::string, json>> wrong = {
       {"/throughput/pipeline/samples_per_s", "fast"},
       {"/latency_ms/stages/decode/p99", "slow"},
-      {"/latency_ms/phase", 7}};
+      {"/latency_ms/phase", 7},
+      {"/memory/workers/0/pss_peak_mib", "big"},
+      {"/cpu/phases/pipeline/per_process/0/cores", true},
+      {"/gpu/idle_fraction", "idle"}};
+  json with_gpu = a;
+  with_gpu["gpu"] = {{"window", {{"steps", 3}}}};
   for (const auto& [pointer, value] : wrong) {
-    json bad = a;
+    json bad = with_gpu;
     bad[json::json_pointer(pointer)] = value;
     std::ofstream(dir_.path() / run_file::summary) << bad.dump();
     const std::string e = error_of([&] { RunDir::open(dir_.path()); });
     EXPECT_NE(e.find(fmt::format("summary.json: key {} is ", pointer)), std::string::npos) << e;
     EXPECT_NE(e.find(", where a "), std::string::npos) << e;
   }
+  // A whole number outside what it can hold (a found file, not one mmprof wrote: casting it would
+  // be undefined) is refused too.
+  for (const auto& [pointer, value] :
+       std::vector<std::pair<std::string, json>>{{"/memory/main/pid", 1e300},
+                                                 {"/io/phases/pipeline/read_bytes", -1},
+                                                 {"/latency_ms/step/count", -4},
+                                                 {"/gpu/window/steps", 1e19}}) {
+    json bad = with_gpu;
+    bad[json::json_pointer(pointer)] = value;
+    std::ofstream(dir_.path() / run_file::summary) << bad.dump();
+    const std::string e = error_of([&] { RunDir::open(dir_.path()); });
+    EXPECT_NE(e.find(fmt::format("summary.json: key {} is ", pointer)), std::string::npos) << e;
+    EXPECT_NE(e.find("outside the whole numbers it can hold"), std::string::npos) << e;
+  }
+  // The external array's processes are neither a main process nor a worker, whatever they say.
+  json odd = a;
+  odd["memory"]["external"][0]["role"] = "worker";
+  EXPECT_EQ(summary_from_json(odd, "summary.json").memory.external[0].role, "external");
 }
 
 }  // namespace
