@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "rundir/summary.hpp"
 #include "stats/descriptive.hpp"
 
 namespace mmprof {
@@ -23,7 +24,7 @@ H2DEventCopies event_copies(const H2DCopyStats& s) {
           .pinned_copies = s.pinned_copies,
           .bytes = s.bytes,
           .mb_per_s = finite(gpu::mb_per_s(s.bytes, s.ms)),
-          .per_copy_mb_per_s = to_json(describe(s.per_copy_mb_per_s), false)};
+          .per_copy_mb_per_s = rundir::spread_of(describe(s.per_copy_mb_per_s))};
 }
 
 }  // namespace

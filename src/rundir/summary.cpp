@@ -38,27 +38,10 @@ json rates_json(const PhaseRates& r, std::string_view phase, bool external) {
 
 constexpr std::array<std::string_view, 3> kPhases = {"compute", "pipeline", "end_to_end"};
 
-// A distribution's figures; p999 is the last (stages have none).
-constexpr std::array<rundir::Field<TimeSpread, double>, 6> kSpread = {{
-    {"mean", &TimeSpread::mean},
-    {"p50", &TimeSpread::p50},
-    {"p90", &TimeSpread::p90},
-    {"p99", &TimeSpread::p99},
-    {"max", &TimeSpread::max},
-    {"p999", &TimeSpread::p999},
-}};
-
-json spread_json(const TimeSpread& d, bool with_p999) {
-  json j = {{"count", d.count}};
-  rundir::write_fields(j, d, kSpread);
-  if (!with_p999) j.erase("p999");
-  return j;
-}
-
 json spreads_json(const std::map<std::string, TimeSpread, std::less<>>& spreads) {
   json j = json::object();
   for (const auto& [name, d] : spreads)
-    j[name] = spread_json(d, false);
+    j[name] = rundir::spread_json(d, false);
   return j;
 }
 
@@ -68,15 +51,18 @@ json text_or_null(const std::string& s) {
 
 // latency_ms: a job's has its transforms and whether getitem is per call, mmprof's loader the sync.
 json latency_json(const Latency& l, bool external) {
-  json j = {{"phase", text_or_null(l.phase)},    {"step", spread_json(l.step, true)},
-            {"wait", spread_json(l.wait, true)}, {"compute", spread_json(l.compute, true)},
-            {"h2d", spread_json(l.h2d, true)},   {"stages_phase", text_or_null(l.stages_phase)},
+  json j = {{"phase", text_or_null(l.phase)},
+            {"step", rundir::spread_json(l.step, true)},
+            {"wait", rundir::spread_json(l.wait, true)},
+            {"compute", rundir::spread_json(l.compute, true)},
+            {"h2d", rundir::spread_json(l.h2d, true)},
+            {"stages_phase", text_or_null(l.stages_phase)},
             {"stages", spreads_json(l.stages)}};
   if (external) {
     j["transforms"] = spreads_json(l.transforms);
     j["getitem_per_call"] = l.getitem_per_call;
   } else {
-    j["sync"] = spread_json(l.sync, true);
+    j["sync"] = rundir::spread_json(l.sync, true);
   }
   return j;
 }
@@ -116,10 +102,7 @@ class Reader {
 
   // The distribution `d`, found at `at` (for the error naming a bad figure).
   TimeSpread spread(const json& d, const std::string& at) const {
-    TimeSpread s;
-    s.count = figures_.whole<size_t>(d, "/count", at, 0);
-    rundir::read_fields(figures_, d, at, s, kSpread);
-    return s;
+    return rundir::spread_from_json(figures_, d, at);
   }
   TimeSpread spread(const std::string& at) const { return spread(rundir::value_at(j_, at), at); }
   // Each distribution of the object at `at` by its name (a name may hold any character).

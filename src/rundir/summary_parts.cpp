@@ -298,7 +298,31 @@ constexpr std::array<Field<GpuFigures, double>, 5> kGpuFractions = {{
     {"copy_compute_overlap_fraction", &GpuFigures::copy_compute_overlap_fraction},
 }};
 
+// A distribution's figures; p999 is the last (stages have none).
+constexpr std::array<Field<TimeSpread, double>, 6> kSpread = {{
+    {"mean", &TimeSpread::mean},
+    {"p50", &TimeSpread::p50},
+    {"p90", &TimeSpread::p90},
+    {"p99", &TimeSpread::p99},
+    {"max", &TimeSpread::max},
+    {"p999", &TimeSpread::p999},
+}};
+
 }  // namespace
+
+json spread_json(const TimeSpread& d, bool with_p999) {
+  json j = {{"count", d.count}};
+  write_fields(j, d, kSpread);
+  if (!with_p999) j.erase("p999");
+  return j;
+}
+
+TimeSpread spread_from_json(const FigureReader& r, const json& j, const std::string& at) {
+  TimeSpread s;
+  s.count = r.whole<size_t>(j, "/count", at, 0);
+  read_fields(r, j, at, s, kSpread);
+  return s;
+}
 
 json to_json(const MemoryPeaks& m) {
   const json main = m.main ? process_memory_json(*m.main) : json(nullptr);
@@ -409,7 +433,7 @@ json to_json(const GpuFigures& g) {
           {"pinned_copies", e.pinned_copies},
           {"bytes", e.bytes},
           {"mb_per_s", nullable(e.mb_per_s)},
-          {"per_copy_mb_per_s", e.per_copy_mb_per_s}}}}},
+          {"per_copy_mb_per_s", spread_json(e.per_copy_mb_per_s, false)}}}}},
       {"cupti",
        {{"unavailable", g.cupti.unavailable.empty() ? json(nullptr) : json(g.cupti.unavailable)},
         {"dropped_records", g.cupti.dropped_records},
@@ -443,7 +467,8 @@ GpuFigures gpu_from_json(const FigureReader& r, const json& j, const std::string
       .pinned_copies = r.whole<int64_t>(j, "/h2d/cuda_events/pinned_copies", at, 0),
       .bytes = r.whole<uint64_t>(j, "/h2d/cuda_events/bytes", at, 0),
       .mb_per_s = r.number(j, "/h2d/cuda_events/mb_per_s", at),
-      .per_copy_mb_per_s = value_at(j, "/h2d/cuda_events/per_copy_mb_per_s")};
+      .per_copy_mb_per_s = spread_from_json(r, value_at(j, "/h2d/cuda_events/per_copy_mb_per_s"),
+                                            at + "/h2d/cuda_events/per_copy_mb_per_s")};
   g.cupti = {.unavailable = r.text(j, "/cupti/unavailable", at),
              .dropped_records = r.whole<uint64_t>(j, "/cupti/dropped_records", at, 0),
              .incomplete_records = r.whole<uint64_t>(j, "/cupti/incomplete_records", at, 0),

@@ -9,6 +9,10 @@
 
 namespace mmprof::rundir {
 
+// A distribution, with its p999 or not.
+nlohmann::json spread_json(const TimeSpread& d, bool with_p999);
+TimeSpread spread_from_json(const FigureReader& r, const nlohmann::json& j, const std::string& at);
+
 nlohmann::json to_json(const MemoryPeaks& m);
 nlohmann::json to_json(const CpuUse& c);
 nlohmann::json to_json(const IoUse& io);

@@ -44,13 +44,6 @@ struct Throughput {
   PhaseRates* phase(std::string_view phase) noexcept;
 };
 
-// A distribution of times (ms) in latency_ms: its figures are empty ("not measured", null in the
-// file) when it has no value (count 0). p999 is written for the step figures, not for the stages.
-struct TimeSpread {
-  size_t count = 0;
-  std::optional<double> mean, p50, p90, p99, p999, max;
-};
-
 // latency_ms: the step's figures from the end-to-end phase (the pipeline when no step ran), the
 // per-sample stages from the pipeline phase (a user's job: its loop's own).
 struct Latency {

@@ -4,16 +4,24 @@
 // fills them for both producers, mmprof's loader and a user's job), and the failed samples. A
 // figure the sampler could not read is empty (null in the file, "not measured"), never 0. How
 // each is measured and cross-checked: docs/metrics.md.
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <map>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace mmprof {
+
+// A distribution: of times (ms) in latency_ms, of MB/s for the GPU's copies. Its figures are
+// empty ("not measured", null in the file) when it has no value (count 0). p999 is written for
+// the step figures, not for the stages or the copies.
+struct TimeSpread {
+  size_t count = 0;
+  std::optional<double> mean, p50, p90, p99, p999, max;
+};
 
 // One process's memory peaks over the whole run (MiB, sampled: a spike shorter than the sampling
 // interval can be missed).
@@ -155,7 +163,7 @@ struct H2DEventCopies {
   int64_t copies = 0, pinned_copies = 0;
   uint64_t bytes = 0;
   std::optional<double> mb_per_s;
-  nlohmann::json per_copy_mb_per_s;  // a distribution (stats/descriptive), as written
+  TimeSpread per_copy_mb_per_s;  // MB/s of each copy
 };
 
 struct GpuH2D {
