@@ -68,8 +68,12 @@ void write_file_atomic(const fs::path& path, std::string_view content) {
 namespace {
 
 // The value with the fewest significant digits within 1e-13 of it (relative): the noise of
-// binary arithmetic is about 1e-16, and no figure mmprof measures has 13 significant digits.
+// binary arithmetic is about 1e-16, and no figure mmprof measures has 13 significant digits. A
+// value that 15 digits already write exactly has no noise and stays as it is: so a figure read
+// back from a file mmprof wrote (at most 14 digits) is written again unchanged, where trimming it
+// a second time could move it by another 1e-13 (405.42928190284 to 405.4292819028).
 double without_noise(double v) {
+  if (std::strtod(fmt::format("{:.15g}", v).c_str(), nullptr) == v) return v;
   for (int digits = 1; digits < 17; ++digits) {
     const double r = std::strtod(fmt::format("{:.{}g}", v, digits).c_str(), nullptr);
     if (std::fabs(r - v) <= 1e-13 * std::fabs(v)) return r;
