@@ -15,11 +15,6 @@
 namespace mmprof {
 namespace {
 
-// The number at `pointer`; NaN when the trial did not measure it.
-double number_at(const nlohmann::json& j, const std::string& pointer) {
-  return rundir::number_at(j, pointer).value_or(NAN);
-}
-
 // step_ms and wait_ms tails of `phase`'s steps.
 void step_tails(const std::vector<StepRow>& rows, const std::string& phase, TrialRecord& t) {
   std::vector<double> step, wait;
@@ -96,10 +91,11 @@ void read_trial_outputs(const std::filesystem::path& run_dir, const MetricChoice
     t.stall_fraction = summary.stall_fraction.value_or(NAN);
     t.host_peak_mib = summary.memory.host_peak_mib.value_or(NAN);
     t.time_to_first_batch_ms = summary.time_to_first_batch_ms.value_or(NAN);
-    t.shuffle_gap_ratio = number_at(summary.shuffle, "/gap_ratio");
-    t.sequential_fraction = number_at(summary.read_pattern, "/sequential_fraction");
-    t.resident_at_window =
-        number_at(summary.locality, "/phases/" + metric.phase + "/resident_at_window");
+    if (summary.shuffle) t.shuffle_gap_ratio = summary.shuffle->gap_ratio.value_or(NAN);
+    if (summary.read_pattern)
+      t.sequential_fraction = summary.read_pattern->sequential_fraction.value_or(NAN);
+    if (const LocalityPhase* p = summary.locality ? summary.locality->phase(metric.phase) : nullptr)
+      t.resident_at_window = p->resident_at_window.value_or(NAN);
     t.errors = summary.errors.count;
     t.invalid = refused_override(summary.job);
     t.iterable_dataset = iterable_dataset(summary.job);

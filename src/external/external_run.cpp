@@ -271,8 +271,7 @@ class ExternalRun {
     const GpuTraceResult gpu_trace = read_gpu_trace();
     gpu_part(parts, primary, gpu_trace);
     if (o_.trace) parts.trace = trace_part(timeline, gpu_trace);
-    parts.reliability = nullptr;
-    parts.epoch_boundary = primary != nullptr ? primary->epoch_boundary.to_json() : json(nullptr);
+    if (primary != nullptr) parts.epoch_boundary = primary->epoch_boundary.figures();
     parts.job = job_part(timeline, job, primary);
     spec_ = job_spec(job, primary);
     writer_.summary(parts);
@@ -380,18 +379,20 @@ class ExternalRun {
     p.gpu_unavailable.clear();
   }
 
-  json trace_part(const JobTimeline& timeline, const GpuTraceResult& gpu_trace) const {
+  TraceFigures trace_part(const JobTimeline& timeline, const GpuTraceResult& gpu_trace) const {
     const auto rows = RunDir::open(o_.out).resources();
     const JobTraceCounts counts = write_job_trace(o_.out / run_file::trace, records_, timeline,
                                                   rows ? *rows : std::vector<ResourceRow>{},
                                                   gpu_trace.events, o_.config.trace.max_events);
-    return {{"file", run_file::trace},
-            {"events", counts.events},
-            {"recorded_events", counts.events + counts.dropped},
-            {"dropped_events", counts.dropped},
-            {"max_events", o_.config.trace.max_events},
-            {"gpu_events", gpu_trace.events.size()},
-            {"source", "the hook's records, after the run"}};
+    TraceFigures t;
+    t.file = run_file::trace;
+    t.events = counts.events;
+    t.recorded_events = counts.events + counts.dropped;
+    t.dropped_events = counts.dropped;
+    t.max_events = o_.config.trace.max_events;
+    t.gpu_events = gpu_trace.events.size();
+    t.source = "the hook's records, after the run";
+    return t;
   }
 
   // Every process the hook names a DataLoader worker is one in `memory`, with its loader (its

@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "rundir/json_values.hpp"
+#include "rundir/summary_parts.hpp"
 #include "stats/inference.hpp"
 
 namespace mmprof::external {
@@ -44,10 +45,6 @@ ItemParts item_parts(const GetitemRecord& g) {
     }
   }
   return p;
-}
-
-std::optional<double> finite(double v) {
-  return std::isnan(v) ? std::nullopt : std::optional<double>(v);
 }
 
 // The records of one main process's followed loader, and of the processes loading for it.
@@ -451,16 +448,19 @@ json EpochGaps::to_json() const {
            {{"count", it.count}, {"mean", v(it, it.mean)}, {"max", v(it, it.max)}}}};
 }
 
-json EpochBoundary::to_json() const {
-  return {{"persistent_workers", nullable(persistent_workers)},
-          {"batches_per_epoch", nullable(batches_per_epoch)},
-          {"boundaries", boundaries},
-          {"stall_ms", nullable(stall_ms)},
-          {"steady_wait_ms", nullable(steady_wait_ms)},
-          {"excess_ms", nullable(excess_ms)},
-          {"threshold_ms", threshold_ms},
-          {"stall", stall},
-          {"verdict", verdict}};
+EpochBoundaryFigures EpochBoundary::figures() const {
+  EpochBoundaryFigures f;
+  f.persistent_workers = persistent_workers;
+  f.batches_per_epoch = batches_per_epoch;
+  BoundaryJudgement& loop = f.loop.emplace();
+  loop.boundaries = boundaries;
+  loop.stall_ms = stall_ms;
+  loop.steady_wait_ms = steady_wait_ms;
+  loop.excess_ms = excess_ms;
+  loop.threshold_ms = threshold_ms;
+  loop.stall = stall;
+  loop.verdict = verdict;
+  return f;
 }
 
 json StageTimes::to_json() const {
@@ -512,7 +512,7 @@ json RankTimeline::to_json() const {
             {"compute", dist(compute_ms)},
             {"stages", stage_times.to_json()}}},
           {"epoch_gaps", epoch_gaps.to_json()},
-          {"epoch_boundary", epoch_boundary.to_json()},
+          {"epoch_boundary", rundir::to_json(epoch_boundary.figures())},
           {"workers", workers.to_json()}};
 }
 

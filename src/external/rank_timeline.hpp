@@ -46,7 +46,7 @@ struct EpochBoundary {
   double threshold_ms = 0;               // excess above which it is a stall
   bool stall = false;
   std::string verdict;  // "no boundary stall" | "boundary stall: ..." | "no epoch boundary ..."
-  nlohmann::json to_json() const;
+  EpochBoundaryFigures figures() const;  // summary.json's epoch_boundary
 };
 
 // Distributions (ms) of per-batch and per-sample times of the followed loader in the measured

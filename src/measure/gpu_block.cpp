@@ -8,11 +8,6 @@
 namespace mmprof {
 namespace {
 
-// NaN (no data) is empty ("not measured", null in the file), never a number.
-std::optional<double> finite(double v) {
-  return std::isfinite(v) ? std::optional(v) : std::nullopt;
-}
-
 std::optional<double> fraction(int64_t part_ns, int64_t window_ns) {
   return window_ns > 0
              ? std::optional(static_cast<double>(part_ns) / static_cast<double>(window_ns))

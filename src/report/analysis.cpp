@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "report/json_access.hpp"
+#include "rundir/json_values.hpp"
 #include "stats/descriptive.hpp"
 
 namespace mmprof::report {
@@ -525,16 +526,16 @@ json storage_resource(const Summary& s, const json& m) {
   // The loader's own bytes against the device's (summary "locality", newer runs) when the run
   // has them; else the processes' read() bytes against the device's, which also count what
   // mmprof itself reads (its /proc samples).
-  const json& locality = s.locality;
+  const Locality* locality = s.locality ? &*s.locality : nullptr;
   for (const char* phase : {"pipeline", "end_to_end"}) {
-    const auto share = number_at(locality, fmt::format("/phases/{}/page_cache_fraction", phase));
-    if (!share || st.contains("page_cache_share")) continue;
-    st["page_cache_share"] = *share;
+    const LocalityPhase* p = locality != nullptr ? locality->phase(phase) : nullptr;
+    if (p == nullptr || !p->page_cache_fraction || st.contains("page_cache_share")) continue;
+    st["page_cache_share"] = *p->page_cache_fraction;
     st["page_cache_source"] =
         fmt::format("locality.phases.{}: loader bytes vs device read_bytes", phase);
-    st["cache"] = value_at(locality, "/cache");
+    st["cache"] = locality->cache;
   }
-  if (!st.contains("page_cache_share") && value_at(locality, "/source") == "network") {
+  if (!st.contains("page_cache_share") && locality != nullptr && locality->network()) {
     // Socket reads are not read(2) bytes: rchar would call the network's bytes cached ones.
     st["page_cache_share"] = nullptr;
     st["page_cache_source"] = "a remote dataset: its bytes came over the network (locality)";
@@ -557,17 +558,16 @@ json storage_resource(const Summary& s, const json& m) {
 // A remote dataset (locality.source network): the read stage is a wait on HTTP transfers, so when
 // it is the limiting stage the network, not a local resource, bounds the loader.
 json network_resource(const Summary& s, const json& stages) {
-  const json& locality = s.locality;
-  if (value_at(locality, "/source") != "network") {
+  if (!s.locality || !s.locality->network()) {
     return {{"source", "local"}, {"saturated", false}};
   }
-  json n = {{"source", "network"}, {"url", value_at(locality, "/url")}};
+  json n = {{"source", "network"}, {"url", s.locality->url}};
   for (const char* phase : {"pipeline", "end_to_end"}) {
-    const json& p = value_at(locality, fmt::format("/phases/{}", phase));
-    if (!number_at(p, "/network_mb_per_s")) continue;
+    const LocalityPhase* p = s.locality->phase(phase);
+    if (p == nullptr || !p->network_mb_per_s) continue;
     n["phase"] = phase;
-    n["read_mb_per_s"] = p["network_mb_per_s"];
-    n["read_retries"] = value_at(p, "/read_retries");
+    n["read_mb_per_s"] = *p->network_mb_per_s;
+    n["read_retries"] = rundir::nullable(p->read_retries);
     break;
   }
   n["saturated"] = value_at(stages, "/limit") == "read";

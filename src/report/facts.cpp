@@ -15,6 +15,7 @@
 #include "report/json_access.hpp"
 #include "report/loader_facts.hpp"
 #include "report/series.hpp"
+#include "rundir/summary_parts.hpp"
 
 namespace mmprof::report {
 namespace {
@@ -149,7 +150,8 @@ bool is_ignored(const json& line) {
 }
 
 void error_facts(const RunData& run, json& facts) {
-  const auto ignored = number_at(run.summary.reliability, "/ignored_files").value_or(0);
+  const double ignored =
+      run.summary.reliability ? static_cast<double>(run.summary.reliability->ignored_files) : 0;
   if (ignored > 0) {
     const auto first = std::find_if(run.errors.begin(), run.errors.end(), is_ignored);
     facts.push_back(fact(
@@ -271,7 +273,7 @@ json analyze_run(const RunData& run) {
   a["caveats"] = ordering_caveats(s);
   a["stages"] = attribute_stages(s, run.manifest);
   a["resources"] = attribute_resources(s, run.manifest, a["stages"]);
-  a["epoch_boundary"] = s.epoch_boundary;
+  a["epoch_boundary"] = s.epoch_boundary ? rundir::to_json(*s.epoch_boundary) : json(nullptr);
   json facts = json::array();
   const json& c = a["classification"];
   if (c["stall_fraction"].is_number()) {

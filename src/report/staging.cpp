@@ -89,19 +89,19 @@ std::string unusable_stage(const json& stage, const std::string& copy, const std
 
 std::string caveat(const json& experiment, const std::optional<RunData>& base) {
   std::string text;
-  const json locality = base ? base->summary.locality : json(nullptr);
-  if (value_at(locality, "/source") == "network") {
+  const Locality* locality = base && base->summary.locality ? &*base->summary.locality : nullptr;
+  if (locality != nullptr && locality->network()) {
     text =
         "The base reads over HTTP and keeps nothing locally, so each of its epochs pays the "
         "network again; a staged copy that fits in memory is read from the page cache after its "
         "first epoch, so later epochs save more than the trials measured.";
-  } else if (value_at(locality, "/fits_in_ram") == true) {
+  } else if (locality != nullptr && locality->fits_in_ram == true) {
     text = fmt::format(
         "The dataset ({:.0f} MiB) fits in this host's memory ({:.0f} MiB): after the first epoch "
         "the page cache serves it wherever it is stored, so the saving per epoch holds for the "
         "first epoch of each job only unless the cache is dropped between epochs.",
-        number_at(locality, "/dataset_bytes").value_or(0) / (1024.0 * 1024.0),
-        number_at(locality, "/host_memory_mib").value_or(0));
+        static_cast<double>(locality->dataset_bytes) / (1024.0 * 1024.0),
+        locality->host_memory_mib.value_or(0));
   }
   if (value_at(experiment, "/design/cache") == "warm") {
     if (!text.empty()) text += ' ';

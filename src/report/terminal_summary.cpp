@@ -340,9 +340,8 @@ std::string why_no_phase(const Summary& s, const json& config, const std::string
   if (rates.samples_per_s) return "";
   if (!rates.why_null.empty()) return rates.why_null;
   const bool ran = !report::value_at(s.phases, "/" + phase).is_null();
-  const json resume = report::value_at(s.reliability, "/resume");
-  if (resume.is_object() && resume.value("phase", "") != phase && !ran)
-    return fmt::format("not run again when resumed from {}", resume.value("from", "?"));
+  if (s.resume && s.resume->phase != phase && !ran)
+    return fmt::format("not run again when resumed from {}", s.resume->from);
   if (!ran && phase != "pipeline" && report::value_at(config, "/step/kind") == "none") {
     return "step.kind=none, no step to time: use configs/emulated-accelerator.yaml or --set "
            "step.kind=sleep";
@@ -446,41 +445,34 @@ std::string format_summary(const Summary& s, const json& config) {
                      "the run directory)\n",
                      errors, s.errors.samples ? std::to_string(*s.errors.samples) : "uncounted");
   }
-  const json& reliability = s.reliability;  // null for a user's job
-  const int64_t ignored = reliability.is_object() ? reliability.value("ignored_files", 0) : 0;
+  const uint64_t ignored = s.reliability ? s.reliability->ignored_files : 0;  // none for a job
   if (ignored > 0) {
     out += fmt::format(
         "ignored: {} files under the dataset are neither samples nor captions (errors.jsonl, "
         "kind ignored)\n",
         ignored);
   }
-  const json& e = s.epoch_boundary;  // null for a job the hook did not see
-  if (e.is_object() && e.value("stall_ms", json()).is_number()) {
-    // mmprof's runs give the pipeline phase's steady wait; a job's block is its loop's own.
-    const json steady = e.contains("pipeline") ? e["pipeline"].value("steady_wait_ms", json())
-                                               : e.value("steady_wait_ms", json());
-    const json persistent = e.value("persistent_workers", json());
+  // Null for a job the hook did not see; mmprof's runs give the pipeline phase's steady wait, a
+  // job's block is its loop's own.
+  const BoundaryJudgement* e = s.epoch_boundary ? s.epoch_boundary->headline() : nullptr;
+  if (e != nullptr && e->stall_ms) {
+    const std::optional<bool> persistent = s.epoch_boundary->persistent_workers;
     out += fmt::format("epoch boundary: first batch waits {} ms (steady {} ms), {} workers\n",
-                       num(e["stall_ms"], "{:.2f}"), num_or(steady, "{:.2f}", "no steady batch"),
-                       persistent.is_boolean()
-                           ? (persistent.get<bool>() ? "persistent" : "non-persistent")
-                           : "unknown");
-    if (e.contains("verdict") && e["verdict"].is_string())
-      out += "  " + e["verdict"].get<std::string>() + "\n";
+                       num(or_null(e->stall_ms), "{:.2f}"),
+                       num_or(or_null(e->steady_wait_ms), "{:.2f}", "no steady batch"),
+                       persistent ? (*persistent ? "persistent" : "non-persistent") : "unknown");
+    if (!e->verdict.empty()) out += "  " + e->verdict + "\n";
   }
-  if (reliability.is_object() && reliability.contains("resume")) {
-    const json& r = reliability["resume"];
+  if (s.resume) {
     out += fmt::format("resumed {} from {} at batch {}: first batch {} ms after the restart\n",
-                       r["phase"].get<std::string>(), r["from"].get<std::string>(),
-                       r["start_batch_id"].get<uint64_t>(), num(r["time_to_first_batch_ms"]));
+                       s.resume->phase, s.resume->from, s.resume->start_batch_id,
+                       num(std::optional(s.resume->time_to_first_batch_ms)));
   }
   if (job) out += format_job(s);
-  if (!s.trace.is_null()) {
-    const json& tr = s.trace;
+  if (s.trace) {
+    const TraceFigures& tr = *s.trace;
     out += fmt::format("trace: {} events in {} ({} recorded, {} dropped at trace.max_events={})\n",
-                       tr["events"].get<uint64_t>(), tr["file"].get<std::string>(),
-                       tr["recorded_events"].get<uint64_t>(), tr["dropped_events"].get<uint64_t>(),
-                       tr["max_events"].get<uint64_t>());
+                       tr.events, tr.file, tr.recorded_events, tr.dropped_events, tr.max_events);
   }
   return out;
 }

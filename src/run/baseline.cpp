@@ -147,15 +147,15 @@ class BaselineRun {
     outcome_.error_samples = recorder_.error_samples();
     const ResourceUsage resources = recorder_.sampler().usage();
     Summary parts = summarize(compute_, pipeline_, end_to_end_, outcome_, &resources);
-    parts.reliability = phases_.reliability().to_json(outcome_.error_samples, dataset_);
+    parts.reliability = phases_.reliability().figures(outcome_.error_samples, dataset_);
     parts.resume = checkpoint_.resume_part();
     gpu_.stop();  // a failed run keeps the GPU events up to the failure
     trace::gpu_events(gpu_.trace().events);
     gpu_.contribute(parts);
-    parts.epoch_boundary = phases_.epoch_boundary().to_json(config_.loader.persistent_workers,
+    parts.epoch_boundary = phases_.epoch_boundary().figures(config_.loader.persistent_workers,
                                                             phases_.batches_per_epoch());
     loader_parts(parts);
-    parts.locality = locality_json(resources);
+    parts.locality = locality(resources);
     parts.dist = dist_json();
     if (options_.finish_trace) parts.trace = options_.finish_trace();
     recorder_.writer().summary(parts);
@@ -215,7 +215,7 @@ class BaselineRun {
   }
 
   // The loader phases' bytes split by where they came from (locality.hpp).
-  nlohmann::json locality_json(const ResourceUsage& resources) {
+  Locality locality(const ResourceUsage& resources) {
     for (const PhaseMetrics* p : {&pipeline_, &end_to_end_}) {
       if (!p->ran) continue;
       const auto window = resources.window(p->name);
@@ -226,7 +226,7 @@ class BaselineRun {
                     .retries = p->read_retries});
     }
     const auto total_kb = resources.host().mem_total_kb;
-    return locality_.to_json(total_kb ? std::optional<double>(static_cast<double>(*total_kb) / 1024)
+    return locality_.figures(total_kb ? std::optional<double>(static_cast<double>(*total_kb) / 1024)
                                       : std::nullopt);
   }
 

@@ -10,7 +10,6 @@
 namespace mmprof {
 namespace {
 
-using nlohmann::json;
 using Timed = EpochBoundaryTally::Timed;
 
 // The waits, fill times and their differences of `batches`, each sorted.
@@ -41,27 +40,20 @@ std::string verdict(bool stall, double unexplained_ms, double fill_ms, bool pers
   return v;
 }
 
-// One phase's block of EpochBoundaryTally::to_json().
-json judge_epoch_boundary(const std::vector<Timed>& firsts,
-                          const std::map<int64_t, std::vector<Timed>>& others,
-                          bool persistent_workers) {
-  json j = {{"boundaries", firsts.size()},
-            {"batch_size", nullptr},
-            {"stall_ms", nullptr},
-            {"steady_wait_ms", nullptr},
-            {"excess_ms", nullptr},
-            {"fill_ms", nullptr},
-            {"unexplained_ms", nullptr},
-            {"noise_ms", nullptr},
-            {"threshold_ms", EpochBoundaryTally::kFloorMs},
-            {"stall", nullptr},
-            {"verdict", "no epoch boundary in the measured steps"}};
+// One phase's judgement (EpochBoundaryTally::figures()).
+BoundaryJudgement judge_epoch_boundary(const std::vector<Timed>& firsts,
+                                       const std::map<int64_t, std::vector<Timed>>& others,
+                                       bool persistent_workers) {
+  BoundaryJudgement j;
+  j.boundaries = static_cast<int64_t>(firsts.size());
+  j.threshold_ms = EpochBoundaryTally::kFloorMs;
+  j.verdict = "no epoch boundary in the measured steps";
   if (firsts.empty()) {
     // The steady wait alone still describes the phase (a run shorter than an epoch).
     std::vector<Timed> all;
     for (const auto& [size, batches] : others)
       all.insert(all.end(), batches.begin(), batches.end());
-    j["steady_wait_ms"] = finite_or_null(quantile_sorted(columns(all).wait, 0.5));
+    j.steady_wait_ms = finite(quantile_sorted(columns(all).wait, 0.5));
     return j;
   }
   const int64_t size = firsts.front().size;
@@ -78,16 +70,16 @@ json judge_epoch_boundary(const std::vector<Timed>& firsts,
       like.wait.empty() ? 0.0 : std::max(0.0, quantile_sorted(like.unexplained, 0.9));
   const double threshold = std::max(EpochBoundaryTally::kFloorMs, noise);
   const bool stall = unexplained_ms > threshold;
-  j["batch_size"] = size;
-  j["stall_ms"] = stall_ms;
-  j["steady_wait_ms"] = finite_or_null(steady);
-  j["excess_ms"] = finite_or_null(stall_ms - steady);
-  j["fill_ms"] = fill_ms;
-  j["unexplained_ms"] = unexplained_ms;
-  j["noise_ms"] = like.wait.empty() ? json(nullptr) : json(noise);
-  j["threshold_ms"] = threshold;
-  j["stall"] = stall;
-  j["verdict"] = verdict(stall, unexplained_ms, fill_ms, persistent_workers);
+  j.batch_size = size;
+  j.stall_ms = stall_ms;
+  j.steady_wait_ms = finite(steady);
+  j.excess_ms = finite(stall_ms - steady);
+  j.fill_ms = fill_ms;
+  j.unexplained_ms = unexplained_ms;
+  if (!like.wait.empty()) j.noise_ms = noise;
+  j.threshold_ms = threshold;
+  j.stall = stall;
+  j.verdict = verdict(stall, unexplained_ms, fill_ms, persistent_workers);
   return j;
 }
 
@@ -110,18 +102,13 @@ void EpochBoundaryTally::observe(const std::string& phase, const Batch& batch,
   }
 }
 
-json EpochBoundaryTally::to_json(bool persistent_workers, size_t batches_per_epoch) const {
-  json out = {{"persistent_workers", persistent_workers},
-              {"batches_per_epoch", batches_per_epoch},
-              {"stall_ms", nullptr},
-              {"stall", nullptr},
-              {"verdict", nullptr}};
+EpochBoundaryFigures EpochBoundaryTally::figures(bool persistent_workers,
+                                                 size_t batches_per_epoch) const {
+  EpochBoundaryFigures out;
+  out.persistent_workers = persistent_workers;
+  out.batches_per_epoch = static_cast<int64_t>(batches_per_epoch);
   for (const auto& [phase, w] : phases_)
-    out[phase] = judge_epoch_boundary(w.boundary, w.steady, persistent_workers);
-  if (out.contains("pipeline")) {
-    for (const char* key : {"stall_ms", "stall", "verdict"})
-      out[key] = out["pipeline"][key];
-  }
+    out.phases[phase] = judge_epoch_boundary(w.boundary, w.steady, persistent_workers);
   return out;
 }
 

@@ -15,12 +15,12 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "mmprof/loader.hpp"
+#include "mmprof/summary_loading.hpp"
 
 namespace mmprof {
 
@@ -42,9 +42,9 @@ class EpochBoundaryTally {
   // difference), `fill_ms` (their mean fill time), `unexplained_ms` (mean of wait - fill),
   // `noise_ms` (p90 of wait - fill over the other batches of that size, at least 0),
   // `threshold_ms` (max(kFloorMs, noise)), `stall` (unexplained above the threshold; null
-  // without a boundary) and `verdict`. Top-level `stall_ms`, `stall` and `verdict` are the
-  // pipeline phase's (the loader alone).
-  nlohmann::json to_json(bool persistent_workers, size_t batches_per_epoch) const;
+  // without a boundary) and `verdict`. The run's verdict is the pipeline phase's (the loader
+  // alone).
+  EpochBoundaryFigures figures(bool persistent_workers, size_t batches_per_epoch) const;
 
   // One delivered batch: its size, the consumer's wait, the workers' time to fill it.
   struct Timed {

@@ -10,8 +10,6 @@
 
 namespace mmprof {
 
-using nlohmann::json;
-
 std::string to_string(DataCache cache) {
   switch (cache) {
     case DataCache::warm:
@@ -92,63 +90,59 @@ void DataLocality::phase_bytes(const std::string& phase, const PhaseBytes& bytes
   phases_[phase].bytes = bytes;
 }
 
-json DataLocality::to_json(std::optional<double> host_memory_mib) const {
-  json phases = json::object();
+Locality DataLocality::figures(std::optional<double> host_memory_mib) const {
+  const bool remote = !url_.empty();
+  Locality out;
   for (const auto& [name, p] : phases_) {
-    const bool remote = !url_.empty();
-    const uint64_t* device = p.bytes && p.bytes->device_bytes ? &*p.bytes->device_bytes : nullptr;
-    json j = {
-        {"prepared", p.prepared},
-        {"prepare_s", p.prepare_s},
-        {"resident_before", remote ? json(nullptr) : json(p.resident_before)},
-        {"resident_at_window", p.resident_at_window ? json(*p.resident_at_window) : json(nullptr)},
-        {"resident_after", p.after_measured ? json(p.resident_after) : json(nullptr)},
-        {"loader_bytes", p.bytes ? json(p.bytes->loader_bytes) : json(nullptr)},
-        {"device_bytes", device != nullptr ? json(*device) : json(nullptr)}};
+    LocalityPhase& f = out.phases[name];
+    f.prepared = p.prepared;
+    f.prepare_s = p.prepare_s;
+    if (!remote) f.resident_before = p.resident_before;
+    f.resident_at_window = p.resident_at_window;
+    if (p.after_measured) f.resident_after = p.resident_after;
+    f.pages_left_resident = p.pages_left_resident;
+    if (!p.bytes) continue;
+    f.loader_bytes = p.bytes->loader_bytes;
+    f.device_bytes = p.bytes->device_bytes;
     // Readahead and block rounding make the device read a little more than asked: capped at 1.
-    j["page_cache_fraction"] =
-        !remote && device != nullptr && p.bytes->loader_bytes > 0
-            ? json(std::clamp(
-                  1.0 - static_cast<double>(*device) / static_cast<double>(p.bytes->loader_bytes),
-                  0.0, 1.0))
-            : json(nullptr);
+    if (!remote && f.device_bytes && p.bytes->loader_bytes > 0) {
+      f.page_cache_fraction = std::clamp(
+          1.0 - static_cast<double>(*f.device_bytes) / static_cast<double>(p.bytes->loader_bytes),
+          0.0, 1.0);
+    }
     if (remote) {
       // Every byte the loader read came over HTTP, over the span its samples' reads took.
-      j["network_bytes"] = p.bytes ? json(p.bytes->loader_bytes) : json(nullptr);
-      j["read_span_s"] = p.bytes ? json(p.bytes->read_span_s) : json(nullptr);
-      j["network_mb_per_s"] =
-          p.bytes && p.bytes->read_span_s > 0
-              ? json(static_cast<double>(p.bytes->loader_bytes) / 1e6 / p.bytes->read_span_s)
-              : json(nullptr);
-      j["read_retries"] = p.bytes ? json(p.bytes->retries) : json(nullptr);
+      f.network_bytes = p.bytes->loader_bytes;
+      f.read_span_s = p.bytes->read_span_s;
+      if (p.bytes->read_span_s > 0)
+        f.network_mb_per_s =
+            static_cast<double>(p.bytes->loader_bytes) / 1e6 / p.bytes->read_span_s;
+      f.read_retries = p.bytes->retries;
     }
-    if (cache_ == DataCache::cold) j["pages_left_resident"] = p.pages_left_resident;
-    phases[name] = std::move(j);
   }
   const double dataset_mib = static_cast<double>(dataset_bytes_) / (1024.0 * 1024.0);
-  json out = {{"source", url_.empty() ? "local" : "network"},
-              {"cache", to_string(cache_)},
-              {"dataset_files", files_.size()},
-              {"dataset_bytes", dataset_bytes_},
-              {"residency_files", cache_ == DataCache::cold ? files_.size() : measured_.size()},
-              {"host_memory_mib", host_memory_mib ? json(*host_memory_mib) : json(nullptr)},
-              {"phases", phases}};
-  out["fits_in_ram"] = host_memory_mib ? json(dataset_mib < *host_memory_mib) : json(nullptr);
+  out.source = remote ? "network" : "local";
+  out.cache = to_string(cache_);
+  out.dataset_files = files_.size();
+  out.dataset_bytes = dataset_bytes_;
+  out.residency_files = cache_ == DataCache::cold ? files_.size() : measured_.size();
+  out.host_memory_mib = host_memory_mib;
+  if (host_memory_mib) out.fits_in_ram = dataset_mib < *host_memory_mib;
   if (cache_ == DataCache::cold) {
-    out["note"] =
+    out.note =
         "cold: each loader phase began after posix_fadvise(POSIX_FADV_DONTNEED) on every file of "
         "the dataset; pages another process maps (or a tmpfs holds) cannot be dropped that way, "
         "pages_left_resident counts them";
   }
-  if (!url_.empty()) {
-    out["url"] = url_;
-    out["note"] = fmt::format(
+  if (remote) {
+    out.url = url_;
+    out.note = fmt::format(
         "read over HTTP from {}: nothing is kept locally, so every epoch reads it from the server "
         "again, whatever this host's memory; data.cache has nothing local to fill or empty "
         "(mmprof stage copies it to local storage)",
         url_);
-  } else if (out["fits_in_ram"] == true) {
-    out["ram_note"] = fmt::format(
+  } else if (out.fits_in_ram == true) {
+    out.ram_note = fmt::format(
         "the dataset ({:.0f} MiB) fits in this host's memory ({:.0f} MiB): after one epoch it is "
         "read from the page cache, whatever the storage",
         dataset_mib, *host_memory_mib);

@@ -10,13 +10,13 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "mmprof/config.hpp"
 #include "mmprof/dataset.hpp"
+#include "mmprof/summary_loading.hpp"
 
 namespace mmprof {
 
@@ -43,7 +43,7 @@ class DataLocality {
   };
   void phase_bytes(const std::string& phase, const PhaseBytes& bytes);
 
-  nlohmann::json to_json(std::optional<double> host_memory_mib) const;
+  Locality figures(std::optional<double> host_memory_mib) const;
 
  private:
   struct Phase {

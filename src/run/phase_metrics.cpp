@@ -204,16 +204,23 @@ Summary summarize(const PhaseMetrics& compute, const PhaseMetrics& pipeline,
   if (pipeline.ran || end_to_end.ran)
     s.decode_placement = decode_placement(compute, pipeline, end_to_end, outcome.step_kind);
   // The loader's order (the pipeline phase's: no step decides it), against a global permutation.
-  s.shuffle = pipeline.ran
-                  ? to_json(shuffle_quality(pipeline.delivered, pipeline.delivered_batches))
-                  : nlohmann::json(nullptr);
+  if (pipeline.ran) {
+    const ShuffleQuality q = shuffle_quality(pipeline.delivered, pipeline.delivered_batches);
+    ShuffleFigures& shuffle = s.shuffle.emplace();
+    shuffle.samples = q.samples;
+    if (q.measured()) {
+      shuffle.gap_ratio = q.gap_ratio;
+      shuffle.order_correlation = q.order_correlation;
+    }
+  }
   if (pipeline.ran && pipeline.media_reads > 0) {
-    s.read_pattern = {{"phase", pipeline.name},
-                      {"media_reads", pipeline.media_reads},
-                      {"sequential_fraction", static_cast<double>(pipeline.continued_reads) /
-                                                  static_cast<double>(pipeline.media_reads)},
-                      {"kib_per_sample", static_cast<double>(pipeline.bytes) /
-                                             static_cast<double>(pipeline.media_reads) / 1024.0}};
+    ReadPattern& reads = s.read_pattern.emplace();
+    reads.phase = pipeline.name;
+    reads.media_reads = pipeline.media_reads;
+    reads.sequential_fraction =
+        static_cast<double>(pipeline.continued_reads) / static_cast<double>(pipeline.media_reads);
+    reads.kib_per_sample =
+        static_cast<double>(pipeline.bytes) / static_cast<double>(pipeline.media_reads) / 1024.0;
   }
 
   // Without a sampler, DESIGN.md's memory, cpu and io keys are there with nulls, never faked

@@ -28,16 +28,18 @@ void ReliabilityTally::loader_done() {
   live_ = LoaderStats{};
 }
 
-nlohmann::json ReliabilityTally::to_json(int64_t skipped_samples, const Dataset& dataset) const {
-  std::vector<std::string> faults = faults_;
-  faults.insert(faults.end(), live_.worker_faults.begin(), live_.worker_faults.end());
-  return {{"skipped_samples", skipped_samples},
-          {"rejected_members", dataset.rejected().size()},
-          {"ignored_files", dataset.ignored().size()},
-          {"respawns", respawns_ + live_.respawns},
-          {"retries", retries_ + live_.retries},
-          {"hung_workers", hung_ + live_.hung_workers},
-          {"worker_faults", faults}};
+Reliability ReliabilityTally::figures(int64_t skipped_samples, const Dataset& dataset) const {
+  Reliability r;
+  r.skipped_samples = skipped_samples;
+  r.rejected_members = dataset.rejected().size();
+  r.ignored_files = dataset.ignored().size();
+  r.respawns = respawns_ + live_.respawns;
+  r.retries = retries_ + live_.retries;
+  r.hung_workers = hung_ + live_.hung_workers;
+  r.worker_faults = faults_;
+  r.worker_faults.insert(r.worker_faults.end(), live_.worker_faults.begin(),
+                         live_.worker_faults.end());
+  return r;
 }
 
 nlohmann::json rejection_error_line(const Dataset& dataset, const RejectedEntry& entry) {

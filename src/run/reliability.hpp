@@ -9,6 +9,7 @@
 #include "mmprof/config.hpp"
 #include "mmprof/dataset.hpp"
 #include "mmprof/loader.hpp"
+#include "mmprof/summary_loading.hpp"
 
 namespace mmprof {
 
@@ -22,7 +23,7 @@ class ReliabilityTally {
   // summary.json "reliability": skipped_samples (distinct keys in errors.jsonl), rejected_members
   // (members the index refused), ignored_files (neither samples nor captions), respawns,
   // retries, hung_workers, worker_faults (sentences).
-  nlohmann::json to_json(int64_t skipped_samples, const Dataset& dataset) const;
+  Reliability figures(int64_t skipped_samples, const Dataset& dataset) const;
 
  private:
   int64_t respawns_ = 0, retries_ = 0, hung_ = 0;

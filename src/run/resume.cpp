@@ -188,17 +188,17 @@ void CheckpointKeeper::step_done(const std::string& phase, uint64_t last_batch_i
 
 void CheckpointKeeper::first_batch(const std::string& phase, int64_t ready_ns,
                                    double loader_ttfb_ms) {
-  if (resume_ == nullptr || !resume_json_.is_null()) return;
-  resume_json_ = {
-      {"from", fs::absolute(resume_->run).string()},
-      {"phase", phase},
-      {"start_batch_id", start_batch(phase)},
-      {"start_epoch", checkpoint_.batches_per_epoch > 0
-                          ? static_cast<int64_t>(start_batch(phase)) / checkpoint_.batches_per_epoch
-                          : 0},
-      {"measured_steps_before", steps_done(phase)},
-      {"time_to_first_batch_ms", static_cast<double>(ready_ns - resume_->t_restart_ns) / 1e6},
-      {"loader_time_to_first_batch_ms", loader_ttfb_ms}};
+  if (resume_ == nullptr || resume_record_) return;
+  ResumeRecord& r = resume_record_.emplace();
+  r.from = fs::absolute(resume_->run).string();
+  r.phase = phase;
+  r.start_batch_id = start_batch(phase);
+  r.start_epoch = checkpoint_.batches_per_epoch > 0
+                      ? static_cast<int64_t>(r.start_batch_id) / checkpoint_.batches_per_epoch
+                      : 0;
+  r.measured_steps_before = steps_done(phase);
+  r.time_to_first_batch_ms = static_cast<double>(ready_ns - resume_->t_restart_ns) / 1e6;
+  r.loader_time_to_first_batch_ms = loader_ttfb_ms;
   // From its first batch on this run holds the sequence: the interrupted one is done with. (A
   // resume that fails before, e.g. for a missing GPU, leaves RUN resumable.)
   mark_resumed(*resume_, file_.parent_path());

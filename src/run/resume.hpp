@@ -9,8 +9,10 @@
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
+#include "mmprof/summary_loading.hpp"
 #include "rundir/output_dir.hpp"
 
 namespace mmprof {
@@ -76,8 +78,8 @@ class CheckpointKeeper {
   void finish_phase(const std::string& phase);
   void write();
 
-  // The summary's resume part (reliability.resume) when this run is a resume; null otherwise.
-  const nlohmann::json& resume_part() const noexcept { return resume_json_; }
+  // The summary's resume part (reliability.resume) when this run is a resume; empty otherwise.
+  const std::optional<ResumeRecord>& resume_part() const noexcept { return resume_record_; }
 
  private:
   std::filesystem::path file_;
@@ -85,7 +87,7 @@ class CheckpointKeeper {
   int64_t interval_ns_;
   int64_t last_write_ns_ = 0;
   Checkpoint checkpoint_;
-  nlohmann::json resume_json_;
+  std::optional<ResumeRecord> resume_record_;
 };
 
 }  // namespace mmprof

@@ -8,13 +8,6 @@
 #include "stats/descriptive.hpp"
 
 namespace mmprof {
-namespace {
-
-std::optional<double> finite(double v) {
-  return std::isnan(v) ? std::nullopt : std::optional<double>(v);
-}
-
-}  // namespace
 
 void WorkerLoads::add_batch(const Batch& batch) {
   Load& w = by_worker_[batch.worker];

@@ -10,7 +10,9 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <type_traits>
+#include <vector>
 
 #include "rundir/json_values.hpp"
 
@@ -43,10 +45,19 @@ class FigureReader {
   // The string at `pointer`, "" when absent or null.
   std::string text(const nlohmann::json& j, const std::string& pointer,
                    const std::string& at = "") const;
+  // Each string of the array at `pointer` (none when absent or null).
+  std::vector<std::string> texts(const nlohmann::json& j, const std::string& pointer,
+                                 const std::string& at = "") const;
   // True only when the value is true.
   static bool flag(const nlohmann::json& j, const std::string& pointer);
+  // A yes/no figure: empty when absent or null.
+  std::optional<bool> optional_flag(const nlohmann::json& j, const std::string& pointer,
+                                    const std::string& at = "") const;
 
   const std::filesystem::path& file() const noexcept { return file_; }
+  // Refuses the value `v` at `pointer`, where `belongs` ("a string") belongs.
+  [[noreturn]] void refuse(const std::string& pointer, const nlohmann::json& v,
+                           std::string_view belongs) const;
 
  private:
   [[noreturn]] void out_of_range(const std::string& pointer, double v) const;

@@ -73,19 +73,19 @@ struct PartKey {
   json Summary::*member;
   bool optional;
 };
-constexpr std::array<PartKey, 13> kParts = {{{"phases", &Summary::phases, false},
-                                             {"pin_mode", &Summary::pin_mode, false},
-                                             {"reliability", &Summary::reliability, false},
-                                             {"epoch_boundary", &Summary::epoch_boundary, false},
-                                             {"trace", &Summary::trace, true},
-                                             {"decode_placement", &Summary::decode_placement, true},
-                                             {"locality", &Summary::locality, true},
-                                             {"dist", &Summary::dist, true},
-                                             {"shuffle", &Summary::shuffle, true},
-                                             {"read_pattern", &Summary::read_pattern, true},
-                                             {"job", &Summary::job, true},
-                                             {"stage_breakdown", &Summary::stage_breakdown, true},
-                                             {"workers_balance", &Summary::workers_balance, true}}};
+constexpr std::array<PartKey, 7> kParts = {{{"phases", &Summary::phases, false},
+                                            {"pin_mode", &Summary::pin_mode, false},
+                                            {"decode_placement", &Summary::decode_placement, true},
+                                            {"dist", &Summary::dist, true},
+                                            {"job", &Summary::job, true},
+                                            {"stage_breakdown", &Summary::stage_breakdown, true},
+                                            {"workers_balance", &Summary::workers_balance, true}}};
+
+// An optional typed part: null when empty.
+template <class T>
+json part_json(const std::optional<T>& part) {
+  return part ? rundir::to_json(*part) : json(nullptr);
+}
 
 // Reads the typed figures of a summary.json; a figure of the wrong type is a file mmprof did not
 // write, named with its key.
@@ -99,6 +99,17 @@ class Reader {
   }
   std::string text(const std::string& pointer) const { return figures_.text(j_, pointer); }
   json part(const char* key) const { return rundir::value_at(j_, std::string("/") + key); }
+  // The part at `key` read by `read` (an object; else empty, or refused when it is neither an
+  // object nor null).
+  template <class T>
+  std::optional<T> typed_part(const char* key, T (*read)(const rundir::FigureReader&, const json&,
+                                                         const std::string&)) const {
+    const std::string at = std::string("/") + key;
+    const json j = rundir::value_at(j_, at);
+    if (j.is_null()) return std::nullopt;
+    if (!j.is_object()) figures_.refuse(at, j, "an object");
+    return read(figures_, j, at);
+  }
 
   // The distribution `d`, found at `at` (for the error naming a bad figure).
   TimeSpread spread(const json& d, const std::string& at) const {
@@ -182,8 +193,14 @@ json to_json(const Summary& p) {
             {"gpu_unavailable", text_or_null(p.gpu_unavailable)}};
   for (const PartKey& part : kParts)
     if (!part.optional || !(p.*part.member).is_null()) s[part.key] = p.*part.member;
+  s["reliability"] = part_json(p.reliability);
+  if (p.resume) s["reliability"]["resume"] = rundir::to_json(*p.resume);
+  s["epoch_boundary"] = part_json(p.epoch_boundary);
+  if (p.trace) s["trace"] = rundir::to_json(*p.trace);
+  if (p.locality) s["locality"] = rundir::to_json(*p.locality);
+  if (p.shuffle) s["shuffle"] = rundir::to_json(*p.shuffle);
+  if (p.read_pattern) s["read_pattern"] = rundir::to_json(*p.read_pattern);
   if (!p.resumed_by.empty()) s["resumed_by"] = p.resumed_by;
-  if (!p.resume.is_null()) s["reliability"]["resume"] = p.resume;
   return s;
 }
 
@@ -217,9 +234,15 @@ Summary summary_from_json(const json& j, const std::filesystem::path& file) {
   if (const json gpu = r.part("gpu"); gpu.is_object())
     s.gpu = rundir::gpu_from_json(r.figures(), gpu, "/gpu");
   s.gpu_unavailable = r.text("/gpu_unavailable");
-  // reliability keeps its resume record, as written.
   for (const PartKey& part : kParts)
     s.*part.member = r.part(part.key);
+  s.reliability = r.typed_part("reliability", rundir::reliability_from_json);
+  s.resume = r.typed_part("reliability/resume", rundir::resume_from_json);
+  s.epoch_boundary = r.typed_part("epoch_boundary", rundir::epoch_boundary_from_json);
+  s.trace = r.typed_part("trace", rundir::trace_from_json);
+  s.locality = r.typed_part("locality", rundir::locality_from_json);
+  s.shuffle = r.typed_part("shuffle", rundir::shuffle_from_json);
+  s.read_pattern = r.typed_part("read_pattern", rundir::read_pattern_from_json);
   return s;
 }
 

@@ -28,6 +28,10 @@ nlohmann::json finite_or_null(double v) {
   return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr);
 }
 
+std::optional<double> finite(double v) {
+  return std::isfinite(v) ? std::optional(v) : std::nullopt;
+}
+
 double median(std::vector<double> values) {
   std::sort(values.begin(), values.end());
   return quantile_sorted(values, 0.5);

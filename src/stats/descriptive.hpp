@@ -3,6 +3,7 @@
 // exact order statistics, never averages dressed as percentiles.
 #include <cstddef>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <vector>
 
 namespace mmprof {
@@ -26,6 +27,8 @@ Distribution describe(std::vector<double> values);
 
 // `v` as a JSON number, or null when it is NaN or infinite (which JSON cannot hold).
 nlohmann::json finite_or_null(double v);
+// `v`, or empty ("not measured") when it is NaN (no data) or infinite.
+std::optional<double> finite(double v);
 
 // {"count", "mean", "p50", "p90", "p99", "p999", "max"}; values null when count == 0.
 nlohmann::json to_json(const Distribution& d, bool with_p999 = true);

@@ -48,12 +48,4 @@ ShuffleQuality shuffle_quality(const std::vector<uint32_t>& p,
   return q;
 }
 
-nlohmann::json to_json(const ShuffleQuality& q) {
-  if (q.samples < 3 || q.pairs == 0)
-    return {{"samples", q.samples}, {"gap_ratio", nullptr}, {"order_correlation", nullptr}};
-  return {{"samples", q.samples},
-          {"gap_ratio", q.gap_ratio},
-          {"order_correlation", q.order_correlation}};
-}
-
 }  // namespace mmprof

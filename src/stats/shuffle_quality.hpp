@@ -4,7 +4,6 @@
 // permutation. Pure functions.
 #include <cstddef>
 #include <cstdint>
-#include <nlohmann/json.hpp>
 #include <vector>
 
 namespace mmprof {
@@ -21,6 +20,9 @@ struct ShuffleQuality {
   // reading in source order (a shard-order shuffle with a buffer keeps it well above 0 within
   // each shard run).
   double order_correlation = 0;
+
+  // Whether the figures describe an order: 3 samples or more, two of them in a batch.
+  bool measured() const noexcept { return samples >= 3 && pairs > 0; }
 };
 
 // `source_positions`: each delivered sample's position in the dataset's order, in delivery
@@ -28,7 +30,5 @@ struct ShuffleQuality {
 // count). Fewer than 3 samples, no two in a batch, or all equal: zeros.
 ShuffleQuality shuffle_quality(const std::vector<uint32_t>& source_positions,
                                const std::vector<uint32_t>& batch_sizes);
-
-nlohmann::json to_json(const ShuffleQuality& q);
 
 }  // namespace mmprof

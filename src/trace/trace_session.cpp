@@ -93,15 +93,17 @@ TraceCounts TraceSession::write(const fs::path& file, const Dataset& dataset) co
   return write_atomic(file, source);
 }
 
-nlohmann::json trace_summary(const TraceCounts& counts, const TraceArena& arena) {
-  return {{"file", run_file::trace},
-          {"events", counts.events},
-          {"recorded_events", counts.recorded},
-          {"dropped_events", counts.dropped},
-          {"max_events", arena.max_events()},
-          {"sample_every", arena.sample_every()},
-          {"flows", counts.flows},
-          {"gpu_events", counts.gpu_events}};
+TraceFigures trace_summary(const TraceCounts& counts, const TraceArena& arena) {
+  TraceFigures t;
+  t.file = run_file::trace;
+  t.events = counts.events;
+  t.recorded_events = counts.recorded;
+  t.dropped_events = counts.dropped;
+  t.max_events = arena.max_events();
+  t.sample_every = arena.sample_every();
+  t.flows = counts.flows;
+  t.gpu_events = counts.gpu_events;
+  return t;
 }
 
 }  // namespace mmprof::trace

@@ -3,12 +3,12 @@
 // events handed over at the end, activates the recording points for its lifetime, and writes
 // trace.json atomically (streamed into path.tmp, fsync, rename).
 #include <filesystem>
-#include <nlohmann/json.hpp>
 #include <vector>
 
 #include "gpu/gpu_event.hpp"
 #include "mmprof/config.hpp"
 #include "mmprof/dataset.hpp"
+#include "mmprof/summary_loading.hpp"
 #include "trace/trace_arena.hpp"
 #include "trace/trace_writer.hpp"
 
@@ -37,6 +37,6 @@ class TraceSession {
 };
 
 // summary.json's `trace` block: what trace.json holds and what the cap dropped.
-nlohmann::json trace_summary(const TraceCounts& counts, const TraceArena& arena);
+TraceFigures trace_summary(const TraceCounts& counts, const TraceArena& arena);
 
 }  // namespace mmprof::trace

@@ -38,8 +38,10 @@ TEST(ReportStaging, BreakEvenEpochsWithTheirInterval) {
                        "source": "/nfs/data"})");
   RunData base;
   base.manifest["data"]["samples"] = 1000;
-  base.summary.locality = {
-      {"fits_in_ram", true}, {"dataset_bytes", 1048576.0 * 200}, {"host_memory_mib", 4096.0}};
+  Locality& locality = base.summary.locality.emplace();
+  locality.fits_in_ram = true;
+  locality.dataset_bytes = 1048576 * 200;
+  locality.host_memory_mib = 4096.0;
   const json s = staging_break_even(experiment(copy.path().string(), 25, 10, 40), base);
   ASSERT_EQ(s.size(), 1u);  // the data.path arm only
   const json& e = s[0];

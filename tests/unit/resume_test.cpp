@@ -9,6 +9,7 @@
 
 #include "mmprof/error.hpp"
 #include "run/epoch_boundary.hpp"
+#include "rundir/summary_parts.hpp"
 #include "support/test_support.hpp"
 
 namespace mmprof {
@@ -133,7 +134,7 @@ TEST(EpochBoundaryTally, AStallIsWaitBeyondTheFirstBatchsOwnFillTime) {
         {2, 4, 3, 5},
         {2, 4, 4, 5},
         {3, 4, 20, 5}});
-  const json j = t.to_json(false, 3);
+  const json j = rundir::to_json(t.figures(false, 3));
   EXPECT_EQ(j["persistent_workers"], false);
   EXPECT_EQ(j["batches_per_epoch"], 3);
   const json& p = j["pipeline"];
@@ -173,7 +174,7 @@ TEST(EpochBoundaryTally, FillTimeIsTheSamplesStagesPlusCollate) {
     }
     t.observe("pipeline", b, 0, true);
   }
-  const json p = t.to_json(true, 2)["pipeline"];
+  const json p = rundir::to_json(t.figures(true, 2))["pipeline"];
   EXPECT_DOUBLE_EQ(p["fill_ms"], 7.5);  // 2 x (1 + 2 + 0.5) + 0.5
   EXPECT_DOUBLE_EQ(p["unexplained_ms"], 12.5);
 }
@@ -193,7 +194,7 @@ TEST(EpochBoundaryTally, ShortFullAlternationIsNoBoundaryStall) {
   }
   EpochBoundaryTally t;
   feed(t, "pipeline", 0, 0, batches);
-  const json p = t.to_json(true, 3)["pipeline"];
+  const json p = rundir::to_json(t.figures(true, 3))["pipeline"];
   EXPECT_EQ(p["boundaries"], 7);
   EXPECT_EQ(p["stall"], false) << p.dump();
   EXPECT_EQ(p["verdict"], "no boundary stall");
@@ -210,7 +211,7 @@ TEST(EpochBoundaryTally, ShortFullAlternationIsNoBoundaryStall) {
   }
   EpochBoundaryTally two;
   feed(two, "pipeline", 0, 0, pairs);
-  const json q = two.to_json(true, 2)["pipeline"];
+  const json q = rundir::to_json(two.figures(true, 2))["pipeline"];
   EXPECT_EQ(q["boundaries"], 5);
   EXPECT_TRUE(q["steady_wait_ms"].is_null());
   EXPECT_TRUE(q["noise_ms"].is_null());
@@ -229,7 +230,7 @@ TEST(EpochBoundaryTally, ARealStallAmongShortAndFullBatchesIsReported) {
   }
   EpochBoundaryTally t;
   feed(t, "pipeline", 0, 0, batches);
-  const json p = t.to_json(false, 3)["pipeline"];
+  const json p = rundir::to_json(t.figures(false, 3))["pipeline"];
   EXPECT_EQ(p["stall"], true) << p.dump();
   EXPECT_NEAR(p["unexplained_ms"].get<double>(), (3 * 40 + 4 * 35) / 7.0 + 150 - 40, 1e-9);
   EXPECT_EQ(p["verdict"].get<std::string>().rfind("boundary stall: the first batch of an epoch "
@@ -249,7 +250,7 @@ TEST(EpochBoundaryTally, WaitsBeyondFillThatSameSizeBatchesShareAreNoise) {
   }
   EpochBoundaryTally t;
   feed(t, "pipeline", 0, 0, batches);
-  const json p = t.to_json(true, 4)["pipeline"];
+  const json p = rundir::to_json(t.figures(true, 4))["pipeline"];
   EXPECT_DOUBLE_EQ(p["unexplained_ms"], 9.0);
   EXPECT_NEAR(p["noise_ms"].get<double>(), 8.0, 1e-9);  // p90 of 6, 7 and 8, five of each
   EXPECT_EQ(p["stall"], true);
@@ -258,7 +259,7 @@ TEST(EpochBoundaryTally, WaitsBeyondFillThatSameSizeBatchesShareAreNoise) {
 TEST(EpochBoundaryTally, NoBoundaryGivesNulls) {
   EpochBoundaryTally t;
   feed(t, "end_to_end", 0, 0, {{0, 2, 9, 1}, {0, 2, 5, 1}, {0, 2, 1, 1}});
-  const json j = t.to_json(true, 9);
+  const json j = rundir::to_json(t.figures(true, 9));
   EXPECT_EQ(j["end_to_end"]["boundaries"], 0);
   EXPECT_TRUE(j["end_to_end"]["stall_ms"].is_null());
   EXPECT_TRUE(j["end_to_end"]["excess_ms"].is_null());

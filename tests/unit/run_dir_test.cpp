@@ -7,6 +7,7 @@
 
 #include <fstream>
 #include <thread>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -402,7 +403,7 @@ TEST_F(RunDirTest, TheSummaryTypeReadsBackWhatItWroteAndRefusesAWrongType) {
   stand_in.latency.stages_phase = "pipeline";
   stand_in.latency.stages["decode"] = {
       .count = 8, .mean = 1.5, .p50 = 1.25, .p90 = 2, .p99 = 2.5, .p999 = {}, .max = 3};
-  stand_in.shuffle = {{"gap_ratio", 1.5}};
+  stand_in.shuffle = ShuffleFigures{.samples = 12, .gap_ratio = 1.5, .order_correlation = {}};
   Summary job;
   job.source = "external";
   job.status = "failed";
@@ -494,6 +495,148 @@ TEST_F(RunDirTest, TheSummaryTypeReadsBackWhatItWroteAndRefusesAWrongType) {
   json odd = a;
   odd["memory"]["external"][0]["role"] = "worker";
   EXPECT_EQ(summary_from_json(odd, "summary.json").memory.external[0].role, "external");
+}
+
+// The loading parts: a remote, cold stand-in's locality (network keys, pages left resident),
+// reliability with its resume record, each phase's epoch boundary with the pipeline's as the run's,
+// the trace; a job's flat epoch boundary, its trace's source and no reliability. Written as
+// docs/metrics.md says, read back equal, a wrong type refused naming the key.
+TEST_F(RunDirTest, TheLoadingPartsReadBackWhatTheyWrote) {
+  Locality l;
+  l.source = "network";
+  l.cache = "cold";
+  l.dataset_files = 40;
+  l.dataset_bytes = 123456789;
+  l.residency_files = 40;
+  l.url = "http://127.0.0.1:8080/data";
+  l.note = "read over HTTP";
+  l.phases["pipeline"] = {.prepared = "evicted",
+                          .prepare_s = 0.25,
+                          .resident_before = {},
+                          .resident_at_window = 0,
+                          .resident_after = 0,
+                          .loader_bytes = 5000000,
+                          .device_bytes = {},
+                          .page_cache_fraction = {},
+                          .network_bytes = 5000000,
+                          .read_span_s = 2.5,
+                          .network_mb_per_s = 2,
+                          .read_retries = 3,
+                          .pages_left_resident = 7};
+  Summary stand_in;
+  stand_in.locality = l;
+  stand_in.reliability = Reliability{.skipped_samples = 2,
+                                     .rejected_members = 1,
+                                     .ignored_files = 4,
+                                     .respawns = 1,
+                                     .retries = 0,
+                                     .hung_workers = 0,
+                                     .worker_faults = {"worker 1 killed by SIGKILL"}};
+  stand_in.resume = ResumeRecord{.from = "/runs/a",
+                                 .phase = "pipeline",
+                                 .start_batch_id = 12,
+                                 .start_epoch = 3,
+                                 .measured_steps_before = 9,
+                                 .time_to_first_batch_ms = 812.5,
+                                 .loader_time_to_first_batch_ms = 640.25};
+  EpochBoundaryFigures e;
+  e.persistent_workers = false;
+  e.batches_per_epoch = 3;
+  e.phases["pipeline"] = {.boundaries = 2,
+                          .stall_ms = 25,
+                          .steady_wait_ms = 2.5,
+                          .excess_ms = 22.5,
+                          .threshold_ms = 1,
+                          .stall = true,
+                          .verdict = "boundary stall",
+                          .batch_size = 4,
+                          .fill_ms = 5,
+                          .unexplained_ms = 20,
+                          .noise_ms = 0};
+  e.phases["end_to_end"] = {.boundaries = 0,
+                            .stall_ms = {},
+                            .steady_wait_ms = 3,
+                            .excess_ms = {},
+                            .threshold_ms = 1,
+                            .stall = {},
+                            .verdict = "no epoch boundary in the measured steps",
+                            .batch_size = {},
+                            .fill_ms = {},
+                            .unexplained_ms = {},
+                            .noise_ms = {}};
+  stand_in.epoch_boundary = e;
+  stand_in.trace = TraceFigures{.file = "trace.json",
+                                .events = 90,
+                                .recorded_events = 80,
+                                .dropped_events = 5,
+                                .max_events = 85,
+                                .gpu_events = 0,
+                                .sample_every = 1,
+                                .flows = 10,
+                                .source = {}};
+  stand_in.read_pattern = ReadPattern{
+      .phase = "pipeline", .media_reads = 64, .sequential_fraction = 0.75, .kib_per_sample = 96};
+  const json a = to_json(stand_in);
+  const json& p = a["locality"]["phases"]["pipeline"];
+  EXPECT_TRUE(p["resident_before"].is_null());
+  EXPECT_EQ(p["network_mb_per_s"], 2.0);
+  EXPECT_EQ(p["pages_left_resident"], 7);
+  EXPECT_EQ(a["reliability"]["resume"]["start_batch_id"], 12);
+  EXPECT_EQ(a["reliability"]["worker_faults"][0], "worker 1 killed by SIGKILL");
+  EXPECT_EQ(a["epoch_boundary"]["stall_ms"], 25.0);  // the pipeline phase's
+  EXPECT_EQ(a["epoch_boundary"]["verdict"], "boundary stall");
+  EXPECT_TRUE(a["epoch_boundary"]["end_to_end"]["noise_ms"].is_null());
+  EXPECT_EQ(a["trace"]["flows"], 10);
+  EXPECT_FALSE(a["trace"].contains("source"));
+  EXPECT_FALSE(a.contains("shuffle"));
+
+  Summary job;
+  job.source = "external";
+  job.epoch_boundary.emplace().loop = BoundaryJudgement{.boundaries = 1,
+                                                        .stall_ms = 40,
+                                                        .steady_wait_ms = 4,
+                                                        .excess_ms = 36,
+                                                        .threshold_ms = 2,
+                                                        .stall = true,
+                                                        .verdict = "boundary stall",
+                                                        .batch_size = {},
+                                                        .fill_ms = {},
+                                                        .unexplained_ms = {},
+                                                        .noise_ms = {}};
+  job.trace = TraceFigures{.file = "trace.json",
+                           .events = 9,
+                           .recorded_events = 9,
+                           .dropped_events = 0,
+                           .max_events = 100,
+                           .gpu_events = 0,
+                           .sample_every = {},
+                           .flows = {},
+                           .source = "the hook's records, after the run"};
+  const json b = to_json(job);
+  EXPECT_TRUE(b["reliability"].is_null());
+  EXPECT_TRUE(b["epoch_boundary"]["persistent_workers"].is_null());
+  EXPECT_EQ(b["epoch_boundary"]["excess_ms"], 36.0);  // flat: the job's loop
+  EXPECT_FALSE(b["epoch_boundary"].contains("fill_ms"));
+  EXPECT_FALSE(b["trace"].contains("flows"));
+  EXPECT_FALSE(b.contains("locality"));
+  for (const json& written : {a, b})
+    EXPECT_EQ(to_json(summary_from_json(written, "summary.json")), written) << written.dump();
+  EXPECT_EQ(summary_from_json(b, "summary.json").epoch_boundary->headline()->stall_ms, 40.0);
+
+  for (const auto& [doc, pointer, value] : std::vector<std::tuple<json, std::string, json>>{
+           {a, "/locality/phases/pipeline/loader_bytes", "many"},
+           {a, "/locality/fits_in_ram", "yes"},
+           {a, "/reliability/worker_faults/0", 3},
+           {a, "/reliability/resume/from", json::array()},
+           {a, "/epoch_boundary/pipeline/stall", 1},
+           {a, "/read_pattern", "sequential"},
+           {b, "/epoch_boundary/verdict", 0},
+           {b, "/trace/events", "nine"}}) {
+    json bad = doc;
+    bad[json::json_pointer(pointer)] = value;
+    const std::string err = error_of([&] { summary_from_json(bad, "summary.json"); });
+    EXPECT_NE(err.find(fmt::format("summary.json: key {} is ", pointer)), std::string::npos) << err;
+  }
 }
 
 }  // namespace

@@ -82,7 +82,7 @@ TEST(ShuffleQuality, InterleavedSequentialBatchesAreNotRandom) {
 }
 
 TEST(ShuffleQuality, TooFewOrEqualSamplesGiveNoFigure) {
-  EXPECT_EQ(to_json(shuffle_quality_of({4, 2}))["gap_ratio"], nullptr);
+  EXPECT_FALSE(shuffle_quality_of({4, 2}).measured());
   const ShuffleQuality same = shuffle_quality_of({5, 5, 5, 5});
   EXPECT_EQ(same.gap_ratio, 0);
   EXPECT_EQ(same.order_correlation, 0);

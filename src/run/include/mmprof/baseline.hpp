@@ -6,6 +6,7 @@
 #include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,7 +33,7 @@ struct BaselineOptions {                         // NOLINT(bugprone-exception-es
   std::shared_ptr<const ResumePoint> resume;
   // `mmprof trace`: called once the run is over (also when it failed), after every producer of
   // events stopped: writes trace.json and returns summary.json's `trace` part.
-  std::function<nlohmann::json()> finish_trace;
+  std::function<std::optional<TraceFigures>()> finish_trace;
   // `--like RUN`: the user's job this run stands in for, and how it was configured from it
   // ({run, sets, why, unknown}, into manifest.json "like"); null otherwise.
   nlohmann::json like;

@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "mmprof/summary_loading.hpp"
 #include "mmprof/summary_resources.hpp"
 
 namespace mmprof {
@@ -82,30 +83,33 @@ struct Summary {
   std::optional<GpuFigures> gpu;  // empty: not measured (gpu_unavailable says why, when known)
   std::string gpu_unavailable;
 
-  // The parts below are written as they are (null when null), except `trace`, `resume`, `job`,
-  // `stage_breakdown`, `workers_balance`, `decode_placement`, `locality`, `dist`, `shuffle` and
-  // `read_pattern`, which only some runs have and are left out when null.
+  // How the data was loaded (mmprof/summary_loading.hpp). reliability and epoch_boundary are
+  // written null when empty; the others only some runs have, and are left out when empty.
+  std::optional<Reliability> reliability;              // null for a user's job
+  std::optional<ResumeRecord> resume;                  // written as reliability.resume
+  std::optional<EpochBoundaryFigures> epoch_boundary;  // null for a job the hook did not see
+  std::optional<TraceFigures> trace;
+  std::optional<Locality> locality;  // where the bytes came from (run/locality.hpp); not a job's
+  std::optional<ShuffleFigures> shuffle;    // the pipeline phase's delivery order
+  std::optional<ReadPattern> read_pattern;  // sequential reads and read sizes of that phase
+
+  // The parts below are written as they are (null when null), except `job`, `stage_breakdown`,
+  // `workers_balance`, `decode_placement` and `dist`, which only some runs have and are left out
+  // when null.
   nlohmann::json phases;
   nlohmann::json pin_mode;  // "pinned", or "pageable: <why>"; null for a user's job
   // Where mmprof's loader decoded (cpu workers, or the main process and its backend) and the
   // main process's decode per batch (docs/gpu.md); null for a user's job.
   nlohmann::json decode_placement;
-  nlohmann::json reliability, resume;  // resume: written as reliability.resume
-  nlohmann::json epoch_boundary;
   // mmprof's own loader (run/): stage times by sample class, and the load of each worker.
   nlohmann::json stage_breakdown, workers_balance;
-  nlohmann::json trace;
-  nlohmann::json locality;      // where the bytes came from (run/locality.hpp); null for a job
-  nlohmann::json dist;          // a rank of a multi-rank run (run/phase_runner.hpp); null on one
-  nlohmann::json shuffle;       // the delivery order's randomness (stats/shuffle_quality.hpp)
-  nlohmann::json read_pattern;  // sequential reads and read sizes of the pipeline phase
+  nlohmann::json dist;  // a rank of a multi-rank run (run/phase_runner.hpp); null on one
   // A user's own job (source external): the command and how it ended, the hook's status, the
   // DataLoader configuration, per-rank and per-worker figures (external/).
   nlohmann::json job;
 
   bool external() const noexcept { return source == "external"; }
-  // Every JSON part above with its key in summary.json (resume is written inside reliability and
-  // not listed): to tell which part a figure came from.
+  // Every JSON part above with its key in summary.json: to tell which part a figure came from.
   std::vector<std::pair<std::string, const nlohmann::json*>> parts() const;
 };
 

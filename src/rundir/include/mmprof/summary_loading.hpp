@@ -1,0 +1,125 @@
+#pragma once
+// summary.json's parts about how the data was loaded, as types (mmprof/summary.hpp holds them):
+// where the bytes came from (locality), the delivery order's randomness (shuffle), the reads'
+// pattern, failures the loader survived (reliability, and the resume record of a restarted run),
+// the first batch of each epoch (epoch_boundary) and the trace written beside the summary. The
+// producers fill them (run/ for mmprof's loader, external/ for a user's job); how each figure is
+// measured: docs/metrics.md. A figure that was not measured is empty (null in the file).
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace mmprof {
+
+// One loader phase's bytes and page cache (locality.phases.<phase>).
+struct LocalityPhase {
+  std::string prepared;  // what data.cache did before it: "as-is", "read", "evicted"
+  double prepare_s = 0;
+  // Fractions of the dataset the page cache held: before the phase (empty for a remote dataset),
+  // when its measured window opened, after it.
+  std::optional<double> resident_before, resident_at_window, resident_after;
+  // The loader's own count of what it read, and the device's read_bytes in the phase window.
+  std::optional<uint64_t> loader_bytes, device_bytes;
+  std::optional<double> page_cache_fraction;  // 1 - device / loader bytes, within [0, 1]
+  // A remote dataset's: bytes over HTTP, the span its reads took, their rate, requests retried.
+  std::optional<uint64_t> network_bytes;
+  std::optional<double> read_span_s, network_mb_per_s;
+  std::optional<uint64_t> read_retries;
+  uint64_t pages_left_resident = 0;  // data.cache cold: pages the eviction could not drop
+};
+
+// locality: where mmprof's loader's bytes came from; absent for a user's job.
+struct Locality {
+  std::string source = "local";  // or "network": an http(s) data.path
+  std::string cache;             // data.cache: as-is, warm, cold
+  uint64_t dataset_files = 0, dataset_bytes = 0;
+  uint64_t residency_files = 0;  // the files residency was measured on
+  std::optional<double> host_memory_mib;
+  std::optional<bool> fits_in_ram;  // the dataset in the host's memory
+  std::string url;                  // a remote dataset's root
+  std::string note;
+  std::string ram_note;  // a local dataset that fits in the host's memory
+  std::map<std::string, LocalityPhase, std::less<>> phases;
+
+  bool network() const noexcept { return source == "network"; }
+  bool cold() const noexcept { return cache == "cold"; }
+  const LocalityPhase* phase(std::string_view name) const;
+};
+
+// shuffle: the pipeline phase's delivery order against a global permutation
+// (stats/shuffle_quality.hpp); the ratio and correlation are empty below 3 samples or without
+// two in a batch.
+struct ShuffleFigures {
+  uint64_t samples = 0;
+  std::optional<double> gap_ratio, order_correlation;
+};
+
+// read_pattern: the pipeline phase's media reads.
+struct ReadPattern {
+  std::string phase;
+  uint64_t media_reads = 0;
+  std::optional<double> sequential_fraction;  // reads that continued the previous one
+  std::optional<double> kib_per_sample;
+};
+
+// reliability: what mmprof's loader survived; absent (null) for a user's job.
+struct Reliability {
+  int64_t skipped_samples = 0;
+  uint64_t rejected_members = 0;  // refused by the dataset index
+  uint64_t ignored_files = 0;     // neither samples nor captions
+  int64_t respawns = 0, retries = 0, hung_workers = 0;
+  std::vector<std::string> worker_faults;
+};
+
+// reliability.resume: a run resumed from an interrupted one (mmprof baseline --resume).
+struct ResumeRecord {
+  std::string from;  // the interrupted run's directory
+  std::string phase;
+  uint64_t start_batch_id = 0;
+  int64_t start_epoch = 0;
+  int64_t measured_steps_before = 0;
+  double time_to_first_batch_ms = 0;  // from the restart
+  double loader_time_to_first_batch_ms = 0;
+};
+
+// The first batch of an epoch against the steady batches of the same size: one phase of mmprof's
+// loader, or a user's job's loop.
+struct BoundaryJudgement {
+  int64_t boundaries = 0;          // epoch-first batches among the measured steps
+  std::optional<double> stall_ms;  // their mean wait
+  std::optional<double> steady_wait_ms, excess_ms;
+  double threshold_ms = 0;  // excess above which it is a stall
+  std::optional<bool> stall;
+  std::string verdict;
+  // mmprof's loader only: the batches' size, what the workers took to fill them, the wait beyond
+  // that, and the steady batches' hand-over noise.
+  std::optional<int64_t> batch_size;
+  std::optional<double> fill_ms, unexplained_ms, noise_ms;
+};
+
+// epoch_boundary: mmprof's loader judges each phase (the pipeline phase's verdict is the
+// run's); a job's is its loop's, flat in the part.
+struct EpochBoundaryFigures {
+  std::optional<bool> persistent_workers;
+  std::optional<int64_t> batches_per_epoch;
+  std::map<std::string, BoundaryJudgement, std::less<>> phases;  // mmprof's loader
+  std::optional<BoundaryJudgement> loop;                         // a user's job
+
+  // The run's judgement: the job's loop, or the pipeline phase's (none before it ran).
+  const BoundaryJudgement* headline() const;
+};
+
+// trace: the trace file written beside the summary.
+struct TraceFigures {
+  std::string file;
+  uint64_t events = 0, recorded_events = 0, dropped_events = 0, max_events = 0, gpu_events = 0;
+  // mmprof's loader: every k-th batch traced, and the flow arrows; a job's trace says its source.
+  std::optional<uint64_t> sample_every, flows;
+  std::string source;
+};
+
+}  // namespace mmprof
