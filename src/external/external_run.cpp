@@ -298,17 +298,17 @@ class ExternalRun {
   void figures(Summary& p, const RankTimeline* r) const {
     const bool measured = r != nullptr && !r->steps.empty();
     const double window_s = measured ? r->window_ms().value_or(0) / 1e3 : 0;
-    p.phases = {
-        {"compute", nullptr},
-        {"pipeline", nullptr},
-        {kPhase, measured ? json{{"steps", r->steps.size()},
-                                 {"batches", r->steps.size()},
-                                 {"samples", r->samples},
-                                 {"bytes", r->bytes},
-                                 {"window_s", window_s},
-                                 {"warmup_steps", r->warmup_batches},
-                                 {"time_to_first_batch_ms", nullable(r->time_to_first_batch_ms)}}
-                          : json(nullptr)}};
+    p.phases = {{"compute", std::nullopt}, {"pipeline", std::nullopt}, {kPhase, std::nullopt}};
+    if (measured) {
+      PhaseCounts& loop = p.phases[kPhase].emplace();
+      loop.steps = static_cast<int64_t>(r->steps.size());
+      loop.batches = loop.steps;
+      loop.samples = r->samples;
+      loop.bytes = r->bytes;
+      loop.window_s = window_s;
+      loop.warmup_steps = r->warmup_batches;
+      loop.time_to_first_batch_ms = r->time_to_first_batch_ms;
+    }
     const char* why =
         "a user's job: mmprof runs neither its data pipeline nor its step alone; mmprof baseline "
         "--like RUN measures the stand-in's";

@@ -86,11 +86,7 @@ json layouts_json(const LayoutsWritten& l) {
     json list = json::array();
     uint64_t bytes = 0;
     for (const auto& s : l.shard_list) {
-      list.push_back({{"name", s.name},
-                      {"bytes", s.bytes},
-                      {"samples", s.samples},
-                      {"first_key", s.first_key},
-                      {"last_key", s.last_key}});
+      list.push_back(shard_json(s));
       bytes += s.bytes;
     }
     out["shards"] = {
@@ -100,6 +96,14 @@ json layouts_json(const LayoutsWritten& l) {
 }
 
 }  // namespace
+
+json shard_json(const ShardInfo& s) {
+  return {{"name", s.name},
+          {"bytes", s.bytes},
+          {"samples", s.samples},
+          {"first_key", s.first_key},
+          {"last_key", s.last_key}};
+}
 
 json describe(std::vector<double> v) {
   if (v.empty()) {

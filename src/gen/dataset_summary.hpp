@@ -30,6 +30,10 @@ struct LayoutsWritten {
   std::vector<ShardInfo> shard_list;
 };
 
+// One shard of a shards listing (dataset.json's, shards.json's): name, bytes, samples, first and
+// last key.
+nlohmann::json shard_json(const ShardInfo& s);
+
 // {count, min, mean, p50, p90, p99, max} of `values` (nearest-rank percentiles); count 0 -> nulls.
 nlohmann::json describe(std::vector<double> values);
 

@@ -9,6 +9,7 @@
 
 #include "data/range_reader.hpp"
 #include "data/shard_index.hpp"
+#include "gen/dataset_summary.hpp"
 #include "gen/tar_writer.hpp"
 #include "mmprof/error.hpp"
 #include "util/error.hpp"
@@ -123,11 +124,7 @@ json reshard(const Dataset& source, const ReshardOptions& o) {
   json list = json::array();
   uint64_t total = 0, largest = 0, smallest = UINT64_MAX;
   for (const auto& sh : shards) {
-    list.push_back({{"name", sh.name},
-                    {"bytes", sh.bytes},
-                    {"samples", sh.samples},
-                    {"first_key", sh.first_key},
-                    {"last_key", sh.last_key}});
+    list.push_back(shard_json(sh));
     total += sh.bytes;
     largest = std::max(largest, sh.bytes);
     smallest = std::min(smallest, sh.bytes);

@@ -195,7 +195,6 @@ std::string format_memory(const MemoryPeaks& m, const json& loaders,
 
 // Pinning and the GPU on one line: how batches were held, and whether the GPU was measured.
 std::string format_device(const Summary& s) {
-  const json& pin = s.pin_mode;
   std::string gpu;
   if (s.gpu) {
     const auto& idle = s.gpu->idle_fraction;
@@ -214,8 +213,8 @@ std::string format_device(const Summary& s) {
   }
   const std::string foreign = report::not_a_dataloader(s.job);
   std::string pinning = "n/a (no loader ran)";
-  if (pin.is_string()) {
-    pinning = pin.get<std::string>();
+  if (s.pin_mode) {
+    pinning = *s.pin_mode;
   } else if (job_pin.is_boolean() && !foreign.empty()) {  // torchdata.nodes: a PinMemory node
     pinning = fmt::format("the job's torchdata.nodes Loader has {}PinMemory node",
                           job_pin.get<bool>() ? "a " : "no ");
@@ -339,7 +338,7 @@ std::string why_no_phase(const Summary& s, const json& config, const std::string
   const PhaseRates& rates = *s.throughput.phase(phase);
   if (rates.samples_per_s) return "";
   if (!rates.why_null.empty()) return rates.why_null;
-  const bool ran = !report::value_at(s.phases, "/" + phase).is_null();
+  const bool ran = s.ran(phase);
   if (s.resume && s.resume->phase != phase && !ran)
     return fmt::format("not run again when resumed from {}", s.resume->from);
   if (!ran && phase != "pipeline" && report::value_at(config, "/step/kind") == "none") {
@@ -413,7 +412,7 @@ std::string format_summary(const Summary& s, const json& config) {
       job ? std::vector<const char*>{"getitem", "fetch", "collate", "pin"}
           : std::vector<const char*>{"read", "decode", "augment", "collate", "pin"};
   // pin_mode says why nothing was pinned ("pageable: loader.pin_memory=false").
-  const std::string pin_mode = s.pin_mode.is_string() ? s.pin_mode.get<std::string>() : "";
+  const std::string pin_mode = s.pin_mode.value_or("");
   for (const char* stage : !foreign.empty() ? std::vector<const char*>{} : stages) {
     out += dist_line(stage, l.stage(stage),
                      std::string(stage) == "pin" && !pin_mode.empty() && pin_mode != "pinned"
@@ -445,7 +444,7 @@ std::string format_summary(const Summary& s, const json& config) {
                      "the run directory)\n",
                      errors, s.errors.samples ? std::to_string(*s.errors.samples) : "uncounted");
   }
-  const uint64_t ignored = s.reliability ? s.reliability->ignored_files : 0;  // none for a job
+  const int64_t ignored = s.reliability ? s.reliability->ignored_files : 0;  // none for a job
   if (ignored > 0) {
     out += fmt::format(
         "ignored: {} files under the dataset are neither samples nor captions (errors.jsonl, "

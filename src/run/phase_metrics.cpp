@@ -32,22 +32,23 @@ PhaseRates phase_rates(const PhaseMetrics& p) {
   return r;
 }
 
-json phase_json(const PhaseMetrics& p) {
-  if (!p.ran) return nullptr;
-  return {{"steps", p.steps},
-          {"batches", p.batches},
-          {"samples", p.samples},
-          {"bytes", p.bytes},
-          {"window_s", p.window_s},
-          {"warmup_steps", p.warmup_steps},
-          {"warmup_s", p.warmup_s},
-          {"time_to_first_batch_ms",
-           p.time_to_first_batch_ms < 0 ? json(nullptr) : json(p.time_to_first_batch_ms)},
-          {"failures", p.failures},
-          {"minflt_per_sample",
-           p.samples > 0 ? json(static_cast<double>(p.minflt) / static_cast<double>(p.samples))
-                         : json(nullptr)},
-          {"majflt", p.majflt}};
+std::optional<PhaseCounts> phase_counts(const PhaseMetrics& p) {
+  if (!p.ran) return std::nullopt;
+  return PhaseCounts{
+      .steps = p.steps,
+      .batches = p.batches,
+      .samples = p.samples,
+      .bytes = p.bytes,
+      .window_s = p.window_s,
+      .warmup_steps = p.warmup_steps,
+      .time_to_first_batch_ms =
+          p.time_to_first_batch_ms >= 0 ? std::optional(p.time_to_first_batch_ms) : std::nullopt,
+      .warmup_s = p.warmup_s,
+      .failures = p.failures,
+      .minflt_per_sample = p.samples > 0 ? std::optional(static_cast<double>(p.minflt) /
+                                                         static_cast<double>(p.samples))
+                                         : std::nullopt,
+      .majflt = p.majflt};
 }
 
 // NVML's readings of a phase: utilisation averaged, memory at its largest; or why none.
@@ -165,9 +166,8 @@ Summary summarize(const PhaseMetrics& compute, const PhaseMetrics& pipeline,
   Summary s;
   s.status = outcome.status;
   s.message = outcome.message;
-  s.phases = {{"compute", phase_json(compute)},
-              {"pipeline", phase_json(pipeline)},
-              {"end_to_end", phase_json(end_to_end)}};
+  for (const PhaseMetrics* p : {&compute, &pipeline, &end_to_end})
+    s.phases[p->name] = phase_counts(*p);
 
   s.throughput.compute = phase_rates(compute);
   s.throughput.pipeline = phase_rates(pipeline);

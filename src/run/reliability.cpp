@@ -31,8 +31,8 @@ void ReliabilityTally::loader_done() {
 Reliability ReliabilityTally::figures(int64_t skipped_samples, const Dataset& dataset) const {
   Reliability r;
   r.skipped_samples = skipped_samples;
-  r.rejected_members = dataset.rejected().size();
-  r.ignored_files = dataset.ignored().size();
+  r.rejected_members = static_cast<int64_t>(dataset.rejected().size());
+  r.ignored_files = static_cast<int64_t>(dataset.ignored().size());
   r.respawns = respawns_ + live_.respawns;
   r.retries = retries_ + live_.retries;
   r.hung_workers = hung_ + live_.hung_workers;

@@ -65,32 +65,58 @@ class FigureReader {
   std::filesystem::path file_;
 };
 
-// An optional figure of a struct S under its key: one table of them per struct serves both its
-// writer and its reader, so each key is spelled once.
+// A figure of a struct S under its key: optional (Field: empty is "not measured", null in the
+// file) or one every S has (Figure: a count, a time; read as 0 when absent). One table of them per
+// struct serves both its writer and its reader, so each key is spelled once.
 template <class S, class T>
 struct Field {
   const char* key;
   std::optional<T> S::*member;
 };
+template <class S, class T>
+struct Figure {
+  const char* key;
+  T S::*member;
+};
 
-// Each field of `s` into `j` (null when empty: "not measured").
-template <class S, class T, size_t N>
-void write_fields(nlohmann::json& j, const S& s, const std::array<Field<S, T>, N>& fields) {
-  for (const Field<S, T>& f : fields)
-    j[f.key] = nullable(s.*f.member);
+// The figure at `pointer` of `j` as a member of type M (an optional or a plain number).
+template <class M>
+M read_member(const FigureReader& r, const nlohmann::json& j, const std::string& pointer,
+              const std::string& at) {
+  if constexpr (std::is_same_v<M, std::optional<double>>) {
+    return r.number(j, pointer, at);
+  } else if constexpr (std::is_same_v<M, double>) {
+    return r.number(j, pointer, at).value_or(0);
+  } else if constexpr (std::is_integral_v<M>) {
+    return r.whole<M>(j, pointer, at, 0);
+  } else {
+    return r.optional_whole<typename M::value_type>(j, pointer, at);
+  }
+}
+
+template <class T>
+nlohmann::json member_json(const std::optional<T>& v) {
+  return nullable(v);
+}
+template <class T>
+nlohmann::json member_json(const T& v) {
+  return v;
+}
+
+// Each field of `s` into `j` (an empty one null).
+template <class S, class F, size_t N>
+void write_fields(nlohmann::json& j, const S& s, const std::array<F, N>& fields) {
+  for (const F& f : fields)
+    j[f.key] = member_json(s.*f.member);
 }
 
 // Each field of `s` from `j`, found at `at` in `r`'s file.
-template <class S, class T, size_t N>
+template <class S, class F, size_t N>
 void read_fields(const FigureReader& r, const nlohmann::json& j, const std::string& at, S& s,
-                 const std::array<Field<S, T>, N>& fields) {
-  for (const Field<S, T>& f : fields) {
-    const std::string pointer = std::string("/") + f.key;
-    if constexpr (std::is_same_v<T, double>) {
-      s.*f.member = r.number(j, pointer, at);
-    } else {
-      s.*f.member = r.optional_whole<T>(j, pointer, at);
-    }
+                 const std::array<F, N>& fields) {
+  for (const F& f : fields) {
+    using Member = std::remove_reference_t<decltype(s.*f.member)>;
+    s.*f.member = read_member<Member>(r, j, std::string("/") + f.key, at);
   }
 }
 

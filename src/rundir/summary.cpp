@@ -67,19 +67,57 @@ json latency_json(const Latency& l, bool external) {
   return j;
 }
 
-// The JSON parts under their keys; an optional one only some runs have is left out when null.
+// The JSON parts under their keys, left out when null (only some runs have them).
 struct PartKey {
   const char* key;
   json Summary::*member;
-  bool optional;
 };
-constexpr std::array<PartKey, 7> kParts = {{{"phases", &Summary::phases, false},
-                                            {"pin_mode", &Summary::pin_mode, false},
-                                            {"decode_placement", &Summary::decode_placement, true},
-                                            {"dist", &Summary::dist, true},
-                                            {"job", &Summary::job, true},
-                                            {"stage_breakdown", &Summary::stage_breakdown, true},
-                                            {"workers_balance", &Summary::workers_balance, true}}};
+constexpr std::array<PartKey, 5> kParts = {{{"decode_placement", &Summary::decode_placement},
+                                            {"dist", &Summary::dist},
+                                            {"job", &Summary::job},
+                                            {"stage_breakdown", &Summary::stage_breakdown},
+                                            {"workers_balance", &Summary::workers_balance}}};
+
+// phases.<phase>: a job's loop counts no warm-up time, failures or faults of its own.
+constexpr std::array<rundir::Figure<PhaseCounts, int64_t>, 4> kPhaseSteps = {{
+    {"steps", &PhaseCounts::steps},
+    {"batches", &PhaseCounts::batches},
+    {"samples", &PhaseCounts::samples},
+    {"warmup_steps", &PhaseCounts::warmup_steps},
+}};
+constexpr std::array<rundir::Figure<PhaseCounts, int64_t>, 2> kLoaderCounts = {{
+    {"failures", &PhaseCounts::failures},
+    {"majflt", &PhaseCounts::majflt},
+}};
+
+json phase_counts_json(const std::optional<PhaseCounts>& c, bool external) {
+  if (!c) return nullptr;
+  json j = {{"bytes", c->bytes},
+            {"window_s", c->window_s},
+            {"time_to_first_batch_ms", nullable(c->time_to_first_batch_ms)}};
+  rundir::write_fields(j, *c, kPhaseSteps);
+  if (!external) {
+    j["warmup_s"] = c->warmup_s;
+    j["minflt_per_sample"] = nullable(c->minflt_per_sample);
+    rundir::write_fields(j, *c, kLoaderCounts);
+  }
+  return j;
+}
+
+std::optional<PhaseCounts> phase_counts(const rundir::FigureReader& r, const json& j,
+                                        const std::string& at) {
+  if (j.is_null()) return std::nullopt;
+  if (!j.is_object()) r.refuse(at, j, "an object");
+  PhaseCounts c;
+  c.bytes = r.whole<uint64_t>(j, "/bytes", at, 0);
+  c.window_s = r.number(j, "/window_s", at).value_or(0);
+  c.time_to_first_batch_ms = r.number(j, "/time_to_first_batch_ms", at);
+  rundir::read_fields(r, j, at, c, kPhaseSteps);
+  c.warmup_s = r.number(j, "/warmup_s", at).value_or(0);
+  c.minflt_per_sample = r.number(j, "/minflt_per_sample", at);
+  rundir::read_fields(r, j, at, c, kLoaderCounts);
+  return c;
+}
 
 // An optional typed part: null when empty.
 template <class T>
@@ -164,6 +202,11 @@ const TimeSpread& Latency::stage(std::string_view name) const {
   return it != stages.end() ? it->second : kNone;
 }
 
+bool Summary::ran(std::string_view phase) const {
+  const auto it = phases.find(phase);
+  return it != phases.end() && it->second.has_value();
+}
+
 std::vector<std::pair<std::string, const json*>> Summary::parts() const {
   std::vector<std::pair<std::string, const json*>> out;
   out.reserve(kParts.size());
@@ -191,8 +234,16 @@ json to_json(const Summary& p) {
             {"errors", rundir::to_json(p.errors)},
             {"gpu", p.gpu ? rundir::to_json(*p.gpu) : json(nullptr)},
             {"gpu_unavailable", text_or_null(p.gpu_unavailable)}};
+  json phases = json::object();
+  for (const std::string_view phase : kPhases) {
+    const auto it = p.phases.find(phase);
+    phases[std::string(phase)] =
+        phase_counts_json(it != p.phases.end() ? it->second : std::nullopt, p.external());
+  }
+  s["phases"] = phases;
+  s["pin_mode"] = rundir::nullable(p.pin_mode);
   for (const PartKey& part : kParts)
-    if (!part.optional || !(p.*part.member).is_null()) s[part.key] = p.*part.member;
+    if (!(p.*part.member).is_null()) s[part.key] = p.*part.member;
   s["reliability"] = part_json(p.reliability);
   if (p.resume) s["reliability"]["resume"] = rundir::to_json(*p.resume);
   s["epoch_boundary"] = part_json(p.epoch_boundary);
@@ -234,6 +285,11 @@ Summary summary_from_json(const json& j, const std::filesystem::path& file) {
   if (const json gpu = r.part("gpu"); gpu.is_object())
     s.gpu = rundir::gpu_from_json(r.figures(), gpu, "/gpu");
   s.gpu_unavailable = r.text("/gpu_unavailable");
+  for (const std::string_view phase : kPhases) {
+    const std::string at = fmt::format("/phases/{}", phase);
+    s.phases[std::string(phase)] = phase_counts(r.figures(), rundir::value_at(j, at), at);
+  }
+  if (const json pin = r.part("pin_mode"); !pin.is_null()) s.pin_mode = r.text("/pin_mode");
   for (const PartKey& part : kParts)
     s.*part.member = r.part(part.key);
   s.reliability = r.typed_part("reliability", rundir::reliability_from_json);

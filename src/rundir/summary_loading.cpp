@@ -52,6 +52,12 @@ constexpr std::array<Field<LocalityPhase, uint64_t>, 2> kNetworkCounts = {{
     {"read_retries", &LocalityPhase::read_retries},
 }};
 
+constexpr std::array<Figure<Locality, uint64_t>, 3> kDatasetCounts = {{
+    {"dataset_files", &Locality::dataset_files},
+    {"dataset_bytes", &Locality::dataset_bytes},
+    {"residency_files", &Locality::residency_files},
+}};
+
 json locality_phase_json(const LocalityPhase& p, const Locality& l) {
   json j = {{"prepared", p.prepared}, {"prepare_s", p.prepare_s}};
   write_fields(j, p, kResidency);
@@ -115,7 +121,26 @@ BoundaryJudgement judgement(const FigureReader& r, const json& j, const std::str
   return b;
 }
 
+// ---- reliability ----
+
+constexpr std::array<Figure<Reliability, int64_t>, 6> kReliability = {{
+    {"skipped_samples", &Reliability::skipped_samples},
+    {"rejected_members", &Reliability::rejected_members},
+    {"ignored_files", &Reliability::ignored_files},
+    {"respawns", &Reliability::respawns},
+    {"retries", &Reliability::retries},
+    {"hung_workers", &Reliability::hung_workers},
+}};
+
 // ---- trace ----
+
+constexpr std::array<Figure<TraceFigures, uint64_t>, 5> kTraceCounts = {{
+    {"events", &TraceFigures::events},
+    {"recorded_events", &TraceFigures::recorded_events},
+    {"dropped_events", &TraceFigures::dropped_events},
+    {"max_events", &TraceFigures::max_events},
+    {"gpu_events", &TraceFigures::gpu_events},
+}};
 
 constexpr std::array<Field<TraceFigures, uint64_t>, 2> kTraceSampling = {{
     {"sample_every", &TraceFigures::sample_every},
@@ -130,12 +155,10 @@ json to_json(const Locality& l) {
     phases[name] = locality_phase_json(p, l);
   json j = {{"source", l.source},
             {"cache", l.cache},
-            {"dataset_files", l.dataset_files},
-            {"dataset_bytes", l.dataset_bytes},
-            {"residency_files", l.residency_files},
             {"host_memory_mib", nullable(l.host_memory_mib)},
             {"fits_in_ram", nullable(l.fits_in_ram)},
             {"phases", phases}};
+  write_fields(j, l, kDatasetCounts);
   if (!l.url.empty()) j["url"] = l.url;
   if (!l.note.empty()) j["note"] = l.note;
   if (!l.ram_note.empty()) j["ram_note"] = l.ram_note;
@@ -146,9 +169,7 @@ Locality locality_from_json(const FigureReader& r, const json& j, const std::str
   Locality l;
   l.source = r.text(j, "/source", at);
   l.cache = r.text(j, "/cache", at);
-  l.dataset_files = r.whole<uint64_t>(j, "/dataset_files", at, 0);
-  l.dataset_bytes = r.whole<uint64_t>(j, "/dataset_bytes", at, 0);
-  l.residency_files = r.whole<uint64_t>(j, "/residency_files", at, 0);
+  read_fields(r, j, at, l, kDatasetCounts);
   l.host_memory_mib = r.number(j, "/host_memory_mib", at);
   l.fits_in_ram = r.optional_flag(j, "/fits_in_ram", at);
   l.url = r.text(j, "/url", at);
@@ -192,23 +213,14 @@ ReadPattern read_pattern_from_json(const FigureReader& r, const json& j, const s
 }
 
 json to_json(const Reliability& x) {
-  return {{"skipped_samples", x.skipped_samples},
-          {"rejected_members", x.rejected_members},
-          {"ignored_files", x.ignored_files},
-          {"respawns", x.respawns},
-          {"retries", x.retries},
-          {"hung_workers", x.hung_workers},
-          {"worker_faults", x.worker_faults}};
+  json j = {{"worker_faults", x.worker_faults}};
+  write_fields(j, x, kReliability);
+  return j;
 }
 
 Reliability reliability_from_json(const FigureReader& r, const json& j, const std::string& at) {
   Reliability x;
-  x.skipped_samples = r.whole<int64_t>(j, "/skipped_samples", at, 0);
-  x.rejected_members = r.whole<uint64_t>(j, "/rejected_members", at, 0);
-  x.ignored_files = r.whole<uint64_t>(j, "/ignored_files", at, 0);
-  x.respawns = r.whole<int64_t>(j, "/respawns", at, 0);
-  x.retries = r.whole<int64_t>(j, "/retries", at, 0);
-  x.hung_workers = r.whole<int64_t>(j, "/hung_workers", at, 0);
+  read_fields(r, j, at, x, kReliability);
   x.worker_faults = r.texts(j, "/worker_faults", at);
   return x;
 }
@@ -268,12 +280,8 @@ EpochBoundaryFigures epoch_boundary_from_json(const FigureReader& r, const json&
 }
 
 json to_json(const TraceFigures& t) {
-  json j = {{"file", t.file},
-            {"events", t.events},
-            {"recorded_events", t.recorded_events},
-            {"dropped_events", t.dropped_events},
-            {"max_events", t.max_events},
-            {"gpu_events", t.gpu_events}};
+  json j = {{"file", t.file}};
+  write_fields(j, t, kTraceCounts);
   if (t.sample_every || t.flows) write_fields(j, t, kTraceSampling);
   if (!t.source.empty()) j["source"] = t.source;
   return j;
@@ -282,11 +290,7 @@ json to_json(const TraceFigures& t) {
 TraceFigures trace_from_json(const FigureReader& r, const json& j, const std::string& at) {
   TraceFigures t;
   t.file = r.text(j, "/file", at);
-  t.events = r.whole<uint64_t>(j, "/events", at, 0);
-  t.recorded_events = r.whole<uint64_t>(j, "/recorded_events", at, 0);
-  t.dropped_events = r.whole<uint64_t>(j, "/dropped_events", at, 0);
-  t.max_events = r.whole<uint64_t>(j, "/max_events", at, 0);
-  t.gpu_events = r.whole<uint64_t>(j, "/gpu_events", at, 0);
+  read_fields(r, j, at, t, kTraceCounts);
   read_fields(r, j, at, t, kTraceSampling);
   t.source = r.text(j, "/source", at);
   return t;

@@ -14,36 +14,41 @@ namespace mmprof::rundir {
 nlohmann::json spread_json(const TimeSpread& d, bool with_p999);
 TimeSpread spread_from_json(const FigureReader& r, const nlohmann::json& j, const std::string& at);
 
+// Each part's JSON, and the part read from `j` found at `at` (its key, for the error naming a
+// figure of a wrong type).
+// - the resources (mmprof/summary_resources.hpp), summary_parts.cpp:
 nlohmann::json to_json(const MemoryPeaks& m);
-nlohmann::json to_json(const CpuUse& c);
-nlohmann::json to_json(const IoUse& io);
-nlohmann::json to_json(const ErrorTally& e);
-nlohmann::json to_json(const GpuFigures& g);
-nlohmann::json to_json(const Locality& l);
-nlohmann::json to_json(const ShuffleFigures& s);
-nlohmann::json to_json(const ReadPattern& p);
-nlohmann::json to_json(const Reliability& x);
-nlohmann::json to_json(const ResumeRecord& x);
-nlohmann::json to_json(const EpochBoundaryFigures& e);
-nlohmann::json to_json(const TraceFigures& t);
-
-// Each reads the part `j` found at `at` (its key, for the error naming a figure of a wrong type).
 MemoryPeaks memory_from_json(const FigureReader& r, const nlohmann::json& j, const std::string& at);
+nlohmann::json to_json(const CpuUse& c);
 CpuUse cpu_from_json(const FigureReader& r, const nlohmann::json& j, const std::string& at);
+nlohmann::json to_json(const IoUse& io);
 IoUse io_from_json(const FigureReader& r, const nlohmann::json& j, const std::string& at);
-ErrorTally errors_from_json(const FigureReader& r, const nlohmann::json& j, const std::string& at);
+// - the GPU's and the failed samples:
+nlohmann::json to_json(const GpuFigures& g);
 GpuFigures gpu_from_json(const FigureReader& r, const nlohmann::json& j, const std::string& at);
+nlohmann::json to_json(const ErrorTally& e);
+ErrorTally errors_from_json(const FigureReader& r, const nlohmann::json& j, const std::string& at);
+// - how the data was loaded (mmprof/summary_loading.hpp), summary_loading.cpp:
+nlohmann::json to_json(const Locality& l);
 Locality locality_from_json(const FigureReader& r, const nlohmann::json& j, const std::string& at);
+nlohmann::json to_json(const ShuffleFigures& s);
 ShuffleFigures shuffle_from_json(const FigureReader& r, const nlohmann::json& j,
                                  const std::string& at);
+nlohmann::json to_json(const ReadPattern& p);
 ReadPattern read_pattern_from_json(const FigureReader& r, const nlohmann::json& j,
                                    const std::string& at);
+// - what the loader survived, and where a resumed run started:
+nlohmann::json to_json(const Reliability& x);
 Reliability reliability_from_json(const FigureReader& r, const nlohmann::json& j,
                                   const std::string& at);
+nlohmann::json to_json(const ResumeRecord& x);
 ResumeRecord resume_from_json(const FigureReader& r, const nlohmann::json& j,
                               const std::string& at);
+// - the first batches of the epochs, and the trace:
+nlohmann::json to_json(const EpochBoundaryFigures& e);
 EpochBoundaryFigures epoch_boundary_from_json(const FigureReader& r, const nlohmann::json& j,
                                               const std::string& at);
+nlohmann::json to_json(const TraceFigures& t);
 TraceFigures trace_from_json(const FigureReader& r, const nlohmann::json& j, const std::string& at);
 
 }  // namespace mmprof::rundir

@@ -497,10 +497,10 @@ TEST_F(RunDirTest, TheSummaryTypeReadsBackWhatItWroteAndRefusesAWrongType) {
   EXPECT_EQ(summary_from_json(odd, "summary.json").memory.external[0].role, "external");
 }
 
-// The loading parts: a remote, cold stand-in's locality (network keys, pages left resident),
-// reliability with its resume record, each phase's epoch boundary with the pipeline's as the run's,
-// the trace; a job's flat epoch boundary, its trace's source and no reliability. Written as
-// docs/metrics.md says, read back equal, a wrong type refused naming the key.
+// The phases and the loading parts: a remote, cold stand-in's locality (network keys, pages left
+// resident), reliability with its resume record, each phase's epoch boundary with the pipeline's as
+// the run's, the trace; a job's flat epoch boundary, its trace's source and no reliability. Written
+// as docs/metrics.md says, read back equal, a wrong type refused naming the key.
 TEST_F(RunDirTest, TheLoadingPartsReadBackWhatTheyWrote) {
   Locality l;
   l.source = "network";
@@ -574,6 +574,18 @@ TEST_F(RunDirTest, TheLoadingPartsReadBackWhatTheyWrote) {
                                 .sample_every = 1,
                                 .flows = 10,
                                 .source = {}};
+  stand_in.phases["pipeline"] = PhaseCounts{.steps = 40,
+                                            .batches = 40,
+                                            .samples = 1280,
+                                            .bytes = 99000000,
+                                            .window_s = 3.5,
+                                            .warmup_steps = 5,
+                                            .time_to_first_batch_ms = 250,
+                                            .warmup_s = 0.75,
+                                            .failures = 2,
+                                            .minflt_per_sample = {},
+                                            .majflt = 1};
+  stand_in.pin_mode = "pageable: loader.pin_memory=false";
   stand_in.read_pattern = ReadPattern{
       .phase = "pipeline", .media_reads = 64, .sequential_fraction = 0.75, .kib_per_sample = 96};
   const json a = to_json(stand_in);
@@ -589,6 +601,10 @@ TEST_F(RunDirTest, TheLoadingPartsReadBackWhatTheyWrote) {
   EXPECT_EQ(a["trace"]["flows"], 10);
   EXPECT_FALSE(a["trace"].contains("source"));
   EXPECT_FALSE(a.contains("shuffle"));
+  EXPECT_TRUE(a["phases"]["compute"].is_null());
+  EXPECT_TRUE(a["phases"]["pipeline"]["minflt_per_sample"].is_null());
+  EXPECT_EQ(a["phases"]["pipeline"]["majflt"], 1);
+  EXPECT_EQ(a["pin_mode"], "pageable: loader.pin_memory=false");
 
   Summary job;
   job.source = "external";
@@ -603,6 +619,17 @@ TEST_F(RunDirTest, TheLoadingPartsReadBackWhatTheyWrote) {
                                                         .fill_ms = {},
                                                         .unexplained_ms = {},
                                                         .noise_ms = {}};
+  job.phases["end_to_end"] = PhaseCounts{.steps = 8,
+                                         .batches = 8,
+                                         .samples = 256,
+                                         .bytes = 0,
+                                         .window_s = 1.25,
+                                         .warmup_steps = 2,
+                                         .time_to_first_batch_ms = {},
+                                         .warmup_s = 0,
+                                         .failures = 0,
+                                         .minflt_per_sample = {},
+                                         .majflt = 0};
   job.trace = TraceFigures{.file = "trace.json",
                            .events = 9,
                            .recorded_events = 9,
@@ -619,6 +646,11 @@ TEST_F(RunDirTest, TheLoadingPartsReadBackWhatTheyWrote) {
   EXPECT_FALSE(b["epoch_boundary"].contains("fill_ms"));
   EXPECT_FALSE(b["trace"].contains("flows"));
   EXPECT_FALSE(b.contains("locality"));
+  EXPECT_TRUE(b["pin_mode"].is_null());
+  EXPECT_EQ(b["phases"]["end_to_end"]["samples"], 256);
+  EXPECT_FALSE(b["phases"]["end_to_end"].contains("failures"));  // mmprof's loader's only
+  EXPECT_TRUE(summary_from_json(b, "summary.json").ran("end_to_end"));
+  EXPECT_FALSE(summary_from_json(b, "summary.json").ran("pipeline"));
   for (const json& written : {a, b})
     EXPECT_EQ(to_json(summary_from_json(written, "summary.json")), written) << written.dump();
   EXPECT_EQ(summary_from_json(b, "summary.json").epoch_boundary->headline()->stall_ms, 40.0);
@@ -631,7 +663,10 @@ TEST_F(RunDirTest, TheLoadingPartsReadBackWhatTheyWrote) {
            {a, "/epoch_boundary/pipeline/stall", 1},
            {a, "/read_pattern", "sequential"},
            {b, "/epoch_boundary/verdict", 0},
-           {b, "/trace/events", "nine"}}) {
+           {b, "/trace/events", "nine"},
+           {a, "/phases/pipeline/steps", "forty"},
+           {a, "/phases/compute", "ran"},
+           {a, "/pin_mode", 1}}) {
     json bad = doc;
     bad[json::json_pointer(pointer)] = value;
     const std::string err = error_of([&] { summary_from_json(bad, "summary.json"); });

@@ -44,7 +44,7 @@ from . import describe
 from . import overrides as _overrides
 from . import records as R
 from .digest import batch_stats
-from .records import S, dumps, emit, fail, now_ns
+from .records import S, dumps, emit, fail, guarded, now_ns
 
 
 class _TLS(threading.local):
@@ -324,10 +324,7 @@ def _make_init(orig_init, base_cls, subclass=False):
         if pending is not None:
             outcome = _merge(base_cls.__name__, plan, pending)
         if S.active:
-            try:
-                _on_loader(self, t0, outcome, sys._getframe(2))
-            except Exception as exc:
-                fail("loader", exc)
+            guarded("loader", _on_loader, self, t0, outcome, sys._getframe(2))
     return __init__
 
 
@@ -379,10 +376,7 @@ def _make_iter(orig_iter):
         t0 = now_ns()
         it = _reentrant_call("iterating", self, orig_iter, self)
         if S.active:
-            try:
-                _begin_epoch(ls, it, t0, self)
-            except Exception as exc:
-                fail("epoch", exc)
+            guarded("epoch", _begin_epoch, ls, it, t0, self)
         return it
     return __iter__
 
@@ -489,10 +483,7 @@ def _make_next(orig_next):
         tls.loader = prev
         t1 = now_ns()
         if S.active:
-            try:
-                _batch(ep, ls, data, t0, t1)
-            except Exception as exc:
-                fail("batch", exc)
+            guarded("batch", _batch, ep, ls, data, t0, t1)
         return data
     return __next__
 
@@ -792,10 +783,7 @@ class TimedMap:
             t1 = now_ns()
             parts, c.parts = c.parts, None
         c.count = n + 1
-        try:
-            _getitem_record(c, idx, t0, t1, None, parts)
-        except Exception as exc:
-            fail("getitem", exc)
+        guarded("getitem", _getitem_record, c, idx, t0, t1, None, parts)
         return item
 
     def __len__(self):
@@ -879,10 +867,7 @@ class TimedIter:
             return item
         t1 = now_ns()
         c.count = n + 1
-        try:
-            _getitem_record(c, n, t0, t1)
-        except Exception as exc:
-            fail("getitem", exc)
+        guarded("getitem", _getitem_record, c, n, t0, t1)
         return item
 
     def __getattr__(self, name):
@@ -1515,10 +1500,7 @@ def _on_subclass(base, hook):
         else:
             super(base, cls).__init_subclass__(**kwargs)
         if S.active:
-            try:
-                hook(cls)
-            except Exception as exc:
-                fail("subclass", exc)
+            guarded("subclass", hook, cls)
     base.__init_subclass__ = classmethod(__init_subclass__)
 
 

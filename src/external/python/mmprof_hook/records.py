@@ -205,6 +205,15 @@ def fail(where, exc):
         pass
 
 
+def guarded(where, fn, *args):
+    """fn(*args) for the hook's own bookkeeping: an error in it is the hook's (fail), never the
+    job's."""
+    try:
+        fn(*args)
+    except Exception as exc:
+        fail(where, exc)
+
+
 def _frame(f):
     return {"file": f.filename, "line": f.lineno, "function": f.name}
 

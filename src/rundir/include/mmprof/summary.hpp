@@ -45,6 +45,21 @@ struct Throughput {
   PhaseRates* phase(std::string_view phase) noexcept;
 };
 
+// phases.<phase>: what a phase that ran counted in its measured window (a phase that did not run
+// is empty, null in the file; a user's job runs only its own loop, end_to_end).
+struct PhaseCounts {
+  int64_t steps = 0, batches = 0, samples = 0;
+  uint64_t bytes = 0;
+  double window_s = 0;
+  int64_t warmup_steps = 0;
+  std::optional<double> time_to_first_batch_ms;
+  // mmprof's loader only: the warm-up's time, failed samples, the loader threads' page faults.
+  double warmup_s = 0;
+  int64_t failures = 0;
+  std::optional<double> minflt_per_sample;
+  int64_t majflt = 0;
+};
+
 // latency_ms: the step's figures from the end-to-end phase (the pipeline when no step ran), the
 // per-sample stages from the pipeline phase (a user's job: its loop's own).
 struct Latency {
@@ -76,6 +91,10 @@ struct Summary {
   std::optional<double> time_to_first_batch_ms;
 
   Latency latency;  // latency_ms in the file
+  // compute, pipeline and end_to_end, each empty when it did not run.
+  std::map<std::string, std::optional<PhaseCounts>, std::less<>> phases;
+  // "pinned", or "pageable: <why>" ("" before a loader phase ran); empty (null) for a user's job.
+  std::optional<std::string> pin_mode;
   MemoryPeaks memory;
   CpuUse cpu;
   IoUse io;
@@ -93,11 +112,7 @@ struct Summary {
   std::optional<ShuffleFigures> shuffle;    // the pipeline phase's delivery order
   std::optional<ReadPattern> read_pattern;  // sequential reads and read sizes of that phase
 
-  // The parts below are written as they are (null when null), except `job`, `stage_breakdown`,
-  // `workers_balance`, `decode_placement` and `dist`, which only some runs have and are left out
-  // when null.
-  nlohmann::json phases;
-  nlohmann::json pin_mode;  // "pinned", or "pageable: <why>"; null for a user's job
+  // The JSON parts below only some runs have: they are left out when null.
   // Where mmprof's loader decoded (cpu workers, or the main process and its backend) and the
   // main process's decode per batch (docs/gpu.md); null for a user's job.
   nlohmann::json decode_placement;
@@ -109,6 +124,8 @@ struct Summary {
   nlohmann::json job;
 
   bool external() const noexcept { return source == "external"; }
+  // Whether the phase named `phase` ran.
+  bool ran(std::string_view phase) const;
   // Every JSON part above with its key in summary.json: to tell which part a figure came from.
   std::vector<std::pair<std::string, const nlohmann::json*>> parts() const;
 };

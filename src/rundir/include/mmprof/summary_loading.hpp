@@ -69,8 +69,8 @@ struct ReadPattern {
 // reliability: what mmprof's loader survived; absent (null) for a user's job.
 struct Reliability {
   int64_t skipped_samples = 0;
-  uint64_t rejected_members = 0;  // refused by the dataset index
-  uint64_t ignored_files = 0;     // neither samples nor captions
+  int64_t rejected_members = 0;  // refused by the dataset index
+  int64_t ignored_files = 0;     // neither samples nor captions
   int64_t respawns = 0, retries = 0, hung_workers = 0;
   std::vector<std::string> worker_faults;
 };
