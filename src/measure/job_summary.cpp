@@ -335,34 +335,15 @@ json reshard_advice(const json& ranks, int slow, const json& data, const json& s
   return advice;
 }
 
-namespace {
-
-// One entry of a rank's dist.epochs: {epoch, samples, batches}, or nothing when it is not that.
-struct PlannedEpoch {
-  int64_t epoch = 0, samples = 0, batches = 0;
-};
-
-std::optional<PlannedEpoch> planned_epoch(const json& e) {
-  if (!e.is_object()) return std::nullopt;
-  const json epoch = e.value("epoch", json()), samples = e.value("samples", json()),
-             batches = e.value("batches", json());
-  if (!epoch.is_number_integer() || !samples.is_number_integer() || !batches.is_number_integer())
-    return std::nullopt;
-  return PlannedEpoch{epoch.get<int64_t>(), samples.get<int64_t>(), batches.get<int64_t>()};
-}
-
-}  // namespace
-
-json epoch_balance(const std::map<int, json>& by_rank) {
+json epoch_balance(const std::map<int, std::vector<PlannedEpoch>>& by_rank) {
   // The epochs every rank lists, and each rank's (samples, batches) in each.
   std::map<int64_t, std::map<int, std::pair<int64_t, int64_t>>> epochs;
   size_t listing = 0;
   for (const auto& [rank, list] : by_rank) {
-    if (!list.is_array() || list.empty()) continue;
+    if (list.empty()) continue;
     ++listing;
-    for (const json& e : list) {
-      if (const auto p = planned_epoch(e)) epochs[p->epoch][rank] = {p->samples, p->batches};
-    }
+    for (const PlannedEpoch& p : list)
+      epochs[p.epoch][rank] = {p.samples, p.batches};
   }
   if (listing == 0) return nullptr;
   json unequal = json::array();
@@ -466,13 +447,12 @@ RankSteps phase_steps(const std::vector<StepRow>& rows, const std::string& p, in
 }
 
 // A rank's planned epochs (its summary's dist.epochs): the samples and steps of each.
-void add_planned_epochs(const json& epochs, json& r) {
+void add_planned_epochs(const std::vector<PlannedEpoch>& epochs, json& r) {
   r["samples_per_epoch"] = json::array();
   r["steps_per_epoch"] = json::array();
-  for (const json& e : epochs) {
-    const auto planned_e = planned_epoch(e);
-    r["samples_per_epoch"].push_back(planned_e ? json(planned_e->samples) : json());
-    r["steps_per_epoch"].push_back(planned_e ? json(planned_e->batches) : json());
+  for (const PlannedEpoch& e : epochs) {
+    r["samples_per_epoch"].push_back(e.samples);
+    r["steps_per_epoch"].push_back(e.batches);
   }
 }
 
@@ -501,7 +481,7 @@ json merge_job(const fs::path& job, int world_size, const std::map<int, RankExit
   json sync = nullptr, group = nullptr, phase = nullptr, first_failed = nullptr, data = nullptr;
   double global_rate = 0;
   bool any_rate = false;
-  std::map<int, json> planned;  // rank -> its dist.epochs
+  std::map<int, std::vector<PlannedEpoch>> planned;  // rank -> its dist.epochs
   for (int k = 0; k < world_size; ++k) {
     json r = {{"rank", k}, {"dir", rank_dir(job, k).filename().string()}};
     const auto exit = exits.find(k);
@@ -537,9 +517,9 @@ json merge_job(const fs::path& job, int world_size, const std::map<int, RankExit
                         {"how", exit != exits.end() ? json(exit->second.how) : json(r["status"])},
                         {"message", r["message"]}});
     }
-    const json dist = summary.dist.is_object() ? summary.dist : json::object();
-    if (sync.is_null() && dist.contains("sync")) sync = dist["sync"];
-    if (group.is_null() && dist.contains("group")) group = dist["group"];
+    const std::optional<DistRank>& dist = summary.dist;
+    if (sync.is_null() && dist) sync = dist->sync;
+    if (group.is_null() && dist) group = dist->group;
     const std::vector<StepRow>& rows = files->steps;
     const std::string p = job_phase(rows);
     if (phase.is_null()) phase = p;
@@ -559,13 +539,12 @@ json merge_job(const fs::path& job, int world_size, const std::map<int, RankExit
                     {"p99", step.count ? json(step.p99) : json(nullptr)}};
     r["wait_ms_mean"] = s.wait_ms.empty() ? json(nullptr) : json(mean(s.wait_ms));
     r["sync_ms_mean"] = s.sync_ms.empty() ? json(nullptr) : json(mean(s.sync_ms));
-    r["sync_fraction"] = dist.value("sync_fraction", json(nullptr));
+    r["sync_fraction"] = dist ? rundir::nullable(dist->sync_fraction) : json(nullptr);
     r["samples"] = samples;
     r["bytes"] = bytes;
-    const json epochs = dist.value("epochs", json());
-    if (epochs.is_array()) {
-      add_planned_epochs(epochs, r);
-      planned[k] = epochs;
+    if (dist) {
+      add_planned_epochs(dist->epochs, r);
+      planned[k] = dist->epochs;
     }
     r["stages_ms_mean"] = stage_means(summary);
     r["limiting_stage"] = limiting_stage(r["stages_ms_mean"]);

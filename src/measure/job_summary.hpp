@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "mmprof/summary_loading.hpp"
+
 namespace mmprof {
 
 // JOB/rank-K.
@@ -38,12 +40,12 @@ struct RankSteps {
 nlohmann::json straggler_analysis(const std::vector<RankSteps>& ranks);
 
 // The ranks' samples and batches (their steps) per epoch as each rank's sampler planned them
-// (`by_rank`: rank -> its summary's dist.epochs, [{epoch, samples, batches}]), compared epoch by
+// (`by_rank`: rank -> its summary's dist.epochs), compared epoch by
 // epoch over the epochs every rank lists: the ranks of one DDP job must take equal steps in each
 // epoch, or the one that runs out first starts its next epoch early, or leaves its peers waiting
 // in a collective (a hang, or an epoch cut short). Null when no rank lists an epoch. Pure,
 // unit-tested.
-nlohmann::json epoch_balance(const std::map<int, nlohmann::json>& by_rank);
+nlohmann::json epoch_balance(const std::map<int, std::vector<PlannedEpoch>>& by_rank);
 
 // For a data straggler (`slow`, established): whether re-sharding can even its work, from the
 // ranks' bytes per sample, the run's `data` config (path, layout) and the data's shards.json

@@ -43,6 +43,9 @@ struct ArmSeries {
   void add(const std::string& name, const json& v) {
     if (v.is_number()) values[name].push_back(v.get<double>());
   }
+  void add(const std::string& name, const std::optional<double>& v) {
+    if (v) values[name].push_back(*v);
+  }
   json median_of(const std::string& name) const {
     const auto it = values.find(name);
     return it == values.end() || it->second.empty() ? json() : json(median(it->second));
@@ -54,24 +57,26 @@ ArmSeries arm_series(const json& experiment, const fs::path& dir, const std::str
   for (const auto& t : value_at(experiment, "/trials")) {
     if (t.value("arm", "") != arm || t.value("status", "") != "complete") continue;
     const std::optional<Summary> summary = trial_summary(dir / t.value("run_dir", ""));
-    if (!summary || !summary->decode_placement.is_object()) continue;
-    const json& placement = summary->decode_placement;
+    if (!summary || !summary->decode_placement) continue;
+    const DecodePlacement& placement = *summary->decode_placement;
     ++s.trials;
-    s.where = string_at(placement, "/where", s.where);
-    const auto cores = loader_cores(*summary, string_at(placement, "/phase", "pipeline"));
+    if (!placement.where.empty()) s.where = placement.where;
+    const auto cores =
+        loader_cores(*summary, placement.phase.empty() ? "pipeline" : placement.phase);
     if (!cores.empty()) {
       s.add("worker_cores", json(cores.at("worker")));
       s.add("main_cores", json(cores.at("main")));
       s.add("loader_cores", json(cores.at("worker") + cores.at("main")));
     }
     s.add("samples_per_s", t.value("metric", json()));
-    s.add("device_decode_ms_p50", value_at(placement, "/device_decode_ms/p50"));
-    s.add("cpu_fallbacks", value_at(placement, "/cpu_fallbacks"));
-    s.add("decoder_util_pct", value_at(placement, "/nvml/decoder_util_pct"));
-    s.add("jpeg_util_pct", value_at(placement, "/nvml/jpeg_util_pct"));
-    s.add("sm_util_pct", value_at(placement, "/nvml/sm_util_pct"));
-    s.add("process_gpu_memory_mib", value_at(placement, "/nvml/process_memory_mib"));
-    s.add("compute_inflation_pct", value_at(placement, "/compute_inflation/pct"));
+    s.add("device_decode_ms_p50", placement.device_decode_ms.p50);
+    s.add("cpu_fallbacks", std::optional(static_cast<double>(placement.cpu_fallbacks)));
+    const NvmlFigures nvml = placement.nvml.value_or(NvmlFigures{});
+    s.add("decoder_util_pct", nvml.decoder_util_pct);
+    s.add("jpeg_util_pct", nvml.jpeg_util_pct);
+    s.add("sm_util_pct", nvml.sm_util_pct);
+    s.add("process_gpu_memory_mib", nvml.process_memory_mib);
+    s.add("compute_inflation_pct", placement.compute_inflation.pct);
   }
   return s;
 }

@@ -156,7 +156,7 @@ class BaselineRun {
                                                             phases_.batches_per_epoch());
     loader_parts(parts);
     parts.locality = locality(resources);
-    parts.dist = dist_json();
+    parts.dist = dist_part();
     if (options_.finish_trace) parts.trace = options_.finish_trace();
     recorder_.writer().summary(parts);
     return parts;
@@ -178,38 +178,40 @@ class BaselineRun {
   }
 
   // This rank of a multi-rank run: who it is and the time its steps spent in dist.sync.
-  nlohmann::json dist_json() const {
-    if (options_.group == nullptr) return nullptr;
+  std::optional<DistRank> dist_part() const {
+    if (options_.group == nullptr) return std::nullopt;
     const PhaseMetrics& p = end_to_end_.ran ? end_to_end_ : pipeline_;
     double sync = 0, steps = 0;
     for (double v : p.sync_ms)
       sync += v;
     for (double v : p.step_ms)
       steps += v;
-    return {{"rank", config_.dist.rank},
-            {"world_size", config_.dist.world_size},
-            {"sync", config_.dist.sync},
-            {"group", options_.group->describe()},
-            {"phase", p.ran ? nlohmann::json(p.name) : nlohmann::json(nullptr)},
-            {"sync_ms_total", p.sync_ms.empty() ? nlohmann::json(nullptr) : nlohmann::json(sync)},
-            {"sync_fraction", p.sync_ms.empty() || steps <= 0 ? nlohmann::json(nullptr)
-                                                              : nlohmann::json(sync / steps)},
-            {"epochs", planned_epochs()}};
+    DistRank d;
+    d.rank = config_.dist.rank;
+    d.world_size = config_.dist.world_size;
+    d.sync = config_.dist.sync;
+    d.group = options_.group->describe();
+    if (p.ran) d.phase = p.name;
+    if (!p.sync_ms.empty()) d.sync_ms_total = sync;
+    if (!p.sync_ms.empty() && steps > 0) d.sync_fraction = sync / steps;
+    d.epochs = planned_epochs();
+    return d;
   }
 
   // This rank's samples and batches (steps) per epoch as its sampler plans them, which job.json
   // compares across the ranks: a permutation gives every epoch as many, streamed shards are dealt
   // anew each epoch, so their first kStreamEpochsPlanned are listed.
   static constexpr int64_t kStreamEpochsPlanned = 4;
-  nlohmann::json planned_epochs() const {
+  std::vector<PlannedEpoch> planned_epochs() const {
     const ShardMembers shards = config_.data.stream ? shard_members(dataset_) : ShardMembers{};
     const SamplerOptions sampler =
         sampler_options(config_, config_.data.stream ? &shards : nullptr);
-    nlohmann::json out = nlohmann::json::array();
+    std::vector<PlannedEpoch> out;
     for (int64_t e = 0; e < (config_.data.stream ? kStreamEpochsPlanned : 1); ++e) {
       const EpochPlan plan(static_cast<uint32_t>(dataset_.size()), e, sampler);
-      out.push_back(
-          {{"epoch", e}, {"samples", plan.indices().size()}, {"batches", plan.num_batches()}});
+      out.push_back({.epoch = e,
+                     .samples = static_cast<int64_t>(plan.indices().size()),
+                     .batches = static_cast<int64_t>(plan.num_batches())});
     }
     return out;
   }

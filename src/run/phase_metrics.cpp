@@ -9,6 +9,7 @@
 
 #include "measure/resource_summary.hpp"
 #include "rundir/summary.hpp"
+#include "rundir/summary_keys.hpp"
 #include "stats/descriptive.hpp"
 #include "stats/shuffle_quality.hpp"
 
@@ -52,16 +53,18 @@ std::optional<PhaseCounts> phase_counts(const PhaseMetrics& p) {
 }
 
 // NVML's readings of a phase: utilisation averaged, memory at its largest; or why none.
-json nvml_summary(const std::vector<json>& readings) {
-  if (readings.empty()) return nullptr;
-  if (readings.front().contains("reason")) return {{"reason", readings.front()["reason"]}};
-  json out = {
-      {"gpu", readings.front()["name"]},
-      {"readings", readings.size()},
-      {"source", readings.front()["source"].get<std::string>() +
-                     ", every 10 measured steps: utilisation averaged, memory at its peak"}};
-  for (const char* key : {"decoder_util_pct", "jpeg_util_pct", "sm_util_pct", "memory_bw_util_pct",
-                          "memory_used_mib", "process_memory_mib"}) {
+std::optional<NvmlFigures> nvml_summary(const std::vector<json>& readings) {
+  if (readings.empty()) return std::nullopt;
+  NvmlFigures out;
+  if (readings.front().contains("reason")) {
+    out.reason = readings.front().value("reason", "");
+    return out;
+  }
+  out.gpu = readings.front().value("name", "");
+  out.readings = static_cast<int64_t>(readings.size());
+  out.source = readings.front().value("source", "") +
+               ", every 10 measured steps: utilisation averaged, memory at its peak";
+  for (const auto& [key, member] : rundir::kNvmlFigures) {
     const bool peak = std::string_view(key).ends_with("_mib");
     double sum = 0, top = 0;
     int n = 0;
@@ -72,7 +75,7 @@ json nvml_summary(const std::vector<json>& readings) {
       top = std::max(top, v);
       ++n;
     }
-    out[key] = n == 0 ? json() : json(peak ? top : sum / n);
+    if (n > 0) out.*member = peak ? top : sum / n;
   }
   return out;
 }
@@ -128,33 +131,32 @@ namespace {
 
 // Where decode ran in the loader's phase (the pipeline's, else the end-to-end one's), and what it
 // took from training.
-json decode_placement(const PhaseMetrics& compute, const PhaseMetrics& pipeline,
-                      const PhaseMetrics& end_to_end, StepKind step_kind) {
+DecodePlacement decode_placement(const PhaseMetrics& compute, const PhaseMetrics& pipeline,
+                                 const PhaseMetrics& end_to_end, StepKind step_kind) {
   const PhaseMetrics& p = pipeline.ran ? pipeline : end_to_end;
-  json placement = {
-      {"where", p.decode_placement},
-      {"phase", p.name},
-      {"device_decode_ms", to_json(describe(p.device_decode_ms), false)},
-      {"cpu_fallbacks", p.device_decode_fallbacks},
-      {"cpu_fallback_reason",
-       p.device_decode_fallback_reason.empty() ? json() : json(p.device_decode_fallback_reason)},
-      {"nvml", nvml_summary(p.nvml_readings)}};
+  DecodePlacement placement;
+  placement.where = p.decode_placement;
+  placement.phase = p.name;
+  placement.device_decode_ms = rundir::spread_of(describe(p.device_decode_ms));
+  placement.cpu_fallbacks = p.device_decode_fallbacks;
+  placement.cpu_fallback_reason = p.device_decode_fallback_reason;
+  placement.nvml = nvml_summary(p.nvml_readings);
   // What decode (or anything else in the loop) takes from training: the step's compute with
   // the loader running, against the compute phase alone. A sleep computes nothing: what makes
   // it longer is a late wake-up (the run queue), not a resource decode took.
   const double alone = compute.compute_ms.empty() ? NAN : median(compute.compute_ms);
   const double loaded = end_to_end.compute_ms.empty() ? NAN : median(end_to_end.compute_ms);
-  const bool computes = step_kind != StepKind::sleep && step_kind != StepKind::none;
-  json inflation = {{"compute_phase_p50_ms", finite_or_null(alone)},
-                    {"end_to_end_p50_ms", finite_or_null(loaded)},
-                    {"pct", computes ? finite_or_null(100 * (loaded / alone - 1)) : json()}};
-  if (!computes) {
-    inflation["why_null"] = fmt::format(
+  ComputeInflation& inflation = placement.compute_inflation;
+  inflation.compute_phase_p50_ms = finite(alone);
+  inflation.end_to_end_p50_ms = finite(loaded);
+  if (step_kind != StepKind::sleep && step_kind != StepKind::none) {
+    inflation.pct = finite(100 * (loaded / alone - 1));
+  } else {
+    inflation.why_null = fmt::format(
         "step.kind={} computes nothing decode could take (a sleep's lengthening is a late "
         "wake-up)",
         to_string(step_kind));
   }
-  placement["compute_inflation"] = inflation;
   return placement;
 }
 

@@ -13,6 +13,7 @@
 #include "rundir/json_file.hpp"
 #include "rundir/json_read.hpp"
 #include "rundir/json_values.hpp"
+#include "rundir/summary_keys.hpp"
 #include "rundir/summary_parts.hpp"
 #include "util/files.hpp"
 
@@ -21,6 +22,7 @@ namespace {
 
 using nlohmann::json;
 using rundir::nullable;
+using rundir::text_or_null;
 
 // throughput.<phase>: compute has its two rates; pipeline and end_to_end add MB/s, and
 // mmprof's loader the samples of a batch, a user's job its wall-clock rate (end_to_end).
@@ -43,10 +45,6 @@ json spreads_json(const std::map<std::string, TimeSpread, std::less<>>& spreads)
   for (const auto& [name, d] : spreads)
     j[name] = rundir::spread_json(d, false);
   return j;
-}
-
-json text_or_null(const std::string& s) {
-  return s.empty() ? json(nullptr) : json(s);
 }
 
 // latency_ms: a job's has its transforms and whether getitem is per call, mmprof's loader the sync.
@@ -72,34 +70,20 @@ struct PartKey {
   const char* key;
   json Summary::*member;
 };
-constexpr std::array<PartKey, 5> kParts = {{{"decode_placement", &Summary::decode_placement},
-                                            {"dist", &Summary::dist},
-                                            {"job", &Summary::job},
+constexpr std::array<PartKey, 3> kParts = {{{"job", &Summary::job},
                                             {"stage_breakdown", &Summary::stage_breakdown},
                                             {"workers_balance", &Summary::workers_balance}}};
-
-// phases.<phase>: a job's loop counts no warm-up time, failures or faults of its own.
-constexpr std::array<rundir::Figure<PhaseCounts, int64_t>, 4> kPhaseSteps = {{
-    {"steps", &PhaseCounts::steps},
-    {"batches", &PhaseCounts::batches},
-    {"samples", &PhaseCounts::samples},
-    {"warmup_steps", &PhaseCounts::warmup_steps},
-}};
-constexpr std::array<rundir::Figure<PhaseCounts, int64_t>, 2> kLoaderCounts = {{
-    {"failures", &PhaseCounts::failures},
-    {"majflt", &PhaseCounts::majflt},
-}};
 
 json phase_counts_json(const std::optional<PhaseCounts>& c, bool external) {
   if (!c) return nullptr;
   json j = {{"bytes", c->bytes},
             {"window_s", c->window_s},
             {"time_to_first_batch_ms", nullable(c->time_to_first_batch_ms)}};
-  rundir::write_fields(j, *c, kPhaseSteps);
+  rundir::write_fields(j, *c, rundir::kPhaseSteps);
   if (!external) {
     j["warmup_s"] = c->warmup_s;
     j["minflt_per_sample"] = nullable(c->minflt_per_sample);
-    rundir::write_fields(j, *c, kLoaderCounts);
+    rundir::write_fields(j, *c, rundir::kLoaderCounts);
   }
   return j;
 }
@@ -112,10 +96,10 @@ std::optional<PhaseCounts> phase_counts(const rundir::FigureReader& r, const jso
   c.bytes = r.whole<uint64_t>(j, "/bytes", at, 0);
   c.window_s = r.number(j, "/window_s", at).value_or(0);
   c.time_to_first_batch_ms = r.number(j, "/time_to_first_batch_ms", at);
-  rundir::read_fields(r, j, at, c, kPhaseSteps);
+  rundir::read_fields(r, j, at, c, rundir::kPhaseSteps);
   c.warmup_s = r.number(j, "/warmup_s", at).value_or(0);
   c.minflt_per_sample = r.number(j, "/minflt_per_sample", at);
-  rundir::read_fields(r, j, at, c, kLoaderCounts);
+  rundir::read_fields(r, j, at, c, rundir::kLoaderCounts);
   return c;
 }
 
@@ -251,6 +235,8 @@ json to_json(const Summary& p) {
   if (p.locality) s["locality"] = rundir::to_json(*p.locality);
   if (p.shuffle) s["shuffle"] = rundir::to_json(*p.shuffle);
   if (p.read_pattern) s["read_pattern"] = rundir::to_json(*p.read_pattern);
+  if (p.decode_placement) s["decode_placement"] = rundir::to_json(*p.decode_placement);
+  if (p.dist) s["dist"] = rundir::to_json(*p.dist);
   if (!p.resumed_by.empty()) s["resumed_by"] = p.resumed_by;
   return s;
 }
@@ -299,6 +285,8 @@ Summary summary_from_json(const json& j, const std::filesystem::path& file) {
   s.locality = r.typed_part("locality", rundir::locality_from_json);
   s.shuffle = r.typed_part("shuffle", rundir::shuffle_from_json);
   s.read_pattern = r.typed_part("read_pattern", rundir::read_pattern_from_json);
+  s.decode_placement = r.typed_part("decode_placement", rundir::decode_placement_from_json);
+  s.dist = r.typed_part("dist", rundir::dist_from_json);
   return s;
 }
 

@@ -6,6 +6,7 @@
 
 #include "rundir/json_read.hpp"
 #include "rundir/json_values.hpp"
+#include "rundir/summary_keys.hpp"
 #include "rundir/summary_parts.hpp"
 
 namespace mmprof {
@@ -32,32 +33,6 @@ std::string at_key(const std::string& at, std::string_view key) {
 
 // ---- locality ----
 
-constexpr std::array<Field<LocalityPhase, double>, 4> kResidency = {{
-    {"resident_before", &LocalityPhase::resident_before},
-    {"resident_at_window", &LocalityPhase::resident_at_window},
-    {"resident_after", &LocalityPhase::resident_after},
-    {"page_cache_fraction", &LocalityPhase::page_cache_fraction},
-}};
-constexpr std::array<Field<LocalityPhase, uint64_t>, 2> kPhaseBytes = {{
-    {"loader_bytes", &LocalityPhase::loader_bytes},
-    {"device_bytes", &LocalityPhase::device_bytes},
-}};
-// A remote dataset's phase only.
-constexpr std::array<Field<LocalityPhase, double>, 2> kNetworkRates = {{
-    {"read_span_s", &LocalityPhase::read_span_s},
-    {"network_mb_per_s", &LocalityPhase::network_mb_per_s},
-}};
-constexpr std::array<Field<LocalityPhase, uint64_t>, 2> kNetworkCounts = {{
-    {"network_bytes", &LocalityPhase::network_bytes},
-    {"read_retries", &LocalityPhase::read_retries},
-}};
-
-constexpr std::array<Figure<Locality, uint64_t>, 3> kDatasetCounts = {{
-    {"dataset_files", &Locality::dataset_files},
-    {"dataset_bytes", &Locality::dataset_bytes},
-    {"residency_files", &Locality::residency_files},
-}};
-
 json locality_phase_json(const LocalityPhase& p, const Locality& l) {
   json j = {{"prepared", p.prepared}, {"prepare_s", p.prepare_s}};
   write_fields(j, p, kResidency);
@@ -83,18 +58,6 @@ LocalityPhase locality_phase(const FigureReader& r, const json& j, const std::st
 }
 
 // ---- epoch_boundary ----
-
-constexpr std::array<Field<BoundaryJudgement, double>, 3> kBoundaryWaits = {{
-    {"stall_ms", &BoundaryJudgement::stall_ms},
-    {"steady_wait_ms", &BoundaryJudgement::steady_wait_ms},
-    {"excess_ms", &BoundaryJudgement::excess_ms},
-}};
-// mmprof's loader's phases only.
-constexpr std::array<Field<BoundaryJudgement, double>, 3> kBoundaryFill = {{
-    {"fill_ms", &BoundaryJudgement::fill_ms},
-    {"unexplained_ms", &BoundaryJudgement::unexplained_ms},
-    {"noise_ms", &BoundaryJudgement::noise_ms},
-}};
 
 json judgement_json(const BoundaryJudgement& b, bool loader_phase) {
   json j = {{"boundaries", b.boundaries},
@@ -123,29 +86,7 @@ BoundaryJudgement judgement(const FigureReader& r, const json& j, const std::str
 
 // ---- reliability ----
 
-constexpr std::array<Figure<Reliability, int64_t>, 6> kReliability = {{
-    {"skipped_samples", &Reliability::skipped_samples},
-    {"rejected_members", &Reliability::rejected_members},
-    {"ignored_files", &Reliability::ignored_files},
-    {"respawns", &Reliability::respawns},
-    {"retries", &Reliability::retries},
-    {"hung_workers", &Reliability::hung_workers},
-}};
-
 // ---- trace ----
-
-constexpr std::array<Figure<TraceFigures, uint64_t>, 5> kTraceCounts = {{
-    {"events", &TraceFigures::events},
-    {"recorded_events", &TraceFigures::recorded_events},
-    {"dropped_events", &TraceFigures::dropped_events},
-    {"max_events", &TraceFigures::max_events},
-    {"gpu_events", &TraceFigures::gpu_events},
-}};
-
-constexpr std::array<Field<TraceFigures, uint64_t>, 2> kTraceSampling = {{
-    {"sample_every", &TraceFigures::sample_every},
-    {"flows", &TraceFigures::flows},
-}};
 
 }  // namespace
 
@@ -226,13 +167,10 @@ Reliability reliability_from_json(const FigureReader& r, const json& j, const st
 }
 
 json to_json(const ResumeRecord& x) {
-  return {{"from", x.from},
-          {"phase", x.phase},
-          {"start_batch_id", x.start_batch_id},
-          {"start_epoch", x.start_epoch},
-          {"measured_steps_before", x.measured_steps_before},
-          {"time_to_first_batch_ms", x.time_to_first_batch_ms},
-          {"loader_time_to_first_batch_ms", x.loader_time_to_first_batch_ms}};
+  json j = {{"from", x.from}, {"phase", x.phase}, {"start_batch_id", x.start_batch_id}};
+  write_fields(j, x, kResumeSteps);
+  write_fields(j, x, kResumeTimes);
+  return j;
 }
 
 ResumeRecord resume_from_json(const FigureReader& r, const json& j, const std::string& at) {
@@ -240,10 +178,8 @@ ResumeRecord resume_from_json(const FigureReader& r, const json& j, const std::s
   x.from = r.text(j, "/from", at);
   x.phase = r.text(j, "/phase", at);
   x.start_batch_id = r.whole<uint64_t>(j, "/start_batch_id", at, 0);
-  x.start_epoch = r.whole<int64_t>(j, "/start_epoch", at, 0);
-  x.measured_steps_before = r.whole<int64_t>(j, "/measured_steps_before", at, 0);
-  x.time_to_first_batch_ms = r.number(j, "/time_to_first_batch_ms", at).value_or(0);
-  x.loader_time_to_first_batch_ms = r.number(j, "/loader_time_to_first_batch_ms", at).value_or(0);
+  read_fields(r, j, at, x, kResumeSteps);
+  read_fields(r, j, at, x, kResumeTimes);
   return x;
 }
 
@@ -277,6 +213,81 @@ EpochBoundaryFigures epoch_boundary_from_json(const FigureReader& r, const json&
   for (const auto& [key, v] : j.items())
     if (v.is_object()) e.phases[key] = judgement(r, v, at_key(at, key));
   return e;
+}
+
+json to_json(const DecodePlacement& d) {
+  json nvml = nullptr;
+  if (d.nvml && !d.nvml->reason.empty()) {
+    nvml = {{"reason", d.nvml->reason}};
+  } else if (d.nvml) {
+    nvml = {{"gpu", d.nvml->gpu}, {"readings", d.nvml->readings}, {"source", d.nvml->source}};
+    write_fields(nvml, *d.nvml, kNvmlFigures);
+  }
+  json inflation = json::object();
+  write_fields(inflation, d.compute_inflation, kComputeInflation);
+  if (!d.compute_inflation.why_null.empty()) inflation["why_null"] = d.compute_inflation.why_null;
+  return {{"where", d.where},
+          {"phase", d.phase},
+          {"device_decode_ms", spread_json(d.device_decode_ms, false)},
+          {"cpu_fallbacks", d.cpu_fallbacks},
+          {"cpu_fallback_reason", text_or_null(d.cpu_fallback_reason)},
+          {"nvml", nvml},
+          {"compute_inflation", inflation}};
+}
+
+DecodePlacement decode_placement_from_json(const FigureReader& r, const json& j,
+                                           const std::string& at) {
+  DecodePlacement d;
+  d.where = r.text(j, "/where", at);
+  d.phase = r.text(j, "/phase", at);
+  d.device_decode_ms =
+      spread_from_json(r, value_at(j, "/device_decode_ms"), at + "/device_decode_ms");
+  d.cpu_fallbacks = r.whole<int64_t>(j, "/cpu_fallbacks", at, 0);
+  d.cpu_fallback_reason = r.text(j, "/cpu_fallback_reason", at);
+  if (const json n = value_at(j, "/nvml"); !n.is_null()) {
+    const std::string nvml_at = at + "/nvml";
+    NvmlFigures& nvml = d.nvml.emplace();
+    nvml.reason = r.text(n, "/reason", nvml_at);
+    nvml.gpu = r.text(n, "/gpu", nvml_at);
+    nvml.source = r.text(n, "/source", nvml_at);
+    nvml.readings = r.whole<int64_t>(n, "/readings", nvml_at, 0);
+    read_fields(r, n, nvml_at, nvml, kNvmlFigures);
+  }
+  const json inflation = value_at(j, "/compute_inflation");
+  read_fields(r, inflation, at + "/compute_inflation", d.compute_inflation, kComputeInflation);
+  d.compute_inflation.why_null = r.text(inflation, "/why_null", at + "/compute_inflation");
+  return d;
+}
+
+json to_json(const DistRank& d) {
+  json epochs = json::array();
+  for (const PlannedEpoch& e : d.epochs) {
+    json entry = json::object();
+    write_fields(entry, e, kPlannedEpoch);
+    epochs.push_back(entry);
+  }
+  json j = {{"rank", d.rank},   {"world_size", d.world_size},     {"sync", d.sync},
+            {"group", d.group}, {"phase", text_or_null(d.phase)}, {"epochs", epochs}};
+  write_fields(j, d, kDistSync);
+  return j;
+}
+
+DistRank dist_from_json(const FigureReader& r, const json& j, const std::string& at) {
+  DistRank d;
+  d.rank = r.whole<int64_t>(j, "/rank", at, 0);
+  d.world_size = r.whole<int64_t>(j, "/world_size", at, 1);
+  d.sync = r.text(j, "/sync", at);
+  d.group = r.text(j, "/group", at);
+  d.phase = r.text(j, "/phase", at);
+  read_fields(r, j, at, d, kDistSync);
+  const json epochs = value_at(j, "/epochs");
+  if (!epochs.is_null() && !epochs.is_array()) r.refuse(at + "/epochs", epochs, "an array");
+  for (size_t i = 0; i < epochs.size(); ++i) {
+    const std::string epoch_at = fmt::format("{}/epochs/{}", at, i);
+    if (!epochs[i].is_object()) r.refuse(epoch_at, epochs[i], "an object");
+    read_fields(r, epochs[i], epoch_at, d.epochs.emplace_back(), kPlannedEpoch);
+  }
+  return d;
 }
 
 json to_json(const TraceFigures& t) {

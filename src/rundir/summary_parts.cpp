@@ -7,6 +7,7 @@
 
 #include "rundir/json_read.hpp"
 #include "rundir/json_values.hpp"
+#include "rundir/summary_keys.hpp"
 
 namespace mmprof {
 
@@ -62,25 +63,6 @@ bool has_any(const json& j, std::initializer_list<const char*> pointers) {
 
 // ---- memory ----
 
-constexpr std::array<Field<ProcessMemory, double>, 4> kProcessPeaks = {{
-    {"rss_peak_mib", &ProcessMemory::rss_peak_mib},
-    {"pss_peak_mib", &ProcessMemory::pss_peak_mib},
-    {"uss_peak_mib", &ProcessMemory::uss_peak_mib},
-    {"swap_peak_mib", &ProcessMemory::swap_peak_mib},
-}};
-
-// The host's and the run's peaks (the unsampled part has the first two only, null).
-constexpr std::array<Field<MemoryPeaks, double>, 8> kHostPeaks = {{
-    {"host_peak_mib", &MemoryPeaks::host_peak_mib},
-    {"total_pss_peak_mib", &MemoryPeaks::total_pss_peak_mib},
-    {"host_used_peak_mib", &MemoryPeaks::host_used_peak_mib},
-    {"host_total_mib", &MemoryPeaks::host_total_mib},
-    {"page_cache_peak_mib", &MemoryPeaks::page_cache_peak_mib},
-    {"cgroup_memory_current_peak_mib", &MemoryPeaks::cgroup_memory_current_peak_mib},
-    {"cgroup_memory_peak_mib", &MemoryPeaks::cgroup_memory_peak_mib},
-    {"shm_used_peak_mib", &MemoryPeaks::shm_used_peak_mib},
-}};
-
 json process_memory_json(const ProcessMemory& p) {
   json j = {{"pid", p.pid}};
   write_fields(j, p, kProcessPeaks);
@@ -119,13 +101,6 @@ ProcessMemory process_memory(const FigureReader& r, const json& j, const std::st
 }
 
 // ---- cpu ----
-
-constexpr std::array<Field<ProcessCpu, double>, 4> kProcessCpu = {{
-    {"cores", &ProcessCpu::cores},
-    {"run_queue_delay_s", &ProcessCpu::run_queue_delay_s},
-    {"run_queue_delay_fraction", &ProcessCpu::run_queue_delay_fraction},
-    {"observed_fraction", &ProcessCpu::observed_fraction},
-}};
 
 json process_cpu_json(const ProcessCpu& p) {
   json j = {{"pid", p.pid}, {"role", p.role}, {"cpu_s", p.cpu_s}};
@@ -179,12 +154,6 @@ json pressure_json(const CpuPressure& p) {
           {"source", p.source}};
 }
 
-constexpr std::array<Field<RunQueueDelay, double>, 3> kRunQueueDelay = {{
-    {"workers_mean_fraction", &RunQueueDelay::workers_mean_fraction},
-    {"workers_max_fraction", &RunQueueDelay::workers_max_fraction},
-    {"main_fraction", &RunQueueDelay::main_fraction},
-}};
-
 json run_queue_json(const RunQueueDelay& d) {
   json j = {{"source", d.source}};
   write_fields(j, d, kRunQueueDelay);
@@ -228,22 +197,6 @@ CpuWindow cpu_window(const FigureReader& r, const json& j, const std::string& at
 }
 
 // ---- io ----
-
-constexpr std::array<Field<IoWindow, uint64_t>, 6> kIoCounts = {{
-    {"read_bytes", &IoWindow::read_bytes},
-    {"write_bytes", &IoWindow::write_bytes},
-    {"rchar", &IoWindow::rchar},
-    {"wchar", &IoWindow::wchar},
-    {"syscr", &IoWindow::syscr},
-    {"syscw", &IoWindow::syscw},
-}};
-
-constexpr std::array<Field<IoWindow, double>, 4> kIoRates = {{
-    {"read_mb_per_s", &IoWindow::read_mb_per_s},
-    {"rchar_mb_per_s", &IoWindow::rchar_mb_per_s},
-    {"minflt_per_sample", &IoWindow::minflt_per_sample},
-    {"majflt_per_sample", &IoWindow::majflt_per_sample},
-}};
 
 json io_window_json(const IoWindow& w) {
   json j = {{"window", w.window},
@@ -289,24 +242,6 @@ json windows_json(const std::map<std::string, std::optional<W>, std::less<>>& ph
     out[name] = w ? window_json(*w) : json(nullptr);
   return out;
 }
-
-constexpr std::array<Field<GpuFigures, double>, 5> kGpuFractions = {{
-    {"idle_fraction", &GpuFigures::idle_fraction},
-    {"data_wait_idle_fraction", &GpuFigures::data_wait_idle_fraction},
-    {"other_idle_fraction", &GpuFigures::other_idle_fraction},
-    {"kernel_busy_fraction", &GpuFigures::kernel_busy_fraction},
-    {"copy_compute_overlap_fraction", &GpuFigures::copy_compute_overlap_fraction},
-}};
-
-// A distribution's figures; p999 is the last (stages have none).
-constexpr std::array<Field<TimeSpread, double>, 6> kSpread = {{
-    {"mean", &TimeSpread::mean},
-    {"p50", &TimeSpread::p50},
-    {"p90", &TimeSpread::p90},
-    {"p99", &TimeSpread::p99},
-    {"max", &TimeSpread::max},
-    {"p999", &TimeSpread::p999},
-}};
 
 }  // namespace
 

@@ -44,7 +44,12 @@ Reliability reliability_from_json(const FigureReader& r, const nlohmann::json& j
 nlohmann::json to_json(const ResumeRecord& x);
 ResumeRecord resume_from_json(const FigureReader& r, const nlohmann::json& j,
                               const std::string& at);
-// - the first batches of the epochs, and the trace:
+// - a rank of a multi-rank run; where decode ran, the first batches of the epochs, the trace:
+nlohmann::json to_json(const DistRank& d);
+DistRank dist_from_json(const FigureReader& r, const nlohmann::json& j, const std::string& at);
+nlohmann::json to_json(const DecodePlacement& d);
+DecodePlacement decode_placement_from_json(const FigureReader& r, const nlohmann::json& j,
+                                           const std::string& at);
 nlohmann::json to_json(const EpochBoundaryFigures& e);
 EpochBoundaryFigures epoch_boundary_from_json(const FigureReader& r, const nlohmann::json& j,
                                               const std::string& at);

@@ -142,21 +142,23 @@ TEST_F(DistCli, FourRanksReadEverySampleOnceAcrossRanksInEachLayout) {
     for (int k = 0; k < 4; ++k) {
       const fs::path rank = out / ("rank-" + std::to_string(k));
       const RunDir run = RunDir::open(rank);
-      EXPECT_EQ(run.summary().dist["world_size"], 4);
-      EXPECT_EQ(run.summary().dist["rank"], k);
+      ASSERT_TRUE(run.summary().dist.has_value()) << "rank " << k;
+      const DistRank& dist = *run.summary().dist;
+      EXPECT_EQ(dist.world_size, 4);
+      EXPECT_EQ(dist.rank, k);
       const auto mine = test::first_epoch_keys(rank, "pipeline");
       if (std::string(layout) != "tar_stream") {
         EXPECT_EQ(mine.size(), 16u) << "rank " << k;
       }
       // The rank's planned epoch 0 (job.json compares them) is what it read of epoch 0, where
       // its 8 steps of 4 covered it.
-      const json planned = run.summary().dist["epochs"];
-      ASSERT_FALSE(planned.empty()) << run.summary().dist.dump();
-      const auto epoch0 = planned[0]["samples"].get<size_t>();
+      ASSERT_FALSE(dist.epochs.empty()) << "rank " << k;
+      const auto epoch0 = static_cast<size_t>(dist.epochs[0].samples);
       if (epoch0 <= 8 * 4) {
         EXPECT_EQ(mine.size(), epoch0) << "rank " << k;
       }
-      EXPECT_EQ(planned[0]["batches"].get<size_t>(), (epoch0 + 3) / 4);  // one worker cuts them
+      EXPECT_EQ(static_cast<size_t>(dist.epochs[0].batches),
+                (epoch0 + 3) / 4);  // one worker cuts them
       keys.insert(mine.begin(), mine.end());
       for (const StepRow& row : run.steps()) {
         EXPECT_EQ(row.sync_ms.has_value(), row.phase != "pipeline") << row.phase;

@@ -586,6 +586,35 @@ TEST_F(RunDirTest, TheLoadingPartsReadBackWhatTheyWrote) {
                                             .minflt_per_sample = {},
                                             .majflt = 1};
   stand_in.pin_mode = "pageable: loader.pin_memory=false";
+  DecodePlacement placement;
+  placement.where = "main process decodes images: nvjpeg";
+  placement.phase = "pipeline";
+  placement.device_decode_ms = {
+      .count = 3, .mean = 20, .p50 = 20, .p90 = 28, .p99 = 29.8, .p999 = {}, .max = 30};
+  placement.cpu_fallbacks = 2;
+  placement.cpu_fallback_reason = "png does not decode on the GPU";
+  placement.nvml = NvmlFigures{.reason = {},
+                               .gpu = "H200",
+                               .source = "NVML",
+                               .readings = 2,
+                               .decoder_util_pct = {},
+                               .jpeg_util_pct = 50,
+                               .sm_util_pct = 20,
+                               .memory_bw_util_pct = {},
+                               .memory_used_mib = 4096,
+                               .process_memory_mib = 900};
+  placement.compute_inflation.compute_phase_p50_ms = 500;
+  placement.compute_inflation.why_null = "step.kind=sleep computes nothing decode could take";
+  stand_in.decode_placement = placement;
+  stand_in.dist = DistRank{.rank = 1,
+                           .world_size = 2,
+                           .sync = "allreduce",
+                           .group = "gloo, 2 ranks",
+                           .phase = "end_to_end",
+                           .sync_ms_total = 120,
+                           .sync_fraction = 0.125,
+                           .epochs = {{.epoch = 0, .samples = 40, .batches = 10},
+                                      {.epoch = 1, .samples = 44, .batches = 11}}};
   stand_in.read_pattern = ReadPattern{
       .phase = "pipeline", .media_reads = 64, .sequential_fraction = 0.75, .kib_per_sample = 96};
   const json a = to_json(stand_in);
@@ -605,6 +634,13 @@ TEST_F(RunDirTest, TheLoadingPartsReadBackWhatTheyWrote) {
   EXPECT_TRUE(a["phases"]["pipeline"]["minflt_per_sample"].is_null());
   EXPECT_EQ(a["phases"]["pipeline"]["majflt"], 1);
   EXPECT_EQ(a["pin_mode"], "pageable: loader.pin_memory=false");
+  EXPECT_EQ(a["dist"]["epochs"][1], (json{{"epoch", 1}, {"samples", 44}, {"batches", 11}}));
+  const json& d = a["decode_placement"];
+  EXPECT_FALSE(d["device_decode_ms"].contains("p999"));
+  EXPECT_TRUE(d["nvml"]["decoder_util_pct"].is_null());
+  EXPECT_FALSE(d["nvml"].contains("reason"));
+  EXPECT_TRUE(d["compute_inflation"]["pct"].is_null());
+  EXPECT_EQ(d["compute_inflation"]["why_null"], placement.compute_inflation.why_null);
 
   Summary job;
   job.source = "external";
@@ -646,6 +682,7 @@ TEST_F(RunDirTest, TheLoadingPartsReadBackWhatTheyWrote) {
   EXPECT_FALSE(b["epoch_boundary"].contains("fill_ms"));
   EXPECT_FALSE(b["trace"].contains("flows"));
   EXPECT_FALSE(b.contains("locality"));
+  EXPECT_FALSE(b.contains("dist"));
   EXPECT_TRUE(b["pin_mode"].is_null());
   EXPECT_EQ(b["phases"]["end_to_end"]["samples"], 256);
   EXPECT_FALSE(b["phases"]["end_to_end"].contains("failures"));  // mmprof's loader's only
@@ -654,6 +691,14 @@ TEST_F(RunDirTest, TheLoadingPartsReadBackWhatTheyWrote) {
   for (const json& written : {a, b})
     EXPECT_EQ(to_json(summary_from_json(written, "summary.json")), written) << written.dump();
   EXPECT_EQ(summary_from_json(b, "summary.json").epoch_boundary->headline()->stall_ms, 40.0);
+  // NVML unavailable: the reason alone.
+  Summary no_nvml = stand_in;
+  NvmlFigures unavailable;
+  unavailable.reason = "libnvidia-ml.so.1 not found";
+  no_nvml.decode_placement->nvml = unavailable;
+  const json c = to_json(no_nvml);
+  EXPECT_EQ(c["decode_placement"]["nvml"], (json{{"reason", "libnvidia-ml.so.1 not found"}}));
+  EXPECT_EQ(to_json(summary_from_json(c, "summary.json")), c);
 
   for (const auto& [doc, pointer, value] : std::vector<std::tuple<json, std::string, json>>{
            {a, "/locality/phases/pipeline/loader_bytes", "many"},
@@ -666,7 +711,12 @@ TEST_F(RunDirTest, TheLoadingPartsReadBackWhatTheyWrote) {
            {b, "/trace/events", "nine"},
            {a, "/phases/pipeline/steps", "forty"},
            {a, "/phases/compute", "ran"},
-           {a, "/pin_mode", 1}}) {
+           {a, "/pin_mode", 1},
+           {a, "/decode_placement/nvml/sm_util_pct", "busy"},
+           {a, "/decode_placement/device_decode_ms/p50", "slow"},
+           {a, "/dist/epochs/0/samples", "forty"},
+           {a, "/dist/epochs/1", "epoch one"},
+           {a, "/dist/epochs", "all"}}) {
     json bad = doc;
     bad[json::json_pointer(pointer)] = value;
     const std::string err = error_of([&] { summary_from_json(bad, "summary.json"); });

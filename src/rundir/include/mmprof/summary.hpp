@@ -109,16 +109,14 @@ struct Summary {
   std::optional<EpochBoundaryFigures> epoch_boundary;  // null for a job the hook did not see
   std::optional<TraceFigures> trace;
   std::optional<Locality> locality;  // where the bytes came from (run/locality.hpp); not a job's
-  std::optional<ShuffleFigures> shuffle;    // the pipeline phase's delivery order
-  std::optional<ReadPattern> read_pattern;  // sequential reads and read sizes of that phase
+  std::optional<ShuffleFigures> shuffle;            // the pipeline phase's delivery order
+  std::optional<ReadPattern> read_pattern;          // sequential reads and read sizes of that phase
+  std::optional<DecodePlacement> decode_placement;  // where mmprof's loader decoded
+  std::optional<DistRank> dist;                     // a rank of a multi-rank run
 
   // The JSON parts below only some runs have: they are left out when null.
-  // Where mmprof's loader decoded (cpu workers, or the main process and its backend) and the
-  // main process's decode per batch (docs/gpu.md); null for a user's job.
-  nlohmann::json decode_placement;
   // mmprof's own loader (run/): stage times by sample class, and the load of each worker.
   nlohmann::json stage_breakdown, workers_balance;
-  nlohmann::json dist;  // a rank of a multi-rank run (run/phase_runner.hpp); null on one
   // A user's own job (source external): the command and how it ended, the hook's status, the
   // DataLoader configuration, per-rank and per-worker figures (external/).
   nlohmann::json job;

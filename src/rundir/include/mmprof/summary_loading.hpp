@@ -13,6 +13,8 @@
 #include <string_view>
 #include <vector>
 
+#include "mmprof/summary_resources.hpp"
+
 namespace mmprof {
 
 // One loader phase's bytes and page cache (locality.phases.<phase>).
@@ -111,6 +113,51 @@ struct EpochBoundaryFigures {
 
   // The run's judgement: the job's loop, or the pipeline phase's (none before it ran).
   const BoundaryJudgement* headline() const;
+};
+
+// NVML's readings of GPU 0 over a phase whose decode was placed on the device: utilisation
+// averaged, memory at its peak; or why there were none.
+struct NvmlFigures {
+  std::string reason;  // NVML unavailable: why (the other figures are then absent)
+  std::string gpu, source;
+  int64_t readings = 0;
+  std::optional<double> decoder_util_pct, jpeg_util_pct, sm_util_pct, memory_bw_util_pct;
+  std::optional<double> memory_used_mib, process_memory_mib;
+};
+
+// What the loader took from the step's compute: its p50 with the loader running against the
+// compute phase alone; empty for a step that computes nothing (why_null says so).
+struct ComputeInflation {
+  std::optional<double> compute_phase_p50_ms, end_to_end_p50_ms, pct;
+  std::string why_null;
+};
+
+// decode_placement: where mmprof's loader decoded (cpu workers, or the main process and its
+// backend) and what the main process's decode cost per batch (docs/gpu.md); not for a job.
+struct DecodePlacement {
+  std::string where, phase;
+  TimeSpread device_decode_ms;  // per batch, in the main process
+  int64_t cpu_fallbacks = 0;
+  std::string cpu_fallback_reason;
+  std::optional<NvmlFigures> nvml;
+  ComputeInflation compute_inflation;
+};
+
+// One epoch as a rank's sampler plans it: its samples and batches (steps).
+struct PlannedEpoch {
+  int64_t epoch = 0, samples = 0, batches = 0;
+};
+
+// dist: a rank of a multi-rank run of mmprof's loader (run/phase_runner.hpp); absent on one rank.
+struct DistRank {
+  int64_t rank = 0, world_size = 1;
+  std::string sync;   // dist.sync: none, barrier, allreduce
+  std::string group;  // the process group, as it describes itself
+  std::string phase;  // where the sync time was measured; empty (null): no loader phase ran
+  std::optional<double> sync_ms_total, sync_fraction;  // of that phase's steps
+  // Every epoch a permutation deals alike: one; streamed shards are dealt anew each epoch: the
+  // first few, which job.json compares across the ranks.
+  std::vector<PlannedEpoch> epochs;
 };
 
 // trace: the trace file written beside the summary.
