@@ -39,11 +39,11 @@ std::optional<PhaseCounts> phase_counts(const PhaseMetrics& p) {
       .steps = p.steps,
       .batches = p.batches,
       .samples = p.samples,
+      .time_to_first_batch_ms =
+          p.time_to_first_batch_ms >= 0 ? std::optional(p.time_to_first_batch_ms) : std::nullopt,
       .bytes = p.bytes,
       .window_s = p.window_s,
       .warmup_steps = p.warmup_steps,
-      .time_to_first_batch_ms =
-          p.time_to_first_batch_ms >= 0 ? std::optional(p.time_to_first_batch_ms) : std::nullopt,
       .warmup_s = p.warmup_s,
       .failures = p.failures,
       .minflt_per_sample = p.samples > 0 ? std::optional(static_cast<double>(p.minflt) /

@@ -167,19 +167,22 @@ Reliability reliability_from_json(const FigureReader& r, const json& j, const st
 }
 
 json to_json(const ResumeRecord& x) {
-  json j = {{"from", x.from}, {"phase", x.phase}, {"start_batch_id", x.start_batch_id}};
+  json j = json::object();
   write_fields(j, x, kResumeSteps);
   write_fields(j, x, kResumeTimes);
+  j["from"] = x.from;
+  j["phase"] = x.phase;
+  j["start_batch_id"] = x.start_batch_id;
   return j;
 }
 
 ResumeRecord resume_from_json(const FigureReader& r, const json& j, const std::string& at) {
   ResumeRecord x;
+  read_fields(r, j, at, x, kResumeSteps);
+  read_fields(r, j, at, x, kResumeTimes);
   x.from = r.text(j, "/from", at);
   x.phase = r.text(j, "/phase", at);
   x.start_batch_id = r.whole<uint64_t>(j, "/start_batch_id", at, 0);
-  read_fields(r, j, at, x, kResumeSteps);
-  read_fields(r, j, at, x, kResumeTimes);
   return x;
 }
 

@@ -49,10 +49,10 @@ struct Throughput {
 // is empty, null in the file; a user's job runs only its own loop, end_to_end).
 struct PhaseCounts {
   int64_t steps = 0, batches = 0, samples = 0;
+  std::optional<double> time_to_first_batch_ms;
   uint64_t bytes = 0;
   double window_s = 0;
   int64_t warmup_steps = 0;
-  std::optional<double> time_to_first_batch_ms;
   // mmprof's loader only: the warm-up's time, failed samples, the loader threads' page faults.
   double warmup_s = 0;
   int64_t failures = 0;
