@@ -114,9 +114,10 @@ Locality DataLocality::figures(std::optional<double> host_memory_mib) const {
       // Every byte the loader read came over HTTP, over the span its samples' reads took.
       f.network_bytes = p.bytes->loader_bytes;
       f.read_span_s = p.bytes->read_span_s;
-      if (p.bytes->read_span_s > 0)
+      if (p.bytes->read_span_s > 0) {
         f.network_mb_per_s =
             static_cast<double>(p.bytes->loader_bytes) / 1e6 / p.bytes->read_span_s;
+      }
       f.read_retries = p.bytes->retries;
     }
   }
