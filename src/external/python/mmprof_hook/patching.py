@@ -483,7 +483,10 @@ def _make_next(orig_next):
         tls.loader = prev
         t1 = now_ns()
         if S.active:
-            guarded("batch", _batch, ep, ls, data, t0, t1)
+            try:
+                _batch(ep, ls, data, t0, t1)
+            except Exception as exc:
+                fail("batch", exc)
         return data
     return __next__
 
@@ -783,7 +786,10 @@ class TimedMap:
             t1 = now_ns()
             parts, c.parts = c.parts, None
         c.count = n + 1
-        guarded("getitem", _getitem_record, c, idx, t0, t1, None, parts)
+        try:
+            _getitem_record(c, idx, t0, t1, None, parts)
+        except Exception as exc:
+            fail("getitem", exc)
         return item
 
     def __len__(self):
@@ -867,7 +873,10 @@ class TimedIter:
             return item
         t1 = now_ns()
         c.count = n + 1
-        guarded("getitem", _getitem_record, c, n, t0, t1)
+        try:
+            _getitem_record(c, n, t0, t1)
+        except Exception as exc:
+            fail("getitem", exc)
         return item
 
     def __getattr__(self, name):
