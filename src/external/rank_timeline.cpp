@@ -513,7 +513,7 @@ json RankTimeline::to_json() const {
             {"stages", stage_times.to_json()}}},
           {"epoch_gaps", epoch_gaps.to_json()},
           {"epoch_boundary", rundir::to_json(epoch_boundary.figures())},
-          {"workers", workers.to_json()}};
+          {"workers", rundir::to_json(workers)}};
 }
 
 }  // namespace mmprof::external

@@ -6,14 +6,10 @@
 #include <algorithm>
 #include <cmath>
 
-#include "rundir/json_values.hpp"
 #include "stats/descriptive.hpp"
 
 namespace mmprof {
 namespace {
-
-using nlohmann::json;
-using rundir::nullable;
 
 double batch_size(const WorkerStats& w) {
   return w.batches > 0 ? static_cast<double>(w.samples) / static_cast<double>(w.batches) : 0;
@@ -137,42 +133,6 @@ void name_cause(WorkerBalance& out, const std::vector<const WorkerStats*>& ws,
   }
 }
 
-}  // namespace
-
-json WorkerStats::to_json() const {
-  json slowest = json::array();
-  for (const auto& [index, t] : slowest_items)
-    slowest.push_back({{"index", index}, {"getitem_ms", t}});
-  return {{"worker", worker},
-          {"pids", pids},
-          {"batches", batches},
-          {"samples", samples},
-          {"bytes", nullable(bytes)},
-          {"busy_ms", busy_ms},
-          {"busy_fraction", nullable(busy_fraction)},
-          {"fetch_mean_ms", nullable(fetch_mean_ms)},
-          {"getitem_p50_ms", nullable(getitem_p50_ms)},
-          {"getitem_p90_ms", nullable(getitem_p90_ms)},
-          {"slowest_items", slowest},
-          {"slowest_class_share", nullable(slowest_class_share)}};
-}
-
-json WorkerBalance::to_json() const {
-  json all = json::array();
-  for (const WorkerStats& w : workers)
-    all.push_back(w.to_json());
-  return {{"workers", all},
-          {"busy_spread_fraction", nullable(busy_spread)},
-          {"busy_spread_limit_fraction", kBusySpreadLimit},
-          {"busy_max_over_median", nullable(busy_max_over_median)},
-          {"imbalanced", imbalanced},
-          {"flags", flags},
-          {"likely_cause", likely_cause.empty() ? json(nullptr) : json(likely_cause)},
-          {"likely_cause_kind", cause_kind.empty() ? json(nullptr) : json(cause_kind)}};
-}
-
-namespace {
-
 // The configured workers that have no record: added with nothing done (busy 0 in a measured
 // window), their ids returned. `idle`: the window held enough batches for every worker to take
 // two turns (with fewer, a worker may just not have had its turn yet).
@@ -203,6 +163,7 @@ std::vector<int> add_absent_workers(WorkerBalance& out, const BalanceContext& co
 }  // namespace
 
 void judge_balance(WorkerBalance& out, const BalanceContext& context) {
+  out.busy_spread_limit = kBusySpreadLimit;
   bool idle = false;
   const std::vector<int> absent = add_absent_workers(out, context, idle);
   if (idle) {

@@ -297,8 +297,8 @@ json analyze_run(const RunData& run) {
   // Only runs of a user's job, and stand-ins of one, have these: other reports keep their keys.
   if (json job = job_view(s); !job.is_null()) a["job"] = std::move(job);
   // Only runs of mmprof's loader since they were added have these.
-  if (s.stage_breakdown.is_object()) a["stage_breakdown"] = s.stage_breakdown;
-  if (s.workers_balance.is_object()) a["workers_balance"] = s.workers_balance;
+  if (s.stage_breakdown) a["stage_breakdown"] = rundir::to_json(*s.stage_breakdown);
+  if (s.workers_balance) a["workers_balance"] = rundir::to_json(*s.workers_balance);
   if (json cmp = stand_in_comparison(s, run.manifest); !cmp.is_null())
     a["stand_in"] = std::move(cmp);
   return a;

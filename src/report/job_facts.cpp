@@ -10,6 +10,7 @@
 #include "mmprof/run_dir.hpp"
 #include "report/json_access.hpp"
 #include "report/loader_facts.hpp"
+#include "rundir/summary_parts.hpp"
 
 namespace mmprof::report {
 namespace {
@@ -85,11 +86,17 @@ void rank_facts(const json& job, json& facts) {
   }
 }
 
+// Each rank's DataLoader workers, judged as mmprof's loader's are.
 void worker_facts(const json& ranks, json& facts) {
   if (!ranks.is_array()) return;
-  for (const auto& r : ranks) {
-    worker_balance_fact(value_at(r, "/workers"), rank_name(r) + ": DataLoader workers",
-                        "job.ranks.workers.busy_spread_fraction", facts);
+  const rundir::FigureReader reader(run_file::summary);
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    const json& r = ranks[i];
+    const json workers = value_at(r, "/workers");
+    if (!workers.is_object()) continue;
+    worker_balance_fact(
+        rundir::worker_balance_from_json(reader, workers, fmt::format("/job/ranks/{}/workers", i)),
+        rank_name(r) + ": DataLoader workers", "job.ranks.workers.busy_spread_fraction", facts);
   }
 }
 

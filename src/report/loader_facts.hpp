@@ -14,7 +14,7 @@ namespace mmprof::report {
 // Appends one fact when `balance` (summary.json's workers_balance, or a job rank's workers) is
 // imbalanced: "<subject> are imbalanced (<flags>): <likely cause>", with `metric` (the busy
 // spread's key). Nothing when it is balanced or was not judged.
-void worker_balance_fact(const nlohmann::json& balance, const std::string& subject,
+void worker_balance_fact(const WorkerBalance& balance, const std::string& subject,
                          const std::string& metric, nlohmann::json& facts);
 
 // mmprof's own loader: its workers' balance (imbalanced or even) and the slowest sample class of

@@ -59,56 +59,44 @@ std::string format_getitem_parts(const Latency& latency) {
 }
 
 // mmprof's loader: stage times by sample class, slowest decode first, and the slowest class.
-std::string format_breakdown(const json& b) {
+std::string format_breakdown(const StageBreakdownFigures& b) {
+  const auto share = [](const SampleClassFigures& c, const char* none) {
+    return c.decode_share ? fmt::format("{:.0f} %", 100 * *c.decode_share) : std::string(none);
+  };
   std::string out = fmt::format(
-      "by sample class (ms per sample, {} phase; format, modality, source resolution):\n",
-      b.value("phase", "?"));
-  for (const auto& c : b["by_class"]) {
-    out +=
-        fmt::format("  {:<26} n={:<5} read {:>6}  decode {:>7}  augment {:>5}  {:>4} of decode\n",
-                    c["class"].get<std::string>(), c["samples"].get<int64_t>(),
-                    num(c["read_ms_mean"], "{:.2f}"), num(c["decode_ms_mean"], "{:.2f}"),
-                    num(c["augment_ms_mean"], "{:.2f}"),
-                    c["decode_share"].is_number()
-                        ? fmt::format("{:.0f} %", 100 * c["decode_share"].get<double>())
-                        : "n/a (no decode time)");
+      "by sample class (ms per sample, {} phase; format, modality, source resolution):\n", b.phase);
+  for (const SampleClassFigures& c : b.by_class) {
+    out += fmt::format(
+        "  {:<26} n={:<5} read {:>6.2f}  decode {:>7.2f}  augment {:>5.2f}  {:>4} of decode\n",
+        c.label, c.samples, c.read_ms_mean, c.decode_ms_mean, c.augment_ms_mean,
+        share(c, "n/a (no decode time)"));
   }
-  const json& slow = b["slowest"]["by_mean_decode"];
-  const json& share = b["slowest"]["by_decode_share"];
   out += fmt::format(
-      "  slowest class: {} (decode {} ms per sample{}); largest share of decode: {} "
-      "({})\n",
-      slow["class"].get<std::string>(), num(slow["decode_ms_mean"]),
-      slow["times_rest"].is_number()
-          ? fmt::format(", {:.1f}x the rest", slow["times_rest"].get<double>())
-          : "",
-      share["class"].get<std::string>(),
-      share["decode_share"].is_number()
-          ? fmt::format("{:.0f} %", 100 * share["decode_share"].get<double>())
-          : "n/a: no decode time");
+      "  slowest class: {} (decode {} ms per sample{}); largest share of decode: {} ({})\n",
+      b.slowest.label, fmt::format("{:.1f}", b.slowest.decode_ms_mean),
+      b.times_rest ? fmt::format(", {:.1f}x the rest", *b.times_rest) : "", b.largest_share.label,
+      share(b.largest_share, "n/a: no decode time"));
   return out;
 }
 
 // mmprof's loader: each worker's load and the imbalance flag with its likely cause.
-std::string format_workers(const json& w) {
+std::string format_workers(const WorkerBalance& w) {
   std::string out = "loader workers (pipeline phase):\n";
-  for (const auto& x : w["workers"]) {
+  for (const WorkerStats& x : w.workers) {
     out += fmt::format(
-        "  worker {:<3} busy {:>6}  batches {:<5} samples {:<6} {}\n", x["worker"].get<int>(),
-        num_or(x["busy_fraction"], "{:.2f}", "no measured window"), x["batches"].get<int64_t>(),
-        x["samples"].get<int64_t>(),
-        x["bytes"].is_number() ? num(json(x["bytes"].get<double>() / 1e6)) + " MB read"
-                               : "MB read n/a (its reads were not counted)");
+        "  worker {:<3} busy {:>6}  batches {:<5} samples {:<6} {}\n", x.worker,
+        x.busy_fraction ? fmt::format("{:.2f}", *x.busy_fraction) : "no measured window", x.batches,
+        x.samples,
+        x.bytes ? num(json(static_cast<double>(*x.bytes) / 1e6)) + " MB read"
+                : "MB read n/a (its reads were not counted)");
   }
-  if (w.value("imbalanced", false)) {
-    for (const auto& f : w["flags"])
-      out += fmt::format("  imbalanced: {}\n", f.get<std::string>());
-    if (w["likely_cause"].is_string())
-      out += fmt::format("  likely cause: {}\n", w["likely_cause"].get<std::string>());
-  } else if (w["busy_spread_fraction"].is_number()) {
-    out += fmt::format("  balanced: busy fractions within {:.2f} (limit {})\n",
-                       w["busy_spread_fraction"].get<double>(),
-                       num(w["busy_spread_limit_fraction"], "{:g}"));
+  if (w.imbalanced) {
+    for (const std::string& f : w.flags)
+      out += fmt::format("  imbalanced: {}\n", f);
+    if (!w.likely_cause.empty()) out += fmt::format("  likely cause: {}\n", w.likely_cause);
+  } else if (w.busy_spread) {
+    out += fmt::format("  balanced: busy fractions within {:.2f} (limit {:g})\n", *w.busy_spread,
+                       w.busy_spread_limit);
   }
   return out;
 }
@@ -423,8 +411,8 @@ std::string format_summary(const Summary& s, const json& config) {
   if (!foreign.empty())
     out += fmt::format("  n/a: {}; the hook times its iterator's waits\n", foreign);
   if (job) out += format_getitem_parts(l);
-  if (s.stage_breakdown.is_object()) out += format_breakdown(s.stage_breakdown);
-  if (s.workers_balance.is_object()) out += format_workers(s.workers_balance);
+  if (s.stage_breakdown) out += format_breakdown(*s.stage_breakdown);
+  if (s.workers_balance) out += format_workers(*s.workers_balance);
   const json loaders = report::value_at(s.job, "/dataloader/loaders");
   out += format_memory(s.memory, loaders, !foreign.empty() ? foreign : no_workers_why(loaders));
   out += format_device(s);

@@ -170,10 +170,10 @@ class BaselineRun {
     context.batches_per_epoch = static_cast<int64_t>(phases_.batches_per_epoch());
     context.slowest_class = pipeline_.classes.slowest_class();
     context.workers = config_.loader.num_workers;
-    parts.stage_breakdown = pipeline_.classes.to_json(pipeline_.name);
+    parts.stage_breakdown = pipeline_.classes.figures(pipeline_.name);
     const TimeWindow window{pipeline_.window_start_ns >= 0, pipeline_.window_start_ns,
                             pipeline_.window_end_ns};
-    parts.workers_balance = pipeline_.workers.to_json(
+    parts.workers_balance = pipeline_.workers.figures(
         window, context, [this](uint32_t i) { return dataset_.samples()[i].key; });
   }
 

@@ -11,8 +11,6 @@
 namespace mmprof {
 namespace {
 
-using nlohmann::json;
-
 void append(std::vector<double>& to, const std::vector<double>& from) {
   to.insert(to.end(), from.begin(), from.end());
 }
@@ -25,25 +23,25 @@ struct Group {
   double megapixels = 0;
 };
 
-json entry(const Group& g, double total_decode_ms, bool with_class_fields) {
+SampleClassFigures entry(const Group& g, double total_decode_ms, bool with_class_fields) {
   std::vector<double> decode = g.decode_ms;
   std::sort(decode.begin(), decode.end());
-  const double n = static_cast<double>(decode.size());
-  json e = {{"class", g.label},
-            {"samples", decode.size()},
-            {"bytes", g.bytes},
-            {"read_ms_mean", mean(g.read_ms)},
-            {"decode_ms_mean", mean(decode)},
-            {"decode_ms_p50", quantile_sorted(decode, 0.5)},
-            {"decode_ms_p90", quantile_sorted(decode, 0.9)},
-            {"augment_ms_mean", mean(g.augment_ms)},
-            {"decode_ms_total", sum(decode)},
-            {"decode_share", total_decode_ms > 0 ? json(sum(decode) / total_decode_ms) : json()},
-            {"source_megapixels_mean", g.megapixels / n}};
+  SampleClassFigures e;
+  e.label = g.label;
+  e.samples = static_cast<int64_t>(decode.size());
+  e.bytes = g.bytes;
+  e.read_ms_mean = mean(g.read_ms);
+  e.decode_ms_mean = mean(decode);
+  e.decode_ms_p50 = quantile_sorted(decode, 0.5);
+  e.decode_ms_p90 = quantile_sorted(decode, 0.9);
+  e.augment_ms_mean = mean(g.augment_ms);
+  e.decode_ms_total = sum(decode);
+  if (total_decode_ms > 0) e.decode_share = e.decode_ms_total / total_decode_ms;
+  e.source_megapixels_mean = g.megapixels / static_cast<double>(decode.size());
   if (with_class_fields) {
-    e["modality"] = g.modality;
-    e["format"] = g.format;
-    e["resolution"] = g.resolution;
+    e.modality = g.modality;
+    e.format = g.format;
+    e.resolution = g.resolution;
   }
   return e;
 }
@@ -89,13 +87,13 @@ std::string StageBreakdown::slowest_class() const {
   return slowest;
 }
 
-json StageBreakdown::to_json(const std::string& phase) const {
-  if (by_class_.empty()) return nullptr;
-  double total_decode = 0;
-  size_t samples = 0;
+std::optional<StageBreakdownFigures> StageBreakdown::figures(const std::string& phase) const {
+  if (by_class_.empty()) return std::nullopt;
+  StageBreakdownFigures out;
+  out.phase = phase;
   for (const auto& [label, c] : by_class_) {
-    total_decode += sum(c.decode_ms);
-    samples += c.decode_ms.size();
+    out.decode_ms_total += sum(c.decode_ms);
+    out.samples += static_cast<int64_t>(c.decode_ms.size());
   }
   // Each dimension merges the classes that share its label (a format's classes of every size).
   const auto dimension = [&](auto label_of, bool with_class_fields) {
@@ -112,46 +110,38 @@ json StageBreakdown::to_json(const std::string& phase) const {
       g.bytes += c.bytes;
       g.megapixels += c.megapixels;
     }
-    json out = json::array();
+    std::vector<SampleClassFigures> entries;
     for (const auto& [label, g] : groups)
-      out.push_back(entry(g, total_decode, with_class_fields));
-    std::stable_sort(out.begin(), out.end(), [](const json& a, const json& b) {
-      return a["decode_ms_mean"].get<double>() > b["decode_ms_mean"].get<double>();
-    });
-    return out;
+      entries.push_back(entry(g, out.decode_ms_total, with_class_fields));
+    std::stable_sort(entries.begin(), entries.end(),
+                     [](const SampleClassFigures& a, const SampleClassFigures& b) {
+                       return a.decode_ms_mean > b.decode_ms_mean;
+                     });
+    return entries;
   };
-  json by_class = dimension([](const std::string& label, const Samples&) { return label; }, true);
-  json buckets = json::array();
-  for (const double b : kResolutionBucketsMp)
-    buckets.push_back(b);
-  json j = {{"phase", phase},
-            {"samples", samples},
-            {"decode_ms_total", total_decode},
-            {"resolution_buckets_megapixels", buckets},
-            {"by_modality",
-             dimension([](const std::string&, const Samples& c) { return c.modality; }, false)},
-            {"by_format",
-             dimension([](const std::string&, const Samples& c) { return c.format; }, false)},
-            {"by_resolution",
-             dimension([](const std::string&, const Samples& c) { return c.resolution; }, false)},
-            {"by_class", by_class}};
+  out.by_class = dimension([](const std::string& label, const Samples&) { return label; }, true);
+  out.resolution_buckets_megapixels.assign(std::begin(kResolutionBucketsMp),
+                                           std::end(kResolutionBucketsMp));
+  out.by_modality =
+      dimension([](const std::string&, const Samples& c) { return c.modality; }, false);
+  out.by_format = dimension([](const std::string&, const Samples& c) { return c.format; }, false);
+  out.by_resolution =
+      dimension([](const std::string&, const Samples& c) { return c.resolution; }, false);
 
   // The slowest class by mean decode per sample, against the mean of every other sample; and the
   // class that takes the largest share of all decode time.
-  json slowest = by_class.front();
-  const double rest_n = static_cast<double>(samples) - slowest["samples"].get<double>();
-  const double rest_total = total_decode - slowest["decode_ms_total"].get<double>();
-  slowest["rest_decode_ms_mean"] = rest_n > 0 ? json(rest_total / rest_n) : json();
-  slowest["times_rest"] =
-      rest_n > 0 && rest_total > 0
-          ? json(slowest["decode_ms_mean"].get<double>() / (rest_total / rest_n))
-          : json();
-  const auto largest =
-      std::max_element(by_class.begin(), by_class.end(), [](const json& a, const json& b) {
-        return a["decode_ms_total"].get<double>() < b["decode_ms_total"].get<double>();
-      });
-  j["slowest"] = {{"by_mean_decode", slowest}, {"by_decode_share", *largest}};
-  return j;
+  out.slowest = out.by_class.front();
+  const double rest_n = static_cast<double>(out.samples - out.slowest.samples);
+  const double rest_total = out.decode_ms_total - out.slowest.decode_ms_total;
+  if (rest_n > 0) out.rest_decode_ms_mean = rest_total / rest_n;
+  if (rest_n > 0 && rest_total > 0)
+    out.times_rest = out.slowest.decode_ms_mean / (rest_total / rest_n);
+  out.largest_share =
+      *std::max_element(out.by_class.begin(), out.by_class.end(),
+                        [](const SampleClassFigures& a, const SampleClassFigures& b) {
+                          return a.decode_ms_total < b.decode_ms_total;
+                        });
+  return out;
 }
 
 }  // namespace mmprof

@@ -2,14 +2,15 @@
 // Per-sample stage latency broken down by sample class: modality, format (the image format of the
 // media-format table, or the video codec) and source-resolution bucket, and the slowest class.
 // summary.json's `stage_breakdown` (docs/metrics.md). Pure: the phase feeds it the delivered
-// samples, to_json() describes them.
+// samples, figures() describes them.
 #include <cstdint>
 #include <map>
-#include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "mmprof/loader.hpp"
+#include "mmprof/summary_loading.hpp"
 
 namespace mmprof {
 
@@ -26,10 +27,8 @@ class StageBreakdown {
  public:
   void add(const SampleInfo& s);
 
-  // {phase, resolution_buckets_megapixels, samples, by_modality[], by_format[], by_resolution[],
-  // by_class[], slowest{by_mean_decode, by_decode_share}}; each list is ordered by mean decode
-  // time per sample, slowest first. Null when no sample was added.
-  nlohmann::json to_json(const std::string& phase) const;
+  // The samples added, by class and by each of its dimensions; empty when none was added.
+  std::optional<StageBreakdownFigures> figures(const std::string& phase) const;
 
   // The class with the largest mean decode time per sample; "" when none.
   std::string slowest_class() const;

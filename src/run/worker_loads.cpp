@@ -76,19 +76,20 @@ WorkerBalance WorkerLoads::balance(const TimeWindow& window, const BalanceContex
   return out;
 }
 
-nlohmann::json WorkerLoads::to_json(const TimeWindow& window, const BalanceContext& context,
-                                    const KeyOf& key_of) const {
-  if (by_worker_.empty()) return nullptr;
-  nlohmann::json j = balance(window, context, key_of).to_json();
-  for (auto& w : j["workers"]) {
+std::optional<WorkerBalance> WorkerLoads::figures(const TimeWindow& window,
+                                                  const BalanceContext& context,
+                                                  const KeyOf& key_of) const {
+  if (by_worker_.empty()) return std::nullopt;
+  WorkerBalance b = balance(window, context, key_of);
+  for (WorkerStats& w : b.workers) {
     // A configured worker that delivered nothing (judge_balance lists it) has no load: it spent
     // nothing on stages or collation.
-    const auto load = by_worker_.find(w["worker"].get<int>());
+    const auto load = by_worker_.find(w.worker);
     const bool worked = load != by_worker_.end();
-    w["stage_ms"] = worked ? in_window(load->second.item_spans, window) : 0.0;
-    w["collate_ms"] = worked ? in_window(load->second.collate_spans, window) : 0.0;
+    w.stage_ms = worked ? in_window(load->second.item_spans, window) : 0.0;
+    w.collate_ms = worked ? in_window(load->second.collate_spans, window) : 0.0;
   }
-  return j;
+  return b;
 }
 
 }  // namespace mmprof

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
-#include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,10 +26,10 @@ class WorkerLoads {
   // each sample's work and each collate that fell inside the window.
   WorkerBalance balance(const TimeWindow& window, const BalanceContext& context,
                         const KeyOf& key_of) const;
-  // balance().to_json() and, per worker, stage_ms and collate_ms inside the window (busy_ms =
-  // their sum). Null when no batch was added.
-  nlohmann::json to_json(const TimeWindow& window, const BalanceContext& context,
-                         const KeyOf& key_of) const;
+  // balance() with, per worker, stage_ms and collate_ms inside the window (busy_ms = their sum);
+  // empty when no batch was added.
+  std::optional<WorkerBalance> figures(const TimeWindow& window, const BalanceContext& context,
+                                       const KeyOf& key_of) const;
 
  private:
   struct Load {

@@ -120,4 +120,30 @@ void read_fields(const FigureReader& r, const nlohmann::json& j, const std::stri
   }
 }
 
+// The objects of the array `a` (found at `at`), each read by `read(object, where it is)`; none
+// when `a` is null, and refused when it, or one of its elements, is something else.
+template <class Read>
+auto read_objects(const FigureReader& r, const nlohmann::json& a, const std::string& at,
+                  Read read) {
+  std::vector<std::invoke_result_t<Read, const nlohmann::json&, const std::string&>> out;
+  if (a.is_null()) return out;
+  if (!a.is_array()) r.refuse(at, a, "an array");
+  out.reserve(a.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    const std::string item_at = at + "/" + std::to_string(i);
+    if (!a[i].is_object()) r.refuse(item_at, a[i], "an object");
+    out.push_back(read(a[i], item_at));
+  }
+  return out;
+}
+
+// Each element of `items` written by `write` into a JSON array.
+template <class T, class Write>
+nlohmann::json json_array(const std::vector<T>& items, Write write) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const T& x : items)
+    out.push_back(write(x));
+  return out;
+}
+
 }  // namespace mmprof::rundir

@@ -70,9 +70,7 @@ struct PartKey {
   const char* key;
   json Summary::*member;
 };
-constexpr std::array<PartKey, 3> kParts = {{{"job", &Summary::job},
-                                            {"stage_breakdown", &Summary::stage_breakdown},
-                                            {"workers_balance", &Summary::workers_balance}}};
+constexpr std::array<PartKey, 1> kParts = {{{"job", &Summary::job}}};
 
 json phase_counts_json(const std::optional<PhaseCounts>& c, bool external) {
   if (!c) return nullptr;
@@ -237,6 +235,8 @@ json to_json(const Summary& p) {
   if (p.read_pattern) s["read_pattern"] = rundir::to_json(*p.read_pattern);
   if (p.decode_placement) s["decode_placement"] = rundir::to_json(*p.decode_placement);
   if (p.dist) s["dist"] = rundir::to_json(*p.dist);
+  if (p.stage_breakdown) s["stage_breakdown"] = rundir::to_json(*p.stage_breakdown);
+  if (p.workers_balance) s["workers_balance"] = rundir::to_json(*p.workers_balance);
   if (!p.resumed_by.empty()) s["resumed_by"] = p.resumed_by;
   return s;
 }
@@ -287,6 +287,8 @@ Summary summary_from_json(const json& j, const std::filesystem::path& file) {
   s.read_pattern = r.typed_part("read_pattern", rundir::read_pattern_from_json);
   s.decode_placement = r.typed_part("decode_placement", rundir::decode_placement_from_json);
   s.dist = r.typed_part("dist", rundir::dist_from_json);
+  s.stage_breakdown = r.typed_part("stage_breakdown", rundir::stage_breakdown_from_json);
+  s.workers_balance = r.typed_part("workers_balance", rundir::worker_balance_from_json);
   return s;
 }
 

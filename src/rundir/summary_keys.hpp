@@ -180,6 +180,35 @@ inline constexpr std::array<Field<DistRank, double>, 2> kDistSync = {{
     {"sync_fraction", &DistRank::sync_fraction},
 }};
 
+// stage_breakdown's entries: each class's (or group's) means and decode figures.
+inline constexpr std::array<Figure<SampleClassFigures, double>, 7> kClassTimes = {{
+    {"read_ms_mean", &SampleClassFigures::read_ms_mean},
+    {"decode_ms_mean", &SampleClassFigures::decode_ms_mean},
+    {"decode_ms_p50", &SampleClassFigures::decode_ms_p50},
+    {"decode_ms_p90", &SampleClassFigures::decode_ms_p90},
+    {"augment_ms_mean", &SampleClassFigures::augment_ms_mean},
+    {"decode_ms_total", &SampleClassFigures::decode_ms_total},
+    {"source_megapixels_mean", &SampleClassFigures::source_megapixels_mean},
+}};
+
+// workers_balance.workers[] (and a job rank's workers).
+inline constexpr std::array<Field<WorkerStats, double>, 5> kWorkerTimes = {{
+    {"busy_fraction", &WorkerStats::busy_fraction},
+    {"fetch_mean_ms", &WorkerStats::fetch_mean_ms},
+    {"getitem_p50_ms", &WorkerStats::getitem_p50_ms},
+    {"getitem_p90_ms", &WorkerStats::getitem_p90_ms},
+    {"slowest_class_share", &WorkerStats::slowest_class_share},
+}};
+inline constexpr std::array<Figure<WorkerStats, int64_t>, 2> kWorkerCounts = {{
+    {"batches", &WorkerStats::batches},
+    {"samples", &WorkerStats::samples},
+}};
+// mmprof's loader's workers only.
+inline constexpr std::array<Field<WorkerStats, double>, 2> kWorkerBusyParts = {{
+    {"stage_ms", &WorkerStats::stage_ms},
+    {"collate_ms", &WorkerStats::collate_ms},
+}};
+
 // ---- the phases (summary.cpp) ----
 
 // phases.<phase>: a job's loop counts no warm-up time, failures or faults of its own.

@@ -84,9 +84,76 @@ BoundaryJudgement judgement(const FigureReader& r, const json& j, const std::str
   return b;
 }
 
-// ---- reliability ----
+// ---- stage_breakdown and workers_balance ----
 
-// ---- trace ----
+json class_json(const SampleClassFigures& c) {
+  json j = {{"class", c.label},
+            {"samples", c.samples},
+            {"bytes", c.bytes},
+            {"decode_share", nullable(c.decode_share)}};
+  write_fields(j, c, kClassTimes);
+  if (!c.modality.empty()) {
+    j["modality"] = c.modality;
+    j["format"] = c.format;
+    j["resolution"] = c.resolution;
+  }
+  return j;
+}
+
+SampleClassFigures sample_class(const FigureReader& r, const json& j, const std::string& at) {
+  SampleClassFigures c;
+  c.label = r.text(j, "/class", at);
+  c.samples = r.whole<int64_t>(j, "/samples", at, 0);
+  c.bytes = r.whole<uint64_t>(j, "/bytes", at, 0);
+  c.decode_share = r.number(j, "/decode_share", at);
+  read_fields(r, j, at, c, kClassTimes);
+  c.modality = r.text(j, "/modality", at);
+  c.format = r.text(j, "/format", at);
+  c.resolution = r.text(j, "/resolution", at);
+  return c;
+}
+
+std::vector<SampleClassFigures> sample_classes(const FigureReader& r, const json& j,
+                                               const std::string& at, const char* key) {
+  return read_objects(
+      r, value_at(j, std::string("/") + key), at_key(at, key),
+      [&](const json& c, const std::string& c_at) { return sample_class(r, c, c_at); });
+}
+
+json worker_json(const WorkerStats& w) {
+  json j = {{"worker", w.worker},
+            {"pids", w.pids},
+            {"bytes", nullable(w.bytes)},
+            {"busy_ms", w.busy_ms},
+            {"slowest_items", json_array(w.slowest_items, [](const auto& item) {
+               return json{{"index", item.first}, {"getitem_ms", item.second}};
+             })}};
+  write_fields(j, w, kWorkerCounts);
+  write_fields(j, w, kWorkerTimes);
+  if (w.stage_ms || w.collate_ms) write_fields(j, w, kWorkerBusyParts);
+  return j;
+}
+
+WorkerStats worker(const FigureReader& r, const json& j, const std::string& at) {
+  WorkerStats w;
+  w.worker = r.whole<int>(j, "/worker", at, -1);
+  const json pids = value_at(j, "/pids");
+  if (!pids.is_null() && !pids.is_array()) r.refuse(at + "/pids", pids, "an array");
+  for (size_t i = 0; i < pids.size(); ++i)
+    w.pids.push_back(r.whole<int>(pids, fmt::format("/{}", i), at + "/pids", 0));
+  w.bytes = r.optional_whole<uint64_t>(j, "/bytes", at);
+  w.busy_ms = r.number(j, "/busy_ms", at).value_or(0);
+  w.slowest_items =
+      read_objects(r, value_at(j, "/slowest_items"), at + "/slowest_items",
+                   [&](const json& item, const std::string& item_at) {
+                     return std::pair(r.text(item, "/index", item_at),
+                                      r.number(item, "/getitem_ms", item_at).value_or(0));
+                   });
+  read_fields(r, j, at, w, kWorkerCounts);
+  read_fields(r, j, at, w, kWorkerTimes);
+  read_fields(r, j, at, w, kWorkerBusyParts);
+  return w;
+}
 
 }  // namespace
 
@@ -263,12 +330,11 @@ DecodePlacement decode_placement_from_json(const FigureReader& r, const json& j,
 }
 
 json to_json(const DistRank& d) {
-  json epochs = json::array();
-  for (const PlannedEpoch& e : d.epochs) {
+  const json epochs = json_array(d.epochs, [](const PlannedEpoch& e) {
     json entry = json::object();
     write_fields(entry, e, kPlannedEpoch);
-    epochs.push_back(entry);
-  }
+    return entry;
+  });
   json j = {{"rank", d.rank},   {"world_size", d.world_size},     {"sync", d.sync},
             {"group", d.group}, {"phase", text_or_null(d.phase)}, {"epochs", epochs}};
   write_fields(j, d, kDistSync);
@@ -283,14 +349,82 @@ DistRank dist_from_json(const FigureReader& r, const json& j, const std::string&
   d.group = r.text(j, "/group", at);
   d.phase = r.text(j, "/phase", at);
   read_fields(r, j, at, d, kDistSync);
-  const json epochs = value_at(j, "/epochs");
-  if (!epochs.is_null() && !epochs.is_array()) r.refuse(at + "/epochs", epochs, "an array");
-  for (size_t i = 0; i < epochs.size(); ++i) {
-    const std::string epoch_at = fmt::format("{}/epochs/{}", at, i);
-    if (!epochs[i].is_object()) r.refuse(epoch_at, epochs[i], "an object");
-    read_fields(r, epochs[i], epoch_at, d.epochs.emplace_back(), kPlannedEpoch);
-  }
+  d.epochs = read_objects(r, value_at(j, "/epochs"), at + "/epochs",
+                          [&](const json& e, const std::string& epoch_at) {
+                            PlannedEpoch p;
+                            read_fields(r, e, epoch_at, p, kPlannedEpoch);
+                            return p;
+                          });
   return d;
+}
+
+json to_json(const StageBreakdownFigures& b) {
+  json slowest = class_json(b.slowest);
+  slowest["rest_decode_ms_mean"] = nullable(b.rest_decode_ms_mean);
+  slowest["times_rest"] = nullable(b.times_rest);
+  return {
+      {"phase", b.phase},
+      {"samples", b.samples},
+      {"decode_ms_total", b.decode_ms_total},
+      {"resolution_buckets_megapixels", b.resolution_buckets_megapixels},
+      {"by_modality", json_array(b.by_modality, class_json)},
+      {"by_format", json_array(b.by_format, class_json)},
+      {"by_resolution", json_array(b.by_resolution, class_json)},
+      {"by_class", json_array(b.by_class, class_json)},
+      {"slowest", {{"by_mean_decode", slowest}, {"by_decode_share", class_json(b.largest_share)}}}};
+}
+
+StageBreakdownFigures stage_breakdown_from_json(const FigureReader& r, const json& j,
+                                                const std::string& at) {
+  StageBreakdownFigures b;
+  b.phase = r.text(j, "/phase", at);
+  b.samples = r.whole<int64_t>(j, "/samples", at, 0);
+  b.decode_ms_total = r.number(j, "/decode_ms_total", at).value_or(0);
+  const json buckets = value_at(j, "/resolution_buckets_megapixels");
+  for (size_t i = 0; i < (buckets.is_array() ? buckets.size() : 0); ++i) {
+    b.resolution_buckets_megapixels.push_back(
+        r.number(buckets, fmt::format("/{}", i), at + "/resolution_buckets_megapixels")
+            .value_or(0));
+  }
+  b.by_modality = sample_classes(r, j, at, "by_modality");
+  b.by_format = sample_classes(r, j, at, "by_format");
+  b.by_resolution = sample_classes(r, j, at, "by_resolution");
+  b.by_class = sample_classes(r, j, at, "by_class");
+  const std::string slowest_at = at + "/slowest/by_mean_decode";
+  const json slowest = value_at(j, "/slowest/by_mean_decode");
+  b.slowest = sample_class(r, slowest, slowest_at);
+  b.rest_decode_ms_mean = r.number(slowest, "/rest_decode_ms_mean", slowest_at);
+  b.times_rest = r.number(slowest, "/times_rest", slowest_at);
+  b.largest_share =
+      sample_class(r, value_at(j, "/slowest/by_decode_share"), at + "/slowest/by_decode_share");
+  return b;
+}
+
+json to_json(const WorkerBalance& w) {
+  return {{"workers", json_array(w.workers, worker_json)},
+          {"busy_spread_fraction", nullable(w.busy_spread)},
+          {"busy_spread_limit_fraction", w.busy_spread_limit},
+          {"busy_max_over_median", nullable(w.busy_max_over_median)},
+          {"imbalanced", w.imbalanced},
+          {"flags", w.flags},
+          {"likely_cause", text_or_null(w.likely_cause)},
+          {"likely_cause_kind", text_or_null(w.cause_kind)}};
+}
+
+WorkerBalance worker_balance_from_json(const FigureReader& r, const json& j,
+                                       const std::string& at) {
+  WorkerBalance w;
+  w.workers =
+      read_objects(r, value_at(j, "/workers"), at + "/workers",
+                   [&](const json& x, const std::string& x_at) { return worker(r, x, x_at); });
+  w.busy_spread = r.number(j, "/busy_spread_fraction", at);
+  w.busy_spread_limit = r.number(j, "/busy_spread_limit_fraction", at).value_or(0);
+  w.busy_max_over_median = r.number(j, "/busy_max_over_median", at);
+  w.imbalanced = FigureReader::flag(j, "/imbalanced");
+  w.flags = r.texts(j, "/flags", at);
+  w.likely_cause = r.text(j, "/likely_cause", at);
+  w.cause_kind = r.text(j, "/likely_cause_kind", at);
+  return w;
 }
 
 json to_json(const TraceFigures& t) {

@@ -53,6 +53,13 @@ DecodePlacement decode_placement_from_json(const FigureReader& r, const nlohmann
 nlohmann::json to_json(const EpochBoundaryFigures& e);
 EpochBoundaryFigures epoch_boundary_from_json(const FigureReader& r, const nlohmann::json& j,
                                               const std::string& at);
+// - mmprof's loader's samples by class, and its workers' load (a job rank's workers too):
+nlohmann::json to_json(const StageBreakdownFigures& b);
+StageBreakdownFigures stage_breakdown_from_json(const FigureReader& r, const nlohmann::json& j,
+                                                const std::string& at);
+nlohmann::json to_json(const WorkerBalance& w);
+WorkerBalance worker_balance_from_json(const FigureReader& r, const nlohmann::json& j,
+                                       const std::string& at);
 nlohmann::json to_json(const TraceFigures& t);
 TraceFigures trace_from_json(const FigureReader& r, const nlohmann::json& j, const std::string& at);
 

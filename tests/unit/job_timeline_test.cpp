@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "external/cow_growth.hpp"
+#include "rundir/summary_parts.hpp"
 #include "support/test_support.hpp"
 
 namespace mmprof::external {
@@ -457,7 +458,7 @@ TEST_F(JobTimelineTest, WorkersBusyFractionsOverTheWindowAndNoImbalanceWhenEven)
   EXPECT_NEAR(w.workers[1].busy_fraction.value_or(0), 80.0 / 530.0, 1e-12);
   EXPECT_NEAR(w.busy_spread.value_or(0), 40.0 / 530.0, 1e-12);
   EXPECT_FALSE(w.imbalanced);
-  EXPECT_TRUE(w.to_json()["likely_cause"].is_null());
+  EXPECT_TRUE(rundir::to_json(w)["likely_cause"].is_null());
 }
 
 TEST_F(JobTimelineTest, OneSlowWorkerIsFlaggedWithASlowSampleClassAsTheCause) {

@@ -10,6 +10,7 @@
 #include "report/loader_facts.hpp"
 #include "run/stage_breakdown.hpp"
 #include "run/worker_loads.hpp"
+#include "rundir/summary_parts.hpp"
 #include "support/test_support.hpp"
 
 namespace mmprof::report {
@@ -78,9 +79,9 @@ LoaderRun loader_run() {
   BalanceContext context;
   context.batches_per_epoch = 2;
   context.slowest_class = classes.slowest_class();
-  run.summary["stage_breakdown"] = classes.to_json("pipeline");
-  run.summary["workers_balance"] = workers.to_json(
-      {true, 0, 600000000}, context, [](uint32_t i) { return "k" + std::to_string(i); });
+  run.summary["stage_breakdown"] = rundir::to_json(*classes.figures("pipeline"));
+  run.summary["workers_balance"] = rundir::to_json(*workers.figures(
+      {true, 0, 600000000}, context, [](uint32_t i) { return "k" + std::to_string(i); }));
   return run;
 }
 

@@ -617,7 +617,66 @@ TEST_F(RunDirTest, TheLoadingPartsReadBackWhatTheyWrote) {
                                       {.epoch = 1, .samples = 44, .batches = 11}}};
   stand_in.read_pattern = ReadPattern{
       .phase = "pipeline", .media_reads = 64, .sequential_fraction = 0.75, .kib_per_sample = 96};
+  SampleClassFigures webp{.label = "webp images >8 MP",
+                          .samples = 3,
+                          .bytes = 3000000,
+                          .read_ms_mean = 1,
+                          .decode_ms_mean = 90,
+                          .decode_ms_p50 = 90,
+                          .decode_ms_p90 = 92,
+                          .augment_ms_mean = 2,
+                          .decode_ms_total = 270,
+                          .source_megapixels_mean = 12,
+                          .decode_share = 0.5,
+                          .modality = "image",
+                          .format = "webp",
+                          .resolution = ">8 MP"};
+  SampleClassFigures jpeg = webp;
+  jpeg.label = "jpeg";
+  jpeg.decode_share = {};
+  jpeg.modality = jpeg.format = jpeg.resolution = "";
+  stand_in.stage_breakdown = StageBreakdownFigures{.phase = "pipeline",
+                                                   .samples = 33,
+                                                   .decode_ms_total = 540,
+                                                   .resolution_buckets_megapixels = {0.5, 2, 8},
+                                                   .by_modality = {},
+                                                   .by_format = {jpeg},
+                                                   .by_resolution = {},
+                                                   .by_class = {webp},
+                                                   .slowest = webp,
+                                                   .rest_decode_ms_mean = 9,
+                                                   .times_rest = {},
+                                                   .largest_share = webp};
+  WorkerStats busy{.worker = 0,
+                   .pids = {},
+                   .batches = 3,
+                   .samples = 24,
+                   .bytes = 24000,
+                   .busy_ms = 246,
+                   .busy_fraction = 0.98,
+                   .fetch_mean_ms = 82,
+                   .getitem_p50_ms = 10,
+                   .getitem_p90_ms = {},
+                   .slowest_items = {{"k7", 92.5}},
+                   .slowest_class_share = 0.125,
+                   .stage_ms = 240,
+                   .collate_ms = 6};
+  stand_in.workers_balance = WorkerBalance{.workers = {busy},
+                                           .busy_spread = 0.48,
+                                           .busy_spread_limit = 0.2,
+                                           .busy_max_over_median = {},
+                                           .imbalanced = true,
+                                           .flags = {"busy fractions differ by 0.48"},
+                                           .likely_cause = "batch sizes",
+                                           .cause_kind = "batch_sizes"};
   const json a = to_json(stand_in);
+  const json& w = a["workers_balance"]["workers"][0];
+  EXPECT_EQ(w["slowest_items"][0], (json{{"index", "k7"}, {"getitem_ms", 92.5}}));
+  EXPECT_EQ(w["collate_ms"], 6.0);
+  EXPECT_EQ(a["workers_balance"]["likely_cause_kind"], "batch_sizes");
+  EXPECT_EQ(a["stage_breakdown"]["slowest"]["by_mean_decode"]["rest_decode_ms_mean"], 9.0);
+  EXPECT_FALSE(a["stage_breakdown"]["by_format"][0].contains("modality"));  // by_class only
+  EXPECT_TRUE(a["stage_breakdown"]["by_format"][0]["decode_share"].is_null());
   const json& p = a["locality"]["phases"]["pipeline"];
   EXPECT_TRUE(p["resident_before"].is_null());
   EXPECT_EQ(p["network_mb_per_s"], 2.0);
@@ -716,7 +775,12 @@ TEST_F(RunDirTest, TheLoadingPartsReadBackWhatTheyWrote) {
            {a, "/decode_placement/device_decode_ms/p50", "slow"},
            {a, "/dist/epochs/0/samples", "forty"},
            {a, "/dist/epochs/1", "epoch one"},
-           {a, "/dist/epochs", "all"}}) {
+           {a, "/dist/epochs", "all"},
+           {a, "/stage_breakdown/by_class/0/samples", "three"},
+           {a, "/stage_breakdown/by_format", "jpeg"},
+           {a, "/workers_balance/workers/0/pids", 7},
+           {a, "/workers_balance/workers/0/slowest_items/0", "k7"},
+           {a, "/workers_balance/flags", "uneven"}}) {
     json bad = doc;
     bad[json::json_pointer(pointer)] = value;
     const std::string err = error_of([&] { summary_from_json(bad, "summary.json"); });

@@ -6,6 +6,7 @@
 
 #include <string>
 
+#include "rundir/summary_parts.hpp"
 #include "support/test_support.hpp"
 
 namespace mmprof {
@@ -44,7 +45,7 @@ TEST(StageBreakdown, ResolutionBucketsAreInclusiveUpperBoundsInMegapixels) {
 }
 
 TEST(StageBreakdown, NoSampleIsNull) {
-  EXPECT_TRUE(StageBreakdown().to_json("pipeline").is_null());
+  EXPECT_FALSE(StageBreakdown().figures("pipeline").has_value());
   EXPECT_EQ(StageBreakdown().slowest_class(), "");
 }
 
@@ -58,7 +59,7 @@ TEST(StageBreakdown, EachDimensionCountsItsSamplesAndNamesTheSlowestClass) {
   b.add(sample(Modality::image, "webp", 4096, 4096, 4, 100, 6, 5000));
   b.add(sample(Modality::video, "h264", 640, 360, 2, 30, 1, 2000));
   b.add(sample(Modality::video, "h264", 1280, 720, 2, 30, 1, 2000));
-  const json j = b.to_json("pipeline");
+  const json j = rundir::to_json(*b.figures("pipeline"));
   EXPECT_EQ(j["phase"], "pipeline");
   EXPECT_EQ(j["samples"], 7);
   EXPECT_DOUBLE_EQ(j["decode_ms_total"].get<double>(), 200);
@@ -104,7 +105,7 @@ TEST(StageBreakdown, TheSlowestPerSampleAndTheLargestShareCanDiffer) {
   for (int i = 0; i < 20; ++i)
     b.add(sample(Modality::image, "jpeg", 1920, 1080, 1, 20, 2));  // 400 ms in all
   b.add(sample(Modality::image, "png", 3000, 3000, 1, 150, 2));    // 150 ms
-  const json j = b.to_json("pipeline");
+  const json j = rundir::to_json(*b.figures("pipeline"));
   EXPECT_EQ(j["slowest"]["by_mean_decode"]["class"], "png images >8 MP");
   EXPECT_EQ(j["slowest"]["by_decode_share"]["class"], "jpeg images <=8 MP");
   EXPECT_DOUBLE_EQ(j["slowest"]["by_decode_share"]["decode_share"].get<double>(), 400.0 / 550);

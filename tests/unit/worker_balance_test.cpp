@@ -7,6 +7,7 @@
 
 #include "run/stage_breakdown.hpp"
 #include "run/worker_loads.hpp"
+#include "rundir/summary_parts.hpp"
 #include "support/test_support.hpp"
 
 namespace mmprof {
@@ -91,7 +92,7 @@ TEST(WorkerBalance, FullAndShortBatchesDealtInTurnAreTheCause) {
             "the 2 workers, so its short last batch always falls to the same worker; with "
             "in-order delivery (in_order=true) the others wait for it");
 
-  const json j = loads.to_json(seconds(0.25), in_order(2), key_of);
+  const json j = rundir::to_json(*loads.figures(seconds(0.25), in_order(2), key_of));
   EXPECT_EQ(j["likely_cause_kind"], "batch_sizes");
   EXPECT_EQ(j["busy_spread_limit_fraction"], kBusySpreadLimit);
   EXPECT_DOUBLE_EQ(j["workers"][0]["stage_ms"].get<double>(), 240);
@@ -147,8 +148,8 @@ TEST(WorkerBalance, EvenWorkersAreBalancedWithoutACause) {
   EXPECT_FALSE(b.imbalanced);
   EXPECT_DOUBLE_EQ(b.busy_spread.value_or(-1), 0);
   EXPECT_DOUBLE_EQ(b.busy_max_over_median.value_or(0), 1);
-  EXPECT_TRUE(b.to_json()["likely_cause"].is_null());
-  EXPECT_TRUE(b.to_json()["likely_cause_kind"].is_null());
+  EXPECT_TRUE(rundir::to_json(b)["likely_cause"].is_null());
+  EXPECT_TRUE(rundir::to_json(b)["likely_cause_kind"].is_null());
 }
 
 // Issue 32 case 7: tar_stream with 1 shard and 2 workers: worker 1 never gets a shard. It is
@@ -173,7 +174,7 @@ TEST(WorkerBalance, AConfiguredWorkerThatGotNoWorkIsListedIdle) {
             "workers, or a sampler that leaves some none; the idle ones still cost their memory");
   // The run's summary lists it too, with nothing spent (a worker stopped by a low open-files
   // limit before its first batch made this throw std::out_of_range from map::at).
-  const json j = loads.to_json(seconds(1), c, key_of);
+  const json j = rundir::to_json(*loads.figures(seconds(1), c, key_of));
   ASSERT_EQ(j["workers"].size(), 2u) << j.dump();
   EXPECT_EQ(j["workers"][1]["worker"], 1);
   EXPECT_EQ(j["workers"][1]["stage_ms"], 0.0);
@@ -212,7 +213,7 @@ TEST(WorkerBalance, BusyTimeCountsOnlyTheWorkInsideTheWindow) {
   EXPECT_NEAR(b.workers[0].busy_ms, 2 + 40 + 6, 1e-9);  // the first collate, 4 items, the second
   EXPECT_NEAR(b.workers[0].busy_fraction.value_or(0), 1.0, 1e-9);
   EXPECT_NEAR(b.workers[1].busy_fraction.value_or(0), 12.0 / 48, 1e-9);
-  const json j = loads.to_json(window, in_order(3), key_of);
+  const json j = rundir::to_json(*loads.figures(window, in_order(3), key_of));
   EXPECT_NEAR(j["workers"][0]["stage_ms"].get<double>(), 40, 1e-9);
   EXPECT_NEAR(j["workers"][0]["collate_ms"].get<double>(), 8, 1e-9);
   // Without the clip the same worker would be "busy" 88 / 48 = 1.83.
@@ -227,7 +228,7 @@ TEST(WorkerBalance, OneWorkerOrNoWindowIsNotJudged) {
   const WorkerBalance no_window = loads.balance(seconds(0), in_order(1), key_of);
   EXPECT_FALSE(no_window.busy_spread.has_value());
   EXPECT_FALSE(no_window.imbalanced);
-  EXPECT_TRUE(WorkerLoads().to_json(seconds(1), in_order(1), key_of).is_null());
+  EXPECT_FALSE(WorkerLoads().figures(seconds(1), in_order(1), key_of).has_value());
 }
 
 }  // namespace

@@ -113,10 +113,11 @@ struct Summary {
   std::optional<ReadPattern> read_pattern;          // sequential reads and read sizes of that phase
   std::optional<DecodePlacement> decode_placement;  // where mmprof's loader decoded
   std::optional<DistRank> dist;                     // a rank of a multi-rank run
+  // mmprof's loader's pipeline phase: stage times by sample class, and the load of each worker.
+  std::optional<StageBreakdownFigures> stage_breakdown;
+  std::optional<WorkerBalance> workers_balance;
 
-  // The JSON parts below only some runs have: they are left out when null.
-  // mmprof's own loader (run/): stage times by sample class, and the load of each worker.
-  nlohmann::json stage_breakdown, workers_balance;
+  // The JSON part below only some runs have: it is left out when null.
   // A user's own job (source external): the command and how it ended, the hook's status, the
   // DataLoader configuration, per-rank and per-worker figures (external/).
   nlohmann::json job;

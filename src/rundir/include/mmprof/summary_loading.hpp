@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "mmprof/summary_resources.hpp"
@@ -158,6 +159,66 @@ struct DistRank {
   // Every epoch a permutation deals alike: one; streamed shards are dealt anew each epoch: the
   // first few, which job.json compares across the ranks.
   std::vector<PlannedEpoch> epochs;
+};
+
+// One sample class of mmprof's loader's stage_breakdown (by_class), or the classes sharing a
+// modality, format or resolution bucket (by_modality, by_format, by_resolution): its samples'
+// mean stage times and its share of all decode time.
+struct SampleClassFigures {
+  std::string label;  // "class" in the file: "webp images >8 MP", "webp", "<=2 MP"
+  int64_t samples = 0;
+  uint64_t bytes = 0;
+  double read_ms_mean = 0, decode_ms_mean = 0, decode_ms_p50 = 0, decode_ms_p90 = 0;
+  double augment_ms_mean = 0, decode_ms_total = 0, source_megapixels_mean = 0;
+  std::optional<double> decode_share;        // of all decode time; empty when there was none
+  std::string modality, format, resolution;  // by_class only (the other lists leave them out)
+};
+
+// stage_breakdown: the pipeline phase's samples by class (run/stage_breakdown.hpp); each list
+// slowest mean decode first. Not for a job.
+struct StageBreakdownFigures {
+  std::string phase;
+  int64_t samples = 0;
+  double decode_ms_total = 0;
+  std::vector<double> resolution_buckets_megapixels;  // upper bounds of the buckets
+  std::vector<SampleClassFigures> by_modality, by_format, by_resolution, by_class;
+  // The slowest class by mean decode, against the mean of every other sample (empty when it is
+  // the only class), and the class with the largest share of decode time.
+  SampleClassFigures slowest;
+  std::optional<double> rest_decode_ms_mean, times_rest;
+  SampleClassFigures largest_share;
+};
+
+// One loader worker's load over the measured window: mmprof's loader's (workers_balance) or a
+// job's DataLoader worker (each rank's workers).
+struct WorkerStats {
+  int worker = -1;                   // -1: loading in the main process (num_workers=0)
+  std::vector<int> pids;             // a job: one per iterator without persistent workers
+  int64_t batches = 0, samples = 0;  // batches that started (a job) or were delivered in the window
+  std::optional<uint64_t> bytes;     // media + caption bytes read (mmprof's loader; a job: null)
+  double busy_ms = 0;                // the worker's time on its batches that fell inside the window
+  std::optional<double> busy_fraction;  // busy_ms / the window (at most 1: one process)
+  // fetch: one batch in the worker (a job's fetch; mmprof: its samples' read + decode + augment
+  // and its collate). getitem: one sample (a job's __getitem__; mmprof: read + decode + augment).
+  std::optional<double> fetch_mean_ms, getitem_p50_ms, getitem_p90_ms;
+  std::vector<std::pair<std::string, double>> slowest_items;  // (index or key, ms), at most 3
+  // mmprof's loader: the share of its samples in the run's slowest sample class, and busy_ms's
+  // two parts (its samples' stages, its batches' collate; absent for a job).
+  std::optional<double> slowest_class_share, stage_ms, collate_ms;
+};
+
+// How evenly the workers shared the work, judged by measure/worker_balance.hpp's rules.
+struct WorkerBalance {
+  std::vector<WorkerStats> workers;   // by worker id
+  std::optional<double> busy_spread;  // max - min busy fraction
+  double busy_spread_limit = 0;       // the rule's limit on it
+  std::optional<double> busy_max_over_median;
+  bool imbalanced = false;
+  std::vector<std::string> flags;  // which rule fired
+  std::string likely_cause;        // empty when none is visible in the records
+  // idle_workers | batch_sizes | slow_sample_class | slow_worker | slow_fetches | out_of_order |
+  // uneven_work
+  std::string cause_kind;
 };
 
 // trace: the trace file written beside the summary.
