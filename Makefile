@@ -6,7 +6,7 @@ BUILD_RELEASE := build/release
 BUILD_TEST := build/test
 BUILD_FUZZ := build/fuzz
 FUZZ_SECONDS ?= 20
-FUZZ_TARGETS := tar_index image_probe video_probe config decode summary
+FUZZ_TARGETS := tar_index image_probe video_probe config decode summary shard_index
 
 PREFIX ?= /usr/local
 

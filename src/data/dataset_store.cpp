@@ -66,7 +66,7 @@ class RemoteStore final : public DatasetStore {
     load_index();
     TarScan scan;
     if (const auto it = members_.find(rel); it != members_.end()) {
-      scan.members = it->second;
+      scan = it->second;
     } else {
       scan.rejected.push_back(
           {"", fmt::format("{} is not in the remote index.csv: its members cannot be located "
@@ -152,9 +152,16 @@ class RemoteStore final : public DatasetStore {
     members_ = shard_members(parse_shard_index(csv, index_url));
     for (const json& s : manifest.value("shards", json::array())) {
       if (s.is_object() && s.contains("name") && s["name"].is_string()) {
+        const std::string name = s["name"].get<std::string>();
+        // A shard named outside the dataset would be fetched from elsewhere on the server.
+        if (const auto why = unsafe_member_name(name)) {
+          throw InputError(
+              fmt::format("{} names the shard '{}': {} (a shard is under the "
+                          "dataset's root)",
+                          join_url(url_, "shards.json"), name, *why));
+        }
         const json bytes = s.value("bytes", json());
-        shards_.push_back({s["name"].get<std::string>(),
-                           bytes.is_number_unsigned() ? bytes.get<uint64_t>() : uint64_t{0}});
+        shards_.push_back({name, bytes.is_number_unsigned() ? bytes.get<uint64_t>() : uint64_t{0}});
       }
     }
   }
@@ -163,7 +170,7 @@ class RemoteStore final : public DatasetStore {
   HttpClient http_;
   bool index_loaded_ = false;
   std::vector<FoundFile> shards_;
-  std::map<std::string, std::vector<TarMember>> members_;
+  std::map<std::string, TarScan> members_;
 };
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cstdint>
 #include <exception>
 
 #include "mmprof/error.hpp"
@@ -87,11 +88,12 @@ std::vector<ShardIndexRow> parse_shard_index(const std::string& text, const std:
     };
     const auto number = [&](const char* name) {
       const std::string& v = field(name);
-      try {
-        size_t used = 0;
-        const uint64_t n = std::stoull(v, &used);
-        if (used == v.size()) return n;
-      } catch (const std::exception&) {
+      // stoull alone would take " 5", "+5" and "-1" (as 2^64 - 1).
+      if (!v.empty() && v.find_first_not_of("0123456789") == std::string::npos) {
+        try {
+          return static_cast<uint64_t>(std::stoull(v));
+        } catch (const std::exception&) {  // beyond 2^64
+        }
       }
       throw InputError(
           fmt::format("{} row {}: {} '{}' is not a byte count", where, r + 1, name, v));
@@ -108,13 +110,24 @@ std::vector<ShardIndexRow> parse_shard_index(const std::string& text, const std:
   return out;
 }
 
-std::map<std::string, std::vector<TarMember>> shard_members(
-    const std::vector<ShardIndexRow>& rows) {
-  std::map<std::string, std::vector<TarMember>> out;
+std::map<std::string, TarScan> shard_members(const std::vector<ShardIndexRow>& rows) {
+  std::map<std::string, TarScan> out;
+  const auto add = [](TarScan& scan, std::string name, uint64_t offset, uint64_t bytes) {
+    if (auto why = unsafe_member_name(name)) {
+      scan.rejected.push_back({std::move(name), "index.csv: " + *why});
+    } else if (offset > UINT64_MAX - bytes) {
+      scan.rejected.push_back(
+          {std::move(name),
+           fmt::format("index.csv: its {} bytes at offset {} end past 2^64, not read", bytes,
+                       offset)});
+    } else {
+      scan.members.push_back({std::move(name), offset, bytes});
+    }
+  };
   for (const ShardIndexRow& r : rows) {
-    auto& members = out[r.shard];
-    members.push_back({r.key + "." + r.media_ext, r.media_offset, r.media_bytes});
-    if (r.caption_offset) members.push_back({r.key + ".txt", *r.caption_offset, *r.caption_bytes});
+    TarScan& scan = out[r.shard];
+    add(scan, r.key + "." + r.media_ext, r.media_offset, r.media_bytes);
+    if (r.caption_offset) add(scan, r.key + ".txt", *r.caption_offset, *r.caption_bytes);
   }
   return out;
 }

@@ -2,8 +2,10 @@
 // back, keys that need quoting included, and a damaged file is refused with its name and row.
 #include "data/shard_index.hpp"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -31,12 +33,14 @@ TEST(ShardIndex, WhatIsWrittenReadsBackQuotedKeysAndMissingCaptionsIncluded) {
   EXPECT_EQ(rows[1].media_ext, "mp4");
   EXPECT_FALSE(rows[1].caption_offset.has_value());
   EXPECT_EQ(rows[0].caption_bytes, 11u);
-  const auto members = shard_members(rows);
-  ASSERT_EQ(members.at("shard-000000.tar").size(), 2u);  // the media and the caption
-  EXPECT_EQ(members.at("shard-000000.tar")[1].name, "000001.txt");
-  EXPECT_EQ(members.at("shard-000000.tar")[1].offset, 3072u);
-  ASSERT_EQ(members.at("shard-000001.tar").size(), 1u);
-  EXPECT_EQ(members.at("shard-000001.tar")[0].name, "a,\"b\"\nc.mp4");
+  const auto shards = shard_members(rows);
+  const auto& first = shards.at("shard-000000.tar").members;
+  ASSERT_EQ(first.size(), 2u);  // the media and the caption
+  EXPECT_EQ(first[1].name, "000001.txt");
+  EXPECT_EQ(first[1].offset, 3072u);
+  ASSERT_EQ(shards.at("shard-000001.tar").members.size(), 1u);
+  EXPECT_EQ(shards.at("shard-000001.tar").members[0].name, "a,\"b\"\nc.mp4");
+  EXPECT_EQ(parse_shard_index(shard_index_csv(rows), "index.csv"), rows);
 }
 
 TEST(ShardIndex, ADamagedFileIsRefusedNamingTheFileAndTheRow) {
@@ -55,6 +59,33 @@ TEST(ShardIndex, ADamagedFileIsRefusedNamingTheFileAndTheRow) {
   EXPECT_NE(refused(header + "k,s,1x,2,,,jpg\n").find("row 2: media_offset '1x' is not a byte"),
             std::string::npos);
   EXPECT_EQ(refused(header + "k,s,1,2,,,jpg\n"), "");  // a valid row
+  // What std::stoull alone takes: a sign (-1 read as 2^64 - 1), a space; and a count past 2^64.
+  for (const char* count : {"-1", "+5", " 5", "18446744073709551616"}) {
+    EXPECT_NE(refused(header + "k,s," + count + ",2,,,jpg\n")
+                  .find(fmt::format("media_offset '{}' is not a byte count", count)),
+              std::string::npos)
+        << count;
+  }
+}
+
+// A remote index.csv meets the rule of a shard's own tar headers (issue 34, case 4): a key that
+// climbs out ("../../etc/passwd") or is absolute is rejected with the reason, as is a byte range
+// past 2^64; the other rows of the shard are kept.
+TEST(ShardIndex, AMemberAShardItselfWouldRefuseIsRejectedWithTheReason) {
+  const std::vector<ShardIndexRow> rows = {
+      {"../../etc/passwd", "s.tar", "jpg", 512, 10, std::nullopt, std::nullopt},
+      {"/abs", "s.tar", "jpg", 1024, 10, std::nullopt, std::nullopt},
+      {"big", "s.tar", "jpg", UINT64_MAX - 5, 10, std::nullopt, std::nullopt},
+      {"ok", "s.tar", "jpg", 2048, 10, 4096, 3}};
+  const TarScan scan = shard_members(rows).at("s.tar");
+  ASSERT_EQ(scan.members.size(), 2u);
+  EXPECT_EQ(scan.members[0].name, "ok.jpg");
+  EXPECT_EQ(scan.members[1].name, "ok.txt");
+  ASSERT_EQ(scan.rejected.size(), 3u);
+  EXPECT_EQ(scan.rejected[0].name, "../../etc/passwd.jpg");
+  EXPECT_EQ(scan.rejected[0].reason, "index.csv: member path with '..', not used");
+  EXPECT_EQ(scan.rejected[1].reason, "index.csv: absolute member path, not used");
+  EXPECT_NE(scan.rejected[2].reason.find("end past 2^64"), std::string::npos);
 }
 
 }  // namespace
