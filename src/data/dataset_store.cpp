@@ -25,6 +25,9 @@ std::string text_field(const json& o, const char* key, const std::string& fallba
 }
 
 constexpr int kMaxListingDepth = 32;
+// Folders one remote listing walks at most: a generated tree without end (or a server that
+// answers every path with a folder) is refused rather than walked for hours.
+constexpr size_t kMaxListedFolders = 100'000;
 
 class LocalStore final : public DatasetStore {
  public:
@@ -50,7 +53,8 @@ class RemoteStore final : public DatasetStore {
 
   FolderWalk walk() override {
     FolderWalk w;
-    list("", w, 0);
+    std::vector<Listed> ancestors;
+    list("", w, ancestors);
     return w;
   }
 
@@ -82,8 +86,21 @@ class RemoteStore final : public DatasetStore {
   }
 
  private:
-  void list(const std::string& dir, FolderWalk& w, int depth) {
+  // Lists `dir` into `w`; `ancestors` holds the listings of the folders above it. A folder whose
+  // listing is one of theirs, entry for entry, is a symlink loop the server follows (nginx does
+  // by default): skipped with the reason, as the local walker skips a folder it has been in.
+  struct Listed {
+    std::string dir, body;
+  };
+  void list(const std::string& dir, FolderWalk& w, std::vector<Listed>& ancestors) {
     const std::string url = join_url(url_, dir);
+    if (++listed_folders_ > kMaxListedFolders) {
+      throw InputError(fmt::format(
+          "the remote dataset {} has more than {} folders to list (a tree without end?): serve "
+          "the shards of mmprof shard with their shards.json and index.csv instead "
+          "(docs/storage.md)",
+          url_, kMaxListedFolders));
+    }
     std::string body;
     try {
       body = http_.get(url);
@@ -105,6 +122,16 @@ class RemoteStore final : public DatasetStore {
       w.skipped.push_back({dir, why});
       return;
     }
+    for (const Listed& above : ancestors) {
+      if (above.body == body && !entries.empty()) {
+        w.skipped.push_back(
+            {dir, fmt::format("its listing is that of {} above it, entry for entry: a symlink "
+                              "loop, not listed again",
+                              above.dir.empty() ? "the dataset's root" : above.dir)});
+        return;
+      }
+    }
+    ancestors.push_back({dir, body});
     for (const json& e : entries) {
       const std::string name = text_field(e, "name", ""), type = text_field(e, "type", "");
       // A hostile or broken server's entry ({"name": 5}, null, "..", "../etc.jpg") is listed as
@@ -118,8 +145,8 @@ class RemoteStore final : public DatasetStore {
       }
       const std::string rel = dir + name;
       if (type == "directory") {
-        if (depth < kMaxListingDepth) {
-          list(rel + "/", w, depth + 1);
+        if (static_cast<int>(ancestors.size()) <= kMaxListingDepth) {
+          list(rel + "/", w, ancestors);
         } else {
           w.skipped.push_back(
               {rel, fmt::format("more than {} directories deep, not listed", kMaxListingDepth)});
@@ -132,6 +159,7 @@ class RemoteStore final : public DatasetStore {
                                               type)});
       }
     }
+    ancestors.pop_back();
   }
 
   // shards.json (schema mmprof.shards/1) and index.csv, once: the shards and their members.
@@ -169,6 +197,7 @@ class RemoteStore final : public DatasetStore {
   std::string url_;
   HttpClient http_;
   bool index_loaded_ = false;
+  size_t listed_folders_ = 0;
   std::vector<FoundFile> shards_;
   std::map<std::string, TarScan> members_;
 };

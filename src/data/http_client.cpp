@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <mutex>
 #include <thread>
@@ -62,6 +63,18 @@ bool retryable_status(long status) {
   return status == 408 || status == 429 || status >= 500;
 }
 
+// "http://host:port" of `url` (lower case): a redirect is followed only within it.
+std::string origin(std::string_view url) {
+  const size_t scheme = url.find("://");
+  const size_t end = scheme == std::string_view::npos ? url.size() : url.find('/', scheme + 3);
+  std::string out(url.substr(0, end));
+  for (char& c : out)
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+constexpr int kMaxRedirects = 5;
+
 bool unreserved(unsigned char c) {
   return std::isalnum(c) != 0 || c == '-' || c == '.' || c == '_' || c == '~' || c == '/';
 }
@@ -93,6 +106,7 @@ struct HttpClient::Transfer {
   bool whole = false;  // get(): the whole body, no Range
   State state = State::waiting;
   int attempt = 0;
+  int redirects = 0;  // followed within the origin
   int64_t not_before_ns = 0;
   long status = 0;
   std::string refused;  // why the body was not taken (a status, a server ignoring Range)
@@ -198,8 +212,9 @@ void HttpClient::start(Transfer& t) {
   curl_easy_setopt(easy, CURLOPT_WRITEDATA, &t);
   curl_easy_setopt(easy, CURLOPT_ERRORBUFFER, t.error);
   curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(easy, CURLOPT_FOLLOWLOCATION, 1L);
-  curl_easy_setopt(easy, CURLOPT_MAXREDIRS, 5L);
+  // Redirects are followed by finished(), only to the same server: the dataset is the one
+  // data.path names, and its locality figures say where the bytes came from.
+  curl_easy_setopt(easy, CURLOPT_FOLLOWLOCATION, 0L);
   const auto timeout_ms = static_cast<long>(config_.timeout_s * 1000);
   curl_easy_setopt(easy, CURLOPT_TIMEOUT_MS, timeout_ms);
   curl_easy_setopt(easy, CURLOPT_CONNECTTIMEOUT_MS, timeout_ms);
@@ -225,6 +240,20 @@ void HttpClient::finished(void* easy, int result) {
   t.easy = nullptr;
   --active_;
   const auto code = static_cast<CURLcode>(result);
+  std::string location;
+  if (code == CURLE_OK && t.status >= 300 && t.status < 400) {
+    char* to = nullptr;
+    curl_easy_getinfo(as_easy(easy), CURLINFO_REDIRECT_URL, &to);
+    if (to != nullptr) location = to;
+  }
+  if (!location.empty() && origin(location) == origin(t.url) && t.redirects < kMaxRedirects) {
+    t.url = location;
+    ++t.redirects;
+    t.not_before_ns = 0;
+    t.state = Transfer::State::waiting;
+    waiting_.push_back(t.tag);
+    return;
+  }
   const bool complete = t.whole || t.body.size() == t.size;
   if (code == CURLE_OK && (t.status == 200 || t.status == 206) && complete) {
     t.state = Transfer::State::done;
@@ -241,6 +270,13 @@ void HttpClient::finished(void* easy, int result) {
     if (code == CURLE_OPERATION_TIMEDOUT) {
       why = fmt::format("no answer within data.remote.timeout_s={} ({})", config_.timeout_s, why);
     }
+  } else if (!location.empty()) {
+    why = origin(location) != origin(t.url)
+              ? fmt::format(
+                    "HTTP {} redirects to {}, another server than {}: not followed (set "
+                    "data.path to the server that holds the data)",
+                    t.status, location, origin(t.url))
+              : fmt::format("more than {} redirects", kMaxRedirects);
   } else if (t.status != 200 && t.status != 206) {
     why = fmt::format("HTTP {}", t.status);
     retry = retryable_status(t.status);

@@ -243,6 +243,51 @@ TEST_F(RemoteCli, HostileListingEntriesAreListedNotReadAndNeverCrash) {
   EXPECT_EQ(test::read_json(path("hostile-run") / "summary.json")["status"], "complete");
 }
 
+// Issue 34, item 4: a folder holding a symlink to itself, which nginx follows (2 images made 66
+// samples), is listed once, the loop named in errors.jsonl; a redirect within the server is
+// followed, one to another server refused with both named (locality.url would name the first).
+TEST_F(RemoteCli, ASymlinkLoopIsListedOnceAndARedirectElsewhereIsRefused) {
+  const fs::path loopy = path("ds") / "loopy";
+  fs::create_directories(loopy);
+  fs::copy_file(path("ds") / "files" / "000001.jpg", loopy / "000001.jpg",
+                fs::copy_options::overwrite_existing);
+  fs::copy_file(path("ds") / "files" / "000002.jpg", loopy / "000002.jpg",
+                fs::copy_options::overwrite_existing);
+  if (!fs::is_symlink(loopy / "loop")) fs::create_directory_symlink(".", loopy / "loop");
+  const auto r = serve(
+      "loops", "none",
+      "location /moved/ { rewrite ^/moved/(.*)$ /files/$1 redirect; }\n"
+      "location /away/ { return 302 http://127.0.0.2:8080/files/; }\n",
+      baseline(std::string(kUrl) + "loopy/", "loop-run",
+               "--set loader.num_workers=0 --set loader.batch_size=1", 2) +
+          " && " + baseline(std::string(kUrl) + "moved/", "moved-run") + " && " +
+          baseline(std::string(kUrl) + "files/", "direct-run") +
+          fmt::format(" && {{ $M inspect --data {}away/ > away.out 2>&1; echo \"away $?\"; }}",
+                      kUrl));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const json loop = test::read_json(path("loop-run") / "summary.json");
+  // The two images once (the loop would have added each again at every level, 32 deep).
+  EXPECT_EQ(loop["locality"]["dataset_bytes"],
+            fs::file_size(loopy / "000001.jpg") + fs::file_size(loopy / "000002.jpg"))
+      << loop["locality"];
+  const std::string errors = test::read_text(path("loop-run") / "errors.jsonl");
+  EXPECT_NE(errors.find("its listing is that of the dataset's root above it, entry for entry: a "
+                        "symlink loop"),
+            std::string::npos)
+      << errors;
+  EXPECT_NE(errors.find("\"file\":\"http://127.0.0.1:8080/loopy/loop/\""), std::string::npos)
+      << errors;
+  EXPECT_EQ(test::read_json(path("moved-run") / "summary.json")["status"], "complete");
+  EXPECT_EQ(test::read_text(path("moved-run") / "digests.csv"),
+            test::read_text(path("direct-run") / "digests.csv"));
+  EXPECT_NE(r.output.find("away 3"), std::string::npos) << r.output;
+  const std::string away = test::read_text(path("away.out"));
+  EXPECT_NE(away.find("HTTP 302 redirects to http://127.0.0.2:8080/files/, another server than "
+                      "http://127.0.0.1:8080: not followed"),
+            std::string::npos)
+      << away;
+}
+
 // Issue 34, item 5: a listing served at 1 byte a second (an endless or hostile server) does not
 // hold Ctrl-C off: mmprof stops within a poll of the transfer (50 ms), where it waited for the
 // request's timeout and its retries before (30 s x 4 here).
