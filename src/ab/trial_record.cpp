@@ -33,9 +33,9 @@ void step_tails(const std::vector<StepRow>& rows, const std::string& phase, Tria
 
 // A user's job: the DataLoader argument its torch refused (the arm then does not test what it
 // says), as a sentence; empty when every override was applied.
-std::string refused_override(const nlohmann::json& job) {
-  const nlohmann::json rejected =
-      rundir::value_at(rundir::followed_loader(job), "/overrides/rejected");
+std::string refused_override(const JobLoader* loader) {
+  if (loader == nullptr) return "";
+  const nlohmann::json rejected = rundir::value_at(loader->overrides, "/rejected");
   if (!rejected.is_object()) return "";
   for (const auto& [key, why] : rejected.items()) {
     return fmt::format("the job's DataLoader did not take {}: {}", key,
@@ -45,10 +45,9 @@ std::string refused_override(const nlohmann::json& job) {
 }
 
 // The followed DataLoader's dataset when it is iterable-style (TrialRecord::iterable_dataset).
-std::string iterable_dataset(const nlohmann::json& job) {
-  const nlohmann::json l = rundir::followed_loader(job);
-  if (!l.is_object() || !l.contains("config") || !l["config"].is_object()) return "";
-  const nlohmann::json& c = l["config"];
+std::string iterable_dataset(const JobLoader* loader) {
+  if (loader == nullptr || !loader->config.is_object()) return "";
+  const nlohmann::json& c = loader->config;
   if (c.value("sampler", nlohmann::json()) != "_InfiniteConstantSampler") return "";
   std::string name = c.value("dataset", nlohmann::json()).is_string() ? c["dataset"] : "?";
   const nlohmann::json lib = c.value("library", nlohmann::json());
@@ -97,8 +96,9 @@ void read_trial_outputs(const std::filesystem::path& run_dir, const MetricChoice
     if (const LocalityPhase* p = summary.locality ? summary.locality->phase(metric.phase) : nullptr)
       t.resident_at_window = p->resident_at_window.value_or(NAN);
     t.errors = summary.errors.count;
-    t.invalid = refused_override(summary.job);
-    t.iterable_dataset = iterable_dataset(summary.job);
+    const JobLoader* loader = summary.job ? summary.job->dataloader.followed() : nullptr;
+    t.invalid = refused_override(loader);
+    t.iterable_dataset = iterable_dataset(loader);
     if (summary.status == "failed") t.failure = summary.message;
   }
   if (const auto steady = run.steady()) {

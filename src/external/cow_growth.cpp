@@ -5,13 +5,9 @@
 #include <algorithm>
 #include <cmath>
 
-#include "rundir/json_values.hpp"
 #include "stats/inference.hpp"
 
 namespace mmprof::external {
-
-using nlohmann::json;
-using rundir::nullable;
 
 std::vector<UssPoint> uss_series(const std::vector<ResourceRow>& rows, int pid, int64_t t_begin_ns,
                                  int64_t t_end_ns) {
@@ -25,23 +21,10 @@ std::vector<UssPoint> uss_series(const std::vector<ResourceRow>& rows, int pid, 
   return out;
 }
 
-json CowGrowth::to_json() const {
-  return {{"pid", pid},
-          {"points", points},
-          {"span_s", span_s},
-          {"slope_mib_per_min", nullable(slope_mib_per_min)},
-          {"slope_ci95_low_mib_per_min", nullable(slope_ci95_low_mib_per_min)},
-          {"slope_ci95_high_mib_per_min", nullable(slope_ci95_high_mib_per_min)},
-          {"growth_mib", nullable(growth_mib)},
-          {"threshold_mib_per_min", threshold_mib_per_min},
-          {"growing", growing},
-          {"verdict", verdict}};
-}
-
 CowGrowth cow_growth(int pid, const std::vector<UssPoint>& series, double threshold_mib_per_min) {
   CowGrowth g;
   g.pid = pid;
-  g.points = series.size();
+  g.points = static_cast<int64_t>(series.size());
   g.threshold_mib_per_min = threshold_mib_per_min;
   if (series.size() < 2) {
     g.verdict = "too few USS samples for a slope";

@@ -2,12 +2,12 @@
 // Copy-on-write growth of a job's DataLoader workers, from their USS samples (resources.csv).
 #include <cstddef>
 #include <cstdint>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "mmprof/run_dir.hpp"
+#include "mmprof/summary_job.hpp"
 
 namespace mmprof::external {
 
@@ -33,19 +33,8 @@ inline constexpr double kCowThresholdMibPerMin = 10.0;
 inline constexpr size_t kCowMinPoints = 5;
 inline constexpr double kCowMinSpanS = 30.0;
 
-struct CowGrowth {
-  int pid = 0;
-  size_t points = 0;
-  double span_s = 0;
-  std::optional<double> slope_mib_per_min;  // least squares, MiB
-  std::optional<double> slope_ci95_low_mib_per_min, slope_ci95_high_mib_per_min;
-  std::optional<double> growth_mib;  // the fitted slope over the span
-  double threshold_mib_per_min = kCowThresholdMibPerMin;
-  // slope above the threshold, its 95% interval above 0, enough points and span.
-  bool growing = false;
-  std::string verdict;
-  nlohmann::json to_json() const;
-};
+// The verdict over one worker's series (CowGrowth: summary.json's job.cow[],
+// mmprof/summary_job.hpp).
 CowGrowth cow_growth(int pid, const std::vector<UssPoint>& series,
                      double threshold_mib_per_min = kCowThresholdMibPerMin);
 

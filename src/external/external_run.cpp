@@ -34,6 +34,7 @@
 #include "rundir/json_values.hpp"
 #include "rundir/run_writer.hpp"
 #include "rundir/summary.hpp"
+#include "rundir/summary_parts.hpp"
 #include "util/interrupt.hpp"
 
 namespace mmprof::external {
@@ -256,7 +257,7 @@ class ExternalRun {
     t.max_steps = o_.steps;
     const JobTimeline timeline = job_timeline(records_, t);
     const JobDescription job = describe_job(records_, timeline.loaders);
-    description_ = job.to_json();
+    description_ = rundir::to_json(job.figures());
     dataset_ = job_dataset(description_);  // after the job: its probe warms no cache the job reads
     write_rows(timeline);
     Summary parts;
@@ -423,8 +424,8 @@ class ExternalRun {
   }
 
   // Copy-on-write growth of every DataLoader worker over the measured window.
-  json cow_part(const RankTimeline* r) const {
-    json out = json::array();
+  std::vector<CowGrowth> cow_part(const RankTimeline* r) const {
+    std::vector<CowGrowth> out;
     if (r == nullptr || !r->window_start_ns || !r->window_end_ns) return out;
     const auto rows = RunDir::open(o_.out).resources();
     if (!rows) return out;
@@ -433,9 +434,8 @@ class ExternalRun {
       if (row.role == "worker") workers.insert(row.pid);
     for (const int pid : workers) {
       const auto series = uss_series(*rows, pid, *r->window_start_ns, *r->window_end_ns);
-      json j = cow_growth(pid, series).to_json();
-      if (const auto id = identify(records_, pid)) j["process"] = id->label();
-      out.push_back(std::move(j));
+      CowGrowth& g = out.emplace_back(cow_growth(pid, series));
+      if (const auto id = identify(records_, pid)) g.process = id->label();
     }
     return out;
   }
@@ -444,7 +444,7 @@ class ExternalRun {
   // hook's own time after the batch's __next__ returned (hook_ns), which the job's loop pays and
   // mmprof's step counts as compute. The hook digests only the warm-up's batches; one in a
   // measured step (n >= warm-up) is counted, and said.
-  json digest_cost(const RankTimeline* r) const {
+  DigestCost digest_cost(const RankTimeline* r) const {
     int64_t batches = 0, in_measured = 0, total_ns = 0, max_ns = 0;
     for (const BatchRecord& b : records_.batches) {
       if (r == nullptr || !r->loader || b.pid != r->pid || b.loader != *r->loader || !b.digest)
@@ -460,50 +460,47 @@ class ExternalRun {
         : in_measured == 0
             ? "all in the warm-up"
             : fmt::format("{} in measured steps, whose compute they lengthen", in_measured);
-    return {
-        {"batches", batches},
-        {"total_ms", static_cast<double>(total_ns) / 1e6},
-        {"max_ms", static_cast<double>(max_ns) / 1e6},
-        {"in_measured_steps", in_measured},
-        {"text", batches == 0 ? where
-                              : fmt::format("{} batches digested in {:.1f} ms (at most {:.1f} ms "
-                                            "one), {}",
-                                            batches, static_cast<double>(total_ns) / 1e6,
-                                            static_cast<double>(max_ns) / 1e6, where)}};
+    const double total_ms = static_cast<double>(total_ns) / 1e6;
+    const double max_ms = static_cast<double>(max_ns) / 1e6;
+    return {.batches = batches,
+            .in_measured_steps = in_measured,
+            .total_ms = total_ms,
+            .max_ms = max_ms,
+            .text = batches == 0 ? where
+                                 : fmt::format("{} batches digested in {:.1f} ms (at most {:.1f} "
+                                               "ms one), {}",
+                                               batches, total_ms, max_ms, where)};
   }
 
-  json job_part(const JobTimeline& timeline, const JobDescription& job,
-                const RankTimeline* primary) const {
-    json j = timeline.to_json();
-    j["command"] = o_.command;
-    j["pid"] = job_->pid();
-    j["exit_code"] = exit_.exit_code;
-    j["exit_signal"] = exit_.signal != 0 ? json(exit_.signal) : json(nullptr);
-    j["exit"] = exit_.describe();
-    j["stopped_by"] = stop_name(stop_->reason());
-    j["ended"] = ended();
-    j["steps"] = steps_part(primary);
-    j["forced"] = stop_->forced();  // records of the last moments may be lost
-    j["killed_at_end"] = leftovers_;
-    j["exception"] = exception_part();
-    j["stuck"] = json::array();
+  JobFigures job_part(const JobTimeline& timeline, const JobDescription& job,
+                      const RankTimeline* primary) const {
+    JobFigures j;
+    timeline.figures(j);
+    j.command = o_.command;
+    j.pid = job_->pid();
+    j.exit_code = exit_.exit_code;
+    if (exit_.signal != 0) j.exit_signal = exit_.signal;
+    j.exit = exit_.describe();
+    j.stopped_by = stop_name(stop_->reason());
+    j.ended = ended();
+    steps_part(primary, j);
+    j.forced = stop_->forced();  // records of the last moments may be lost
+    j.killed_at_end = leftovers_;
+    j.exception = exception_part();
     for (const StuckRecord& r : records_.stuck) {
-      j["stuck"].push_back({{"loader", r.loader},
-                            {"worker", r.worker},
-                            {"pid", r.pid},
-                            {"indices", r.indices},
-                            {"item", r.item.empty() ? json(nullptr) : json(r.item)},
-                            {"seconds", static_cast<double>(r.ns - r.since_ns) / 1e9},
-                            {"text", r.text()}});
+      j.stuck.push_back({.loader = r.loader,
+                         .worker = r.worker,
+                         .pid = r.pid,
+                         .indices = r.indices,
+                         .item = r.item,
+                         .seconds = static_cast<double>(r.ns - r.since_ns) / 1e9,
+                         .text = r.text()});
     }
-    j["hook"] = job.hook.to_json();
-    j["digests"] = digest_cost(primary);
-    j["dataloader"] = job.to_json();
-    j["cow"] = cow_part(primary);
-    json unavailable = json::array();
-    for (const auto& u : unavailable_)
-      unavailable.push_back(u);
-    j["unavailable"] = unavailable;
+    j.hook = job.hook;
+    j.digests = digest_cost(primary);
+    j.dataloader = job.figures();
+    j.cow = cow_part(primary);
+    j.unavailable.assign(unavailable_.begin(), unavailable_.end());
     return j;
   }
 
@@ -535,26 +532,24 @@ class ExternalRun {
 
   // The measured steps against those asked; `short_why` says why a complete run measured too
   // little to stand on (the job ended by itself before the steps asked, or before any step).
-  json steps_part(const RankTimeline* r) const {
+  // The steps asked and measured, and why fewer were when the job ended by itself.
+  void steps_part(const RankTimeline* r, JobFigures& j) const {
     const auto measured = static_cast<int64_t>(r != nullptr ? r->steps.size() : 0);
-    json why = nullptr;
-    if (status_ == "complete" && stop_->reason() == StopReason::none) {
-      if (measured == 0) {
-        why = fmt::format(
-            "the job ended by itself before any measured step (after {} warm-up "
-            "batches asked): nothing was measured",
-            o_.warmup_steps);
-      } else if (o_.steps && measured < *o_.steps) {
-        why = fmt::format(
-            "the job ended by itself after {} of the {} measured steps asked "
-            "(--steps {}): its figures rest on {} steps",
-            measured, *o_.steps, *o_.steps, measured);
-      }
+    j.warmup_asked = o_.warmup_steps;
+    j.steps_asked = o_.steps;
+    j.steps_measured = measured;
+    if (status_ != "complete" || stop_->reason() != StopReason::none) return;
+    if (measured == 0) {
+      j.short_why = fmt::format(
+          "the job ended by itself before any measured step (after {} warm-up batches asked): "
+          "nothing was measured",
+          o_.warmup_steps);
+    } else if (o_.steps && measured < *o_.steps) {
+      j.short_why = fmt::format(
+          "the job ended by itself after {} of the {} measured steps asked (--steps {}): its "
+          "figures rest on {} steps",
+          measured, *o_.steps, *o_.steps, measured);
     }
-    return {{"warmup_asked", o_.warmup_steps},
-            {"asked", o_.steps ? json(*o_.steps) : json(nullptr)},
-            {"measured", measured},
-            {"short_why", why}};
   }
 
   // The exception that ended the job (its type, message and lines, and the process that raised

@@ -17,32 +17,6 @@ namespace mmprof::external {
 using nlohmann::json;
 using rundir::nullable;
 
-json RankComparison::to_json() const {
-  json all = json::array();
-  for (const Rank& r : ranks) {
-    all.push_back({{"rank", nullable(r.rank)},
-                   {"pid", r.pid},
-                   {"steps", r.steps},
-                   {"stall_fraction", nullable(r.stall_fraction)},
-                   {"step_p50_ms", nullable(r.step_p50_ms)},
-                   {"step_p99_ms", nullable(r.step_p99_ms)},
-                   {"samples_per_s", nullable(r.samples_per_s)}});
-  }
-  auto who = [&](const std::optional<size_t>& i) -> json {
-    if (!i) return nullptr;
-    return {{"rank", nullable(ranks[*i].rank)}, {"pid", ranks[*i].pid}};
-  };
-  return {{"ranks", all},
-          {"common_steps", common_steps},
-          {"slowest_rank", who(slowest)},
-          {"slowest_by", "total step_ms over the common steps"},
-          {"slowest_step_ms_total", nullable(slowest_total_ms)},
-          {"most_waiting_rank", who(most_waiting)},
-          {"most_waiting_wait_ms_total", nullable(most_waiting_wait_ms)},
-          {"step_p50_spread", nullable(step_p50_spread)},
-          {"straggler", straggler}};
-}
-
 RankComparison compare_ranks(const std::vector<RankTimeline>& ranks) {
   RankComparison c;
   std::vector<const RankTimeline*> measured;
@@ -132,20 +106,17 @@ std::string JobTimeline::primary_why() const {
                          : std::string());
 }
 
-json JobTimeline::to_json() const {
-  json l = json::array(), r = json::array();
-  for (const LoaderChoice& c : loaders)
-    l.push_back(c.to_json());
+void JobTimeline::figures(JobFigures& job) const {
+  job.loaders = loaders;
+  job.ranks.clear();
   for (const RankTimeline& t : ranks)
-    r.push_back(t.to_json());
+    job.ranks.push_back(t.figures());
   const RankTimeline* p = primary();
-  return {{"loaders", l},
-          {"ranks", r},
-          {"primary_pid", p != nullptr ? json(p->pid) : json(nullptr)},
-          {"primary_rank", p != nullptr ? nullable(p->rank) : json(nullptr)},
-          {"primary_why", primary_why()},
-          {"rank_comparison", comparison.to_json()},
-          {"warnings", warnings}};
+  job.primary_pid = p != nullptr ? std::optional(p->pid) : std::nullopt;
+  job.primary_rank = p != nullptr ? p->rank : std::nullopt;
+  job.primary_why = primary_why();
+  job.rank_comparison = comparison;
+  job.warnings = warnings;
 }
 
 JobTimeline job_timeline(const HookRecords& records, const TimelineOptions& options) {
@@ -178,32 +149,16 @@ JobTimeline job_timeline(const HookRecords& records, const TimelineOptions& opti
 
 // ---------------------------------------------------------------------------------------------
 
-json HookStatus::to_json() const {
-  json errs = json::array();
-  for (const ErrorRecord& e : errors)
-    errs.push_back({{"pid", e.pid}, {"where", e.where}, {"message", e.message}, {"ns", e.ns}});
-  json missing = json::array();
-  for (const PartialRecord& p : partial)
-    missing.push_back({{"pid", p.pid}, {"what", p.what}, {"measures", p.measures}, {"why", p.why}});
-  return {{"status", status},
-          {"files", files},
-          {"lines", lines},
-          {"cut_lines", cut_lines},
-          {"unknown_records", unknown_records},
-          {"errors", errs},
-          {"unpatched", missing}};
-}
-
 namespace {
 
 // "partial (torch 2.99): X (why): not measured: Y; ...": what the hook could not wrap,
 // once per name, in the order the processes met them.
-std::string partial_status(const HookRecords& records, std::vector<PartialRecord>& partial) {
+std::string partial_status(const HookRecords& records, std::vector<HookGap>& partial) {
   std::set<std::string> seen;
   std::string parts;
   for (const PartialRecord& p : records.partials) {
     if (!seen.insert(p.what).second) continue;
-    partial.push_back(p);
+    partial.push_back({p.pid, p.what, p.measures, p.why});
     parts += fmt::format("{}{} ({}): not measured: {}", parts.empty() ? "" : "; ", p.what, p.why,
                          p.measures);
   }
@@ -221,9 +176,10 @@ HookStatus hook_status(const HookRecords& records) {
   s.lines = records.lines;
   s.cut_lines = records.cut_lines;
   s.unknown_records = records.unknown;
-  s.errors = records.errors;
+  for (const ErrorRecord& e : records.errors)
+    s.errors.push_back({e.pid, e.where, e.message, e.ns});
   std::stable_sort(s.errors.begin(), s.errors.end(),
-                   [](const ErrorRecord& a, const ErrorRecord& b) { return a.ns < b.ns; });
+                   [](const HookError& a, const HookError& b) { return a.ns < b.ns; });
   const bool timing = !records.loaders.empty() || !records.epochs.empty() ||
                       !records.batches.empty() || !records.epoch_ends.empty() ||
                       !records.fetches.empty() || !records.getitems.empty() ||
@@ -244,25 +200,25 @@ HookStatus hook_status(const HookRecords& records) {
   return s;
 }
 
-json JobDescription::to_json() const {
-  json l = json::array();
+JobDataLoaders JobDescription::figures() const {
+  JobDataLoaders d;
+  d.hook = hook;
+  d.versions = versions ? versions->to_json() : json(nullptr);
+  d.versions_differ = versions_differ;
   for (const Loader& x : loaders) {
     json overrides = {{"applied", x.record.applied}, {"rejected", x.record.rejected}};
     if (!x.record.original.is_null()) overrides["original"] = x.record.original;
-    l.push_back({{"pid", x.pid},
-                 {"rank", nullable(x.rank)},
-                 {"loader", x.record.loader},
-                 {"followed", x.followed},
-                 {"origin", x.record.origin},
-                 {"stack", x.record.stack},
-                 {"config", x.record.config.raw},
-                 {"overrides", overrides},
-                 {"max_batches_follow", x.record.follow}});
+    d.loaders.push_back({.pid = x.pid,
+                         .rank = x.rank,
+                         .loader = x.record.loader,
+                         .followed = x.followed,
+                         .origin = x.record.origin,
+                         .stack = x.record.stack,
+                         .config = x.record.config.raw,
+                         .overrides = std::move(overrides),
+                         .max_batches_follow = x.record.follow});
   }
-  return {{"hook", hook.to_json()},
-          {"versions", versions ? versions->to_json() : json(nullptr)},
-          {"versions_differ", versions_differ},
-          {"loaders", l}};
+  return d;
 }
 
 JobDescription describe_job(const HookRecords& records, const std::vector<LoaderChoice>& choices) {

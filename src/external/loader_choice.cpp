@@ -6,13 +6,8 @@
 #include <algorithm>
 #include <map>
 
-#include "rundir/json_values.hpp"
-
 namespace mmprof::external {
 namespace {
-
-using nlohmann::json;
-using rundir::nullable;
 
 // An integer --loader: optional sign and digits, as Python's int() reads MMPROF_HOOK_LOADER.
 std::optional<int64_t> integer_select(const std::string& s) {
@@ -46,28 +41,6 @@ std::vector<MainProcess> main_processes(const HookRecords& records) {
     return a.section < b.section;
   });
   return out;
-}
-
-json LoaderSummary::to_json() const {
-  return {{"loader", loader},
-          {"origin", origin},
-          {"dataset", dataset},
-          {"num_workers", nullable(num_workers)},
-          {"batch_size", nullable(batch_size)},
-          {"batches", batches},
-          {"epochs", epochs},
-          {"follow", follow}};
-}
-
-json LoaderChoice::to_json() const {
-  json all = json::array();
-  for (const LoaderSummary& l : loaders)
-    all.push_back(l.to_json());
-  return {{"pid", pid},
-          {"rank", nullable(rank)},
-          {"loaders", all},
-          {"chosen", nullable(chosen)},
-          {"reason", reason}};
 }
 
 LoaderChoice choose_loader(const HookRecords& records, const MainProcess& process,

@@ -9,19 +9,11 @@
 #include <set>
 #include <utility>
 
-#include "rundir/json_values.hpp"
-#include "rundir/summary_parts.hpp"
+#include "rundir/summary.hpp"
 #include "stats/inference.hpp"
 
 namespace mmprof::external {
 namespace {
-
-using nlohmann::json;
-using rundir::nullable;
-
-json dist(const Distribution& d) {
-  return mmprof::to_json(d, false);
-}
 
 double ms(int64_t ns) {
   return static_cast<double>(ns) / 1e6;
@@ -433,19 +425,22 @@ RankTimeline rank_timeline(const HookRecords& records, const MainProcess& proces
   return t;
 }
 
-json EpochGaps::to_json() const {
+EpochGapFigures EpochGaps::figures() const {
   const Distribution d = describe(gaps_ms);
   const Distribution it = describe(iterator_start_ms);
   double total = 0;
   for (const double g : gaps_ms)
     total += g;
-  auto v = [](const Distribution& x, double y) { return x.count == 0 ? json(nullptr) : json(y); };
-  return {{"count", d.count},
-          {"mean_ms", v(d, d.mean)},
-          {"max_ms", v(d, d.max)},
-          {"total_ms", v(d, total)},
-          {"iterator_start_ms",
-           {{"count", it.count}, {"mean", v(it, it.mean)}, {"max", v(it, it.max)}}}};
+  const auto v = [](const Distribution& x, double y) {
+    return x.count == 0 ? std::nullopt : std::optional(y);
+  };
+  return {.count = static_cast<int64_t>(d.count),
+          .mean_ms = v(d, d.mean),
+          .max_ms = v(d, d.max),
+          .total_ms = v(d, total),
+          .iterator_starts = static_cast<int64_t>(it.count),
+          .iterator_start_mean_ms = v(it, it.mean),
+          .iterator_start_max_ms = v(it, it.max)};
 }
 
 EpochBoundaryFigures EpochBoundary::figures() const {
@@ -463,19 +458,19 @@ EpochBoundaryFigures EpochBoundary::figures() const {
   return f;
 }
 
-json StageTimes::to_json() const {
-  json transforms = json::object();
+JobStageTimes StageTimes::figures() const {
+  JobStageTimes t{.fetch = rundir::spread_of(fetch_ms),
+                  .collate = rundir::spread_of(collate_ms),
+                  .pin = rundir::spread_of(pin_ms),
+                  .getitem = rundir::spread_of(getitem_ms),
+                  .decode = rundir::spread_of(decode_ms),
+                  .augment = rundir::spread_of(augment_ms),
+                  .transforms = {},
+                  .getitem_every = getitem_every,
+                  .getitem_per_call = getitem_per_call};
   for (const auto& [name, d] : transform_ms)
-    transforms[name] = dist(d);
-  return {{"fetch", dist(fetch_ms)},
-          {"collate", dist(collate_ms)},
-          {"pin", dist(pin_ms)},
-          {"getitem", dist(getitem_ms)},
-          {"decode", dist(decode_ms)},
-          {"augment", dist(augment_ms)},
-          {"transforms", transforms},
-          {"getitem_every", getitem_every},
-          {"getitem_per_call", getitem_per_call}};
+    t.transforms[name] = rundir::spread_of(d);
+  return t;
 }
 
 std::optional<double> RankTimeline::window_ms() const {
@@ -483,37 +478,33 @@ std::optional<double> RankTimeline::window_ms() const {
   return ms(*window_end_ns - *window_start_ns);
 }
 
-json RankTimeline::to_json() const {
-  return {{"rank", nullable(rank)},
-          {"pid", pid},
-          {"loader", nullable(loader)},
-          {"steps",
-           {{"measured", steps.size()},
-            {"warmup_batches", warmup_batches},
-            {"capped_batches", capped_batches},
-            {"dropped_unfinished", dropped_unfinished},
-            {"dropped_epoch_left", dropped_epoch_left}}},
-          {"window",
-           {{"start_ns", nullable(window_start_ns)},
-            {"end_ns", nullable(window_end_ns)},
-            {"window_ms", nullable(window_ms())},
-            {"step_ms_total", step_ms_total},
-            {"wait_ms_total", wait_ms_total}}},
-          {"samples", samples},
-          {"bytes", bytes},
-          {"throughput",
-           {{"samples_per_s", nullable(samples_per_s)},
-            {"samples_per_s_wall", nullable(samples_per_s_wall)}}},
-          {"stall_fraction", nullable(stall_fraction)},
-          {"time_to_first_batch_ms", nullable(time_to_first_batch_ms)},
-          {"latency_ms",
-           {{"step", dist(step_ms)},
-            {"wait", dist(wait_ms)},
-            {"compute", dist(compute_ms)},
-            {"stages", stage_times.to_json()}}},
-          {"epoch_gaps", epoch_gaps.to_json()},
-          {"epoch_boundary", rundir::to_json(epoch_boundary.figures())},
-          {"workers", rundir::to_json(workers)}};
+JobRank RankTimeline::figures() const {
+  return {.rank = rank,
+          .pid = pid,
+          .loader = loader,
+          .measured_steps = static_cast<int64_t>(steps.size()),
+          .warmup_batches = warmup_batches,
+          .capped_batches = capped_batches,
+          .dropped_unfinished = dropped_unfinished,
+          .dropped_epoch_left = dropped_epoch_left,
+          .window_start_ns = window_start_ns,
+          .window_end_ns = window_end_ns,
+          .window_ms = window_ms(),
+          .step_ms_total = step_ms_total,
+          .wait_ms_total = wait_ms_total,
+          .samples = samples,
+          .bytes = bytes,
+          .samples_per_s = samples_per_s,
+          .samples_per_s_wall = samples_per_s_wall,
+          .stall_fraction = stall_fraction,
+          .time_to_first_batch_ms = time_to_first_batch_ms,
+          .step = rundir::spread_of(step_ms),
+          .wait = rundir::spread_of(wait_ms),
+          .compute = rundir::spread_of(compute_ms),
+          .stages = stage_times.figures(),
+          .epoch_gaps = epoch_gaps.figures(),
+          .epoch_boundary = epoch_boundary.figures(),
+          .workers = workers};
 }
 
 }  // namespace mmprof::external

@@ -2,11 +2,10 @@
 // One main process's (one rank's) timeline from the hook's records (docs/external-hook.md): the
 // followed loader's steps (one iteration of the training loop: from a `__next__` call of that
 // loader to its next call), epoch gaps and the epoch-boundary wait, per-sample and per-batch
-// stage times, per-worker load. Each result has to_json(): a summary.json block (snake_case keys,
-// units in the names, null for what was not measured).
+// stage times, per-worker load. Each result has figures(): its part of summary.json's job
+// (mmprof/summary_job.hpp).
 #include <cstdint>
 #include <map>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -15,6 +14,7 @@
 #include "external/loader_choice.hpp"
 #include "measure/worker_balance.hpp"
 #include "mmprof/run_dir.hpp"
+#include "mmprof/summary_job.hpp"
 #include "stats/descriptive.hpp"
 
 namespace mmprof::external {
@@ -32,7 +32,7 @@ struct TimelineOptions {
 struct EpochGaps {
   std::vector<double> gaps_ms;
   std::vector<double> iterator_start_ms;  // per epoch record: `__iter__` entry to its return
-  nlohmann::json to_json() const;         // count, mean_ms, max_ms, total_ms, iterator_start_ms
+  EpochGapFigures figures() const;
 };
 
 // The first batch of an epoch against the other batches of the same size (measured steps).
@@ -59,7 +59,7 @@ struct StageTimes {
   std::map<std::string, Distribution> transform_ms;
   std::vector<int64_t> getitem_every;  // the sampling rates seen (MMPROF_HOOK_GETITEM_EVERY)
   bool getitem_per_call = false;       // __getitems__: one record per call, not per sample
-  nlohmann::json to_json() const;
+  JobStageTimes figures() const;
 };
 
 // One main process (one rank) and its followed loader.
@@ -87,7 +87,7 @@ struct RankTimeline {
   WorkerBalance workers;
 
   std::optional<double> window_ms() const;
-  nlohmann::json to_json() const;
+  JobRank figures() const;  // summary.json's job.ranks[]
 };
 
 RankTimeline rank_timeline(const HookRecords& records, const MainProcess& process,

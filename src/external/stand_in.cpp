@@ -32,13 +32,13 @@ StandIn stand_in_for(const RunDir& job) {
     throw UsageError(fmt::format("--like {}: not a run of your own job (mmprof baseline -- CMD)",
                                  job.dir().string()));
   }
-  const json loader = rundir::followed_loader(s.job);
-  if (!loader.is_object()) {
+  const JobLoader* loader = s.job ? s.job->dataloader.followed() : nullptr;
+  if (loader == nullptr || !loader->config.is_object()) {
     throw UsageError(
         fmt::format("--like {}: the run has no DataLoader the hook followed (hook: {})",
-                    job.dir().string(), rundir::string_at(s.job, "/hook/status", "?")));
+                    job.dir().string(), s.job ? s.job->hook.status : "?"));
   }
-  const json& c = loader["config"];
+  const json& c = loader->config;
   StandIn out;
   const auto take = [&](const char* arg, const char* key) {
     if (!c.contains(arg) || c[arg].is_null()) {

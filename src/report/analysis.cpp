@@ -52,7 +52,7 @@ namespace {
 // DataLoader, or its followed loader delivered no batch after the warm-up.
 std::string unmeasured_job(const Summary& s) {
   if (s.status == "failed") return s.message.empty() ? "it failed" : s.message;
-  const std::string hook = string_at(s.job, "/hook/status");
+  const std::string hook = s.job ? s.job->hook.status : "";
   if (!hook.empty() && hook != "ok" && !hook.starts_with("partial"))
     return "the DataLoader hook is " + hook;
   return "its followed loader delivered no batch after the warm-up";
@@ -72,13 +72,13 @@ json classify_bound(const Summary& s) {
                      {"transfer_bound_h2d_share", kTransferBoundShare}};
   // A worker stuck on an item (issue 32 case 13): the job waited for it, not for a pipeline
   // that is slow, so no share of the steps before it describes the job.
-  if (const json stuck = value_at(s.job, "/stuck"); stuck.is_array() && !stuck.empty()) {
+  if (s.job && !s.job->stuck.empty()) {
     c["input_bound"] = nullptr;
     c["primary"] = "not-established";
     c["why"] = fmt::format(
         "the job was stuck: {}, and waited for it (DataLoader's timeout is off); the steps "
         "measured before it do not describe the job",
-        string_at(stuck[0], "/text"));
+        s.job->stuck.front().text);
     return c;
   }
   if (!stall) {
@@ -226,7 +226,7 @@ std::pair<double, std::string> delivered_batch(const Summary& s, const std::stri
 // dataset's getitem figure is per call (a batch), not per sample. The batch size and workers are
 // those of the job's followed DataLoader, not mmprof's configuration.
 json attribute_job_stages(const Summary& s) {
-  const json loader = followed_loader_config(s.job);
+  const json loader = followed_loader_config(s);
   const double nominal = number_at(loader, "/batch_size").value_or(1);
   const auto [batch, batch_source] = delivered_batch(s, "end_to_end", nominal);
   const double workers = std::max(1.0, number_at(loader, "/num_workers").value_or(1));

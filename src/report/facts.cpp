@@ -190,14 +190,12 @@ void error_facts(const RunData& run, json& facts) {
 // steps.csv, which hold every rank's. All rows when the rank is not recorded (one process).
 template <class Row>
 std::vector<Row> primary_rank_rows(const RunData& run, const std::vector<Row>& all) {
-  std::optional<double> rank;
-  const auto pid = number_at(run.summary.job, "/primary_pid");
-  for (const auto& r : value_at(run.summary.job, "/ranks"))
-    if (pid && number_at(r, "/pid") == pid) rank = number_at(r, "/rank");
-  if (!rank) return all;
+  const std::optional<JobFigures>& job = run.summary.job;
+  const JobRank* primary = job && job->primary_pid ? job->rank_of(*job->primary_pid) : nullptr;
+  if (primary == nullptr || !primary->rank) return all;
   std::vector<Row> rows;
   for (const Row& r : all)
-    if (!r.rank || *r.rank == static_cast<int>(*rank)) rows.push_back(r);
+    if (!r.rank || *r.rank == *primary->rank) rows.push_back(r);
   return rows;
 }
 
@@ -266,7 +264,7 @@ json analyze_run(const RunData& run) {
   a["name"] = run.dir.string();  // as given on the command line, for the Markdown and HTML
   a["status"] = s.status.empty() ? "unknown" : s.status;
   // A job's run that completed but measured too little to stand on (job.steps.short_why).
-  a["short_why"] = value_at(s.job, "/steps/short_why");
+  a["short_why"] = s.job ? rundir::text_or_null(s.job->short_why) : json(nullptr);
   a["config"] = value_at(run.manifest, "/config");
   a["classification"] = classify(s);
   a["prediction"] = prediction(s);

@@ -62,14 +62,18 @@ json followed_loader_config(const json& job) {
   return value_at(rundir::followed_loader(job), "/config");
 }
 
-bool followed_loader_is_dali(const json& job) {
-  return value_at(followed_loader_config(job), "/library/name") == "nvidia-dali";
+json followed_loader_config(const Summary& s) {
+  const JobLoader* l = s.job ? s.job->dataloader.followed() : nullptr;
+  return l != nullptr ? l->config : json(nullptr);
 }
 
-std::string not_a_dataloader(const json& job) {
-  if (followed_loader_is_dali(job)) return kDaliNotADataLoader;
-  if (value_at(followed_loader_config(job), "/library/class") == "torchdata.nodes.Loader")
-    return kNodesNotADataLoader;
+bool loader_is_dali(const json& config) {
+  return value_at(config, "/library/name") == "nvidia-dali";
+}
+
+std::string not_a_dataloader(const json& config) {
+  if (loader_is_dali(config)) return kDaliNotADataLoader;
+  if (value_at(config, "/library/class") == "torchdata.nodes.Loader") return kNodesNotADataLoader;
   return "";
 }
 

@@ -30,13 +30,14 @@ nlohmann::json or_null(const std::optional<double>& v);
 std::optional<double> phase_rate(const Summary& s, std::string_view phase,
                                  std::optional<double> PhaseRates::*rate);
 
-// The configuration of the job's followed DataLoader (job.dataloader of a summary or a
-// manifest: `job` is that part); null when none.
+// The configuration of the job's followed DataLoader as the hook recorded it (its arguments, its
+// dataset, its library): from a manifest's job part (`job`), or a summary's; null when none.
 nlohmann::json followed_loader_config(const nlohmann::json& job);
-// Whether the job's followed loader is NVIDIA DALI's framework iterator (DALIGenericIterator):
-// not a DataLoader, so no DataLoader argument, worker process or pin_memory is its. `job` is the
-// job part of a summary or a manifest.
-bool followed_loader_is_dali(const nlohmann::json& job);
+nlohmann::json followed_loader_config(const Summary& s);
+// Whether the loader of `config` (followed_loader_config) is NVIDIA DALI's framework iterator
+// (DALIGenericIterator): not a DataLoader, so no DataLoader argument, worker process or
+// pin_memory is its.
+bool loader_is_dali(const nlohmann::json& config);
 // Why a DALI loader has none of the DataLoader's stages, workers or arguments (one sentence).
 inline constexpr const char* kDaliNotADataLoader =
     "a DALI pipeline, not a DataLoader: its operators run on DALI's threads in the job's process";
@@ -44,9 +45,10 @@ inline constexpr const char* kDaliNotADataLoader =
 inline constexpr const char* kNodesNotADataLoader =
     "a torchdata.nodes Loader, not a DataLoader: its ParallelMapper nodes run the dataset on "
     "their own threads or processes";
-// Why the job's followed loader has none of the DataLoader's stages, workers or arguments
-// (kDaliNotADataLoader, kNodesNotADataLoader), or "" for a DataLoader (or no job).
-std::string not_a_dataloader(const nlohmann::json& job);
+// Why the loader of `config` (followed_loader_config) has none of the DataLoader's stages,
+// workers or arguments (kDaliNotADataLoader, kNodesNotADataLoader), or "" for a DataLoader (or
+// no job).
+std::string not_a_dataloader(const nlohmann::json& config);
 
 // An observed fact of a run: {id, text, metric, value, unit}.
 nlohmann::json fact(const std::string& id, const std::string& text, const std::string& metric,

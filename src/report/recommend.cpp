@@ -236,10 +236,11 @@ std::string foreign_loader_reason(const std::string& factor, const config::KeySp
   static constexpr std::array<Reach, 2> kNodes = {
       {{"loader.num_workers", "loading ParallelMapper's worker processes", "/num_workers"},
        {"loader.prefetch_factor", "Prefetcher's prefetch_factor", "/prefetch_factor"}}};
-  const bool dali = followed_loader_is_dali(value_at(manifest, "/job"));
+  const json config = followed_loader_config(value_at(manifest, "/job"));
+  const bool dali = loader_is_dali(config);
   for (const Reach& r : dali ? kDali : kNodes) {
     if (factor != r.factor) continue;
-    const auto now = number_at(followed_loader_config(value_at(manifest, "/job")), r.pointer);
+    const auto now = number_at(config, r.pointer);
     if (!now || *now < 1) break;
     const std::vector<std::string> values = {value_text(json(*now)), value_text(json(2 * *now))};
     return fmt::format(
@@ -287,7 +288,8 @@ json evaluate_knowledge_base(const json& kb, const json& analysis, const json& m
     const config::KeySpec* key = change["factor"].is_string()
                                      ? config::find_key(change["factor"].get<std::string>())
                                      : nullptr;
-    const std::string foreign = job ? not_a_dataloader(value_at(manifest, "/job")) : "";
+    const std::string foreign =
+        job ? not_a_dataloader(followed_loader_config(value_at(manifest, "/job"))) : "";
     if (!foreign.empty() && change["factor"].is_string()) {
       reason = foreign_loader_reason(change["factor"].get<std::string>(), key, manifest, foreign);
     } else if (job && change["factor"].is_string() && (key == nullptr || key->dataloader.empty())) {

@@ -118,25 +118,25 @@ std::string pss_values(const std::vector<double>& v) {
 // The group a worker's PSS is shown in: the phase it started in, or, where the job's workers
 // serve several DataLoaders (a training and a validation loader), its loader: "loader 1
 // (ImageFolder, followed)", from `loaders` (summary job.dataloader.loaders).
-std::string worker_group(const ProcessMemory& w, const json& loaders, bool by_loader) {
+std::string worker_group(const ProcessMemory& w, const std::vector<JobLoader>& loaders,
+                         bool by_loader) {
   if (!by_loader || !w.loader) return w.phase.empty() ? "?" : w.phase;
   std::string what;
-  for (const auto& l : loaders.is_array() ? loaders : json::array()) {
-    if (l.value("pid", 0) != w.main_pid.value_or(-1) || l.value("loader", -1) != *w.loader)
-      continue;
-    what = fmt::format(" ({}{})", report::string_at(l, "/config/dataset", "?"),
-                       l.value("followed", false) ? ", followed" : "");
+  for (const JobLoader& l : loaders) {
+    if (l.pid != w.main_pid.value_or(-1) || l.loader != *w.loader) continue;
+    what = fmt::format(" ({}{})", report::string_at(l.config, "/dataset", "?"),
+                       l.followed ? ", followed" : "");
   }
   return fmt::format("loader {}{}", *w.loader, what);
 }
 
 // Why a run shows no worker's PSS: its loader has none, or (a job's loaders start some) no
 // sample read them before the run ended.
-std::string no_workers_why(const json& loaders) {
+std::string no_workers_why(const std::vector<JobLoader>& loaders) {
   int64_t most = 0;
-  for (const auto& l : loaders.is_array() ? loaders : json::array()) {
+  for (const JobLoader& l : loaders) {
     most = std::max(most,
-                    static_cast<int64_t>(report::number_at(l, "/config/num_workers").value_or(0)));
+                    static_cast<int64_t>(report::number_at(l.config, "/num_workers").value_or(0)));
   }
   if (most == 0) return "loader.num_workers=0";
   return fmt::format(
@@ -148,9 +148,9 @@ std::string no_workers_why(const json& loaders) {
 // The memory a user sizes a host by: the host's used memory at its peak (MemTotal -
 // MemAvailable) and the run's PSS (a page shared by N processes counted 1/N in each): the peak of
 // their sum, the main process's, and each worker's by phase, or by loader where a job's workers
-// serve several (`loaders`: the job's, null for mmprof's loader). The *_mb keys hold MiB.
+// serve several (`loaders`: the job's, none for mmprof's loader). The *_mb keys hold MiB.
 // `no_workers`: why the run has no worker process (shown when none was sampled).
-std::string format_memory(const MemoryPeaks& m, const json& loaders,
+std::string format_memory(const MemoryPeaks& m, const std::vector<JobLoader>& loaders,
                           const std::string& no_workers) {
   if (!m.sampler_error.empty())
     return fmt::format("memory: n/a (the resource sampler failed: {})\n", m.sampler_error);
@@ -194,12 +194,9 @@ std::string format_device(const Summary& s) {
     gpu = !s.gpu_unavailable.empty() ? s.gpu_unavailable : "not measured";
   }
   // A job's batches are pinned (or not) by the DataLoader mmprof followed.
-  json job_pin;
-  const json loaders = report::value_at(s.job, "/dataloader/loaders");
-  for (const auto& loader : loaders.is_array() ? loaders : json::array()) {
-    if (loader.value("followed", false)) job_pin = report::value_at(loader, "/config/pin_memory");
-  }
-  const std::string foreign = report::not_a_dataloader(s.job);
+  const json config = report::followed_loader_config(s);
+  const json job_pin = report::value_at(config, "/pin_memory");
+  const std::string foreign = report::not_a_dataloader(config);
   std::string pinning = "n/a (no loader ran)";
   if (s.pin_mode) {
     pinning = *s.pin_mode;
@@ -220,7 +217,7 @@ std::string format_verdict(const Summary& s) {
   // A job without the hook's waits is no "pipeline-only" run: nothing says what bounds it.
   if (s.external() && !s.stall_fraction) {
     return fmt::format("bottleneck: n/a (no wait for data was measured in the job; hook: {})\n",
-                       report::string_at(s.job, "/hook/status", "no status"));
+                       s.job ? s.job->hook.status : "no status");
   }
   const json c = report::classify(s);
   return fmt::format("bottleneck: {}: {}\n", c["primary"].get<std::string>(),
@@ -230,8 +227,8 @@ std::string format_verdict(const Summary& s) {
 // The DataLoader the hook followed, as the job built it, and the dataset library under it with
 // its own settings: "DataLoader(batch_size=8, num_workers=2, prefetch_factor=2) over Images, a
 // mosaicml-streaming 0.13.0 StreamingDataset (batch_size=8, shuffle=false, ...)". "" for none.
-std::string followed_loader_text(const json& job) {
-  const json c = report::followed_loader_config(job);
+std::string followed_loader_text(const Summary& s) {
+  const json c = report::followed_loader_config(s);
   if (!c.is_object()) return "";
   const auto args = [](const json& values, std::initializer_list<const char*> keys) {
     std::string out;
@@ -244,8 +241,8 @@ std::string followed_loader_text(const json& job) {
   const json lib = c.value("library", json());
   // DALI's iterator is the loader itself: its batch size, then its pipeline's settings. A
   // torchdata.nodes Loader: what its nodes hold of the DataLoader's keys, then its graph.
-  const bool dali = report::followed_loader_is_dali(job);
-  if (!dali && !report::not_a_dataloader(job).empty()) {
+  const bool dali = report::loader_is_dali(c);
+  if (!dali && !report::not_a_dataloader(c).empty()) {
     std::string graph;
     for (const auto& n : report::value_at(lib, "/settings/nodes")) {
       graph += fmt::format("{}{}", graph.empty() ? "" : " <- ", n.value("class", "?"));
@@ -280,41 +277,34 @@ std::string followed_loader_text(const json& job) {
 
 // A user's job: what ran, how it ended, what the hook saw (the DataLoader, per rank, per worker).
 std::string format_job(const Summary& s) {
-  const json& j = s.job;
-  std::string cmd;
-  for (const auto& a : j.value("command", json::array()))
-    cmd += (cmd.empty() ? "" : " ") + a.get<std::string>();
-  std::string out = fmt::format("job: {}\n  {}\n", cmd, j.value("ended", "?"));
-  if (const json why = report::value_at(j, "/steps/short_why"); why.is_string())
-    out += fmt::format("  warning: {}\n", why.get<std::string>());
-  out += fmt::format("  hook: {}\n", j["hook"].value("status", "?"));
-  if (j.value("primary_why", "") != "")
-    out += fmt::format("  figures above: {}\n", j["primary_why"].get<std::string>());
-  if (const std::string loader = followed_loader_text(j); !loader.empty())
+  if (!s.job) return "job: no job part in summary.json\n";
+  const JobFigures& j = *s.job;
+  std::string out =
+      fmt::format("job: {}\n  {}\n", fmt::join(j.command, " "), j.ended.empty() ? "?" : j.ended);
+  if (!j.short_why.empty()) out += fmt::format("  warning: {}\n", j.short_why);
+  out += fmt::format("  hook: {}\n", j.hook.status.empty() ? "?" : j.hook.status);
+  if (!j.primary_why.empty()) out += fmt::format("  figures above: {}\n", j.primary_why);
+  if (const std::string loader = followed_loader_text(s); !loader.empty())
     out += fmt::format("  loader: {}\n", loader);
   // A --set loader.* the job's DataLoader refused (issue 32, case 17), as the report says it.
-  const json loaders = report::value_at(j, "/dataloader/loaders");
-  for (const auto& l : loaders.is_array() ? loaders : json::array()) {
-    const json rejected = report::value_at(l, "/overrides/rejected");
+  for (const JobLoader& l : j.dataloader.loaders) {
+    const json rejected = report::value_at(l.overrides, "/rejected");
     if (!rejected.is_object()) continue;
     for (const auto& [key, why] : rejected.items()) {
       out += fmt::format("  warning: --set loader.{} was not applied: {}\n", key,
                          why.is_string() ? why.get<std::string>() : why.dump());
     }
   }
-  if (j.contains("digests") && j["digests"].is_object())
-    out += fmt::format("  content digests: {}\n", j["digests"].value("text", "?"));
-  for (const auto& k : j.value("killed_at_end", json::array()))
-    out += fmt::format("  killed at the end: {}\n", k.get<std::string>());
+  if (!j.digests.text.empty()) out += fmt::format("  content digests: {}\n", j.digests.text);
+  for (const std::string& k : j.killed_at_end)
+    out += fmt::format("  killed at the end: {}\n", k);
   // The GPU's reason is said once, on the summary's gpu line.
   const std::string& gpu = s.gpu_unavailable;
-  for (const auto& u : j.value("unavailable", json::array())) {
-    if (gpu.empty() || u.get<std::string>() != "gpu: " + gpu)
-      out += fmt::format("  {}\n", u.get<std::string>());
+  for (const std::string& u : j.unavailable) {
+    if (gpu.empty() || u != "gpu: " + gpu) out += fmt::format("  {}\n", u);
   }
-  for (const auto& c : j.value("cow", json::array())) {
-    if (c.value("growing", false))
-      out += fmt::format("  copy-on-write: {}\n", c.value("verdict", ""));
+  for (const CowGrowth& c : j.cow) {
+    if (c.growing) out += fmt::format("  copy-on-write: {}\n", c.verdict);
   }
   return out;
 }
@@ -393,7 +383,8 @@ std::string format_summary(const Summary& s, const json& config) {
   out += dist_line("wait", l.wait);
   const bool job = s.external();
   // DALI's pipeline, a torchdata.nodes Loader: no DataLoader stage, worker or argument of theirs.
-  const std::string foreign = job ? report::not_a_dataloader(s.job) : "";
+  const std::string foreign =
+      job ? report::not_a_dataloader(report::followed_loader_config(s)) : "";
   out += fmt::format("per-sample stages (ms, {} phase):\n",
                      l.stages_phase.empty() ? "no" : l.stages_phase);
   const std::vector<const char*> stages =
@@ -413,7 +404,8 @@ std::string format_summary(const Summary& s, const json& config) {
   if (job) out += format_getitem_parts(l);
   if (s.stage_breakdown) out += format_breakdown(*s.stage_breakdown);
   if (s.workers_balance) out += format_workers(*s.workers_balance);
-  const json loaders = report::value_at(s.job, "/dataloader/loaders");
+  static const std::vector<JobLoader> kNone;
+  const std::vector<JobLoader>& loaders = s.job ? s.job->dataloader.loaders : kNone;
   out += format_memory(s.memory, loaders, !foreign.empty() ? foreign : no_workers_why(loaders));
   out += format_device(s);
   // The report's sentence (report/analysis): the run's cores, the host's, contention.

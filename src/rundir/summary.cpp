@@ -40,13 +40,6 @@ json rates_json(const PhaseRates& r, std::string_view phase, bool external) {
 
 constexpr std::array<std::string_view, 3> kPhases = {"compute", "pipeline", "end_to_end"};
 
-json spreads_json(const std::map<std::string, TimeSpread, std::less<>>& spreads) {
-  json j = json::object();
-  for (const auto& [name, d] : spreads)
-    j[name] = rundir::spread_json(d, false);
-  return j;
-}
-
 // latency_ms: a job's has its transforms and whether getitem is per call, mmprof's loader the sync.
 json latency_json(const Latency& l, bool external) {
   json j = {{"phase", text_or_null(l.phase)},
@@ -55,22 +48,15 @@ json latency_json(const Latency& l, bool external) {
             {"compute", rundir::spread_json(l.compute, true)},
             {"h2d", rundir::spread_json(l.h2d, true)},
             {"stages_phase", text_or_null(l.stages_phase)},
-            {"stages", spreads_json(l.stages)}};
+            {"stages", rundir::spreads_json(l.stages)}};
   if (external) {
-    j["transforms"] = spreads_json(l.transforms);
+    j["transforms"] = rundir::spreads_json(l.transforms);
     j["getitem_per_call"] = l.getitem_per_call;
   } else {
     j["sync"] = rundir::spread_json(l.sync, true);
   }
   return j;
 }
-
-// The JSON parts under their keys, left out when null (only some runs have them).
-struct PartKey {
-  const char* key;
-  json Summary::*member;
-};
-constexpr std::array<PartKey, 1> kParts = {{{"job", &Summary::job}}};
 
 json phase_counts_json(const std::optional<PhaseCounts>& c, bool external) {
   if (!c) return nullptr;
@@ -138,12 +124,7 @@ class Reader {
   TimeSpread spread(const std::string& at) const { return spread(rundir::value_at(j_, at), at); }
   // Each distribution of the object at `at` by its name (a name may hold any character).
   std::map<std::string, TimeSpread, std::less<>> spreads(const std::string& at) const {
-    std::map<std::string, TimeSpread, std::less<>> out;
-    const json all = rundir::value_at(j_, at);
-    if (!all.is_object()) return out;
-    for (const auto& [name, d] : all.items())
-      out[name] = spread(d, fmt::format("{}/{}", at, name));
-    return out;
+    return rundir::spreads_from_json(figures_, rundir::value_at(j_, at), at);
   }
   Latency latency() const {
     Latency l;
@@ -191,9 +172,12 @@ bool Summary::ran(std::string_view phase) const {
 
 std::vector<std::pair<std::string, const json*>> Summary::parts() const {
   std::vector<std::pair<std::string, const json*>> out;
-  out.reserve(kParts.size());
-  for (const PartKey& part : kParts)
-    out.emplace_back(part.key, &(this->*part.member));
+  if (!job) return out;
+  for (size_t i = 0; i < job->dataloader.loaders.size(); ++i) {
+    const JobLoader& l = job->dataloader.loaders[i];
+    out.emplace_back(fmt::format("job/dataloader/loaders/{}/config", i), &l.config);
+    out.emplace_back(fmt::format("job/dataloader/loaders/{}/overrides", i), &l.overrides);
+  }
   return out;
 }
 
@@ -224,8 +208,7 @@ json to_json(const Summary& p) {
   }
   s["phases"] = phases;
   s["pin_mode"] = rundir::nullable(p.pin_mode);
-  for (const PartKey& part : kParts)
-    if (!(p.*part.member).is_null()) s[part.key] = p.*part.member;
+  if (p.job) s["job"] = rundir::to_json(*p.job);
   s["reliability"] = part_json(p.reliability);
   if (p.resume) s["reliability"]["resume"] = rundir::to_json(*p.resume);
   s["epoch_boundary"] = part_json(p.epoch_boundary);
@@ -276,8 +259,7 @@ Summary summary_from_json(const json& j, const std::filesystem::path& file) {
     s.phases[std::string(phase)] = phase_counts(r.figures(), rundir::value_at(j, at), at);
   }
   if (const json pin = r.part("pin_mode"); !pin.is_null()) s.pin_mode = r.text("/pin_mode");
-  for (const PartKey& part : kParts)
-    s.*part.member = r.part(part.key);
+  s.job = r.typed_part("job", rundir::job_from_json);
   s.reliability = r.typed_part("reliability", rundir::reliability_from_json);
   s.resume = r.typed_part("reliability/resume", rundir::resume_from_json);
   s.epoch_boundary = r.typed_part("epoch_boundary", rundir::epoch_boundary_from_json);

@@ -1,8 +1,8 @@
 #pragma once
 // The keys of summary.json's typed number figures, each a row (key, member) of its struct's table
 // (rundir::Field for an optional figure, rundir::Figure for one every run has): the part's writer
-// and reader (summary.cpp, summary_parts.cpp, summary_loading.cpp) both go through the table, so
-// a key is spelled here once.
+// and reader (summary.cpp, summary_parts.cpp, summary_loading.cpp, summary_job.cpp) both go
+// through the table, so a key is spelled here once.
 #include <array>
 #include <cstdint>
 
@@ -207,6 +207,62 @@ inline constexpr std::array<Figure<WorkerStats, int64_t>, 2> kWorkerCounts = {{
 inline constexpr std::array<Field<WorkerStats, double>, 2> kWorkerBusyParts = {{
     {"stage_ms", &WorkerStats::stage_ms},
     {"collate_ms", &WorkerStats::collate_ms},
+}};
+
+// ---- a user's job (summary_job.cpp) ----
+
+// job.ranks[]: steps, the window, throughput, the headline fractions.
+inline constexpr std::array<Figure<JobRank, int64_t>, 5> kRankSteps = {{
+    {"measured", &JobRank::measured_steps},
+    {"warmup_batches", &JobRank::warmup_batches},
+    {"capped_batches", &JobRank::capped_batches},
+    {"dropped_unfinished", &JobRank::dropped_unfinished},
+    {"dropped_epoch_left", &JobRank::dropped_epoch_left},
+}};
+inline constexpr std::array<Field<JobRank, int64_t>, 2> kRankWindow = {{
+    {"start_ns", &JobRank::window_start_ns},
+    {"end_ns", &JobRank::window_end_ns},
+}};
+inline constexpr std::array<Figure<JobRank, double>, 2> kRankWindowTimes = {{
+    {"step_ms_total", &JobRank::step_ms_total},
+    {"wait_ms_total", &JobRank::wait_ms_total},
+}};
+inline constexpr std::array<Field<JobRank, double>, 2> kRankRates = {{
+    {"samples_per_s", &JobRank::samples_per_s},
+    {"samples_per_s_wall", &JobRank::samples_per_s_wall},
+}};
+inline constexpr std::array<Field<JobRank, double>, 2> kRankFractions = {{
+    {"stall_fraction", &JobRank::stall_fraction},
+    {"time_to_first_batch_ms", &JobRank::time_to_first_batch_ms},
+}};
+inline constexpr std::array<Field<EpochGapFigures, double>, 3> kEpochGaps = {{
+    {"mean_ms", &EpochGapFigures::mean_ms},
+    {"max_ms", &EpochGapFigures::max_ms},
+    {"total_ms", &EpochGapFigures::total_ms},
+}};
+
+// job.rank_comparison.ranks[].
+inline constexpr std::array<Field<RankComparison::Rank, double>, 4> kComparedRank = {{
+    {"stall_fraction", &RankComparison::Rank::stall_fraction},
+    {"step_p50_ms", &RankComparison::Rank::step_p50_ms},
+    {"step_p99_ms", &RankComparison::Rank::step_p99_ms},
+    {"samples_per_s", &RankComparison::Rank::samples_per_s},
+}};
+
+// job.hook: the hook's files and lines.
+inline constexpr std::array<Figure<HookStatus, int64_t>, 4> kHookCounts = {{
+    {"files", &HookStatus::files},
+    {"lines", &HookStatus::lines},
+    {"cut_lines", &HookStatus::cut_lines},
+    {"unknown_records", &HookStatus::unknown_records},
+}};
+
+// job.cow[]: the fitted USS slope and its interval.
+inline constexpr std::array<Field<CowGrowth, double>, 4> kCowSlopes = {{
+    {"slope_mib_per_min", &CowGrowth::slope_mib_per_min},
+    {"slope_ci95_low_mib_per_min", &CowGrowth::slope_ci95_low_mib_per_min},
+    {"slope_ci95_high_mib_per_min", &CowGrowth::slope_ci95_high_mib_per_min},
+    {"growth_mib", &CowGrowth::growth_mib},
 }};
 
 // ---- the phases (summary.cpp) ----

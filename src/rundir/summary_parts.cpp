@@ -259,6 +259,23 @@ TimeSpread spread_from_json(const FigureReader& r, const json& j, const std::str
   return s;
 }
 
+json spreads_json(const std::map<std::string, TimeSpread, std::less<>>& spreads) {
+  json j = json::object();
+  for (const auto& [name, d] : spreads)
+    j[name] = spread_json(d, false);
+  return j;
+}
+
+std::map<std::string, TimeSpread, std::less<>> spreads_from_json(const FigureReader& r,
+                                                                 const json& j,
+                                                                 const std::string& at) {
+  std::map<std::string, TimeSpread, std::less<>> out;
+  if (!j.is_object()) return out;
+  for (const auto& [name, d] : j.items())
+    out[name] = spread_from_json(r, d, fmt::format("{}/{}", at, name));
+  return out;
+}
+
 json to_json(const MemoryPeaks& m) {
   const json main = m.main ? process_memory_json(*m.main) : json(nullptr);
   if (!m.sampled) {

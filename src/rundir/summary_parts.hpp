@@ -1,9 +1,12 @@
 #pragma once
 // summary.json's typed parts beside the headline figures (mmprof/summary_resources.hpp): their
 // JSON form, written and read in one place each (summary.cpp calls them for its keys).
+#include <functional>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "mmprof/summary_job.hpp"
 #include "mmprof/summary_loading.hpp"
 #include "mmprof/summary_resources.hpp"
 #include "rundir/figure_reader.hpp"
@@ -13,6 +16,12 @@ namespace mmprof::rundir {
 // A distribution, with its p999 or not.
 nlohmann::json spread_json(const TimeSpread& d, bool with_p999);
 TimeSpread spread_from_json(const FigureReader& r, const nlohmann::json& j, const std::string& at);
+// Distributions by name (stages, transforms), without p999; read from the object `j` (none when
+// it is no object).
+nlohmann::json spreads_json(const std::map<std::string, TimeSpread, std::less<>>& spreads);
+std::map<std::string, TimeSpread, std::less<>> spreads_from_json(const FigureReader& r,
+                                                                 const nlohmann::json& j,
+                                                                 const std::string& at);
 
 // Each part's JSON, and the part read from `j` found at `at` (its key, for the error naming a
 // figure of a wrong type).
@@ -60,6 +69,14 @@ StageBreakdownFigures stage_breakdown_from_json(const FigureReader& r, const nlo
 nlohmann::json to_json(const WorkerBalance& w);
 WorkerBalance worker_balance_from_json(const FigureReader& r, const nlohmann::json& j,
                                        const std::string& at);
+// - a user's job (mmprof/summary_job.hpp), summary_job.cpp; its DataLoaders as the manifest
+//   holds them too:
+nlohmann::json to_json(const JobFigures& j);
+JobFigures job_from_json(const FigureReader& r, const nlohmann::json& j, const std::string& at);
+nlohmann::json to_json(const JobDataLoaders& d);
+nlohmann::json to_json(const RankComparison& c);
+JobDataLoaders dataloaders_from_json(const FigureReader& r, const nlohmann::json& j,
+                                     const std::string& at);
 nlohmann::json to_json(const TraceFigures& t);
 TraceFigures trace_from_json(const FigureReader& r, const nlohmann::json& j, const std::string& at);
 

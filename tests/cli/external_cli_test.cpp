@@ -290,7 +290,7 @@ TEST_F(ExternalCli, AFailingJobKeepsItsRunDirectoryAndExitsOne) {
   const RunDir run_dir = RunDir::open(run());
   EXPECT_EQ(run_dir.summary().status, "failed");
   EXPECT_NE(run_dir.summary().message.find("exit code 3"), std::string::npos);
-  EXPECT_EQ(run_dir.summary().job["exit_code"], 3);
+  EXPECT_EQ(run_dir.summary().job->exit_code, 3);
 }
 
 // Issue 32 case 17: the exception that ended the job (here torch's re-raise of a worker's) is

@@ -9,6 +9,7 @@
 
 #include <cmath>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -23,6 +24,19 @@ namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
+
+// summary.json's job part as `fill` leaves it (the file's keys of the figures under test).
+json job_json(const std::function<void(JobFigures&)>& fill) {
+  JobFigures figures;
+  fill(figures);
+  return rundir::to_json(figures);
+}
+json rank_json(const RankTimeline& t) {
+  return job_json([&](JobFigures& f) { f.ranks = {t.figures()}; })["ranks"][0];
+}
+json hook_json(const HookStatus& h) {
+  return job_json([&](JobFigures& f) { f.hook = h; })["hook"];
+}
 
 // Times are written in ms after an arbitrary CLOCK_MONOTONIC instant.
 constexpr int64_t kT0 = 1'000'000'000'000;
@@ -214,7 +228,7 @@ TEST_F(JobTimelineTest, StepsRunFromOneCallToTheNextAndTheKilledLastBatchIsDropp
   // Epoch gaps: 220 -> 300 (validation, a new iterator) and 490 -> 500.
   expect_values(t.epoch_gaps.gaps_ms, {80, 10});
   expect_values(t.epoch_gaps.iterator_start_ms, {10, 20, 2});
-  const json j = t.to_json();
+  const json j = rank_json(t);
   EXPECT_EQ(j["epoch_gaps"]["count"], 2);
   EXPECT_NEAR(j["epoch_gaps"]["mean_ms"].get<double>(), 45, 1e-9);
   EXPECT_NEAR(j["epoch_gaps"]["max_ms"].get<double>(), 80, 1e-9);
@@ -264,7 +278,7 @@ TEST_F(JobTimelineTest, TheEpochBoundaryComparesFirstBatchesWithTheOthersOfTheir
             0u)
       << s.verdict;
   EXPECT_NE(s.verdict.find("persistent_workers=false"), std::string::npos);
-  EXPECT_EQ(capped.to_json()["epoch_boundary"]["stall"], true);
+  EXPECT_EQ(rank_json(capped)["epoch_boundary"]["stall"], true);
 }
 
 TEST_F(JobTimelineTest, ABatchOfAnotherSizeIsNotComparedWithTheBoundary) {
@@ -295,7 +309,7 @@ TEST_F(JobTimelineTest, TheLoaderWithMostBatchesIsFollowedUnlessLoaderSelectsOne
   EXPECT_EQ(c.loaders[1].batches, 1);
   EXPECT_EQ(c.chosen, 0);
   EXPECT_EQ(c.reason, "most batches: 10 (next: loader 1 with 1)");
-  EXPECT_EQ(c.to_json()["chosen"], 0);
+  EXPECT_EQ(job_json([&](JobFigures& f) { f.loaders = {c}; })["loaders"][0]["chosen"], 0);
 
   TimelineOptions by_index;
   by_index.loader = "1";
@@ -389,7 +403,7 @@ TEST_F(JobTimelineTest, StageTimesAndPerSampleRowsOfTheFollowedLoader) {
   EXPECT_EQ(st.getitem_ms.count, 10u);
   EXPECT_NEAR(st.getitem_ms.mean, 15, 1e-9);
   EXPECT_EQ(st.getitem_every, (std::vector<int64_t>{1}));
-  EXPECT_EQ(st.to_json()["getitem_every"], json::array({1}));
+  EXPECT_EQ(rank_json(t)["latency_ms"]["stages"]["getitem_every"], json::array({1}));
 
   // Every item of loader 0 (not loader 1's), in start order; the step is the measured step
   // whose [call, next call) the item started in: before the window and in the epoch gap, -1.
@@ -435,7 +449,7 @@ TEST_F(JobTimelineTest, TheLoaderAndTransformsTimedInsideGetitemAreDecodeAndAugm
   ASSERT_EQ(st.transform_ms.size(), 2u);
   EXPECT_NEAR(st.transform_ms.at("Resize").mean, 4, 1e-9);
   EXPECT_NEAR(st.transform_ms.at("ToTensor").max, 1, 1e-9);
-  EXPECT_EQ(st.to_json()["transforms"]["Resize"]["count"], 2);
+  EXPECT_EQ(rank_json(t)["latency_ms"]["stages"]["transforms"]["Resize"]["count"], 2);
   for (const StageRow& r : t.stages) {
     if (r.key == "1") {
       EXPECT_NEAR(r.decode_ms.value_or(0), 12, 1e-9);
@@ -570,7 +584,7 @@ TEST_F(JobTimelineTest, RanksAreComparedOverTheStepsEveryRankMeasured) {
   EXPECT_NEAR(c.step_p50_spread.value_or(0), 15 / 12.5, 1e-12);
   EXPECT_NEAR(c.ranks[0].samples_per_s.value_or(0), 16 / 0.040, 1e-6);
   EXPECT_NEAR(c.ranks[1].stall_fraction.value_or(0), 25.0 / 75.0, 1e-12);
-  const json j = c.to_json();
+  const json j = job_json([&](JobFigures& f) { f.rank_comparison = c; })["rank_comparison"];
   EXPECT_EQ(j["slowest_rank"]["rank"], 1);
   EXPECT_EQ(j["slowest_rank"]["pid"], 200);
   EXPECT_EQ(j["slowest_by"], "total step_ms over the common steps");
@@ -603,7 +617,7 @@ TEST_F(JobTimelineTest, AnEstablishedStragglersFiguresStandForTheJob) {
   EXPECT_EQ(job.primary()->pid, 200);
   EXPECT_EQ(job.primary_why().rfind("rank 1's: the established straggler", 0), 0u)
       << job.primary_why();
-  EXPECT_EQ(job.to_json()["primary_rank"], 1);
+  EXPECT_EQ(job_json([&](JobFigures& f) { job.figures(f); })["primary_rank"], 1);
 }
 
 TEST_F(JobTimelineTest, ASpawnChildThatRecordedAsMainIsNotARank) {
@@ -626,12 +640,12 @@ TEST_F(JobTimelineTest, TheHookStatusIsOkOrSaysWhyItIsUnavailable) {
   const HookStatus errors = hook_status(records());
   EXPECT_EQ(errors.status,
             "unavailable: AttributeError: no _BaseDataLoaderIter (hook point patch)");
-  EXPECT_EQ(errors.to_json()["errors"][0]["where"], "patch");
+  EXPECT_EQ(hook_json(errors)["errors"][0]["where"], "patch");
   write_training_job();
   const HookStatus ok = hook_status(records());
   EXPECT_TRUE(ok.ok());
   EXPECT_EQ(ok.files, 4);  // the error-only process is still a file
-  EXPECT_EQ(ok.to_json()["status"], "ok");
+  EXPECT_EQ(hook_json(ok)["status"], "ok");
 }
 
 // A torch the hook could only partly wrap: each name once (the main process and a spawn worker
@@ -652,7 +666,7 @@ TEST_F(JobTimelineTest, APartialHookSaysWhatItCouldNotWrapAndWhatIsThereforeNotM
             "measured: the fetch, collate and __getitem__ times of every worker; "
             "_utils.pin_memory._pin_memory_loop (no done_event parameter): not measured: pin "
             "thread");
-  const json j = s.to_json();
+  const json j = hook_json(s);
   ASSERT_EQ(j["unpatched"].size(), 2u);
   EXPECT_EQ(j["unpatched"][0]["pid"], 900);
   EXPECT_EQ(j["unpatched"][1]["why"], "no done_event parameter");
@@ -662,7 +676,7 @@ TEST_F(JobTimelineTest, TheJobDescriptionHoldsConfigurationOverridesAndVersions)
   write_training_job();
   const HookRecords r = records();
   const JobTimeline job = job_timeline(r);
-  const json d = describe_job(r, job.loaders).to_json();
+  const json d = rundir::to_json(describe_job(r, job.loaders).figures());
   EXPECT_EQ(d["hook"]["status"], "ok");
   EXPECT_EQ(d["versions"]["torch"], "1.13.0a0");
   EXPECT_EQ(d["versions_differ"], false);
@@ -690,7 +704,7 @@ TEST(CowGrowth, TheSlopeOfAStraightLineIsExactAndAboveTheThresholdIsFlagged) {
   EXPECT_NEAR(g.slope_ci95_low_mib_per_min.value_or(0), 12, 1e-6);
   EXPECT_TRUE(g.growing);
   EXPECT_NE(g.verdict.find("#13246"), std::string::npos);
-  EXPECT_EQ(g.to_json()["threshold_mib_per_min"], kCowThresholdMibPerMin);
+  EXPECT_EQ(g.threshold_mib_per_min, kCowThresholdMibPerMin);
 
   std::vector<UssPoint> flat;
   for (int64_t k = 0; k <= 10; ++k)  // 6 MB/min: under 10
@@ -843,7 +857,8 @@ TEST(RecordedHookJob, TheTimelineMatchesThePlantedPlanAndTheJobsOwnClock) {
   const auto id = identify(r, w.workers[1].pids[0]);
   ASSERT_TRUE(id.has_value());
   EXPECT_EQ(id->label(), fmt::format("DataLoader worker 1 of loader 0 (main pid {})", t.pid));
-  EXPECT_EQ(describe_job(r, job.loaders).to_json()["versions"]["torch"], "1.13.0a0");
+  EXPECT_EQ(rundir::to_json(describe_job(r, job.loaders).figures())["versions"]["torch"],
+            "1.13.0a0");
 }
 
 }  // namespace

@@ -263,7 +263,7 @@ TEST_F(RunDirTest, AVersionOneRunIsReadWithTodaysNames) {
   std::ofstream(dir_.path() / run_file::summary) << R"({"schema": "mmprof.summary/1",
       "latency_ms": {"pin_mode": "pageable: no GPU", "step": {"p50": 1}},
       "memory": {"host_peak_mb": 512, "workers": [{"pss_peak_mb": 100}]},
-      "io": {"read_mb_per_s": 3}, "job": {"cow": {"slope_mb_per_min": 0.5}}})";
+      "io": {"read_mb_per_s": 3}, "job": {"cow": [{"slope_mb_per_min": 0.5}]}})";
   const RunDir r = RunDir::open(dir_.path());
   EXPECT_EQ(r.manifest()["schema"], run_schema::manifest);
   EXPECT_EQ(r.manifest()["hardware"]["memory"], (json{{"total_mib", 2048}}));
@@ -277,7 +277,8 @@ TEST_F(RunDirTest, AVersionOneRunIsReadWithTodaysNames) {
   EXPECT_EQ(r.summary().memory.workers[0].pss_peak_mib, 100);
   // 10^6 bytes per second: not MiB, the name stays.
   EXPECT_EQ(r.summary().io.top_figure(&IoWindow::read_mb_per_s), 3);
-  EXPECT_EQ(s["job"]["cow"], (json{{"slope_mib_per_min", 0.5}}));
+  ASSERT_EQ(r.summary().job->cow.size(), 1u);  // job.cow is a list of workers' growth
+  EXPECT_EQ(r.summary().job->cow[0].slope_mib_per_min, 0.5);
   std::ofstream(dir_.path() / run_file::summary) << R"({"schema": "mmprof.summary/3"})";
   const std::string e = error_of([&] { RunDir::open(dir_.path()); });
   EXPECT_NE(e.find("is not an mmprof.summary/2 file (schema 'mmprof.summary/3')"),
@@ -411,7 +412,108 @@ TEST_F(RunDirTest, TheSummaryTypeReadsBackWhatItWroteAndRefusesAWrongType) {
   job.throughput.compute.why_null = "a user's job";
   job.throughput.end_to_end.samples_per_s = 96;
   job.throughput.end_to_end.samples_per_s_wall = 90.5;
-  job.job = {{"exit_code", 3}};
+  JobFigures figures;
+  figures.command = {"python3", "train.py"};
+  figures.pid = 4242;
+  figures.exit_code = 3;
+  figures.exit = "exit code 3";
+  figures.stopped_by = "itself";
+  figures.ended = "failed (exit code 3)";
+  figures.steps_asked = 50;
+  figures.steps_measured = 2;
+  figures.exception = {{"type", "RuntimeError"}, {"message", "boom"}};
+  figures.stuck.push_back({.loader = 0,
+                           .worker = 1,
+                           .pid = 4300,
+                           .indices = "[12, 13]",
+                           .item = {},
+                           .seconds = 61.5,
+                           .text = "worker 1 (pid 4300) of loader 0 has been on its batch"});
+  figures.hook.status = "ok";
+  figures.hook.files = 3;
+  figures.hook.errors.push_back({.pid = 4242, .where = "epoch", .message = "x", .ns = 5});
+  figures.digests = {
+      .batches = 2, .in_measured_steps = 0, .total_ms = 1.5, .max_ms = 1, .text = "2"};
+  JobLoader loader{.pid = 4242,
+                   .rank = {},
+                   .loader = 0,
+                   .followed = true,
+                   .origin = "train.py:9",
+                   .stack = {"train.py:9"},
+                   .config = {{"batch_size", 8}, {"num_workers", 2}},
+                   .overrides = {{"applied", json::object()}, {"rejected", {{"in_order", "old"}}}},
+                   .max_batches_follow = true};
+  figures.dataloader.hook = figures.hook;
+  figures.dataloader.loaders = {loader};
+  figures.cow.push_back({.pid = 4300,
+                         .process = "worker 1",
+                         .points = 9,
+                         .span_s = 40,
+                         .slope_mib_per_min = 12,
+                         .slope_ci95_low_mib_per_min = 11,
+                         .slope_ci95_high_mib_per_min = {},
+                         .growth_mib = 8,
+                         .threshold_mib_per_min = 10,
+                         .growing = true,
+                         .verdict = "growing"});
+  figures.loaders.push_back({.pid = 4242,
+                             .rank = 0,
+                             .loaders = {{.loader = 0,
+                                          .origin = "train.py:9",
+                                          .dataset = "ImageFolder",
+                                          .num_workers = 2,
+                                          .batch_size = {},
+                                          .batches = 12,
+                                          .epochs = 1,
+                                          .follow = true}},
+                             .chosen = 0,
+                             .reason = "the most batches"});
+  JobRank rank;
+  rank.rank = 0;
+  rank.pid = 4242;
+  rank.measured_steps = 2;
+  rank.window_start_ns = 100;
+  rank.window_ms = 3.5;
+  rank.samples_per_s = 96;
+  rank.stages.getitem = {.count = 2, .mean = 4, .p50 = 4, .p90 = 4, .p99 = 4, .p999 = {}, .max = 4};
+  rank.stages.transforms["ToTensor"] = rank.stages.getitem;
+  rank.stages.getitem_every = {1, 4};
+  rank.epoch_gaps = {.count = 1,
+                     .mean_ms = 7,
+                     .max_ms = 7,
+                     .total_ms = 7,
+                     .iterator_starts = 0,
+                     .iterator_start_mean_ms = {},
+                     .iterator_start_max_ms = {}};
+  rank.epoch_boundary.loop = BoundaryJudgement{.boundaries = 0,
+                                               .stall_ms = {},
+                                               .steady_wait_ms = {},
+                                               .excess_ms = {},
+                                               .threshold_ms = 1,
+                                               .stall = {},
+                                               .verdict = "no epoch boundary",
+                                               .batch_size = {},
+                                               .fill_ms = {},
+                                               .unexplained_ms = {},
+                                               .noise_ms = {}};
+  WorkerStats worker;
+  worker.worker = 0;
+  worker.pids = {4300};
+  rank.workers.workers.push_back(worker);
+  figures.ranks = {rank, rank};
+  figures.ranks[1].pid = 4243;
+  figures.ranks[1].rank = 1;
+  figures.rank_comparison.ranks.resize(2);
+  figures.rank_comparison.ranks[0].pid = 4242;
+  figures.rank_comparison.ranks[0].rank = 0;
+  figures.rank_comparison.ranks[0].step_p50_ms = 3;
+  figures.rank_comparison.ranks[1].pid = 4243;
+  figures.rank_comparison.ranks[1].rank = 1;
+  figures.rank_comparison.slowest = 1;
+  figures.rank_comparison.slowest_total_ms = 9;
+  figures.primary_pid = 4242;
+  figures.primary_rank = 0;
+  job.job = figures;
   job.latency.transforms["Resize/224"] = {
       .count = 2, .mean = 0.5, .p50 = 0.5, .p90 = 0.5, .p99 = 0.5, .p999 = {}, .max = 0.5};
   job.latency.getitem_per_call = true;
@@ -425,6 +527,20 @@ TEST_F(RunDirTest, TheSummaryTypeReadsBackWhatItWroteAndRefusesAWrongType) {
   EXPECT_FALSE(a["throughput"]["compute"].contains("mb_per_s"));
   EXPECT_TRUE(a["throughput"]["end_to_end"]["samples_per_s"].is_null());
   EXPECT_FALSE(a.contains("job"));
+  const json j = to_json(job)["job"];
+  EXPECT_EQ(j["exit_code"], 3);
+  EXPECT_TRUE(j["stuck"][0]["item"].is_null());
+  EXPECT_TRUE(j["steps"]["short_why"].is_null());
+  EXPECT_EQ(j["rank_comparison"]["slowest_rank"], (json{{"rank", 1}, {"pid", 4243}}));
+  EXPECT_EQ(j["ranks"][0]["epoch_boundary"]["verdict"], "no epoch boundary");  // flat: a loop
+  EXPECT_EQ(j["ranks"][0]["latency_ms"]["stages"]["transforms"]["ToTensor"]["p50"], 4.0);
+  EXPECT_FALSE(j["ranks"][0]["workers"]["workers"][0].contains("stage_ms"));  // mmprof's only
+  EXPECT_EQ(j["dataloader"]["loaders"][0]["overrides"]["rejected"]["in_order"], "old");
+  EXPECT_EQ(j["cow"][0]["process"], "worker 1");
+  const Summary read = summary_from_json(to_json(job), "summary.json");
+  EXPECT_EQ(read.job->dataloader.followed()->config["batch_size"], 8);
+  EXPECT_EQ(read.job->rank_of(4243)->rank, 1);
+  EXPECT_EQ(read.job->rank_comparison.slowest, 1u);
   EXPECT_EQ(a["shuffle"]["gap_ratio"], 1.5);
   EXPECT_EQ(a["memory"]["mains"].size(), 2u);
   EXPECT_EQ(a["memory"]["external"][0]["role"], "agent");

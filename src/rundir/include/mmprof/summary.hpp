@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "mmprof/summary_job.hpp"
 #include "mmprof/summary_loading.hpp"
 #include "mmprof/summary_resources.hpp"
 
@@ -117,15 +118,15 @@ struct Summary {
   std::optional<StageBreakdownFigures> stage_breakdown;
   std::optional<WorkerBalance> workers_balance;
 
-  // The JSON part below only some runs have: it is left out when null.
-  // A user's own job (source external): the command and how it ended, the hook's status, the
-  // DataLoader configuration, per-rank and per-worker figures (external/).
-  nlohmann::json job;
+  // A user's own job (source external; mmprof/summary_job.hpp): the command and how it ended,
+  // the hook's status, the DataLoaders, per-rank and per-worker figures (external/).
+  std::optional<JobFigures> job;
 
   bool external() const noexcept { return source == "external"; }
   // Whether the phase named `phase` ran.
   bool ran(std::string_view phase) const;
-  // Every JSON part above with its key in summary.json: to tell which part a figure came from.
+  // What the job part keeps as the hook recorded it (each DataLoader's configuration and
+  // overrides) with its key path in summary.json: to tell which part a figure came from.
   std::vector<std::pair<std::string, const nlohmann::json*>> parts() const;
 };
 
