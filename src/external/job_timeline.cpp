@@ -9,13 +9,11 @@
 #include <utility>
 
 #include "measure/job_summary.hpp"
-#include "rundir/json_values.hpp"
 #include "stats/descriptive.hpp"
 
 namespace mmprof::external {
 
 using nlohmann::json;
-using rundir::nullable;
 
 RankComparison compare_ranks(const std::vector<RankTimeline>& ranks) {
   RankComparison c;

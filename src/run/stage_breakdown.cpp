@@ -111,6 +111,7 @@ std::optional<StageBreakdownFigures> StageBreakdown::figures(const std::string& 
       g.megapixels += c.megapixels;
     }
     std::vector<SampleClassFigures> entries;
+    entries.reserve(groups.size());
     for (const auto& [label, g] : groups)
       entries.push_back(entry(g, out.decode_ms_total, with_class_fields));
     std::stable_sort(entries.begin(), entries.end(),
