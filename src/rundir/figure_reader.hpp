@@ -137,6 +137,21 @@ auto read_objects(const FigureReader& r, const nlohmann::json& a, const std::str
   return out;
 }
 
+// The whole numbers of the array at `key` of `j` (found at `at`): none when absent or null; an
+// array of something else, or a number out of T's range, is refused.
+template <class T>
+std::vector<T> read_wholes(const FigureReader& r, const nlohmann::json& j, const std::string& at,
+                           const std::string& key) {
+  const std::string array_at = at + "/" + key;
+  const nlohmann::json a = j.is_object() && j.contains(key) ? j[key] : nlohmann::json();
+  if (!a.is_null() && !a.is_array()) r.refuse(array_at, a, "an array");
+  std::vector<T> out;
+  out.reserve(a.size());
+  for (size_t i = 0; i < a.size(); ++i)
+    out.push_back(r.whole<T>(a, "/" + std::to_string(i), array_at, 0));
+  return out;
+}
+
 // Each element of `items` written by `write` into a JSON array.
 template <class T, class Write>
 nlohmann::json json_array(const std::vector<T>& items, Write write) {

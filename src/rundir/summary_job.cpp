@@ -30,19 +30,6 @@ json recorded(const json& j, const char* key) {
   return value_at(j, std::string("/") + key);
 }
 
-// The whole numbers of the array at `key` (none when absent or null).
-template <class T>
-std::vector<T> wholes(const FigureReader& r, const json& j, const std::string& at,
-                      const char* key) {
-  const std::string array_at = fmt::format("{}/{}", at, key);
-  const json a = value_at(j, std::string("/") + key);
-  if (!a.is_null() && !a.is_array()) r.refuse(array_at, a, "an array");
-  std::vector<T> out;
-  for (size_t i = 0; i < a.size(); ++i)
-    out.push_back(r.whole<T>(a, fmt::format("/{}", i), array_at, 0));
-  return out;
-}
-
 // ---- the timeline: loaders chosen, ranks, their comparison ----
 
 json loader_choice_json(const LoaderChoice& c) {
@@ -104,7 +91,7 @@ JobStageTimes stage_times(const FigureReader& r, const json& j, const std::strin
   s.decode = spread("decode");
   s.augment = spread("augment");
   s.transforms = spreads_from_json(r, value_at(j, "/transforms"), at + "/transforms");
-  s.getitem_every = wholes<int64_t>(r, j, at, "getitem_every");
+  s.getitem_every = read_wholes<int64_t>(r, j, at, "getitem_every");
   s.getitem_per_call = FigureReader::flag(j, "/getitem_per_call");
   return s;
 }

@@ -137,10 +137,7 @@ json worker_json(const WorkerStats& w) {
 WorkerStats worker(const FigureReader& r, const json& j, const std::string& at) {
   WorkerStats w;
   w.worker = r.whole<int>(j, "/worker", at, -1);
-  const json pids = value_at(j, "/pids");
-  if (!pids.is_null() && !pids.is_array()) r.refuse(at + "/pids", pids, "an array");
-  for (size_t i = 0; i < pids.size(); ++i)
-    w.pids.push_back(r.whole<int>(pids, fmt::format("/{}", i), at + "/pids", 0));
+  w.pids = read_wholes<int>(r, j, at, "pids");
   w.bytes = r.optional_whole<uint64_t>(j, "/bytes", at);
   w.busy_ms = r.number(j, "/busy_ms", at).value_or(0);
   w.slowest_items =
