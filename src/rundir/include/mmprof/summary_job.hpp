@@ -125,7 +125,7 @@ struct HookStatus {
 };
 
 // job.dataloader.loaders[]: a DataLoader as the hook recorded its construction.
-struct JobLoader {
+struct JobLoader {  // NOLINT(bugprone-exception-escape)
   int pid = 0;
   std::optional<int> rank;
   int loader = 0;
