@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <csignal>
 #include <cstring>
 #include <thread>
 
@@ -13,6 +14,11 @@
 #include "util/spawn.hpp"
 
 namespace mmprof {
+namespace {
+
+constexpr int kPollMs = 20;
+
+}  // namespace
 
 std::filesystem::path self_executable() {
   std::error_code ec;
@@ -22,25 +28,32 @@ std::filesystem::path self_executable() {
 }
 
 int run_child(const std::vector<std::string>& argv, const std::filesystem::path& log) {
-  const Spawned child = spawn({.argv = argv, .stdout_file = log, .stderr_to_stdout = true});
+  const Spawned child = spawn({.argv = argv,
+                               .env = {fmt::format("{}={}", kDieWithEnv, getpid())},
+                               .stdout_file = log,
+                               .stderr_to_stdout = true});
   if (!child.ok()) {
     throw RunError(fmt::format("cannot start trial {}: {}", argv[0], std::strerror(child.error)));
   }
   const pid_t pid = child.pid;
   // Polling rather than a blocking waitpid: the interrupt handler only sets a flag, and the
-  // child must hear about it even when the signal was sent to this process alone.
-  bool forwarded = false;
+  // child must hear about it even when the signal was sent to this process alone. The first
+  // signal is passed on (the trial stops between batches); a second too (the trial ends at once,
+  // its job with it), and a trial still there a second later is killed.
+  int forwarded = 0;
+  int waited_ms = 0;
   for (;;) {
     int status = 0;
     const pid_t done = waitpid(pid, &status, WNOHANG);
     if (done == pid) return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
     if (done < 0 && errno != EINTR)
       throw RunError(fmt::format("lost trial process {}: {}", pid, std::strerror(errno)));
-    if (interrupted() && !forwarded) {
+    if (forwarded < (interrupted() ? 1 : 0) + (interrupted_again() ? 1 : 0)) {
       kill(pid, SIGINT);
-      forwarded = true;
+      ++forwarded;
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    if (forwarded == 2 && (waited_ms += kPollMs) > 1000) kill(pid, SIGKILL);
+    std::this_thread::sleep_for(std::chrono::milliseconds(kPollMs));
   }
 }
 

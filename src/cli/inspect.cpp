@@ -11,6 +11,7 @@
 #include "mmprof/error.hpp"
 #include "report/inventory_text.hpp"
 #include "util/files.hpp"
+#include "util/interrupt.hpp"
 
 namespace mmprof::cli {
 
@@ -85,6 +86,9 @@ int run_inspect_command(const InspectCliOptions& o, const std::vector<std::strin
     print_text(report::format_inventory(inventory));
     if (!o.run.out.empty()) std::printf("inventory: %s\n", o.run.out.c_str());
   }
+  // A data-mix probe stopped by Ctrl-C: the inventory of what it probed is out, and exit 130
+  // says it is partial.
+  throw_if_interrupted();
   return 0;
 }
 

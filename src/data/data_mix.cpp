@@ -11,6 +11,7 @@
 #include "data/range_reader.hpp"
 #include "decode/image_decoder.hpp"
 #include "decode/video_decoder.hpp"
+#include "mmprof/error.hpp"
 #include "stats/descriptive.hpp"
 #include "util/interrupt.hpp"
 #include "util/rng.hpp"
@@ -100,7 +101,7 @@ json video_block(const std::vector<MixRecord>& rs) {
 
 class Prober {
  public:
-  explicit Prober(const Dataset& d) : reader_(d) {}
+  explicit Prober(const Dataset& d) : reader_(d) { reader_.stop_on_interrupt(); }
   // Why probing cannot go on (a server gone, the open-files limit), or empty.
   const std::string& stopped() const noexcept { return stopped_; }
 
@@ -132,6 +133,9 @@ class Prober {
     } catch (const ReadFailure& f) {
       r.error = f.message;
       if (f.machine) stopped_ = f.message;
+    } catch (const Error& e) {
+      if (e.code() == ExitCode::interrupted) throw;  // Ctrl-C during the read: the probe stops
+      r.error = e.what();
     } catch (const std::exception& e) {
       r.error = e.what();
     }
@@ -250,13 +254,17 @@ json data_mix(const Dataset& dataset, size_t limit, uint64_t seed) {
         next.push_back(&dataset.samples()[chosen[j]]);
       prober.announce(next);
     }
-    // Ctrl-C stops the probe between samples (the end-of-run probe of 2,000 samples from a slow
-    // server took 182 s to notice it): what was probed is kept, and the block says it stopped.
-    if (interrupted()) {
+    // Ctrl-C stops the probe between samples and during a sample's read (the end-of-run probe of
+    // 2,000 samples from a slow server took 182 s to notice it): what was probed is kept, and the
+    // block says it stopped.
+    try {
+      throw_if_interrupted();
+      records.push_back(prober.probe(dataset.samples()[chosen[k]]));
+    } catch (const Error& e) {
+      if (e.code() != ExitCode::interrupted) throw;
       interrupted_after = records.size();
       break;
     }
-    records.push_back(prober.probe(dataset.samples()[chosen[k]]));
     if (!prober.stopped().empty()) break;  // every later read would fail the same way
   }
   json out = summarize_mix(records);

@@ -342,8 +342,9 @@ void HttpClient::take(uint64_t tag, const std::string& url, uint64_t offset, uin
       throw failure;
     }
     // A whole body (a listing, an index) is fetched by the main process, which Ctrl-C stops
-    // within a poll (50 ms), whatever the server's pace: a slow or endless listing ends here.
-    if (tag == kWholeBodyTag && interrupted()) {
+    // within a poll (50 ms), whatever the server's pace: a slow or endless listing ends here, and
+    // so does a range of a reader that asked for it.
+    if ((tag == kWholeBodyTag || stop_on_interrupt_) && interrupted()) {
       discard();
       throw_if_interrupted();
     }

@@ -56,6 +56,10 @@ class HttpClient {
             std::vector<uint8_t>& out);
   // Forgets every transfer not taken yet (a batch's ranges whose samples failed before them).
   void discard();
+  // From now on take() of a range stops at Ctrl-C too (within a poll), throwing
+  // Error(interrupted), as a whole body's always does: for a main process's own reads (the
+  // data-mix probe, mmprof shard), never a worker's.
+  void stop_on_interrupt() noexcept { stop_on_interrupt_ = true; }
 
   const HttpCounters& counters() const noexcept { return counters_; }
 
@@ -74,6 +78,7 @@ class HttpClient {
   std::deque<uint64_t> waiting_;             // queued, not started (or waiting out a back-off)
   size_t active_ = 0;
   size_t held_ = 0;  // done, not taken yet
+  bool stop_on_interrupt_ = false;
   HttpCounters counters_;
 };
 

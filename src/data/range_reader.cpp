@@ -18,6 +18,10 @@ RangeReader::RangeReader(const Dataset& dataset, int holders)
 
 RangeReader::~RangeReader() = default;
 
+void RangeReader::stop_on_interrupt() noexcept {
+  if (http_) http_->stop_on_interrupt();
+}
+
 // A range's name among a batch's transfers: its file and offset (a shard below 1 TiB).
 uint64_t RangeReader::tag(const ByteRange& range) const {
   return static_cast<uint64_t>(range.file) << 40 | (range.offset & ((uint64_t{1} << 40) - 1));

@@ -37,6 +37,9 @@ class RangeReader {
   void begin(const std::vector<ByteRange>& upcoming);
   // Exactly `range.size` bytes into `out` (resized); throws ReadFailure naming the file.
   void read(const ByteRange& range, std::vector<uint8_t>& out);
+  // A remote range being read stops at Ctrl-C (HttpClient::stop_on_interrupt): for readers in a
+  // main process's own loop, never in a worker. A local read takes no longer than its pread.
+  void stop_on_interrupt() noexcept;
   // Requests retried since the last call (0 for local files).
   uint32_t take_retries();
   // Whether the last read continued the one before it: the same file, starting at most

@@ -23,7 +23,8 @@ using nlohmann::json;
 namespace {
 
 uint64_t sample_tar_bytes(const SampleEntry& s) {
-  return tar_member_bytes(s.media.size) + (s.has_caption ? tar_member_bytes(s.caption.size) : 0);
+  return tar_member_bytes(s.key + "." + s.ext, s.media.size) +
+         (s.has_caption ? tar_member_bytes(s.key + ".txt", s.caption.size) : 0);
 }
 
 // Reads one byte range of the dataset into `out`.
@@ -85,36 +86,33 @@ std::vector<size_t> plan_shards(const std::vector<uint64_t>& sample_bytes, uint6
   return shard;
 }
 
-json reshard(const Dataset& source, const ReshardOptions& o) {
-  if (fs::exists(o.out) && !o.force) {
-    throw UsageError(fmt::format("--out {} exists; --force replaces it", o.out.string()));
-  }
-  const fs::path tmp = fresh_partial_dir(o.out);
+namespace {
+
+// Writes the shards, their index and shards.json into `tmp`.
+json write_shards(const Dataset& source, const ReshardOptions& o, const fs::path& tmp) {
   std::vector<uint64_t> bytes;
   bytes.reserve(source.size());
   for (const auto& s : source.samples())
     bytes.push_back(sample_tar_bytes(s));
   const std::vector<size_t> plan = plan_shards(bytes, o.shard_bytes, o.balance);
   RangeReader reader(source);
+  reader.stop_on_interrupt();  // a slow server's sample does not hold Ctrl-C up
   ShardWriter writer(tmp, UINT64_MAX);
   std::vector<uint8_t> media, caption;
   for (size_t i = 0; i < source.size(); ++i) {
-    if (interrupted()) {
-      // Nothing of a cut set of shards is left, under any name: --out is as it was.
-      writer.end_shard();
-      std::error_code ec;
-      fs::remove_all(tmp, ec);
+    const SampleEntry& s = source.samples()[i];
+    if (i > 0 && plan[i] != plan[i - 1]) writer.end_shard();
+    std::vector<TarEntry> members = {{s.key + "." + s.ext, &media}};
+    if (s.has_caption) members.push_back({s.key + ".txt", &caption});
+    try {  // Ctrl-C between samples or during a read (the reader stops on it)
+      throw_if_interrupted();
+      read_range(reader, s.media, s.key, media);
+      if (s.has_caption) read_range(reader, s.caption, s.key, caption);
+    } catch (const Error& e) {
+      if (e.code() != ExitCode::interrupted) throw;
       throw Error(ExitCode::interrupted,
                   fmt::format("interrupted after {} of {} samples: nothing written to {}", i,
                               source.size(), o.out.string()));
-    }
-    const SampleEntry& s = source.samples()[i];
-    if (i > 0 && plan[i] != plan[i - 1]) writer.end_shard();
-    read_range(reader, s.media, s.key, media);
-    std::vector<TarEntry> members = {{s.key + "." + s.ext, &media}};
-    if (s.has_caption) {
-      read_range(reader, s.caption, s.key, caption);
-      members.push_back({s.key + ".txt", &caption});
     }
     writer.add_sample(s.key, members);
     if (o.progress) o.progress(i + 1, source.size());
@@ -147,6 +145,26 @@ json reshard(const Dataset& source, const ReshardOptions& o) {
                    {"source_rejected", source.rejected().size()},
                    {"source_ignored", source.ignored().size()}};
   write_json_atomic(tmp / "shards.json", manifest);
+  return manifest;
+}
+
+}  // namespace
+
+json reshard(const Dataset& source, const ReshardOptions& o) {
+  if (fs::exists(o.out) && !o.force) {
+    throw UsageError(fmt::format("--out {} exists; --force replaces it", o.out.string()));
+  }
+  const fs::path tmp = fresh_partial_dir(o.out);
+  json manifest;
+  try {
+    manifest = write_shards(source, o, tmp);
+  } catch (...) {
+    // Nothing of a cut set of shards is left, under any name (interrupted, a full disk, a sample
+    // that cannot be read): --out is as it was.
+    std::error_code ec;
+    fs::remove_all(tmp, ec);
+    throw;
+  }
   // Into place: the old --out (with --force) goes only once the new one is whole.
   replace_dir(tmp, o.out);
   return manifest;

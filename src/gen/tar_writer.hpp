@@ -1,10 +1,12 @@
 #pragma once
-// WebDataset-style shards: plain POSIX ustar files (libarchive), members <key>.<ext> grouped by
-// key, a new shard once the current one holds shard_bytes. Samples never straddle shards.
+// WebDataset-style shards: plain POSIX tar files (libarchive; ustar, pax for long names), members
+// <key>.<ext> grouped by key, a new shard once the current one holds shard_bytes. Samples never
+// straddle shards.
 #include <cstdint>
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 struct archive;  // libarchive's handle, kept out of this header
@@ -18,8 +20,9 @@ struct ShardInfo {
   std::string first_key, last_key;
 };
 
-// A member's bytes in a tar: its 512-byte header block and its data padded to whole blocks.
-uint64_t tar_member_bytes(uint64_t size);
+// A member's bytes in a tar: its 512-byte header block, its data padded to whole blocks, and
+// before them a pax extended header when ustar cannot hold its name.
+uint64_t tar_member_bytes(std::string_view name, uint64_t size);
 
 struct TarEntry {
   std::string name;

@@ -12,6 +12,7 @@
 #include "external/job_process.hpp"
 #include "mmprof/error.hpp"
 #include "probe/clock.hpp"
+#include "util/interrupt.hpp"
 
 namespace mmprof::session {
 namespace {
@@ -159,6 +160,9 @@ PreparedExperiment prepare_experiment(const ExperimentRequest& o,
 }
 
 TrialHooks process_trial_hooks() {
+  // Trials are children this process waits for: a second Ctrl-C ends them first (run_child),
+  // and the experiment is written as interrupted, rather than leaving them running.
+  supervise_children();
   TrialHooks hooks;
   hooks.run = run_child;
   hooks.now_ns = monotonic_ns;

@@ -310,6 +310,29 @@ TEST_F(RemoteCli, CtrlCStopsASlowListingAtOnce) {
   EXPECT_LT(std::stoi(m[2]), 25'000) << r.output;
 }
 
+// The same while the data-mix probe reads a sample served at 1 byte a second (issue 34 item 5:
+// it waited for the read's own timeout): the probe stops within a poll, and what it probed is
+// kept, marked interrupted.
+TEST_F(RemoteCli, CtrlCStopsTheDataMixProbeDuringASlowSample) {
+  const auto r = serve(
+      "slow-sample", "none", "location ~ \\.jpg$ { limit_rate 1; }\n",
+      fmt::format("$M inspect --json --data {}files/ >mix.json 2>&1 &\npid=$!\n"
+                  "sleep 1.5\nt0=$(date +%s%N)\nkill -INT $pid\nwait $pid\n"
+                  "echo \"exit $? after $((($(date +%s%N) - t0) / 1000000)) ms\"\ncat mix.json",
+                  kUrl));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(r.output, m, std::regex("exit ([0-9]+) after ([0-9]+) ms")))
+      << r.output;
+  EXPECT_EQ(m[1], "130") << r.output;
+  EXPECT_LT(std::stoi(m[2]), 25'000) << r.output;  // not the read's 30 s timeout
+  // The clips and PNGs probed before the first JPEG are kept.
+  ASSERT_TRUE(std::regex_search(
+      r.output, m, std::regex("interrupted \\(Ctrl-C\\) after ([0-9]+) of 40 samples")))
+      << r.output;
+  EXPECT_LT(std::stoi(m[1]), 40) << r.output;
+}
+
 // Ctrl-C while sharding a remote dataset (1 MB/s), once its hidden .partial folder holds a
 // shard being written: exit 130, and neither --out nor the .partial folder exists.
 TEST_F(RemoteCli, AnInterruptedShardLeavesNothing) {

@@ -1,6 +1,7 @@
 // `mmprof shard` through the binary: a files dataset written as tar shards balanced by bytes (or
 // by count), deterministic, read back by mmprof itself (the loader runs on them, the index
 // matches the shards' bytes), written whole or not at all; a re-shard of shards; bad input.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -9,8 +10,10 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "gen/reshard.hpp"
+#include "gen/tar_writer.hpp"
 #include "support/test_support.hpp"
 
 namespace mmprof {
@@ -135,6 +138,63 @@ TEST_F(ShardCli, AnExistingOutNeedsForceAndBadInputExitsThree) {
   EXPECT_FALSE(fs::exists(path("s6")));
   r = shard(path("ds") / "files", "s7", "--by-count --by-size");
   EXPECT_EQ(r.exit_code, 2) << r.output;
+}
+
+// Names ustar cannot hold (a key of 180 bytes, one of 250 under a folder, a non-ASCII one) are
+// sharded, as baseline reads them, with a pax header each; one that a '/' splits into ustar's
+// prefix and name is not. The shard's size is the planned bytes (its file size, independently),
+// and every sample reads back and decodes.
+TEST_F(ShardCli, NamesUstarCannotHoldAreShardedAndReadBack) {
+  const fs::path src = path("names");
+  const fs::path jpg = path("ds") / "files" / "000000.jpg";
+  const std::vector<std::string> keys = {
+      "short", std::string(180, 'a'), "deep/" + std::string(250, 'c'),
+      std::string(60, 'p') + "/" + std::string(80, 'b'), "caf\xc3\xa9-\xc3\xbc"};
+  uint64_t planned = 1024;  // the two zero blocks that end a tar
+  for (const auto& key : keys) {
+    fs::create_directories((src / key).parent_path());
+    fs::copy_file(jpg, src / (key + ".jpg"));
+    test::write_text(src / (key + ".txt"), "a caption");
+    planned += gen::tar_member_bytes(key + ".jpg", fs::file_size(jpg)) +
+               gen::tar_member_bytes(key + ".txt", 9);
+  }
+  EXPECT_EQ(gen::tar_member_bytes(std::string(60, 'p') + "/" + std::string(80, 'b') + ".jpg", 1),
+            1024u);
+  EXPECT_EQ(gen::tar_member_bytes(std::string(180, 'a') + ".jpg", 1), 2048u);
+  const auto r = shard(src, "names-shards", "");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const json m = json::parse(r.output);
+  ASSERT_EQ(m["shards"].size(), 1u);
+  EXPECT_EQ(m["source_rejected"], 0);
+  EXPECT_EQ(fs::file_size(path("names-shards") / "shard-000000.tar"), planned);
+  const std::string index = test::read_text(path("names-shards") / "index.csv");
+  for (const auto& key : keys)
+    EXPECT_NE(index.find("\n" + key + ",shard-000000.tar,"), std::string::npos) << key;
+  const auto inspect =
+      test::run_mmprof("inspect --json --data " + test::shell_quote(path("names-shards")));
+  ASSERT_EQ(inspect.exit_code, 0) << inspect.output;
+  const json mix = json::parse(inspect.output)["data_mix"];
+  EXPECT_EQ(mix["counts"]["samples"], keys.size());
+  EXPECT_EQ(mix["errors"]["count"], 0) << mix["errors"];
+}
+
+// A full disk under --out stops with exit 6 naming the shard and why, and leaves nothing: no
+// partial folder, no --out.
+TEST_F(ShardCli, AFullDiskExitsSixAndLeavesNothing) {
+  if (test::run_command("unshare -m true").exit_code != 0) {
+    MMPROF_SKIP_WITHOUT("mountns", "no private mount namespace here (needs CAP_SYS_ADMIN)");
+  }
+  const fs::path script = path("full-disk.sh");
+  test::write_text(script, fmt::format("d=$(mktemp -d) && mount -t tmpfs -o size=256k tmpfs "
+                                       "\"$d\" || exit 99\n{} shard {} --out \"$d/s\" "
+                                       "</dev/null\necho \"exit $?\"\nls -A \"$d\" | wc -l\n",
+                                       test::shell_quote(test::mmprof_bin()),
+                                       test::shell_quote(path("ds") / "files")));
+  const auto r = test::run_command("unshare -m sh " + test::shell_quote(script));
+  EXPECT_NE(r.output.find("exit 6"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("cannot write shard"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("No space left on device"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("\n0\n"), std::string::npos) << r.output;  // nothing left in the folder
 }
 
 // The plan itself: by bytes each shard is within one sample of total / n; by count, within one

@@ -85,8 +85,8 @@ class Running {
   pid_t pid_ = 0;
 };
 
-// Worker pids named in resources.csv (role "worker").
-std::set<int> worker_pids(const fs::path& run) {
+// The pids resources.csv names in `role` ("worker", "main"; "": every one).
+std::set<int> pids_of(const fs::path& run, const std::string& wanted = "worker") {
   std::set<int> pids;
   std::istringstream lines(text_or_empty(run / "resources.csv"));
   for (std::string line; std::getline(lines, line);) {
@@ -95,7 +95,7 @@ std::set<int> worker_pids(const fs::path& run) {
     std::getline(fields, t, ',');
     std::getline(fields, pid, ',');
     std::getline(fields, role, ',');
-    if (role == "worker") pids.insert(std::stoi(pid));
+    if (role != "role" && (wanted.empty() || role == wanted)) pids.insert(std::stoi(pid));
   }
   return pids;
 }
@@ -166,7 +166,7 @@ class SignalsTest : public ::testing::Test {
     std::set<int> pids;
     EXPECT_TRUE(wait_for(
         [&] {
-          pids = worker_pids(run);
+          pids = pids_of(run);
           return pids.size() >= 2 && steps_rows(run) >= min_steps;
         },
         60))
@@ -219,7 +219,7 @@ TEST_F(SignalsTest, ASecondSigintForcesTheExit) {
   // the step to end, so only the second SIGINT can end the run within the test.
   Running mmprof(long_run(run, "600000"), run.string() + ".log");
   wait_until_running(run, 3);
-  const std::set<int> workers = worker_pids(run);
+  const std::set<int> workers = pids_of(run);
   // In the step's sleep: the compute phase began (its resources.csv sample) and the main thread
   // sleeps in the kernel.
   const std::string wchan = "/proc/" + std::to_string(mmprof.pid()) + "/wchan";
@@ -240,6 +240,91 @@ TEST_F(SignalsTest, ASecondSigintForcesTheExit) {
   expect_all_gone(workers);
 }
 
+// `ab` of two arms whose trials last until stopped (as long_run's), in its own process group.
+std::vector<std::string> endless_ab(const fs::path& data, const fs::path& out,
+                                    const std::vector<std::string>& sets) {
+  std::vector<std::string> args = {"ab",
+                                   "--data",
+                                   data.string(),
+                                   "--out",
+                                   out.string(),
+                                   "--factor",
+                                   "loader.num_workers=1,2",
+                                   "--warmup-s",
+                                   "0",
+                                   "--set",
+                                   "loader.batch_size=2",
+                                   "--set",
+                                   "metrics.interval_ms=50"};
+  for (const auto& s : sets)
+    args.insert(args.end(), {"--set", s});
+  return args;
+}
+
+// The run directory of the first trial, once its resources.csv names its main and a worker.
+fs::path first_trial(const fs::path& out) {
+  fs::path found;
+  wait_for(
+      [&] {
+        std::error_code ec;
+        for (fs::recursive_directory_iterator it(out, ec), end; !ec && it != end;
+             it.increment(ec)) {
+          if (it->path().filename() == "resources.csv") found = it->path().parent_path();
+        }
+        return !found.empty() && pids_of(found, "").size() >= 2;  // its main and a worker
+      },
+      60);
+  return found;
+}
+
+// Issue 34 item 5: a second signal to `ab` while a trial sleeps in a 10-minute step. Before, ab
+// exited at once (143), leaving the trial running and experiment.json "running"; now the trial
+// is ended first and the experiment is written as interrupted, within seconds.
+TEST_F(SignalsTest, ASecondSignalToAbEndsItsTrialAndKeepsTheExperiment) {
+  const fs::path exp = out("ab-twice");
+  Running ab(
+      endless_ab(data(), exp,
+                 {"phases.steps=3", "phases.warmup_steps=0", "step.kind=sleep", "step.ms=600000"}),
+      exp.string() + ".log");
+  const fs::path trial = first_trial(exp);
+  ASSERT_FALSE(trial.empty()) << text_or_empty(exp.string() + ".log");
+  ASSERT_TRUE(wait_for(
+      [&] {
+        return text_or_empty(trial / "resources.csv").find(",compute_start") != std::string::npos;
+      },
+      60));
+  const std::set<int> trial_pids = pids_of(trial, "");
+  ASSERT_EQ(kill(ab.pid(), SIGTERM), 0);
+  EXPECT_EQ(ab.wait_exit(0.3), -1) << "the first signal waits for the trial's step";
+  const auto t0 = Clock::now();
+  ASSERT_EQ(kill(ab.pid(), SIGTERM), 0);
+  EXPECT_EQ(ab.wait_exit(30), 130) << text_or_empty(exp.string() + ".log");
+  EXPECT_LT(std::chrono::duration<double>(Clock::now() - t0).count(), 5.0);
+  expect_all_gone(trial_pids);
+  const json e = json::parse(text_or_empty(exp / "experiment.json"));
+  EXPECT_EQ(e["status"], "interrupted");
+}
+
+// And a SIGKILL of `ab`: its trial hears of it (SIGTERM, its first interrupt), stops between
+// batches and keeps its run directory.
+TEST_F(SignalsTest, AnAbKilledBySigkillStopsItsTrial) {
+  const fs::path exp = out("ab-killed");
+  Running ab(endless_ab(data(), exp, {"phases.steps=1000000", "phases.warmup_steps=0"}),
+             exp.string() + ".log");
+  const fs::path trial = first_trial(exp);
+  ASSERT_FALSE(trial.empty()) << text_or_empty(exp.string() + ".log");
+  const std::set<int> trial_pids = pids_of(trial, "");
+  ASSERT_EQ(kill(ab.pid(), SIGKILL), 0);
+  EXPECT_EQ(ab.wait_exit(5), 128 + SIGKILL);
+  expect_all_gone(trial_pids);
+  EXPECT_TRUE(wait_for(
+      [&] {
+        return text_or_empty(trial / "summary.json").find("\"interrupted\"") != std::string::npos;
+      },
+      20))
+      << text_or_empty(trial / "summary.json");
+}
+
 TEST_F(SignalsTest, SigkillOfTheMainProcessTakesTheWorkersWithIt) {
   const fs::path run = out("sigkill");
   Running mmprof(long_run(run), run.string() + ".log");
@@ -255,7 +340,7 @@ TEST_F(SignalsTest, NormalAndFailedRunsLeaveNothingBehind) {
                                   " --set phases.steps=3 --set phases.warmup_steps=0 --out " +
                                   test::shell_quote(ok));
   EXPECT_EQ(r.exit_code, 0) << r.output;
-  for (int pid : worker_pids(ok))
+  for (int pid : pids_of(ok))
     EXPECT_TRUE(process_gone(pid)) << pid;
   const fs::path bad = out("failed");
   const auto failed =
@@ -265,7 +350,7 @@ TEST_F(SignalsTest, NormalAndFailedRunsLeaveNothingBehind) {
                         " --set phases.steps=3 --out " + test::shell_quote(bad) + " </dev/null");
   EXPECT_EQ(failed.exit_code, 1) << failed.output;
   EXPECT_EQ(json::parse(text_or_empty(bad / "summary.json"))["status"], "failed");
-  for (int pid : worker_pids(bad))
+  for (int pid : pids_of(bad))
     EXPECT_TRUE(wait_for([&] { return process_gone(pid); }, 5)) << pid;
 }
 
