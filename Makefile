@@ -6,7 +6,8 @@ BUILD_RELEASE := build/release
 BUILD_TEST := build/test
 BUILD_FUZZ := build/fuzz
 FUZZ_SECONDS ?= 20
-FUZZ_TARGETS := tar_index image_probe video_probe config decode summary shard_index
+FUZZ_TARGETS := tar_index image_probe video_probe config decode summary shard_index \
+                remote_listing hook_records criteria
 
 PREFIX ?= /usr/local
 

@@ -2,27 +2,19 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <fstream>
+#include <iterator>
 #include <map>
-#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "data/http_client.hpp"
+#include "data/remote_listing.hpp"
 #include "data/shard_index.hpp"
 #include "util/error.hpp"
 
 namespace mmprof {
 namespace {
-
-using nlohmann::json;
-
-// The string at `key` of `o`, or `fallback` when `o` is no object or the value no string: a
-// server's listing or manifest is input, and {"name": 5} is an entry without a name.
-std::string text_field(const json& o, const char* key, const std::string& fallback) {
-  if (!o.is_object()) return fallback;
-  const auto it = o.find(key);
-  return it != o.end() && it->is_string() ? it->get<std::string>() : fallback;
-}
 
 constexpr int kMaxListingDepth = 32;
 // Folders one remote listing walks at most: a generated tree without end (or a server that
@@ -111,8 +103,9 @@ class RemoteStore final : public DatasetStore {
       w.skipped.push_back({dir, fmt::format("cannot list it: {}", f.message)});
       return;
     }
-    const json entries = json::parse(body, nullptr, false);
-    if (!entries.is_array()) {
+    FolderWalk here;
+    const auto subfolders = read_listing(dir, body, here);
+    if (!subfolders) {
       const std::string why = fmt::format(
           "{} is not a JSON directory listing (serve the folder with nginx's `autoindex on; "
           "autoindex_format json;`, or put the shards.json and index.csv of mmprof shard there; "
@@ -122,8 +115,9 @@ class RemoteStore final : public DatasetStore {
       w.skipped.push_back({dir, why});
       return;
     }
+    const bool empty = here.files.empty() && here.skipped.empty() && subfolders->empty();
     for (const Listed& above : ancestors) {
-      if (above.body == body && !entries.empty()) {
+      if (above.body == body && !empty) {
         w.skipped.push_back(
             {dir, fmt::format("its listing is that of {} above it, entry for entry: a symlink "
                               "loop, not listed again",
@@ -132,31 +126,15 @@ class RemoteStore final : public DatasetStore {
       }
     }
     ancestors.push_back({dir, body});
-    for (const json& e : entries) {
-      const std::string name = text_field(e, "name", ""), type = text_field(e, "type", "");
-      // A hostile or broken server's entry ({"name": 5}, null, "..", "../etc.jpg") is listed as
-      // skipped with what it was, never read and never an internal error.
-      if (name.empty() || name == "." || name == ".." || name.find('/') != std::string::npos) {
-        w.skipped.push_back(
-            {dir + (name.empty() ? "?" : name),
-             fmt::format("a listing entry {} that names no file in this folder, not read",
-                         e.dump(-1, ' ', false, json::error_handler_t::replace).substr(0, 200))});
-        continue;
-      }
-      const std::string rel = dir + name;
-      if (type == "directory") {
-        if (static_cast<int>(ancestors.size()) <= kMaxListingDepth) {
-          list(rel + "/", w, ancestors);
-        } else {
-          w.skipped.push_back(
-              {rel, fmt::format("more than {} directories deep, not listed", kMaxListingDepth)});
-        }
-      } else if (type == "file" && e.contains("size") && e["size"].is_number_unsigned()) {
-        w.files.push_back({rel, e["size"].get<uint64_t>()});
+    std::move(here.files.begin(), here.files.end(), std::back_inserter(w.files));
+    std::move(here.skipped.begin(), here.skipped.end(), std::back_inserter(w.skipped));
+    for (const std::string& sub : *subfolders) {
+      if (static_cast<int>(ancestors.size()) <= kMaxListingDepth) {
+        list(sub, w, ancestors);
       } else {
-        w.skipped.push_back({rel, fmt::format("a listing entry of type '{}' without a size, not "
-                                              "a file mmprof can read",
-                                              type)});
+        w.skipped.push_back(
+            {sub.substr(0, sub.size() - 1),
+             fmt::format("more than {} directories deep, not listed", kMaxListingDepth)});
       }
     }
     ancestors.pop_back();
@@ -167,10 +145,10 @@ class RemoteStore final : public DatasetStore {
     if (index_loaded_) return;
     index_loaded_ = true;
     const auto manifest_text = text("shards.json");
-    const json manifest =
-        manifest_text ? json::parse(*manifest_text, nullptr, false) : json(nullptr);
-    if (text_field(manifest, "schema", "") != "mmprof.shards/1") return;
-    const std::string index_url = join_url(url_, text_field(manifest, "index", kShardIndexFile));
+    if (!manifest_text) return;
+    auto manifest = read_shards_manifest(*manifest_text, join_url(url_, "shards.json"));
+    if (!manifest) return;
+    const std::string index_url = join_url(url_, manifest->index);
     std::string csv;
     try {
       csv = http_.get(index_url);
@@ -178,20 +156,7 @@ class RemoteStore final : public DatasetStore {
       throw InputError(fmt::format("the remote shards' index cannot be read: {}", f.message));
     }
     members_ = shard_members(parse_shard_index(csv, index_url));
-    for (const json& s : manifest.value("shards", json::array())) {
-      if (s.is_object() && s.contains("name") && s["name"].is_string()) {
-        const std::string name = s["name"].get<std::string>();
-        // A shard named outside the dataset would be fetched from elsewhere on the server.
-        if (const auto why = unsafe_member_name(name)) {
-          throw InputError(
-              fmt::format("{} names the shard '{}': {} (a shard is under the "
-                          "dataset's root)",
-                          join_url(url_, "shards.json"), name, *why));
-        }
-        const json bytes = s.value("bytes", json());
-        shards_.push_back({name, bytes.is_number_unsigned() ? bytes.get<uint64_t>() : uint64_t{0}});
-      }
-    }
+    shards_ = std::move(manifest->shards);
   }
 
   std::string url_;

@@ -25,8 +25,8 @@ void read(const json& j, const std::string& section, const std::string& key, T& 
   try {
     out = v.get<T>();
   } catch (const json::exception&) {
-    throw UsageError(
-        fmt::format("{}: {}.{} has the wrong type ({})", name, section, key, v.dump()));
+    throw UsageError(fmt::format("{}: {}.{} has the wrong type ({})", name, section, key,
+                                 v.dump(-1, ' ', false, json::error_handler_t::replace)));
   }
 }
 

@@ -19,7 +19,7 @@ std::string value_text(const json& v) {
     const double d = v.get<double>();
     return d == std::floor(d) ? fmt::format("{:.0f}", d) : fmt::format("{}", d);
   }
-  return v.dump();
+  return v.dump(-1, ' ', false, json::error_handler_t::replace);  // a user's bytes
 }
 
 json run_config_value(const std::string& key, const json& manifest) {

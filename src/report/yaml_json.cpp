@@ -1,6 +1,8 @@
 #include "report/yaml_json.hpp"
 
 #include <charconv>
+#include <cmath>
+#include <cstdint>
 
 #include "config/yaml_file.hpp"
 
@@ -15,10 +17,17 @@ json scalar(const YAML::Node& n) {
   if (s == "null" || s == "~" || s.empty()) return nullptr;
   if (s == "true") return true;
   if (s == "false") return false;
+  // A whole number that int64 holds stays whole; any other number is a double; what no double
+  // holds (inf, nan, 1e999) stays a string, refused where a number belongs.
+  const char* const last = s.data() + s.size();
+  int64_t whole = 0;
+  if (const auto [end, ec] = std::from_chars(s.data(), last, whole);
+      ec == std::errc() && end == last) {
+    return whole;
+  }
   double v = 0;
-  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec == std::errc() && end == s.data() + s.size()) {
-    if (s.find_first_of(".eE") == std::string::npos) return static_cast<int64_t>(v);
+  if (const auto [end, ec] = std::from_chars(s.data(), last, v);
+      ec == std::errc() && end == last && std::isfinite(v)) {
     return v;
   }
   return s;
