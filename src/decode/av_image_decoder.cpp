@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstddef>
 #include <cstring>
 #include <new>
 #include <vector>
@@ -12,6 +13,10 @@
 #include "decode/media_format.hpp"
 #include "decode/pixel_limit.hpp"
 #include "decode/rgb_convert.hpp"
+
+extern "C" {
+#include <libavutil/pixdesc.h>
+}
 
 namespace mmprof::detail {
 namespace {
@@ -45,6 +50,8 @@ AVCodecID codec_for(std::string_view format) {
 // The packet references our padded copy instead of owning one, so avcodec_send_packet does not
 // copy the whole file again (a fresh multi-page allocation per image).
 void no_free(void*, uint8_t*) {}
+
+constexpr int kStripRows = 64;
 
 }  // namespace
 
@@ -110,17 +117,35 @@ struct AvImageDecoder::Impl {
     to_rgb(format, out);
   }
 
+  // Converted to RGB a strip of rows at a time where each row converts on its own (no chroma
+  // shared between rows): the conversion's padded scratch is then a strip, not a second copy of
+  // the image (a 13000x13000 PNG peaked at 1.55 GB: the frame, that scratch and the RGB image).
+  // A format with vertically subsampled chroma (WebP's yuv420p) converts whole. Strips are a
+  // multiple of 8 rows, so swscale's ordered dither (16-bit to 8) keeps its phase.
   void to_rgb(std::string_view format, RgbImage& out) {
     const int w = frame->width, h = frame->height;
     const auto pix = static_cast<AVPixelFormat>(frame->format);
-    sws.reset(sws_getCachedContext(sws.release(), w, h, pix, w, h, AV_PIX_FMT_RGB24, SWS_BILINEAR,
-                                   nullptr, nullptr, nullptr));
-    if (w <= 0 || h <= 0 || !sws) fail(format, "unsupported size or pixel format", 0);
-    const size_t need = static_cast<size_t>(w) * h * 3;
-    if (out.pixels.size() < need) out.pixels.resize(need);
-    if (!sws_to_rgb24(sws.get(), frame->data, frame->linesize, h, out.pixels.data(), w, h,
-                      scratch)) {
-      fail(format, "pixel conversion failed", 0);
+    const AVPixFmtDescriptor* desc = av_pix_fmt_desc_get(pix);
+    if (w <= 0 || h <= 0 || desc == nullptr) fail(format, "unsupported size or pixel format", 0);
+    const int strip = desc->log2_chroma_h == 0 ? std::min(h, kStripRows) : h;
+    const size_t row = static_cast<size_t>(w) * 3;
+    if (out.pixels.size() < row * h) out.pixels.resize(row * h);
+    for (int y = 0; y < h; y += strip) {
+      const int rows = std::min(strip, h - y);
+      sws.reset(sws_getCachedContext(sws.release(), w, rows, pix, w, rows, AV_PIX_FMT_RGB24,
+                                     SWS_BILINEAR, nullptr, nullptr, nullptr));
+      if (!sws) fail(format, "unsupported size or pixel format", 0);
+      const uint8_t* planes[4] = {};
+      for (int p = 0; p < 4; ++p) {
+        const bool palette = p == 1 && (desc->flags & AV_PIX_FMT_FLAG_PAL) != 0;
+        planes[p] = frame->data[p] == nullptr || palette
+                        ? frame->data[p]
+                        : frame->data[p] + static_cast<ptrdiff_t>(y) * frame->linesize[p];
+      }
+      if (!sws_to_rgb24(sws.get(), planes, frame->linesize, rows,
+                        out.pixels.data() + row * static_cast<size_t>(y), w, rows, scratch)) {
+        fail(format, "pixel conversion failed", 0);
+      }
     }
     out.width = w;
     out.height = h;

@@ -44,19 +44,25 @@ uint64_t HostMemoryPlan::read_buffer_bytes() const noexcept {
   return static_cast<uint64_t>(workers) * read_buffer_per_worker;
 }
 
+uint64_t HostMemoryPlan::decoded_bytes() const noexcept {
+  return static_cast<uint64_t>(workers) * decoded_per_worker;
+}
+
 uint64_t HostMemoryPlan::total_bytes() const noexcept {
-  return ring_bytes() + pinned_bytes + scratch_bytes() + read_buffer_bytes();
+  return ring_bytes() + pinned_bytes + scratch_bytes() + read_buffer_bytes() + decoded_bytes();
 }
 
 std::string HostMemoryPlan::arithmetic() const {
   return fmt::format(
       "shared batch ring {} workers x {} slots x {} = {} (of which prefetch {} x {} slots = {}) + "
       "pinned {} + worker scratch {} x {} = {} + read buffers {} x {} (the larger of "
-      "image.max_bytes and video.max_bytes, plus text.max_bytes) = {} = {}",
+      "image.max_bytes and video.max_bytes, plus text.max_bytes) = {} + decoded images {} x {} "
+      "(image.max_pixels x {} B: a 16-bit RGBA frame and its RGB copy) = {} = {}",
       workers, slots_per_worker, mb(slot_bytes), mb(ring_bytes()), workers, prefetch_per_worker,
       mb(prefetch_bytes()), pinned_bytes == 0 ? "0 MiB (pageable)" : mb(pinned_bytes), workers,
       mb(scratch_per_worker), mb(scratch_bytes()), workers, mb(read_buffer_per_worker),
-      mb(read_buffer_bytes()), mb(total_bytes()));
+      mb(read_buffer_bytes()), workers, mb(decoded_per_worker), kDecodedImageBytesPerPixel,
+      mb(decoded_bytes()), mb(total_bytes()));
 }
 
 bool uses_pinned_memory(PinMemory setting) {
@@ -84,6 +90,8 @@ HostMemoryPlan plan_host_memory(const Config& config, bool pinned) {
   p.read_buffer_per_worker =
       static_cast<uint64_t>(std::max(config.image.max_bytes, config.video.max_bytes)) +
       static_cast<uint64_t>(config.text.max_bytes);
+  p.decoded_per_worker =
+      static_cast<uint64_t>(config.image.max_pixels) * kDecodedImageBytesPerPixel;
   return p;
 }
 

@@ -18,6 +18,11 @@ namespace mmprof {
 uint32_t ring_slots_per_worker(const LoaderConfig& loader) noexcept;
 uint32_t ring_slots(const LoaderConfig& loader) noexcept;
 
+// What a worker holds of one decoded source image, per pixel, at most: FFmpeg's frame of up to
+// 8 bytes (a 16-bit RGBA PNG or TIFF) and the RGB copy cropped and resized from (3 bytes).
+// Measured (docs/reliability.md): a 13000x13000 8-bit RGBA PNG peaks at 7.2 bytes a pixel.
+inline constexpr uint64_t kDecodedImageBytesPerPixel = 8 + 3;
+
 struct HostMemoryPlan {
   int workers = 0;  // at least 1: the inline loader owns slots too
   uint32_t slots_per_worker = 0;
@@ -26,11 +31,14 @@ struct HostMemoryPlan {
   uint64_t pinned_bytes = 0;  // 0 when pageable
   uint64_t scratch_per_worker = 0;
   uint64_t read_buffer_per_worker = 0;  // max(image.max_bytes, video.max_bytes) + text.max_bytes
+  // A decoded source image: image.max_pixels x kDecodedImageBytesPerPixel.
+  uint64_t decoded_per_worker = 0;
 
   uint64_t ring_bytes() const noexcept;
   uint64_t prefetch_bytes() const noexcept;
   uint64_t scratch_bytes() const noexcept;
   uint64_t read_buffer_bytes() const noexcept;
+  uint64_t decoded_bytes() const noexcept;
   uint64_t total_bytes() const noexcept;
   // "shared batch ring 2 workers x 3 slots x 9.4 MB = 56.5 MB (prefetch: 2 x 2 slots = ...) +
   // pinned ... + worker scratch ... + read buffers ... = total"

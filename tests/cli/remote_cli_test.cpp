@@ -254,16 +254,26 @@ TEST_F(RemoteCli, ASymlinkLoopIsListedOnceAndARedirectElsewhereIsRefused) {
   fs::copy_file(path("ds") / "files" / "000002.jpg", loopy / "000002.jpg",
                 fs::copy_options::overwrite_existing);
   if (!fs::is_symlink(loopy / "loop")) fs::create_directory_symlink(".", loopy / "loop");
+  // One sample of a listed folder redirected to another server: that sample is refused, named.
+  const fs::path redir = path("ds") / "redir";
+  fs::create_directories(redir);
+  for (const char* name : {"000001.jpg", "000002.jpg", "000003.jpg"})
+    fs::copy_file(path("ds") / "files" / name, redir / name, fs::copy_options::overwrite_existing);
   const auto r = serve(
       "loops", "none",
       "location /moved/ { rewrite ^/moved/(.*)$ /files/$1 redirect; }\n"
-      "location /away/ { return 302 http://127.0.0.2:8080/files/; }\n",
+      "location /away/ { return 302 http://127.0.0.2:8080/files/; }\n"
+      "location = /redir/000002.jpg { return 302 http://127.0.0.2:8080/files/000002.jpg; }\n",
       baseline(std::string(kUrl) + "loopy/", "loop-run",
                "--set loader.num_workers=0 --set loader.batch_size=1", 2) +
           " && " + baseline(std::string(kUrl) + "moved/", "moved-run") + " && " +
           baseline(std::string(kUrl) + "files/", "direct-run") +
           fmt::format(" && {{ $M inspect --data {}away/ > away.out 2>&1; echo \"away $?\"; }}",
-                      kUrl));
+                      kUrl) +
+          " && { " +
+          baseline(std::string(kUrl) + "redir/", "redir-run",
+                   "--set loader.num_workers=0 --set loader.batch_size=1", 2) +
+          "; echo \"redir $?\"; }");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const json loop = test::read_json(path("loop-run") / "summary.json");
   // The two images once (the loop would have added each again at every level, 32 deep).
@@ -286,6 +296,13 @@ TEST_F(RemoteCli, ASymlinkLoopIsListedOnceAndARedirectElsewhereIsRefused) {
                       "http://127.0.0.1:8080: not followed"),
             std::string::npos)
       << away;
+  EXPECT_NE(r.output.find("redir 0"), std::string::npos) << r.output;
+  const std::string redirected = test::read_text(path("redir-run") / "errors.jsonl");
+  EXPECT_NE(redirected.find("000002"), std::string::npos) << redirected;
+  EXPECT_NE(redirected.find("HTTP 302 redirects to http://127.0.0.2:8080/files/000002.jpg, another "
+                            "server than http://127.0.0.1:8080: not followed"),
+            std::string::npos)
+      << redirected;
 }
 
 // Issue 34, item 5: a listing served at 1 byte a second (an endless or hostile server) does not

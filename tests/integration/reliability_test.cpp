@@ -315,8 +315,8 @@ TEST(HostMemory, ThePlannedRingIsTheRingTheLoaderMaps) {
     Loader loader(c, ds);
     EXPECT_EQ(plan.ring_bytes(), loader.stats().ring_bytes) << workers << " workers";
     EXPECT_EQ(plan.pinned_bytes, 0u);
-    EXPECT_EQ(plan.total_bytes(),
-              plan.ring_bytes() + plan.scratch_bytes() + plan.read_buffer_bytes());
+    EXPECT_EQ(plan.total_bytes(), plan.ring_bytes() + plan.scratch_bytes() +
+                                      plan.read_buffer_bytes() + plan.decoded_bytes());
   }
 }
 
@@ -347,11 +347,27 @@ TEST(HostMemory, EachWorkersLargestReadIsInThePlan) {
   EXPECT_EQ(plan.read_buffer_per_worker, 301ull << 20);
   EXPECT_EQ(plan.read_buffer_bytes(), 3 * (301ull << 20));
   EXPECT_NE(plan.arithmetic().find("+ read buffers 3 x 301.0 MiB (the larger of image.max_bytes "
-                                   "and video.max_bytes, plus text.max_bytes) = 903.0 MiB = "),
+                                   "and video.max_bytes, plus text.max_bytes) = 903.0 MiB + "),
             std::string::npos)
       << plan.arithmetic();
   c.image.max_bytes = 1ll << 40;  // a 1 TiB limit counts as such
   EXPECT_EQ(plan_host_memory(c, false).read_buffer_per_worker, (1ull << 40) + (1 << 20));
+}
+
+// And the image it decodes: at most image.max_pixels of FFmpeg's frame (up to 8 bytes a pixel,
+// a 16-bit RGBA PNG) and of its RGB copy (3), 11 bytes a pixel (docs/reliability.md measures a
+// 13000x13000 RGBA PNG at 7.2).
+TEST(HostMemory, EachWorkersLargestDecodedImageIsInThePlan) {
+  Config c = small_config();
+  c.loader.num_workers = 3;
+  c.image.max_pixels = 1'000'000;
+  const HostMemoryPlan plan = plan_host_memory(c, false);
+  EXPECT_EQ(plan.decoded_per_worker, 11'000'000u);
+  EXPECT_EQ(plan.decoded_bytes(), 33'000'000u);
+  EXPECT_NE(plan.arithmetic().find("+ decoded images 3 x 10.5 MiB (image.max_pixels x 11 B: a "
+                                   "16-bit RGBA frame and its RGB copy) = 31.5 MiB = "),
+            std::string::npos)
+      << plan.arithmetic();
 }
 
 TEST(HostMemory, SizesParseInPowersOf1024) {

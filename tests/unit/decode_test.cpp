@@ -149,6 +149,37 @@ TEST(DecodeImageTest, PngMatchesFfmpegAndIgnoresTheExtension) {
             std::vector(img.pixels.begin(), img.pixels.begin() + 320 * 240 * 3));
 }
 
+// PNGs of every kind of pixel (8- and 16-bit colour and grey, with alpha, a palette, 1-bit) of
+// 301x203, which mmprof converts to RGB 64 rows at a time: the same bytes as the ffmpeg CLI's
+// conversion of the whole image with the same swscale flags (bilinear), so the strips are exact
+// (16-bit to 8 included, whose ordered dither depends on the row).
+TEST(DecodeImageTest, PngOfEveryPixelFormatConvertsByStripsExactly) {
+  test::TempDir tmp;
+  ImageDecoder dec;
+  for (const char* pix : {"rgb24", "rgba", "rgb48be", "rgba64be", "pal8", "gray", "gray16be", "ya8",
+                          "ya16be", "monob"}) {
+    const auto png = tmp.path() / (std::string(pix) + ".png");
+    auto r = test::run_command(
+        "ffmpeg -v error -nostdin -y -f lavfi -i testsrc2=size=320x240 -frames:v 1 -vf "
+        "scale=301:203 "
+        "-pix_fmt " +
+        std::string(pix) + " '" + png.string() + "'");
+    ASSERT_EQ(r.exit_code, 0) << pix << ": " << r.output;
+    const auto raw = tmp.path() / (std::string(pix) + ".rgb");
+    r = test::run_command("ffmpeg -v error -nostdin -y -i '" + png.string() +
+                          "' -sws_flags bilinear -f rawvideo -pix_fmt rgb24 '" + raw.string() +
+                          "'");
+    ASSERT_EQ(r.exit_code, 0) << pix << ": " << r.output;
+    RgbImage img;
+    dec.decode(read_bytes(png), {}, 0, DctScaling::off, img);
+    ASSERT_EQ(img.width, 301) << pix;
+    ASSERT_EQ(img.height, 203) << pix;
+    const std::vector<uint8_t> expected = read_bytes(raw);
+    ASSERT_EQ(expected.size(), 301u * 203 * 3) << pix;
+    EXPECT_TRUE(std::equal(expected.begin(), expected.end(), img.pixels.begin())) << pix;
+  }
+}
+
 // The DCT-scaled decode of a crop, resized to 224, against the full decode resized the same way.
 TEST(DecodeImageTest, DctScaledDecodeIsCloseToFullDecodeAndResize) {
   const auto bytes = read_bytes(Fixtures::get().file("big.jpg"));
