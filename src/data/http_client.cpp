@@ -63,16 +63,6 @@ bool retryable_status(long status) {
   return status == 408 || status == 429 || status >= 500;
 }
 
-// "http://host:port" of `url` (lower case): a redirect is followed only within it.
-std::string origin(std::string_view url) {
-  const size_t scheme = url.find("://");
-  const size_t end = scheme == std::string_view::npos ? url.size() : url.find('/', scheme + 3);
-  std::string out(url.substr(0, end));
-  for (char& c : out)
-    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
 constexpr int kMaxRedirects = 5;
 
 bool unreserved(unsigned char c) {
@@ -96,6 +86,27 @@ std::string join_url(std::string_view base, std::string_view rel) {
     }
   }
   return url;
+}
+
+std::string url_origin(std::string_view url) {
+  const size_t scheme_end = url.find("://");
+  if (scheme_end == std::string_view::npos) return std::string(url);
+  const size_t host = scheme_end + 3;
+  const size_t end = std::min(url.find_first_of("/?#", host), url.size());
+  std::string_view authority = url.substr(host, end - host);
+  if (const size_t at = authority.rfind('@'); at != std::string_view::npos)
+    authority.remove_prefix(at + 1);
+  std::string out = std::string(url.substr(0, host)) + std::string(authority);
+  for (char& c : out)
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  struct DefaultPort {
+    std::string_view scheme, port;
+  };
+  static constexpr DefaultPort kDefaultPorts[] = {{"http://", ":80"}, {"https://", ":443"}};
+  for (const auto& [scheme, port] : kDefaultPorts) {
+    if (out.starts_with(scheme) && out.ends_with(port)) out.resize(out.size() - port.size());
+  }
+  return out;
 }
 
 struct HttpClient::Transfer {
@@ -246,7 +257,8 @@ void HttpClient::finished(void* easy, int result) {
     curl_easy_getinfo(as_easy(easy), CURLINFO_REDIRECT_URL, &to);
     if (to != nullptr) location = to;
   }
-  if (!location.empty() && origin(location) == origin(t.url) && t.redirects < kMaxRedirects) {
+  if (!location.empty() && url_origin(location) == url_origin(t.url) &&
+      t.redirects < kMaxRedirects) {
     t.url = location;
     ++t.redirects;
     t.not_before_ns = 0;
@@ -271,11 +283,11 @@ void HttpClient::finished(void* easy, int result) {
       why = fmt::format("no answer within data.remote.timeout_s={} ({})", config_.timeout_s, why);
     }
   } else if (!location.empty()) {
-    why = origin(location) != origin(t.url)
+    why = url_origin(location) != url_origin(t.url)
               ? fmt::format(
                     "HTTP {} redirects to {}, another server than {}: not followed (set "
                     "data.path to the server that holds the data)",
-                    t.status, location, origin(t.url))
+                    t.status, location, url_origin(t.url))
               : fmt::format("more than {} redirects", kMaxRedirects);
   } else if (t.status != 200 && t.status != 206) {
     why = fmt::format("HTTP {}", t.status);

@@ -31,6 +31,11 @@ bool is_remote(std::string_view path);
 // `base` ("http://host/data/") with a relative path appended, each path segment percent-encoded.
 std::string join_url(std::string_view base, std::string_view rel);
 
+// The server a URL names, "scheme://host[:port]" in lower case, without user information and
+// without the scheme's default port (http 80, https 443): a redirect is followed only when the
+// new URL's origin is the same.
+std::string url_origin(std::string_view url);
+
 struct HttpCounters {
   uint64_t requests = 0;  // transfers started, retries included
   uint64_t retries = 0;

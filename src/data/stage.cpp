@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <condition_variable>
 #include <fstream>
@@ -67,23 +68,34 @@ bool file_digest(const fs::path& path, std::vector<uint8_t>& buf, uint64_t& dige
 }
 
 // Copies file `file` of the dataset (`size` bytes: local, or remote through range requests of
-// kBuffer each, data.remote.concurrency of them in flight) to dst through dst.partial, renamed
-// when whole; `done` counts the bytes as they go. Returns the bytes copied.
+// kBuffer each, data.remote.concurrency of them in flight) to `rel` below `dest`, through
+// rel.partial renamed when whole, both opened from their folder's descriptor (open_folder_below:
+// a symbolic link planted on the way in a shared staging folder is not followed); `done` counts
+// the bytes as they go. Returns the bytes copied.
 uint64_t copy_file(RangeReader& reader, const Dataset& source, uint32_t file, uint64_t size,
-                   const fs::path& dst, std::vector<uint8_t>& buf, std::atomic<uint64_t>& done) {
+                   const fs::path& dest, const fs::path& rel, std::vector<uint8_t>& buf,
+                   std::atomic<uint64_t>& done) {
   std::vector<ByteRange> chunks;
   for (uint64_t at = 0; at < size; at += kBuffer)
     chunks.push_back({file, at, std::min<uint64_t>(kBuffer, size - at)});
   reader.begin(chunks);
-  std::error_code ec;
-  fs::create_directories(dst.parent_path(), ec);
-  const fs::path partial = dst.string() + ".partial";
+  const fs::path dst = dest / rel;
+  const Fd dir(open_folder_below(dest, rel.parent_path()));
+  if (dir.fd < 0 && (errno == ELOOP || errno == ENOTDIR)) {
+    throw OutputError(fmt::format(
+        "cannot stage {}: a folder on its way in {} is a symbolic link or a file (a link is not "
+        "followed: in a shared folder it could send the copy elsewhere); make it a folder",
+        rel.string(), dest.string()));
+  }
+  if (dir.fd < 0) throw_output_errno("cannot create the folder of", dst.string());
+  const std::string name = rel.filename().string(), partial = name + ".partial";
+  const std::string partial_path = dst.string() + ".partial";
   {
-    const Fd out(open_new_output(partial));
-    if (out.fd < 0) throw_output_errno("cannot create", partial.string());
+    const Fd out(open_new_output_at(dir.fd, partial.c_str()));
+    if (out.fd < 0) throw_output_errno("cannot create", partial_path);
     for (const ByteRange& chunk : chunks) {
       if (interrupted()) {
-        fs::remove(partial, ec);  // the next run copies this file again
+        ::unlinkat(dir.fd, partial.c_str(), 0);  // the next run copies this file again
         throw Error(ExitCode::interrupted, "interrupted");
       }
       try {
@@ -95,17 +107,17 @@ uint64_t copy_file(RangeReader& reader, const Dataset& source, uint32_t file, ui
         const ssize_t k = write(out.fd, buf.data() + w, chunk.size - w);
         if (k < 0) {
           const int saved = errno;
-          fs::remove(partial, ec);  // no cut file left behind, under any name
+          ::unlinkat(dir.fd, partial.c_str(), 0);  // no cut file left behind, under any name
           errno = saved;
-          throw_output_errno("cannot write", partial.string());
+          throw_output_errno("cannot write", partial_path);
         }
         w += static_cast<size_t>(k);
       }
       done += chunk.size;
     }
   }
-  fs::rename(partial, dst, ec);
-  if (ec) throw OutputError(fmt::format("cannot rename {}: {}", partial.string(), ec.message()));
+  if (::renameat(dir.fd, partial.c_str(), dir.fd, name.c_str()) != 0)
+    throw_output_errno("cannot rename", partial_path);
   return size;
 }
 
@@ -235,8 +247,8 @@ void copy_files(const Dataset& source, const StageOptions& o, const StagePlan& p
         fs::remove(dst.string() + ".partial", gone);  // an interrupted earlier copy's
         continue;
       }
-      p.copied_bytes +=
-          copy_file(reader, source, static_cast<uint32_t>(i), plan.sizes[i], dst, chunk, p.done);
+      p.copied_bytes += copy_file(reader, source, static_cast<uint32_t>(i), plan.sizes[i], o.dest,
+                                  names[i], chunk, p.done);
       ++p.copied;
     } catch (...) {
       const std::lock_guard lock(p.error_mutex);

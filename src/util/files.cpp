@@ -44,6 +44,34 @@ int open_new_output(const fs::path& path, int extra_flags) {
   return ::open(path.c_str(), kNewOutputFlags | extra_flags, 0644);
 }
 
+int open_new_output_at(int dir_fd, const char* name) {
+  if (::unlinkat(dir_fd, name, 0) != 0 && errno != ENOENT) return -1;  // EISDIR for a folder
+  return ::openat(dir_fd, name, kNewOutputFlags, 0644);
+}
+
+int open_folder_below(const fs::path& root, const fs::path& rel) {
+  constexpr int kFolder = O_RDONLY | O_DIRECTORY | O_CLOEXEC;
+  int fd = ::open(root.c_str(), kFolder);
+  for (const fs::path& part : rel) {
+    const std::string name = part.string();
+    if (fd < 0 || name.empty() || name == ".") continue;
+    int next = -1;
+    if (name == "..") {
+      errno = EINVAL;
+    } else {
+      next = ::openat(fd, name.c_str(), kFolder | O_NOFOLLOW);
+      if (next < 0 && errno == ENOENT &&
+          (::mkdirat(fd, name.c_str(), 0755) == 0 || errno == EEXIST))
+        next = ::openat(fd, name.c_str(), kFolder | O_NOFOLLOW);
+    }
+    const int saved = errno;
+    ::close(fd);
+    errno = saved;
+    fd = next;
+  }
+  return fd;
+}
+
 void write_file_atomic(const fs::path& path, std::string_view content) {
   const fs::path tmp = path.string() + ".tmp";
   const int fd = open_new_output(tmp);

@@ -23,6 +23,14 @@ bool write_all(int fd, std::string_view content);
 // cannot redirect mmprof's write to another file. A directory at the name is refused (EISDIR).
 // Returns the descriptor, or -1 with errno set.
 int open_new_output(const std::filesystem::path& path, int extra_flags = 0);
+// The same for the entry `name` of the folder `dir_fd` (openat): with open_folder_below, a file
+// is written where its folders are, whatever links appear around them.
+int open_new_output_at(int dir_fd, const char* name);
+// Opens the folder `rel` below `root` (O_DIRECTORY), creating the folders it needs: each is
+// opened from the one above without following a symbolic link, so a link planted in a shared
+// folder (`root/sub -> /elsewhere`) is never entered (ELOOP, or ENOTDIR for a file where a folder
+// belongs; EINVAL for a ".." in `rel`). Returns the descriptor, or -1 with errno set.
+int open_folder_below(const std::filesystem::path& root, const std::filesystem::path& rel);
 // The flags open_new_output opens with, for an open done elsewhere (posix_spawn's file actions)
 // after unlink_for_output(path).
 inline constexpr int kNewOutputFlags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;

@@ -5,6 +5,8 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <iterator>
+
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -115,6 +117,33 @@ TEST_F(StageCli, PlantedLinksInTheDestinationNeverRedirectAWrite) {
   EXPECT_EQ(test::read_text(linked), "hard-linked bytes\n");
   EXPECT_EQ(test::read_bytes(dest / first), test::read_bytes(src() / first));
   EXPECT_FALSE(fs::is_symlink(dest / first));
+}
+
+// A folder of the destination planted as a link to elsewhere (`shared/sub -> victim-dir`): the
+// copy is refused naming it, exit 6, and nothing is written through the link.
+TEST_F(StageCli, APlantedFolderLinkIsNeverEntered) {
+  const fs::path nested = path("nested"), dest = path("shared-dirs"), victim = path("victim-dir");
+  fs::create_directories(nested / "sub");
+  fs::create_directories(dest);
+  fs::create_directories(victim);
+  int copied = 0;
+  for (const auto& e : fs::directory_iterator(src())) {
+    if (e.path().extension() == ".jpg" && copied++ < 2)
+      fs::copy_file(e.path(), nested / "sub" / e.path().filename());
+  }
+  fs::create_directory_symlink(victim, dest / "sub");
+  const auto r =
+      test::run_mmprof("stage " + test::shell_quote(nested) + " " + test::shell_quote(dest));
+  EXPECT_EQ(r.exit_code, 6) << r.output;
+  EXPECT_NE(r.output.find("is a symbolic link or a file"), std::string::npos) << r.output;
+  EXPECT_TRUE(fs::is_empty(victim));
+  // Made a folder, the same copy goes through.
+  fs::remove(dest / "sub");
+  fs::create_directories(dest / "sub");
+  const auto again =
+      test::run_mmprof("stage " + test::shell_quote(nested) + " " + test::shell_quote(dest));
+  EXPECT_EQ(again.exit_code, 0) << again.output;
+  EXPECT_EQ(std::distance(fs::directory_iterator(dest / "sub"), fs::directory_iterator()), 2);
 }
 
 TEST_F(StageCli, ACopyMadeOtherwiseHasNoKnownCost) {

@@ -23,6 +23,19 @@ TEST(HttpClient, UrlsArePercentEncodedBySegment) {
   EXPECT_EQ(join_url("http://h/d/", ""), "http://h/d/");
 }
 
+// A redirect is followed within the origin; the same server written another way is the same.
+TEST(HttpClient, AnOriginIsTheSchemeHostAndPortAsTheServerSeesThem) {
+  EXPECT_EQ(url_origin("http://127.0.0.1:8080/files/a.jpg"), "http://127.0.0.1:8080");
+  EXPECT_EQ(url_origin("HTTP://Data.Example:8080?x=1"), "http://data.example:8080");
+  EXPECT_EQ(url_origin("http://h:80/x"), url_origin("http://h/y"));
+  EXPECT_EQ(url_origin("https://h:443/x"), "https://h");
+  EXPECT_EQ(url_origin("https://user:pw@h/x"), "https://h");
+  EXPECT_NE(url_origin("http://h:8080/x"), url_origin("http://h/x"));
+  EXPECT_NE(url_origin("https://h/x"), url_origin("http://h/x"));
+  EXPECT_NE(url_origin("http://h:443/x"), url_origin("http://h/x"));
+  EXPECT_NE(url_origin("http://evil@127.0.0.2/x"), url_origin("http://127.0.0.1/x"));
+}
+
 // A port that was bound and closed again: connections to it are refused.
 // A loopback port held bound but not listening while the object lives: a connection is refused,
 // and no other process (a test running beside this one) can take the port meanwhile.
