@@ -6,7 +6,6 @@
 #include <gtest/gtest.h>
 
 #include <iterator>
-
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
