@@ -150,9 +150,10 @@ TEST(DecodeImageTest, PngMatchesFfmpegAndIgnoresTheExtension) {
 }
 
 // PNGs of every kind of pixel (8- and 16-bit colour and grey, with alpha, a palette, 1-bit) of
-// 301x203, which mmprof converts to RGB 64 rows at a time: the same bytes as the ffmpeg CLI's
-// conversion of the whole image with the same swscale flags (bilinear), so the strips are exact
-// (16-bit to 8 included, whose ordered dither depends on the row).
+// 1301x1700 (6.6 MB of RGB), which mmprof converts to RGB in strips of 4 MiB (1072 rows, then
+// 628): the same bytes as the ffmpeg CLI's conversion of the whole image with the same swscale
+// flags (bilinear), so the strips are exact (16-bit to 8 included, whose ordered dither depends
+// on the row).
 TEST(DecodeImageTest, PngOfEveryPixelFormatConvertsByStripsExactly) {
   test::TempDir tmp;
   ImageDecoder dec;
@@ -160,9 +161,8 @@ TEST(DecodeImageTest, PngOfEveryPixelFormatConvertsByStripsExactly) {
                           "ya16be", "monob"}) {
     const auto png = tmp.path() / (std::string(pix) + ".png");
     auto r = test::run_command(
-        "ffmpeg -v error -nostdin -y -f lavfi -i testsrc2=size=320x240 -frames:v 1 -vf "
-        "scale=301:203 "
-        "-pix_fmt " +
+        "ffmpeg -v error -nostdin -y -f lavfi -i testsrc2=size=1280x720 -frames:v 1 "
+        "-vf scale=1301:1700 -pix_fmt " +
         std::string(pix) + " '" + png.string() + "'");
     ASSERT_EQ(r.exit_code, 0) << pix << ": " << r.output;
     const auto raw = tmp.path() / (std::string(pix) + ".rgb");
@@ -172,10 +172,10 @@ TEST(DecodeImageTest, PngOfEveryPixelFormatConvertsByStripsExactly) {
     ASSERT_EQ(r.exit_code, 0) << pix << ": " << r.output;
     RgbImage img;
     dec.decode(read_bytes(png), {}, 0, DctScaling::off, img);
-    ASSERT_EQ(img.width, 301) << pix;
-    ASSERT_EQ(img.height, 203) << pix;
+    ASSERT_EQ(img.width, 1301) << pix;
+    ASSERT_EQ(img.height, 1700) << pix;
     const std::vector<uint8_t> expected = read_bytes(raw);
-    ASSERT_EQ(expected.size(), 301u * 203 * 3) << pix;
+    ASSERT_EQ(expected.size(), 1301u * 1700 * 3) << pix;
     EXPECT_TRUE(std::equal(expected.begin(), expected.end(), img.pixels.begin())) << pix;
   }
 }
