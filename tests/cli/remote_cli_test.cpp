@@ -333,10 +333,13 @@ TEST_F(RemoteCli, CtrlCStopsASlowListingAtOnce) {
 TEST_F(RemoteCli, CtrlCStopsTheDataMixProbeDuringASlowSample) {
   const auto r = serve(
       "slow-sample", "none", "location ~ \\.jpg$ { limit_rate 1; }\n",
+      // Ctrl-C once the listing was served (nginx logs a request when it ends), so that it lands
+      // in the probe however slowly this machine starts mmprof.
       fmt::format("$M inspect --json --data {}files/ >mix.json 2>&1 &\npid=$!\n"
-                  "sleep 1.5\nt0=$(date +%s%N)\nkill -INT $pid\nwait $pid\n"
+                  "for i in $(seq 600); do grep -q ' /files/$' {} 2>/dev/null && break; "
+                  "sleep 0.05; done\nsleep 0.5\nt0=$(date +%s%N)\nkill -INT $pid\nwait $pid\n"
                   "echo \"exit $? after $((($(date +%s%N) - t0) / 1000000)) ms\"\ncat mix.json",
-                  kUrl));
+                  kUrl, test::shell_quote(path("srv-slow-sample") / "access.log")));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   std::smatch m;
   ASSERT_TRUE(std::regex_search(r.output, m, std::regex("exit ([0-9]+) after ([0-9]+) ms")))
